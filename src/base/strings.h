@@ -1,0 +1,31 @@
+// Small string helpers shared by parsers. Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tb {
+
+std::string_view Trim(std::string_view s);
+// Splits on `sep`, keeping empty fields.
+std::vector<std::string_view> Split(std::string_view s, char sep);
+// Splits on runs of spaces and tabs, dropping empty fields.
+std::vector<std::string_view> SplitWhitespace(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+
+std::optional<int64_t> ParseInt(std::string_view s);
+std::optional<uint64_t> ParseUint(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);
+
+// Reads a non-negative decimal integer at `pos`, skipping leading spaces; advances pos.
+// The fast path for /proc files, which are large, ASCII and trusted in shape only.
+std::optional<uint64_t> ScanUint(std::string_view s, size_t& pos);
+
+// Quotes a string for a POSIX shell when it needs quoting ("it's" -> 'it'\''s').
+std::string ShellQuote(std::string_view s);
+std::string JoinShellWords(const std::vector<std::string>& words);
+
+}  // namespace tb

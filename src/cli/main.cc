@@ -1,0 +1,385 @@
+// trainbench's command line: the only file that knows every layer. Subcommands:
+// run, ls, show, export.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "metrics/catalog.h"
+#include "query/export.h"
+#include "query/summary.h"
+#include "run/launcher.h"
+#include "store/store.h"
+
+namespace tb {
+namespace {
+
+constexpr const char* kDefaultStore = "trainbench.db";
+constexpr int64_t kMinIntervalMs = 100;
+
+std::string StoreFromEnvironment() {
+  const char* env = std::getenv("TRAINBENCH_STORE");
+  return env != nullptr && *env != '\0' ? env : kDefaultStore;
+}
+
+// Parses "k=v" options; the error names the option and the bad text.
+Result<KeyValues> ParseKeyValues(const std::vector<std::string>& items, const char* option) {
+  KeyValues out;
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument(std::string(option) + " '" + item + "' is not KEY=VALUE");
+    }
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return out;
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "UNFINISHED" for a RUNNING run whose trainbench on this host is gone (killed, crashed).
+std::string DisplayStatus(const RunRecord& r) {
+  if (r.status != kRunning) return r.status;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  if (r.host == host && r.supervisor_pid > 0 && kill(static_cast<pid_t>(r.supervisor_pid), 0) != 0 &&
+      errno == ESRCH) {
+    return "UNFINISHED";
+  }
+  return r.status;
+}
+
+std::string FormatValue(double v, std::string_view unit) {
+  if (std::isnan(v) || std::isinf(v)) return FormatDouble(v);
+  char buf[64];
+  if ((unit == "bytes" || unit == "bytes/s") && std::fabs(v) >= 1024) {
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    double x = v;
+    int i = -1;
+    while (std::fabs(x) >= 1024 && i < 4) {
+      x /= 1024;
+      ++i;
+    }
+    std::snprintf(buf, sizeof buf, "%.1f %s%s", x, units[i], unit == "bytes/s" ? "/s" : "");
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  }
+  return buf;
+}
+
+int Fail(const Status& s) {
+  LogError(s.message());
+  return 1;
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& uri) { return Store::Open(uri); }
+
+// --- run -------------------------------------------------------------------------------
+
+struct RunArgs {
+  std::string store = StoreFromEnvironment();
+  std::string experiment = "Default";
+  std::string workload;
+  std::string name;
+  std::vector<std::string> params, tags;
+  std::string listeners = "top+iostat+net";
+  std::string interval = "1s";
+  std::string max_time;
+  std::string kill_grace = "10s";
+  std::string python;
+  std::string proc_root = "/";
+  bool quiet = false;
+};
+
+int CommandRun(const RunArgs& a, std::vector<std::string> command) {
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    return Fail(Status::InvalidArgument(
+        "no command given: trainbench run [options] -- COMMAND [ARGS...] or trainbench run train.py [ARGS...]"));
+  }
+  RunOptions o;
+  o.experiment = a.experiment;
+  o.workload = a.workload;
+  o.run_name = a.name;
+  o.proc_root = a.proc_root;
+  o.echo_output = !a.quiet;
+
+  Result<int64_t> interval = ParseDurationMillis(a.interval);
+  if (!interval.ok()) return Fail(Status::InvalidArgument("--interval: " + interval.status().message()));
+  if (*interval < kMinIntervalMs) {
+    return Fail(Status::InvalidArgument("--interval " + a.interval + " is below the minimum of 100ms"));
+  }
+  o.interval_ms = *interval;
+  if (!a.max_time.empty()) {
+    Result<int64_t> max_time = ParseDurationMillis(a.max_time);
+    if (!max_time.ok()) return Fail(Status::InvalidArgument("--max-time: " + max_time.status().message()));
+    o.max_time_ms = *max_time;
+  }
+  Result<int64_t> grace = ParseDurationMillis(a.kill_grace);
+  if (!grace.ok()) return Fail(Status::InvalidArgument("--kill-grace: " + grace.status().message()));
+  o.kill_grace_ms = *grace;
+  Result<std::vector<std::string>> listeners = ParseListeners(a.listeners);
+  if (!listeners.ok()) return Fail(listeners.status());
+  o.listeners = *listeners;
+  Result<KeyValues> params = ParseKeyValues(a.params, "--param");
+  if (!params.ok()) return Fail(params.status());
+  o.params = *params;
+  Result<KeyValues> tags = ParseKeyValues(a.tags, "--tag");
+  if (!tags.ok()) return Fail(tags.status());
+  o.tags = *tags;
+
+  // radT's form: a .py file runs with the Python interpreter.
+  std::string python = !a.python.empty() ? a.python
+                       : std::getenv("TRAINBENCH_PYTHON") != nullptr ? std::getenv("TRAINBENCH_PYTHON")
+                                                                     : "python3";
+  if (EndsWith(command[0], ".py")) {
+    o.python = python;
+    o.script = command[0];
+    command.insert(command.begin(), python);
+  } else if (StartsWith(BaseName(command[0]), "python")) {
+    o.python = command[0];
+    for (size_t i = 1; i < command.size(); ++i) {
+      if (EndsWith(command[i], ".py")) {
+        o.script = command[i];
+        break;
+      }
+    }
+  }
+  o.command = command;
+
+  // The store must be usable before anything starts.
+  Result<std::unique_ptr<Store>> store = OpenStore(a.store);
+  if (!store.ok()) return Fail(store.status());
+  Result<RunOutcome> outcome = ExecuteRun(**store, o);
+  if (!outcome.ok()) return Fail(outcome.status());
+  return outcome->exit_code;
+}
+
+// --- ls ----------------------------------------------------------------------------------
+
+int CommandLs(const std::string& store_uri, const std::string& experiment) {
+  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<std::vector<ExperimentInfo>> experiments = (*store)->ListExperiments();
+  if (!experiments.ok()) return Fail(experiments.status());
+  bool any = false;
+  for (const ExperimentInfo& e : *experiments) {
+    if (!experiment.empty() && e.name != experiment) continue;
+    Result<std::vector<RunRecord>> runs = (*store)->ListRuns(e.name);
+    if (!runs.ok()) return Fail(runs.status());
+    any = true;
+    std::printf("experiment %s  (%zu run%s)\n", e.name.c_str(), runs->size(), runs->size() == 1 ? "" : "s");
+    // Workloads in order of their first run; runs without one under "-".
+    std::vector<std::string> workloads;
+    for (const RunRecord& r : *runs) {
+      if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) {
+        workloads.push_back(r.workload);
+      }
+    }
+    for (const std::string& w : workloads) {
+      std::printf("  workload %s\n", w.empty() ? "-" : w.c_str());
+      for (const RunRecord& r : *runs) {
+        if (r.workload != w) continue;
+        int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
+        std::printf("    %.8s  %-10s  %-20s  %s  %9s  %s\n", r.id.c_str(), DisplayStatus(r).c_str(),
+                    r.name.c_str(), FormatWallTime(r.start_ms).c_str(),
+                    FormatDuration(end - r.start_ms).c_str(), r.command.c_str());
+      }
+    }
+  }
+  if (!any) {
+    std::printf(experiment.empty() ? "no runs in %s yet; start one with `trainbench run`\n"
+                                   : "no experiment named %s in this store\n",
+                experiment.empty() ? (*store)->Describe().c_str() : experiment.c_str());
+    return experiment.empty() ? 0 : 1;
+  }
+  return 0;
+}
+
+// --- show --------------------------------------------------------------------------------
+
+int CommandShow(const std::string& store_uri, const std::string& key) {
+  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<RunRecord> found = (*store)->FindRun(key);
+  if (!found.ok()) return Fail(found.status());
+  const RunRecord& r = *found;
+  std::string status = DisplayStatus(r);
+  if (r.exit_code) status += " (exit code " + std::to_string(*r.exit_code) + ")";
+  if (r.signal) status += " (signal " + std::to_string(*r.signal) + ")";
+  int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
+  std::printf("run         %s  %s\n", r.id.c_str(), r.name.c_str());
+  std::printf("experiment  %s   workload %s\n", r.experiment.c_str(), r.workload.empty() ? "-" : r.workload.c_str());
+  std::printf("status      %s\n", status.c_str());
+  if (!r.reason.empty()) std::printf("reason      %s\n", r.reason.c_str());
+  std::printf("command     %s\n", r.command.c_str());
+  std::printf("directory   %s\n", r.working_directory.c_str());
+  std::printf("host        %s\n", r.host.c_str());
+  std::printf("started     %s   duration %s%s\n", FormatWallTime(r.start_ms).c_str(),
+              FormatDuration(end - r.start_ms).c_str(), r.end_ms > 0 ? "" : " so far");
+  std::printf("listeners   %s every %gs\n", r.listeners.c_str(), static_cast<double>(r.interval_ms) / 1000);
+  if (!r.params.empty()) {
+    std::printf("\nparams\n");
+    for (const auto& [k, v] : r.params) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+  }
+  if (!r.tags.empty()) {
+    std::printf("\ntags\n");
+    for (const auto& [k, v] : r.tags) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+  }
+  Result<std::vector<EventRecord>> events = (*store)->ListEvents(r.id);
+  if (events.ok() && !events->empty()) {
+    std::printf("\nevents\n");
+    for (const EventRecord& e : *events) {
+      std::printf("  +%-9s %-9s %s\n", FormatDuration(e.time_ms - r.start_ms).c_str(), e.kind.c_str(),
+                  e.label.c_str());
+    }
+  }
+  Result<std::vector<ArtifactRecord>> artifacts = (*store)->ListArtifacts(r.id);
+  if (artifacts.ok() && !artifacts->empty()) {
+    std::printf("\nartifacts\n");
+    for (const ArtifactRecord& a : *artifacts) {
+      std::printf("  %-14s %10s  %s\n", a.name.c_str(), FormatValue(static_cast<double>(a.size), "bytes").c_str(),
+                  a.path.empty() ? "(in the store)" : a.path.c_str());
+    }
+  }
+  Result<std::vector<SeriesInfo>> series = (*store)->ListSeries(r.id);
+  if (!series.ok()) return Fail(series.status());
+  std::printf("\nmetrics (%zu series)\n", series->size());
+  std::printf("  %-44s %-22s %7s %11s %11s %11s %11s %11s\n", "metric", "labels", "count", "min", "mean", "max",
+              "p50", "p95");
+  for (const SeriesInfo& s : *series) {
+    Result<std::vector<Point>> points = ReadSeriesPoints(**store, s.id);
+    if (!points.ok()) return Fail(points.status());
+    SeriesSummary sum = Summarize(*points);
+    const MetricInfo* info = FindMetric(s.metric);
+    std::string_view unit = info ? info->unit : "";
+    std::printf("  %-44s %-22s %7lld %11s %11s %11s %11s %11s\n", s.metric.c_str(),
+                s.labels.empty() ? "-" : s.labels.c_str(), static_cast<long long>(sum.count),
+                FormatValue(sum.min, unit).c_str(), FormatValue(sum.mean, unit).c_str(),
+                FormatValue(sum.max, unit).c_str(), FormatValue(sum.p50, unit).c_str(),
+                FormatValue(sum.p95, unit).c_str());
+  }
+  return 0;
+}
+
+// --- export ------------------------------------------------------------------------------
+
+int CommandExport(const std::string& store_uri, const std::string& key, const std::string& metric,
+                  const std::string& format, const std::string& output) {
+  ExportFormat f;
+  if (format == "csv") {
+    f = ExportFormat::kCsv;
+  } else if (format == "json") {
+    f = ExportFormat::kJson;
+  } else {
+    return Fail(Status::InvalidArgument("--format " + format + " is unknown; use csv or json"));
+  }
+  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<RunRecord> run = (*store)->FindRun(key);
+  if (!run.ok()) return Fail(run.status());
+  std::FILE* out = stdout;
+  if (!output.empty() && output != "-") {
+    out = std::fopen(output.c_str(), "w");
+    if (out == nullptr) return Fail(Status::FromErrno("cannot write " + output, errno));
+  }
+  Status s = ExportRun(**store, run->id, metric, f, out);
+  if (out != stdout) std::fclose(out);
+  return s.ok() ? 0 : Fail(s);
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"trainbench: benchmark deep-learning training on real hardware.\n"
+               "Runs a training command, samples host metrics while it trains, and stores\n"
+               "everything in a SQLite file (trainbench.db, or --store / TRAINBENCH_STORE)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "trainbench 0.1.0");
+
+  RunArgs ra;
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a training command and record it.\n"
+             "  trainbench run [options] -- COMMAND [ARGS...]\n"
+             "  trainbench run [options] train.py [ARGS...]   (runs with --python)\n"
+             "The script's --key value arguments are recorded as params.");
+  run->add_option("--store", ra.store, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+  run->add_option("-e,--experiment", ra.experiment, "Experiment name; created on first use")->capture_default_str();
+  run->add_option("-w,--workload", ra.workload, "Workload id within the experiment");
+  run->add_option("-n,--name", ra.name, "Run name (default: the script's file name)");
+  run->add_option("-p,--param", ra.params, "Param KEY=VALUE (repeatable; overrides parsed arguments)");
+  run->add_option("-t,--tag", ra.tags, "Tag KEY=VALUE (repeatable)");
+  run->add_option("-l,--listeners", ra.listeners, "Listeners joined with '+': top, ps, iostat, net")
+      ->capture_default_str();
+  run->add_option("-i,--interval", ra.interval, "Sampling interval, at least 100ms (250ms, 1s, ...)")
+      ->capture_default_str();
+  run->add_option("--max-time", ra.max_time, "Stop the run after this long (SIGTERM, then SIGKILL)");
+  run->add_option("--kill-grace", ra.kill_grace, "Time between SIGTERM and SIGKILL")->capture_default_str();
+  run->add_option("--python", ra.python, "Interpreter for .py scripts (env TRAINBENCH_PYTHON; default python3)");
+  run->add_option("--proc-root", ra.proc_root, "Read /proc and /sys under this directory (for testing)")
+      ->capture_default_str();
+  run->add_flag("-q,--quiet", ra.quiet, "Do not echo the command's output (it is still stored)");
+  run->prefix_command();
+
+  std::string store_uri = StoreFromEnvironment();
+  std::string ls_experiment;
+  CLI::App* ls = app.add_subcommand("ls", "List experiments, their workloads and runs");
+  ls->add_option("experiment", ls_experiment, "Only this experiment");
+  ls->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+
+  std::string run_key;
+  CLI::App* show = app.add_subcommand("show", "Show a run: params, status, events, artifacts, metric statistics");
+  show->add_option("run", run_key, "Run id, unique id prefix, or run name")->required();
+  show->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+
+  std::string metric, format = "csv", output;
+  CLI::App* exp = app.add_subcommand("export", "Export a run's samples at full resolution");
+  exp->add_option("run", run_key, "Run id, unique id prefix, or run name")->required();
+  exp->add_option("-m,--metric", metric, "Only this metric");
+  exp->add_option("-f,--format", format, "csv or json")->capture_default_str();
+  exp->add_option("-o,--output", output, "File to write (default: standard output)");
+  exp->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+
+  // Everything after the first "--" is the command to run, untouched by option parsing.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> command;
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  bool has_dashes = dashes != args.end();
+  if (has_dashes) {
+    command.assign(dashes + 1, args.end());
+    args.erase(dashes, args.end());
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (run->parsed()) {
+    if (!has_dashes) command = run->remaining();
+    return CommandRun(ra, command);
+  }
+  if (ls->parsed()) return CommandLs(store_uri, ls_experiment);
+  if (show->parsed()) return CommandShow(store_uri, run_key);
+  if (exp->parsed()) return CommandExport(store_uri, run_key, metric, format, output);
+  return 2;
+}
+
+}  // namespace
+}  // namespace tb
+
+int main(int argc, char** argv) { return tb::Main(argc, argv); }

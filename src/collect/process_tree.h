@@ -1,0 +1,39 @@
+// The process tree of a run: the root (the command trainbench started) and every
+// descendant, such as DataLoader workers. Found each tick by walking
+// /proc/PID/task/TID/children (only the tree's own files are read), or, on kernels
+// without that file, by one scan of /proc. Not thread-safe; owned by the sampler.
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+#include "collect/proc_parsers.h"
+#include "platform/host_files.h"
+
+namespace tb {
+
+class ProcessTree {
+ public:
+  ProcessTree(HostFiles files, pid_t root);
+
+  // Forgets the previous tick's answer; the next Processes() call walks /proc again.
+  void Invalidate() { fresh_ = false; }
+  // The /proc/PID/stat of every live process in the tree, root first.
+  const std::vector<PidStat>& Processes();
+  pid_t root() const { return root_; }
+  const HostFiles& files() const { return files_; }
+
+ private:
+  void Walk();
+  void ScanAll();
+  HostFiles files_;
+  pid_t root_;
+  bool fresh_ = false;
+  bool have_children_file_ = true;
+  std::vector<PidStat> processes_;
+  std::string buffer_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace tb

@@ -1,0 +1,143 @@
+// `top`: host CPU (total and per core), memory, swap and load, and the run's process
+// tree: CPU in cores, RSS, threads, processes and context switches.
+#include <unistd.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "collect/counter_rates.h"
+#include "collect/host_collectors.h"
+#include "collect/process_tree.h"
+#include "collect/proc_parsers.h"
+
+namespace tb {
+namespace {
+
+class TopCollector : public Collector {
+ public:
+  explicit TopCollector(HostFiles files)
+      : files_(std::move(files)),
+        ticks_per_second_(static_cast<double>(sysconf(_SC_CLK_TCK))),
+        page_bytes_(static_cast<double>(sysconf(_SC_PAGESIZE))) {}
+
+  std::string_view name() const override { return "top"; }
+
+  Status Collect(const Tick& tick, SampleSink& sink) override {
+    TB_RETURN_IF_ERROR(CollectHost(sink));
+    if (tick.tree != nullptr) CollectTree(tick, sink);
+    return Status::Ok();
+  }
+
+ private:
+  Status CollectHost(SampleSink& sink) {
+    TB_RETURN_IF_ERROR(files_.Read("/proc/stat", buffer_));
+    TB_RETURN_IF_ERROR(ParseProcStat(buffer_, cpus_));
+    if (previous_cpus_.size() == cpus_.size()) {
+      for (size_t i = 0; i < cpus_.size(); ++i) {
+        uint64_t total = cpus_[i].Total() - previous_cpus_[i].Total();
+        if (total == 0 || cpus_[i].Total() < previous_cpus_[i].Total()) continue;
+        double busy = static_cast<double>(cpus_[i].busy - previous_cpus_[i].busy);
+        std::string labels = cpus_[i].core < 0 ? "" : "cpu=" + std::to_string(cpus_[i].core);
+        sink.Add("host.cpu.utilization_ratio", labels, busy / static_cast<double>(total));
+      }
+    }
+    previous_cpus_.swap(cpus_);
+
+    TB_RETURN_IF_ERROR(files_.Read("/proc/meminfo", buffer_));
+    MemInfo mem;
+    TB_RETURN_IF_ERROR(ParseMemInfo(buffer_, mem));
+    sink.Add("host.memory.used_bytes", "", static_cast<double>(mem.total_bytes - mem.available_bytes));
+    sink.Add("host.memory.available_bytes", "", static_cast<double>(mem.available_bytes));
+    sink.Add("host.swap.used_bytes", "",
+             static_cast<double>(mem.swap_total_bytes - mem.swap_free_bytes));
+
+    TB_RETURN_IF_ERROR(files_.Read("/proc/loadavg", buffer_));
+    Result<double> load = ParseLoadAverage(buffer_);
+    if (!load.ok()) return load.status();
+    sink.Add("host.load.average_1m", "", *load);
+    return Status::Ok();
+  }
+
+  void CollectTree(const Tick& tick, SampleSink& sink) {
+    const std::vector<PidStat>& procs = tick.tree->Processes();
+    if (procs.empty()) return;
+    // CPU of live members plus what they reaped from exited children (cutime/cstime), so
+    // a worker that exits between ticks still counts once its parent waits for it.
+    // A zombie still holds its CPU time until its parent reaps it, so it counts here.
+    uint64_t cpu_ticks = 0;
+    double rss = 0;
+    int64_t threads = 0;
+    size_t live = 0;
+    ContextSwitches switches;  // increase since the previous tick
+    current_switches_.clear();
+    for (const PidStat& p : procs) {
+      cpu_ticks += p.utime + p.stime + p.cutime + p.cstime;
+      if (p.state == 'Z') continue;
+      ++live;
+      rss += static_cast<double>(p.rss_pages) * page_bytes_;
+      threads += p.num_threads;
+      AddThreadSwitches(p.pid, switches);
+    }
+    if (live > 0) {  // after the run exited only its final CPU time is left to report
+      sink.Add("proc.memory.rss_bytes", "", rss);
+      sink.Add("proc.threads.count", "", static_cast<double>(threads));
+      sink.Add("proc.processes.count", "", static_cast<double>(live));
+    }
+    int64_t now = tick.monotonic_ns;
+    if (auto r = rates_.Update("cpu", static_cast<double>(cpu_ticks), now)) {
+      sink.Add("proc.cpu.utilization_ratio", "", *r / ticks_per_second_);
+    }
+    if (have_previous_switches_ && now > previous_switches_ns_) {
+      double seconds = static_cast<double>(now - previous_switches_ns_) / 1e9;
+      sink.Add("proc.sched.voluntary_switches_per_second", "",
+               static_cast<double>(switches.voluntary) / seconds);
+      sink.Add("proc.sched.involuntary_switches_per_second", "",
+               static_cast<double>(switches.involuntary) / seconds);
+    }
+    previous_switches_.swap(current_switches_);
+    previous_switches_ns_ = now;
+    have_previous_switches_ = true;
+  }
+
+  // The kernel counts context switches per thread, and a thread's counts vanish when it
+  // exits, so the increase is summed thread by thread: threads seen last tick contribute
+  // their difference, threads born since then all of theirs.
+  void AddThreadSwitches(pid_t pid, ContextSwitches& increase) {
+    std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+    if (!files_.List(task_dir, tids_).ok()) return;
+    for (const std::string& tid : tids_) {
+      ContextSwitches now;
+      if (!files_.Read(task_dir + "/" + tid + "/status", buffer_).ok() ||
+          !ParseContextSwitches(buffer_, now).ok()) {
+        continue;
+      }
+      ContextSwitches before;
+      auto it = previous_switches_.find(tid);
+      if (it != previous_switches_.end()) before = it->second;
+      if (now.voluntary >= before.voluntary && now.involuntary >= before.involuntary) {
+        increase.voluntary += now.voluntary - before.voluntary;
+        increase.involuntary += now.involuntary - before.involuntary;
+      }
+      current_switches_[tid] = now;
+    }
+  }
+
+  HostFiles files_;
+  double ticks_per_second_;
+  double page_bytes_;
+  std::string buffer_;
+  std::vector<CpuTimes> cpus_, previous_cpus_;
+  std::vector<std::string> tids_;
+  CounterRates rates_;
+  std::unordered_map<std::string, ContextSwitches> previous_switches_, current_switches_;
+  int64_t previous_switches_ns_ = 0;
+  bool have_previous_switches_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Collector> MakeTopCollector(const HostFiles& files) {
+  return std::make_unique<TopCollector>(files);
+}
+
+}  // namespace tb

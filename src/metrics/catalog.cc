@@ -1,0 +1,57 @@
+#include "metrics/catalog.h"
+
+#include <array>
+
+namespace tb {
+namespace {
+
+constexpr MetricKind G = MetricKind::kGauge;
+
+constexpr std::array kCatalog = {
+    MetricInfo{"host.cpu.utilization_ratio", "ratio", G, "top", "[cpu]",
+               "Busy share of all cores (no label) or of one core (cpu=N), 0..1", "TOP - CPU Utilization"},
+    MetricInfo{"host.memory.used_bytes", "bytes", G, "top", "",
+               "MemTotal - MemAvailable", "TOP - Memory Usage"},
+    MetricInfo{"host.memory.available_bytes", "bytes", G, "top", "",
+               "MemAvailable: memory usable without swapping", ""},
+    MetricInfo{"host.swap.used_bytes", "bytes", G, "top", "", "SwapTotal - SwapFree", ""},
+    MetricInfo{"host.load.average_1m", "1", G, "top", "", "One-minute load average", "TOP - Load Average"},
+    MetricInfo{"proc.cpu.utilization_ratio", "cores", G, "top", "",
+               "CPU of the run's whole process tree in cores (1.0 = one core fully busy)",
+               "TOP - CPU Utilization (run)"},
+    MetricInfo{"proc.memory.rss_bytes", "bytes", G, "top", "",
+               "Resident memory summed over the run's process tree", "TOP - Memory Usage (run)"},
+    MetricInfo{"proc.threads.count", "1", G, "top", "", "Threads in the run's process tree", ""},
+    MetricInfo{"proc.processes.count", "1", G, "top", "", "Processes in the run's process tree", ""},
+    MetricInfo{"proc.sched.voluntary_switches_per_second", "1/s", G, "top", "",
+               "Voluntary context switches of the tree's threads (waiting for I/O, locks)", ""},
+    MetricInfo{"proc.sched.involuntary_switches_per_second", "1/s", G, "top", "",
+               "Involuntary context switches (preempted: a sign of CPU contention)", ""},
+    MetricInfo{"proc.thread.cpu_utilization_ratio", "cores", G, "ps", "pid,tid,name",
+               "CPU of one thread of the run's tree", "PS - CPU"},
+    MetricInfo{"proc.thread.core_index", "1", G, "ps", "pid,tid,name",
+               "Core the thread last ran on", "PS - Core"},
+    MetricInfo{"disk.read_bytes_per_second", "bytes/s", G, "iostat", "device", "Bytes read", "IOSTAT - Read"},
+    MetricInfo{"disk.write_bytes_per_second", "bytes/s", G, "iostat", "device", "Bytes written", "IOSTAT - Write"},
+    MetricInfo{"disk.read_ops_per_second", "1/s", G, "iostat", "device", "Read requests completed", ""},
+    MetricInfo{"disk.write_ops_per_second", "1/s", G, "iostat", "device", "Write requests completed", ""},
+    MetricInfo{"disk.busy_ratio", "ratio", G, "iostat", "device",
+               "Share of time the device had I/O in flight (%util)", "IOSTAT - Utilization"},
+    MetricInfo{"net.receive_bytes_per_second", "bytes/s", G, "net", "interface", "Bytes received", "NET - Received"},
+    MetricInfo{"net.transmit_bytes_per_second", "bytes/s", G, "net", "interface", "Bytes sent", "NET - Sent"},
+    MetricInfo{"trainbench.listener.cpu_seconds", "s", G, "", "listener",
+               "CPU time one listener spent in one tick: trainbench's own cost", ""},
+};
+
+}  // namespace
+
+std::span<const MetricInfo> MetricCatalog() { return kCatalog; }
+
+const MetricInfo* FindMetric(std::string_view name) {
+  for (const auto& m : kCatalog) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+}  // namespace tb

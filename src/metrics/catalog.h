@@ -1,0 +1,28 @@
+// The metric catalog: every metric trainbench records, with its unit, kind and the
+// listener that produces it. Names follow `<source>.<subject>.<property>_<unit>` and are
+// never reused with another meaning. Device-like subjects (core, disk, interface, thread)
+// are labels such as "device=sda", never part of the name. Immutable; thread-safe.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace tb {
+
+enum class MetricKind { kGauge, kCounter };
+
+struct MetricInfo {
+  std::string_view name;
+  std::string_view unit;  // "ratio", "bytes", "bytes/s", "1/s", "cores", "s", "1"
+  MetricKind kind;
+  std::string_view listener;
+  std::string_view labels;       // label keys it carries, "" for none
+  std::string_view description;
+  std::string_view radt_name;    // what radT showed for it, "" when radT had none
+};
+
+std::span<const MetricInfo> MetricCatalog();
+// nullptr for metrics not in the catalog (a script's own metrics, for example).
+const MetricInfo* FindMetric(std::string_view name);
+
+}  // namespace tb

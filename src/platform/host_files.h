@@ -1,0 +1,33 @@
+// The seam between listeners and the machine's /proc and /sys. Every read of those trees
+// goes through a HostFiles, whose root is "/" on a live machine and a captured fixture
+// tree in tests ("testdata/proc-snapshots/a" holds proc/stat, proc/meminfo, ...).
+// Not thread-safe: each listener owns its own instance (it reuses one read buffer).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace tb {
+
+class HostFiles {
+ public:
+  explicit HostFiles(std::string root = "/");
+
+  // Reads the whole file at `path` (absolute, e.g. "/proc/stat", resolved under the root)
+  // into `out`. Fails with NotFound when it does not exist (a process that just exited).
+  Status Read(std::string_view path, std::string& out) const;
+  // Names of the entries in a directory, without "." and "..".
+  Status List(std::string_view path, std::vector<std::string>& names) const;
+  bool Exists(std::string_view path) const;
+
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string Resolve(std::string_view path) const;
+  std::string root_;  // without trailing slash; empty for "/"
+};
+
+}  // namespace tb

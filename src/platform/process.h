@@ -1,0 +1,96 @@
+// Child processes behind one small interface: a SpawnOptions builder describes the
+// program, arguments, environment, working directory and where stdio goes; ChildProcess
+// owns the pid and pipe ends (RAII: the destructor closes pipes but never kills or waits:
+// call Wait). Thread-safe to spawn from any thread: everything the child needs is built
+// before fork, and between fork and exec only async-signal-safe calls are made.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace tb {
+
+enum class Stdio { kInherit, kPipe, kDevNull };
+
+struct SpawnOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH unless it contains '/'
+  std::optional<std::vector<std::string>> environment;  // "K=V"; nullopt inherits ours
+  std::string working_directory;                        // empty: ours
+  bool new_process_group = false;                       // setpgid(0, 0) in the child
+  Stdio stdin_mode = Stdio::kInherit;
+  Stdio stdout_mode = Stdio::kInherit;
+  Stdio stderr_mode = Stdio::kInherit;
+};
+
+struct ExitInfo {
+  bool signaled = false;
+  int exit_code = 0;  // valid when !signaled
+  int signal = 0;     // valid when signaled
+  rusage usage{};     // resources of the child and the children it waited for
+  // The shell's convention: the exit code, or 128 + signal number.
+  int ShellCode() const { return signaled ? 128 + signal : exit_code; }
+};
+
+class ChildProcess {
+ public:
+  // Starts the program. Fails with NotFound ("command not found: NAME") when argv[0] is
+  // not an executable on PATH, and with IoError when fork or exec fails otherwise; no
+  // process is left behind on failure.
+  static Result<ChildProcess> Spawn(const SpawnOptions& options);
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  int stdout_fd() const { return stdout_fd_; }  // -1 unless piped
+  int stderr_fd() const { return stderr_fd_; }
+  // Hands the pipe ends to the caller, which then closes them.
+  int ReleaseStdout();
+  int ReleaseStderr();
+
+  // Blocks until the child exits (retrying on EINTR).
+  Result<ExitInfo> Wait();
+  // Whether the child has exited, without reaping it: its /proc entry stays (a zombie)
+  // so its final CPU times can still be read. Wait() reaps it afterwards.
+  bool HasExited() const;
+  // Returns the exit information if the child has exited, nullopt while it runs.
+  std::optional<ExitInfo> TryWait();
+  // Sends `sig` to the child, or to its whole process group when it has its own.
+  Status Signal(int sig) const;
+
+ private:
+  ChildProcess() = default;
+  pid_t pid_ = -1;
+  bool own_group_ = false;
+  bool reaped_ = false;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+};
+
+// Full path of an executable found on PATH (or `name` itself when it contains '/' and is
+// executable); nullopt when there is none.
+std::optional<std::string> FindExecutable(const std::string& name);
+
+struct CapturedOutput {
+  ExitInfo exit;
+  std::string out;  // stdout, up to the limit given
+  bool timed_out = false;
+};
+
+// Runs a helper tool to completion, capturing stdout (stderr is discarded). Kills it
+// with SIGKILL after `timeout_ms`. For short informational tools (git, pip, nvidia-smi).
+Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
+                                     size_t max_bytes = 64 << 20,
+                                     const std::string& working_directory = "");
+
+}  // namespace tb

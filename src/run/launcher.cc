@@ -1,0 +1,282 @@
+#include "run/launcher.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "collect/collector.h"
+#include "platform/process.h"
+#include "run/manifest.h"
+#include "run/output_pump.h"
+#include "sample/sampler.h"
+#include "store/series_writer.h"
+
+extern char** environ;
+
+namespace tb {
+namespace {
+
+constexpr int64_t kWaitSliceMs = 100;
+constexpr int64_t kOutputDrainMs = 2000;
+
+std::string Hostname() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::string CurrentDirectory() {
+  char cwd[4096];
+  return getcwd(cwd, sizeof cwd) != nullptr ? cwd : "";
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// The child's environment: ours, plus what tells the script it runs under trainbench.
+std::vector<std::string> ChildEnvironment(const std::string& run_id, const std::string& store) {
+  std::vector<std::string> env;
+  bool has_unbuffered = false;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv = *e;
+    if (StartsWith(kv, "TRAINBENCH_RUN_ID=") || StartsWith(kv, "TRAINBENCH_STORE=")) continue;
+    has_unbuffered |= StartsWith(kv, "PYTHONUNBUFFERED=");
+    env.emplace_back(kv);
+  }
+  env.push_back("TRAINBENCH_RUN_ID=" + run_id);
+  env.push_back("TRAINBENCH_STORE=" + store);
+  // Python buffers stdout when it is a pipe; unbuffered, lines reach the terminal and the
+  // log as they are printed.
+  if (!has_unbuffered) env.push_back("PYTHONUNBUFFERED=1");
+  return env;
+}
+
+// Merges explicit params over those parsed from the command line.
+KeyValues MergeParams(KeyValues base, const KeyValues& overrides) {
+  for (const auto& [k, v] : overrides) {
+    bool replaced = false;
+    for (auto& [bk, bv] : base) {
+      if (bk == k) {
+        bv = v;
+        replaced = true;
+      }
+    }
+    if (!replaced) base.emplace_back(k, v);
+  }
+  return base;
+}
+
+}  // namespace
+
+KeyValues ParamsFromArguments(const std::vector<std::string>& args) {
+  KeyValues params;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a.size() < 2 || a[0] != '-' || a == "--" || ParseDouble(a)) continue;
+    std::string_view key = a.substr(a[1] == '-' ? 2 : 1);
+    size_t eq = key.find('=');
+    if (eq != std::string_view::npos) {
+      params.emplace_back(std::string(key.substr(0, eq)), std::string(key.substr(eq + 1)));
+      continue;
+    }
+    bool next_is_value = i + 1 < args.size() &&
+                         (args[i + 1].empty() || args[i + 1][0] != '-' || ParseDouble(args[i + 1]));
+    if (next_is_value) {
+      params.emplace_back(std::string(key), args[++i]);
+    } else {
+      params.emplace_back(std::string(key), "true");
+    }
+  }
+  return params;
+}
+
+Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
+  std::vector<std::string> names;
+  HostFiles probe("/");
+  for (std::string_view part : Split(spec, '+')) {
+    std::string name(Trim(part));
+    if (name.empty()) continue;
+    Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, probe);
+    if (!c.ok()) return c.status();
+    names.push_back(name);
+  }
+  return names;
+}
+
+Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
+  if (options.command.empty()) return Status::InvalidArgument("no command to run");
+  HostFiles files(options.proc_root);
+  std::vector<std::unique_ptr<Collector>> collectors;
+  for (const std::string& name : options.listeners) {
+    Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, files);
+    if (!c.ok()) return c.status();
+    collectors.push_back(std::move(c.value()));
+  }
+
+  RunRecord run;
+  run.id = NewRunId();
+  run.experiment = options.experiment;
+  run.workload = options.workload;
+  run.name = !options.run_name.empty() ? options.run_name
+                                       : BaseName(options.script.empty() ? options.command[0] : options.script);
+  run.command = JoinShellWords(options.command);
+  run.working_directory = CurrentDirectory();
+  run.host = Hostname();
+  run.supervisor_pid = getpid();
+  run.start_ms = WallMillis();
+  for (const std::string& l : options.listeners) run.listeners += (run.listeners.empty() ? "" : "+") + l;
+  run.interval_ms = options.interval_ms;
+  std::vector<std::string> args(options.command.begin() + 1, options.command.end());
+  run.params = MergeParams(ParamsFromArguments(args), options.params);
+  run.tags = options.tags;
+
+  Result<int64_t> experiment = store.EnsureExperiment(run.experiment);
+  if (!experiment.ok()) return experiment.status();
+  TB_RETURN_IF_ERROR(store.CreateRun(run));
+  Result<std::string> artifact_dir = store.ArtifactDirectory(run.id);
+  if (!artifact_dir.ok()) return artifact_dir.status();
+  std::string stdout_log = *artifact_dir + "/stdout.log";
+  std::string stderr_log = *artifact_dir + "/stderr.log";
+  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, "stdout.log", 0, "", stdout_log}));
+  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, "stderr.log", 0, "", stderr_log}));
+  auto event = [&](const std::string& kind, const std::string& label) {
+    store.AddEvent({run.id, WallMillis(), kind, label});
+  };
+
+  // Signals are taken synchronously by this thread; threads started below inherit the mask.
+  sigset_t signals, previous_mask;
+  sigemptyset(&signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&signals, sig);
+  pthread_sigmask(SIG_BLOCK, &signals, &previous_mask);
+  struct RestoreMask {
+    sigset_t mask;
+    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{previous_mask};
+
+  SpawnOptions spawn;
+  spawn.argv = options.command;
+  spawn.environment = ChildEnvironment(run.id, store.Describe());
+  spawn.new_process_group = true;
+  spawn.stdin_mode = Stdio::kDevNull;
+  spawn.stdout_mode = Stdio::kPipe;
+  spawn.stderr_mode = Stdio::kPipe;
+  Result<ChildProcess> child = ChildProcess::Spawn(spawn);
+  if (!child.ok()) {
+    int code = child.status().code() == Status::Code::kNotFound ? 127 : 126;
+    LogError(child.status().message());
+    event("start", child.status().message());
+    TB_RETURN_IF_ERROR(store.FinishRun(run.id, WallMillis(), kFailed, code, std::nullopt, child.status().message()));
+    return RunOutcome{run.id, kFailed, code};
+  }
+  LogInfo("run " + run.id + " started (experiment " + run.experiment + "): " + run.command);
+
+  OutputPump pump(child->ReleaseStdout(), child->ReleaseStderr(), options.echo_output);
+  Status pump_started = pump.Start(stdout_log, stderr_log);
+  if (!pump_started.ok()) LogWarning(pump_started.message());
+
+  SeriesWriter writer(store, run.id);
+  Sampler sampler(std::move(collectors), writer, options.interval_ms, event);
+  sampler.WatchProcessTree(files, child->pid());
+  sampler.Start();
+
+  ManifestInput manifest_input{options.command, options.python, options.script, run.working_directory,
+                               *spawn.environment};
+  std::thread manifest_thread([&] {
+    std::string manifest = CollectManifest(manifest_input, files);
+    Status s = store.PutArtifact({run.id, "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
+    if (!s.ok()) LogWarning("cannot store the environment manifest: " + s.message());
+  });
+
+  int64_t start_ns = MonotonicNanos();
+  int64_t kill_at_ns = 0;  // when SIGKILL follows an earlier SIGTERM/SIGINT
+  bool stop_requested = false;
+  bool sigkill_sent = false;
+  std::string stop_reason;
+  auto request_stop = [&](int sig, const std::string& reason) {
+    if (!stop_requested) {
+      stop_requested = true;
+      stop_reason = reason;
+      kill_at_ns = MonotonicNanos() + options.kill_grace_ms * 1000000;
+      LogWarning(reason + ": sending " + SignalName(sig) + " to the run; SIGKILL follows in " +
+                 FormatDuration(options.kill_grace_ms));
+      event("signal", reason + ": sent " + SignalName(sig));
+      child->Signal(sig);
+    } else if (!sigkill_sent && sig != SIGTERM) {
+      // A second Ctrl-C means now.
+      sigkill_sent = true;
+      event("signal", "sent SIGKILL");
+      child->Signal(SIGKILL);
+    }
+  };
+  while (!child->HasExited()) {
+    timespec slice{0, kWaitSliceMs * 1000000};
+    siginfo_t info{};
+    int sig = sigtimedwait(&signals, &info, &slice);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      request_stop(sig, "interrupted by " + SignalName(sig));
+    }
+    int64_t now = MonotonicNanos();
+    if (options.max_time_ms > 0 && !stop_requested && now - start_ns >= options.max_time_ms * 1000000) {
+      request_stop(SIGTERM, "maximum run time " + FormatDuration(options.max_time_ms) + " reached");
+    }
+    if (stop_requested && !sigkill_sent && now >= kill_at_ns) {
+      sigkill_sent = true;
+      LogWarning("the run did not stop within the grace period: sending SIGKILL");
+      event("signal", "grace period over: sent SIGKILL");
+      child->Signal(SIGKILL);
+    }
+  }
+
+  sampler.Stop();  // its last tick still sees the exited child's final CPU times
+  Result<ExitInfo> exit = child->Wait();
+  int64_t end_ms = WallMillis();
+  // Processes the run left behind in its group (they would hold GPU memory, for example).
+  if (kill(-child->pid(), 0) == 0) {
+    kill(-child->pid(), SIGTERM);
+    event("cleanup", "terminated processes the run left behind");
+  }
+  pump.Finish(kOutputDrainMs);
+  Status closed = writer.Close();
+  if (!closed.ok()) LogError("cannot write the last samples: " + closed.message());
+  manifest_thread.join();
+
+  RunOutcome outcome{run.id, kFinished, 0};
+  std::optional<int> exit_code, signal;
+  std::string reason;
+  if (!exit.ok()) {
+    outcome.status = kFailed;
+    outcome.exit_code = 1;
+    reason = exit.status().message();
+  } else {
+    outcome.exit_code = exit->ShellCode();
+    if (exit->signaled) {
+      signal = exit->signal;
+      reason = "killed by " + SignalName(exit->signal);
+    } else {
+      exit_code = exit->exit_code;
+      if (exit->exit_code != 0) reason = "exit code " + std::to_string(exit->exit_code);
+    }
+    if (outcome.exit_code != 0) outcome.status = stop_requested ? kKilled : kFailed;
+    if (stop_requested) reason = stop_reason + (reason.empty() ? "" : "; " + reason);
+  }
+  store.PutArtifact({run.id, "stdout.log", pump.stdout_bytes(), "", stdout_log});
+  store.PutArtifact({run.id, "stderr.log", pump.stderr_bytes(), "", stderr_log});
+  TB_RETURN_IF_ERROR(store.FinishRun(run.id, end_ms, outcome.status, exit_code, signal, reason));
+  LogInfo("run " + run.id + " " + outcome.status + " after " + FormatDuration(end_ms - run.start_ms) +
+          (reason.empty() ? "" : " (" + reason + ")") + "; details: trainbench show " + run.id.substr(0, 8));
+  return outcome;
+}
+
+}  // namespace tb

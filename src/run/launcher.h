@@ -1,0 +1,51 @@
+// Launching and supervising one run: records it in the store, starts the command in its
+// own process group with its output pumped to the terminal and to log artifacts, samples
+// it with the chosen listeners, forwards SIGINT/SIGTERM/SIGHUP, enforces the maximum run
+// time (SIGTERM, then SIGKILL after a grace period), stores the environment manifest and
+// finally the status, exit code and end time.
+// Call from the main thread: it blocks signals and waits for them with sigtimedwait.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace tb {
+
+struct RunOptions {
+  std::vector<std::string> command;  // what is executed
+  std::string experiment = "Default";
+  std::string workload;
+  std::string run_name;  // default: the script's or program's file name
+  KeyValues params;      // explicit --param, after those parsed from the command
+  KeyValues tags;
+  std::vector<std::string> listeners = {"top", "iostat", "net"};
+  int64_t interval_ms = 1000;
+  int64_t max_time_ms = 0;  // 0: no limit
+  int64_t kill_grace_ms = 10000;
+  std::string proc_root = "/";  // where /proc and /sys are read
+  bool echo_output = true;
+  std::string python;  // interpreter, when the command is a Python script
+  std::string script;  // the script file, when there is one
+};
+
+struct RunOutcome {
+  std::string run_id;
+  std::string status;
+  int exit_code = 0;  // what trainbench exits with: the child's code, 128+signal, or 127
+};
+
+// Runs the command to completion. Fails (before anything starts) only when the run
+// cannot be recorded; a command that cannot start is a FAILED run with exit code 127.
+Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options);
+
+// Params radT-style from a script's arguments: "--batch-size 128" gives batch-size=128,
+// "--lr=0.1" gives lr=0.1, a flag alone gives flag=true; positional words are skipped.
+KeyValues ParamsFromArguments(const std::vector<std::string>& args);
+
+// Splits "top+iostat+net" and checks every name; the error names the available ones.
+Result<std::vector<std::string>> ParseListeners(const std::string& spec);
+
+}  // namespace tb

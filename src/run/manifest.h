@@ -1,0 +1,31 @@
+// The environment manifest stored with every run (artifact "manifest.json"): the
+// machine (hostname, kernel, CPU model and count, memory), the interpreter and its
+// packages when the command is Python (`pip freeze`, or the installed distributions when
+// pip is absent), `conda list` and `nvidia-smi -q` when those tools exist, the git commit
+// and dirty state of the script's repository, and the environment variables that change
+// how training runs (CUDA_*, OMP_*, NCCL_*, PYTORCH_*, ...). Missing tools are skipped
+// silently. Runs external tools: call it off the critical path (it takes about a second).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/host_files.h"
+
+namespace tb {
+
+struct ManifestInput {
+  std::vector<std::string> command;  // as started
+  std::string python;                // interpreter when the command is Python, else ""
+  std::string script;                // the script file, for its git repository; may be ""
+  std::string working_directory;
+  std::vector<std::string> environment;  // the run's environment, "K=V"
+};
+
+// A JSON object, pretty-printed.
+std::string CollectManifest(const ManifestInput& input, const HostFiles& files);
+
+// Whether an environment variable belongs in the manifest.
+bool IsRelevantEnvironmentVariable(const std::string& name);
+
+}  // namespace tb

@@ -1,0 +1,74 @@
+// The sampling loop: on its own thread, every interval, asks each listener for samples,
+// measures what each listener cost (thread CPU time, recorded as the series
+// trainbench.listener.cpu_seconds), and flushes the writer about once a second.
+// A failing listener is reported once (log line and event) and retried every tick; it
+// never stops the others. Ticks follow an absolute schedule, so a slow tick does not
+// shift the ones after it. Start/Stop from one controlling thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collect/collector.h"
+#include "collect/process_tree.h"
+#include "store/series_writer.h"
+
+namespace tb {
+
+struct ListenerHealth {
+  std::string name;
+  int64_t ticks = 0;
+  int64_t failures = 0;
+  int64_t cpu_ns = 0;  // total CPU time spent in this listener
+  std::string last_error;
+};
+
+class Sampler {
+ public:
+  // Called with ("listener", "top failed: ...") and similar notices worth keeping.
+  using EventCallback = std::function<void(const std::string& kind, const std::string& label)>;
+
+  Sampler(std::vector<std::unique_ptr<Collector>> collectors, SeriesWriter& writer,
+          int64_t interval_ms, EventCallback on_event);
+  ~Sampler();
+
+  // Watches the process tree rooted at `root` from the next tick on (the tree is read
+  // under `files`' root).
+  void WatchProcessTree(const HostFiles& files, pid_t root);
+
+  void Start();
+  // Takes one last sample, flushes and joins the thread. Safe to call twice.
+  void Stop();
+
+  // One tick, on the caller's thread (tests drive the sampler with fixed clocks).
+  void TickOnce(int64_t time_ms, int64_t monotonic_ns);
+
+  std::vector<ListenerHealth> Health() const;
+
+ private:
+  void Loop();
+  void FlushWriter();
+
+  std::vector<std::unique_ptr<Collector>> collectors_;
+  SeriesWriter& writer_;
+  int64_t interval_ms_;
+  EventCallback on_event_;
+  std::optional<ProcessTree> tree_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+  std::vector<ListenerHealth> health_;
+  int64_t last_flush_ns_ = 0;
+  bool flush_failing_ = false;
+};
+
+}  // namespace tb

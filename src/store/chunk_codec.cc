@@ -1,0 +1,218 @@
+#include "store/chunk_codec.h"
+
+#include <zstd.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace tb {
+namespace {
+
+constexpr uint8_t kFormatVersion = 1;
+constexpr uint8_t kFlagZstd = 1;
+constexpr uint8_t kValuesDecimal = 0;
+constexpr uint8_t kValuesXor = 1;
+constexpr int kMaxExponent = 15;
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+constexpr int kZstdLevel = 3;
+
+// Powers of ten that are exact doubles.
+constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                             1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+bool GetVarint(std::string_view in, size_t& pos, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 64 && pos < in.size(); shift += 7) {
+    uint8_t b = static_cast<uint8_t>(in[pos++]);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+uint64_t Bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+double FromBits(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+}
+
+// Whether `v` is exactly `m / 10^e` for an integer |m| <= 2^53; sets m.
+bool ScalesExactly(double v, int e, int64_t& m) {
+  double scaled = v * kPow10[e];
+  if (!(std::fabs(scaled) <= kMaxExactInteger)) return false;  // also rejects NaN
+  double rounded = std::nearbyint(scaled);
+  double back = e == 0 ? rounded : rounded / kPow10[e];
+  if (Bits(back) != Bits(v)) return false;  // also rejects -0.0 (0 / 10^e is +0.0)
+  m = static_cast<int64_t>(rounded);
+  return true;
+}
+
+// The smallest exponent at which every value scales exactly, or -1.
+int FindDecimalExponent(std::span<const Point> points) {
+  int e = 0;
+  int64_t m;
+  for (const Point& p : points) {
+    while (e <= kMaxExponent && !ScalesExactly(p.value, e, m)) ++e;
+    if (e > kMaxExponent) return -1;
+  }
+  // A value that scaled at a smaller exponent may not at the final one: check them all.
+  for (const Point& p : points) {
+    if (!ScalesExactly(p.value, e, m)) return -1;
+  }
+  return e;
+}
+
+void EncodeColumns(std::span<const Point> points, std::string& out) {
+  int64_t prev_t = 0, prev_delta = 0;
+  for (const Point& p : points) {
+    int64_t delta = p.time_ms - prev_t;
+    PutVarint(out, ZigZag(delta - prev_delta));
+    prev_delta = delta;
+    prev_t = p.time_ms;
+  }
+  int e = FindDecimalExponent(points);
+  if (e >= 0) {
+    out.push_back(static_cast<char>(kValuesDecimal));
+    out.push_back(static_cast<char>(e));
+    int64_t prev = 0, m = 0;
+    for (const Point& p : points) {
+      ScalesExactly(p.value, e, m);
+      PutVarint(out, ZigZag(m - prev));
+      prev = m;
+    }
+  } else {
+    out.push_back(static_cast<char>(kValuesXor));
+    uint64_t prev = 0;
+    for (const Point& p : points) {
+      uint64_t x = Bits(p.value) ^ prev;
+      prev = Bits(p.value);
+      for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(x >> (8 * i)));
+    }
+  }
+  bool has_steps = false;
+  for (const Point& p : points) has_steps |= p.step != kNoStep;
+  out.push_back(static_cast<char>(has_steps ? 1 : 0));
+  if (has_steps) {
+    int64_t prev = 0;
+    for (const Point& p : points) {
+      PutVarint(out, ZigZag(static_cast<int64_t>(static_cast<uint64_t>(p.step) - static_cast<uint64_t>(prev))));
+      prev = p.step;
+    }
+  }
+}
+
+}  // namespace
+
+std::string EncodeChunk(std::span<const Point> points) {
+  std::string columns;
+  columns.reserve(points.size() * 3 + 16);
+  EncodeColumns(points, columns);
+
+  std::string out;
+  out.push_back(static_cast<char>(kFormatVersion));
+  size_t bound = ZSTD_compressBound(columns.size());
+  std::string compressed(bound, '\0');
+  size_t n = ZSTD_compress(compressed.data(), bound, columns.data(), columns.size(), kZstdLevel);
+  bool use_zstd = !ZSTD_isError(n) && n < columns.size();
+  out.push_back(static_cast<char>(use_zstd ? kFlagZstd : 0));
+  PutVarint(out, points.size());
+  PutVarint(out, columns.size());
+  if (use_zstd) {
+    out.append(compressed.data(), n);
+  } else {
+    out.append(columns);
+  }
+  return out;
+}
+
+Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
+  auto corrupt = [](const char* why) { return Status::Corrupt(std::string("corrupt chunk: ") + why); };
+  if (data.size() < 2 || static_cast<uint8_t>(data[0]) != kFormatVersion) {
+    return corrupt("unknown format version");
+  }
+  uint8_t flags = static_cast<uint8_t>(data[1]);
+  size_t pos = 2;
+  uint64_t count = 0, raw_size = 0;
+  if (!GetVarint(data, pos, count) || !GetVarint(data, pos, raw_size) || raw_size > (1u << 30) ||
+      count > raw_size) {
+    return corrupt("bad header");
+  }
+  std::string buffer;
+  std::string_view columns = data.substr(pos);
+  if (flags & kFlagZstd) {
+    buffer.resize(raw_size);
+    size_t n = ZSTD_decompress(buffer.data(), raw_size, columns.data(), columns.size());
+    if (ZSTD_isError(n) || n != raw_size) return corrupt("zstd payload does not decompress");
+    columns = buffer;
+  }
+  size_t first = out.size();
+  out.resize(first + count);
+  Point* points = out.data() + first;
+  pos = 0;
+  int64_t t = 0, delta = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t v;
+    if (!GetVarint(columns, pos, v)) return corrupt("times truncated");
+    delta += UnZigZag(v);
+    t += delta;
+    points[i].time_ms = t;
+  }
+  if (pos >= columns.size()) return corrupt("value mode missing");
+  uint8_t mode = static_cast<uint8_t>(columns[pos++]);
+  if (mode == kValuesDecimal) {
+    if (pos >= columns.size()) return corrupt("exponent missing");
+    int e = columns[pos++];
+    if (e < 0 || e > kMaxExponent) return corrupt("bad exponent");
+    int64_t m = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t v;
+      if (!GetVarint(columns, pos, v)) return corrupt("values truncated");
+      m += UnZigZag(v);
+      double d = static_cast<double>(m);
+      points[i].value = e == 0 ? d : d / kPow10[e];
+    }
+  } else if (mode == kValuesXor) {
+    if (columns.size() - pos < count * 8) return corrupt("values truncated");
+    uint64_t prev = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t x = 0;
+      for (int b = 0; b < 8; ++b) x |= static_cast<uint64_t>(static_cast<uint8_t>(columns[pos++])) << (8 * b);
+      prev ^= x;
+      points[i].value = FromBits(prev);
+    }
+  } else {
+    return corrupt("unknown value mode");
+  }
+  if (pos >= columns.size()) return corrupt("step flag missing");
+  if (columns[pos++] != 0) {
+    int64_t step = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t v;
+      if (!GetVarint(columns, pos, v)) return corrupt("steps truncated");
+      step = static_cast<int64_t>(static_cast<uint64_t>(step) + static_cast<uint64_t>(UnZigZag(v)));
+      points[i].step = step;
+    }
+  } else {
+    for (uint64_t i = 0; i < count; ++i) points[i].step = kNoStep;
+  }
+  return Status::Ok();
+}
+
+}  // namespace tb

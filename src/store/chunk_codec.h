@@ -1,0 +1,37 @@
+// The encoding of one chunk of a series: time-ordered points packed column by column.
+//   times:  first value, then deltas of deltas (regular ticks cost about one byte)
+//   values: when every value is a decimal with at most 15 digits after the point (what
+//           tools print: 52.183 W), the exact scaled integers, then their deltas;
+//           otherwise (NaN, inf, -0.0, binary fractions) the 64-bit patterns XOR-ed with
+//           the previous value's
+//   steps:  absent, or first value then deltas
+// all as zigzag LEB128 varints, then compressed with zstd when that is smaller.
+// Every value decodes to exactly the double that was encoded (bit for bit), which the
+// codec checks before it picks the decimal form. Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace tb {
+
+inline constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min();
+
+struct Point {
+  int64_t time_ms = 0;
+  double value = 0;
+  int64_t step = kNoStep;  // the training step for metrics a script logs
+};
+
+// Encodes `points` (any count, including 0). Times need not be increasing, but the
+// encoding is smallest when they are.
+std::string EncodeChunk(std::span<const Point> points);
+// Appends the decoded points to `out`. Corrupt when the bytes are not a chunk.
+Status DecodeChunk(std::string_view data, std::vector<Point>& out);
+
+}  // namespace tb

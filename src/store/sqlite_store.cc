@@ -1,0 +1,542 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+
+#include "base/strings.h"
+#include "base/time.h"
+
+namespace tb {
+namespace {
+
+// Migrations, applied in order; the store records how many it has seen. Never edit a
+// shipped entry: append a new one.
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE experiments(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_ms INTEGER NOT NULL);
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY,
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+  workload TEXT NOT NULL DEFAULT '',
+  name TEXT NOT NULL,
+  command TEXT NOT NULL,
+  working_directory TEXT NOT NULL DEFAULT '',
+  host TEXT NOT NULL DEFAULT '',
+  supervisor_pid INTEGER NOT NULL DEFAULT 0,
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL,
+  exit_code INTEGER,
+  signal INTEGER,
+  reason TEXT NOT NULL DEFAULT '',
+  listeners TEXT NOT NULL DEFAULT '',
+  interval_ms INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX runs_by_experiment ON runs(experiment_id, start_ms);
+CREATE TABLE params(
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY(run_id, key));
+CREATE TABLE tags(
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY(run_id, key));
+CREATE TABLE series(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  metric TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  UNIQUE(run_id, metric, labels));
+CREATE TABLE chunks(
+  id INTEGER PRIMARY KEY,
+  series_id INTEGER NOT NULL REFERENCES series(id),
+  first_ms INTEGER NOT NULL,
+  last_ms INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  min REAL,
+  max REAL,
+  sum REAL,
+  sealed INTEGER NOT NULL,
+  data BLOB NOT NULL);
+CREATE INDEX chunks_by_series ON chunks(series_id, first_ms);
+CREATE TABLE events(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  time_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  label TEXT NOT NULL);
+CREATE INDEX events_by_run ON events(run_id, time_ms);
+CREATE TABLE artifacts(
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  name TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  content BLOB,
+  path TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(run_id, name));
+)sql",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
+
+// RAII for one prepared statement, with typed binds and reads.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) stmt_ = nullptr;
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool ok() const { return stmt_ != nullptr; }
+  Statement& Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); return *this; }
+  Statement& Bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& BindBlob(int i, const std::string& v) {
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    return *this;
+  }
+  Statement& Bind(int i, std::optional<double> v) {
+    if (v) sqlite3_bind_double(stmt_, i, *v); else sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
+  Statement& Bind(int i, std::optional<int> v) {
+    if (v) sqlite3_bind_int(stmt_, i, *v); else sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() { sqlite3_reset(stmt_); sqlite3_clear_bindings(stmt_); }
+
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string Text(int col) const {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    int n = sqlite3_column_bytes(stmt_, col);
+    return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), static_cast<size_t>(n));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+class SqliteStore : public Store {
+ public:
+  SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  Status Initialize() {
+    std::lock_guard lock(mu_);
+    TB_RETURN_IF_ERROR(Exec("PRAGMA busy_timeout=10000"));
+    // Reading the schema fails here when the file is not an SQLite database at all.
+    Statement tables(db_, "SELECT name FROM sqlite_master WHERE type='table'");
+    if (!tables.ok()) return NotAStore(sqlite3_errmsg(db_));
+    bool has_meta = false, has_other = false;
+    int rc;
+    while ((rc = tables.Step()) == SQLITE_ROW) {
+      (tables.Text(0) == "trainbench_meta" ? has_meta : has_other) = true;
+    }
+    if (rc != SQLITE_DONE) return NotAStore(sqlite3_errmsg(db_));
+    if (!has_meta && has_other) {
+      return NotAStore("it is an SQLite database, but it holds no trainbench_meta table");
+    }
+    TB_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+    TB_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
+    TB_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON"));
+    return Migrate();
+  }
+
+  std::string Describe() const override { return "sqlite://" + path_; }
+
+  Result<std::string> ArtifactDirectory(const std::string& run_id) override {
+    std::string top = path_ + ".artifacts";
+    std::string dir = top + "/" + run_id;
+    for (const std::string& d : {top, dir}) {
+      if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
+        return Status::FromErrno("cannot create artifact directory " + d, errno);
+      }
+    }
+    return dir;
+  }
+
+  Result<int64_t> EnsureExperiment(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    Statement insert(db_, "INSERT OR IGNORE INTO experiments(name, created_ms) VALUES(?, ?)");
+    insert.Bind(1, name).Bind(2, WallMillis());
+    if (insert.Step() != SQLITE_DONE) return Error("cannot create experiment " + name);
+    Statement get(db_, "SELECT id FROM experiments WHERE name = ?");
+    get.Bind(1, name);
+    if (get.Step() != SQLITE_ROW) return Error("cannot read experiment " + name);
+    return get.Int(0);
+  }
+
+  Status CreateRun(const RunRecord& run) override {
+    std::lock_guard lock(mu_);
+    TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status s = InsertRun(run);
+    if (!s.ok()) {
+      Exec("ROLLBACK");
+      return s;
+    }
+    return Exec("COMMIT");
+  }
+
+  Status FinishRun(const std::string& run_id, int64_t end_ms, const std::string& status,
+                   std::optional<int> exit_code, std::optional<int> signal,
+                   const std::string& reason) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_,
+                 "UPDATE runs SET end_ms = ?, status = ?, exit_code = ?, signal = ?, reason = ? "
+                 "WHERE id = ?");
+    st.Bind(1, end_ms).Bind(2, status).Bind(3, exit_code).Bind(4, signal).Bind(5, reason).Bind(6, run_id);
+    if (st.Step() != SQLITE_DONE) return Error("cannot finish run " + run_id);
+    return Status::Ok();
+  }
+
+  Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
+                               const std::string& labels) override {
+    std::lock_guard lock(mu_);
+    Statement insert(db_, "INSERT OR IGNORE INTO series(run_id, metric, labels) VALUES(?, ?, ?)");
+    insert.Bind(1, run_id).Bind(2, metric).Bind(3, labels);
+    if (insert.Step() != SQLITE_DONE) return Error("cannot create series " + metric);
+    Statement get(db_, "SELECT id FROM series WHERE run_id = ? AND metric = ? AND labels = ?");
+    get.Bind(1, run_id).Bind(2, metric).Bind(3, labels);
+    if (get.Step() != SQLITE_ROW) return Error("cannot read series " + metric);
+    return get.Int(0);
+  }
+
+  Status WriteChunks(ChunkBatch& batch) override {
+    std::lock_guard lock(mu_);
+    TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Statement insert(db_,
+                     "INSERT INTO chunks(series_id, first_ms, last_ms, count, min, max, sum, sealed, data) "
+                     "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement erase(db_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
+    bool ok = insert.ok() && erase.ok();
+    for (ChunkRecord& c : batch.inserts) {
+      if (!ok) break;
+      insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);
+      insert.Bind(5, c.min).Bind(6, c.max).Bind(7, std::optional<double>(c.sum));
+      insert.Bind(8, int64_t{c.sealed}).BindBlob(9, c.data);
+      ok = insert.Step() == SQLITE_DONE;
+      c.id = sqlite3_last_insert_rowid(db_);
+      insert.Reset();
+    }
+    for (int64_t id : batch.deletes) {
+      if (!ok) break;
+      erase.Bind(1, id);
+      ok = erase.Step() == SQLITE_DONE;
+      erase.Reset();
+    }
+    if (!ok) {
+      Status s = Error("cannot write samples");
+      Exec("ROLLBACK");
+      return s;
+    }
+    return Exec("COMMIT");
+  }
+
+  Status AddEvent(const EventRecord& e) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "INSERT INTO events(run_id, time_ms, kind, label) VALUES(?, ?, ?, ?)");
+    st.Bind(1, e.run_id).Bind(2, e.time_ms).Bind(3, e.kind).Bind(4, e.label);
+    if (st.Step() != SQLITE_DONE) return Error("cannot record event");
+    return Status::Ok();
+  }
+
+  Status PutArtifact(const ArtifactRecord& a) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_,
+                 "INSERT OR REPLACE INTO artifacts(run_id, name, size, content, path) VALUES(?, ?, ?, ?, ?)");
+    // Files beside the store are recorded relative to it, so the store can be moved.
+    std::string path = a.path;
+    std::string base = DirName(path_) + "/";
+    if (StartsWith(path, base)) path = path.substr(base.size());
+    st.Bind(1, a.run_id).Bind(2, a.name).Bind(3, a.size).BindBlob(4, a.content).Bind(5, path);
+    if (st.Step() != SQLITE_DONE) return Error("cannot store artifact " + a.name);
+    return Status::Ok();
+  }
+
+  Result<std::vector<ExperimentInfo>> ListExperiments() override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "SELECT id, name, created_ms FROM experiments ORDER BY id");
+    std::vector<ExperimentInfo> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({st.Int(0), st.Text(1), st.Int(2)});
+    if (rc != SQLITE_DONE) return Error("cannot list experiments");
+    return out;
+  }
+
+  Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) override {
+    std::lock_guard lock(mu_);
+    std::string sql = std::string(kRunSelect) + (experiment.empty() ? "" : " WHERE e.name = ?") +
+                      " ORDER BY r.start_ms, r.id";
+    Statement st(db_, sql.c_str());
+    if (!experiment.empty()) st.Bind(1, experiment);
+    return ReadRuns(st);
+  }
+
+  Result<RunRecord> FindRun(const std::string& key) override {
+    std::lock_guard lock(mu_);
+    std::string sql = std::string(kRunSelect) + " WHERE r.id = ?1 OR (length(?1) >= 4 AND "
+                      "substr(r.id, 1, length(?1)) = ?1) OR r.name = ?1 ORDER BY r.start_ms DESC";
+    Statement st(db_, sql.c_str());
+    st.Bind(1, key);
+    Result<std::vector<RunRecord>> runs = ReadRuns(st);
+    if (!runs.ok()) return runs.status();
+    std::vector<RunRecord> by_id;
+    for (auto& r : *runs) {
+      if (r.id == key) return r;
+      if (StartsWith(r.id, key)) by_id.push_back(r);
+    }
+    if (by_id.size() > 1) {
+      return Status::InvalidArgument("run id prefix '" + key + "' is ambiguous: " + by_id[0].id +
+                                     ", " + by_id[1].id + "...; give more digits");
+    }
+    if (by_id.size() == 1) return by_id[0];
+    if (!runs->empty()) return runs->front();  // newest run with that name
+    return Status::NotFound("no run '" + key + "' in " + Describe() +
+                            "; `trainbench ls` lists the runs");
+  }
+
+  Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "SELECT id, run_id, metric, labels FROM series WHERE run_id = ? ORDER BY metric, labels");
+    st.Bind(1, run_id);
+    std::vector<SeriesInfo> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({st.Int(0), st.Text(1), st.Text(2), st.Text(3)});
+    if (rc != SQLITE_DONE) return Error("cannot list series");
+    return out;
+  }
+
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_,
+                 "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data FROM chunks "
+                 "WHERE series_id = ? ORDER BY first_ms, id");
+    st.Bind(1, series_id);
+    std::vector<ChunkRecord> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      ChunkRecord c;
+      c.id = st.Int(0);
+      c.series_id = series_id;
+      c.first_ms = st.Int(1);
+      c.last_ms = st.Int(2);
+      c.count = st.Int(3);
+      if (!st.IsNull(4)) c.min = st.Double(4);
+      if (!st.IsNull(5)) c.max = st.Double(5);
+      c.sum = st.Double(6);
+      c.sealed = st.Int(7) != 0;
+      c.data = st.Text(8);
+      out.push_back(std::move(c));
+    }
+    if (rc != SQLITE_DONE) return Error("cannot read samples");
+    return out;
+  }
+
+  Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "SELECT time_ms, kind, label FROM events WHERE run_id = ? ORDER BY time_ms, id");
+    st.Bind(1, run_id);
+    std::vector<EventRecord> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({run_id, st.Int(0), st.Text(1), st.Text(2)});
+    if (rc != SQLITE_DONE) return Error("cannot list events");
+    return out;
+  }
+
+  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "SELECT name, size, path FROM artifacts WHERE run_id = ? ORDER BY name");
+    st.Bind(1, run_id);
+    std::vector<ArtifactRecord> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      out.push_back({run_id, st.Text(0), st.Int(1), "", st.Text(2)});
+    }
+    if (rc != SQLITE_DONE) return Error("cannot list artifacts");
+    return out;
+  }
+
+  Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "SELECT size, content, path FROM artifacts WHERE run_id = ? AND name = ?");
+    st.Bind(1, run_id).Bind(2, name);
+    if (st.Step() != SQLITE_ROW) return Status::NotFound("run " + run_id + " has no artifact " + name);
+    ArtifactRecord a{run_id, name, st.Int(0), st.Text(1), st.Text(2)};
+    if (!a.path.empty() && a.path[0] != '/') a.path = DirName(path_) + "/" + a.path;
+    return a;
+  }
+
+ private:
+  static constexpr const char* kRunSelect =
+      "SELECT r.id, e.name, r.workload, r.name, r.command, r.working_directory, r.host, "
+      "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
+      "r.listeners, r.interval_ms FROM runs r JOIN experiments e ON e.id = r.experiment_id";
+
+  Result<std::vector<RunRecord>> ReadRuns(Statement& st) {
+    std::vector<RunRecord> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      RunRecord r;
+      r.id = st.Text(0);
+      r.experiment = st.Text(1);
+      r.workload = st.Text(2);
+      r.name = st.Text(3);
+      r.command = st.Text(4);
+      r.working_directory = st.Text(5);
+      r.host = st.Text(6);
+      r.supervisor_pid = st.Int(7);
+      r.start_ms = st.Int(8);
+      r.end_ms = st.Int(9);
+      r.status = st.Text(10);
+      if (!st.IsNull(11)) r.exit_code = static_cast<int>(st.Int(11));
+      if (!st.IsNull(12)) r.signal = static_cast<int>(st.Int(12));
+      r.reason = st.Text(13);
+      r.listeners = st.Text(14);
+      r.interval_ms = st.Int(15);
+      out.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE) return Error("cannot list runs");
+    for (RunRecord& r : out) {
+      TB_RETURN_IF_ERROR(ReadKeyValues("params", r.id, r.params));
+      TB_RETURN_IF_ERROR(ReadKeyValues("tags", r.id, r.tags));
+    }
+    return out;
+  }
+
+  Status ReadKeyValues(const char* table, const std::string& run_id, KeyValues& out) {
+    std::string sql = std::string("SELECT key, value FROM ") + table + " WHERE run_id = ? ORDER BY rowid";
+    Statement st(db_, sql.c_str());
+    st.Bind(1, run_id);
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.emplace_back(st.Text(0), st.Text(1));
+    return rc == SQLITE_DONE ? Status::Ok() : Error(std::string("cannot read ") + table);
+  }
+
+  Status InsertRun(const RunRecord& run) {
+    Statement exp(db_, "SELECT id FROM experiments WHERE name = ?");
+    exp.Bind(1, run.experiment);
+    if (exp.Step() != SQLITE_ROW) return Status::NotFound("no experiment " + run.experiment);
+    Statement st(db_,
+                 "INSERT INTO runs(id, experiment_id, workload, name, command, working_directory, host, "
+                 "supervisor_pid, start_ms, end_ms, status, exit_code, signal, reason, listeners, "
+                 "interval_ms) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    st.Bind(1, run.id).Bind(2, exp.Int(0)).Bind(3, run.workload).Bind(4, run.name);
+    st.Bind(5, run.command).Bind(6, run.working_directory).Bind(7, run.host);
+    st.Bind(8, run.supervisor_pid).Bind(9, run.start_ms).Bind(10, run.end_ms).Bind(11, run.status);
+    st.Bind(12, run.exit_code).Bind(13, run.signal).Bind(14, run.reason).Bind(15, run.listeners);
+    st.Bind(16, run.interval_ms);
+    if (st.Step() != SQLITE_DONE) return Error("cannot record run " + run.id);
+    for (auto [table, kvs] : {std::pair{"params", &run.params}, std::pair{"tags", &run.tags}}) {
+      std::string sql = std::string("INSERT OR REPLACE INTO ") + table + "(run_id, key, value) VALUES(?, ?, ?)";
+      Statement kv(db_, sql.c_str());
+      for (const auto& [k, v] : *kvs) {
+        kv.Bind(1, run.id).Bind(2, k).Bind(3, v);
+        if (kv.Step() != SQLITE_DONE) return Error(std::string("cannot record ") + table);
+        kv.Reset();
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Migrate() {
+    TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status s = MigrateLocked();
+    if (!s.ok()) {
+      Exec("ROLLBACK");
+      return s;
+    }
+    return Exec("COMMIT");
+  }
+
+  Status MigrateLocked() {
+    TB_RETURN_IF_ERROR(Exec("CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
+    Statement get(db_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
+    int version = 0;
+    if (get.Step() == SQLITE_ROW) version = static_cast<int>(ParseInt(get.Text(0)).value_or(0));
+    if (version > kSchemaVersion) {
+      return Status::InvalidArgument(path_ + " was written by a newer trainbench (schema " +
+                                     std::to_string(version) + ", this build knows " +
+                                     std::to_string(kSchemaVersion) + "); upgrade trainbench");
+    }
+    for (int v = version; v < kSchemaVersion; ++v) TB_RETURN_IF_ERROR(Exec(kMigrations[v]));
+    Statement set(db_, "INSERT OR REPLACE INTO trainbench_meta(key, value) VALUES('schema_version', ?)");
+    set.Bind(1, std::to_string(kSchemaVersion));
+    if (set.Step() != SQLITE_DONE) return Error("cannot record schema version");
+    return Status::Ok();
+  }
+
+  Status Exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err != nullptr ? err : "unknown error";
+      sqlite3_free(err);
+      return Status::IoError(path_ + ": " + msg);
+    }
+    return Status::Ok();
+  }
+
+  Status Error(const std::string& what) const {
+    return Status::IoError(what + " in " + path_ + ": " + sqlite3_errmsg(db_));
+  }
+
+  Status NotAStore(const std::string& why) const {
+    return Status::InvalidArgument(path_ + " is not a trainbench store (" + why +
+                                   "); pass another file with --store or TRAINBENCH_STORE");
+  }
+
+  std::mutex mu_;
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
+  std::string absolute = path;
+  if (!absolute.empty() && absolute[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + path;
+  }
+  std::string dir = DirName(absolute);
+  if (access(dir.c_str(), W_OK) != 0) {
+    return Status::InvalidArgument("cannot write the store " + absolute + ": directory " + dir +
+                                   (errno == ENOENT ? " does not exist" : " is not writable") +
+                                   "; pass a writable location with --store or TRAINBENCH_STORE");
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(absolute.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    return Status::IoError("cannot open the store " + absolute + ": " + msg +
+                           "; pass a writable location with --store or TRAINBENCH_STORE");
+  }
+  auto store = std::make_unique<SqliteStore>(db, absolute);
+  TB_RETURN_IF_ERROR(store->Initialize());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace tb

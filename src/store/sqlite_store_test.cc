@@ -1,0 +1,228 @@
+#include "store/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "store/series_writer.h"
+
+namespace tb {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tb-store-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<Store> OpenOk(const std::string& name = "t.db") {
+    Result<std::unique_ptr<Store>> s = Store::Open((dir_ / name).string());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? std::move(s.value()) : nullptr;
+  }
+
+  RunRecord NewRun(Store& store, const std::string& name = "train.py") {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "exp";
+    r.name = name;
+    r.command = "python3 train.py --batch-size 128";
+    r.start_ms = 1763777000000;
+    r.params = {{"batch-size", "128"}, {"lr", "0.1"}};
+    r.tags = {{"model", "cnn"}};
+    EXPECT_TRUE(store.EnsureExperiment("exp").ok());
+    EXPECT_TRUE(store.CreateRun(r).ok());
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(StoreTest, RunsRoundTripAndAreFoundByPrefixOrName) {
+  auto store = OpenOk();
+  RunRecord a = NewRun(*store, "first");
+  RunRecord b = NewRun(*store, "second");
+  ASSERT_TRUE(store->FinishRun(a.id, a.start_ms + 5000, kFinished, 0, std::nullopt, "").ok());
+
+  Result<RunRecord> got = store->FindRun(a.id.substr(0, 8));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->id, a.id);
+  EXPECT_EQ(got->status, kFinished);
+  EXPECT_EQ(got->exit_code, 0);
+  EXPECT_EQ(got->params, a.params);
+  EXPECT_EQ(got->tags, a.tags);
+  EXPECT_EQ(store->FindRun("second")->id, b.id);
+  EXPECT_EQ(store->FindRun(b.id)->status, kRunning);  // finishing a did not touch b
+  EXPECT_EQ(store->FindRun("nope").status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(store->ListRuns("exp")->size(), 2u);
+  EXPECT_TRUE(store->ListRuns("other")->empty());
+}
+
+TEST_F(StoreTest, ReopensWithDataIntact) {
+  std::string id;
+  {
+    auto store = OpenOk();
+    id = NewRun(*store).id;
+  }
+  auto store = OpenOk();
+  EXPECT_TRUE(store->FindRun(id).ok());
+}
+
+TEST_F(StoreTest, RefusesWhatIsNotATrainbenchStore) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "other.db").c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE metrics(key TEXT, value REAL)", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  Result<std::unique_ptr<Store>> s = Store::Open((dir_ / "other.db").string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not a trainbench store"), std::string::npos);
+  EXPECT_NE(s.status().message().find("--store"), std::string::npos);
+
+  std::ofstream(dir_ / "notes.txt") << "these are my notes, not a database, and they are long enough\n";
+  s = Store::Open((dir_ / "notes.txt").string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not a trainbench store"), std::string::npos);
+  std::ifstream back(dir_ / "notes.txt");
+  std::string line;
+  std::getline(back, line);
+  EXPECT_EQ(line, "these are my notes, not a database, and they are long enough");  // untouched
+}
+
+TEST_F(StoreTest, RefusesNewerSchemaAndMissingDirectory) {
+  OpenOk();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "UPDATE trainbench_meta SET value='99' WHERE key='schema_version'", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  Result<std::unique_ptr<Store>> s = Store::Open((dir_ / "t.db").string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("newer trainbench"), std::string::npos);
+
+  s = Store::Open((dir_ / "missing" / "t.db").string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("does not exist"), std::string::npos);
+  EXPECT_FALSE(Store::Open("mysql://host/db").ok());
+}
+
+TEST_F(StoreTest, UriForms) {
+  EXPECT_TRUE(Store::Open("sqlite://" + (dir_ / "a.db").string()).ok());
+  EXPECT_TRUE(fs::exists(dir_ / "a.db"));
+}
+
+// Wraps a store and fails chunk writes on demand, like a full disk would.
+class FlakyStore : public Store {
+ public:
+  explicit FlakyStore(Store& inner) : inner_(inner) {}
+  bool fail_writes = false;
+  std::string Describe() const override { return inner_.Describe(); }
+  Result<std::string> ArtifactDirectory(const std::string& id) override { return inner_.ArtifactDirectory(id); }
+  Result<int64_t> EnsureExperiment(const std::string& n) override { return inner_.EnsureExperiment(n); }
+  Status CreateRun(const RunRecord& r) override { return inner_.CreateRun(r); }
+  Status FinishRun(const std::string& id, int64_t e, const std::string& s, std::optional<int> c,
+                   std::optional<int> g, const std::string& r) override {
+    return inner_.FinishRun(id, e, s, c, g, r);
+  }
+  Result<int64_t> EnsureSeries(const std::string& r, const std::string& m, const std::string& l) override {
+    return inner_.EnsureSeries(r, m, l);
+  }
+  Status WriteChunks(ChunkBatch& b) override {
+    if (fail_writes) return Status::IoError("database or disk is full");
+    return inner_.WriteChunks(b);
+  }
+  Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
+  Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
+  Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
+  Result<std::vector<RunRecord>> ListRuns(const std::string& e) override { return inner_.ListRuns(e); }
+  Result<RunRecord> FindRun(const std::string& k) override { return inner_.FindRun(k); }
+  Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
+  Result<std::vector<EventRecord>> ListEvents(const std::string& r) override { return inner_.ListEvents(r); }
+  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override { return inner_.ListArtifacts(r); }
+  Result<ArtifactRecord> GetArtifact(const std::string& r, const std::string& n) override {
+    return inner_.GetArtifact(r, n);
+  }
+
+ private:
+  Store& inner_;
+};
+
+TEST_F(StoreTest, WriterFlushesProvisionallyThenSeals) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  SeriesWriter writer(*store, run.id, /*seal_points=*/10);
+  auto series_id = [&] {
+    return store->EnsureSeries(run.id, "gpu.power.draw_watts", "gpu=0").value();
+  };
+  for (int i = 0; i < 4; ++i) {
+    writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, 50.5 + i, kNoStep});
+    ASSERT_TRUE(writer.Flush().ok());
+  }
+  // Four flushes: four provisional chunks, all readable right away.
+  std::vector<ChunkRecord> chunks = store->ReadChunks(series_id()).value();
+  EXPECT_EQ(chunks.size(), 4u);
+  EXPECT_EQ(ReadSeriesPoints(*store, series_id())->size(), 4u);
+
+  for (int i = 4; i < 12; ++i) writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, 50.5 + i, kNoStep});
+  ASSERT_TRUE(writer.Flush().ok());
+  chunks = store->ReadChunks(series_id()).value();
+  ASSERT_EQ(chunks.size(), 1u);  // sealed, replacing the provisional ones
+  EXPECT_TRUE(chunks[0].sealed);
+  EXPECT_EQ(chunks[0].count, 12);
+  EXPECT_DOUBLE_EQ(*chunks[0].min, 50.5);
+  EXPECT_DOUBLE_EQ(*chunks[0].max, 61.5);
+  std::vector<Point> points = ReadSeriesPoints(*store, series_id()).value();
+  ASSERT_EQ(points.size(), 12u);
+  EXPECT_EQ(points[11].value, 61.5);
+}
+
+TEST_F(StoreTest, FailedFlushLosesNothing) {
+  auto real = OpenOk();
+  FlakyStore store(*real);
+  RunRecord run = NewRun(store);
+  SeriesWriter writer(store, run.id, 100);
+  writer.Append("train.loss", "", {1, 2.5, 1});
+  ASSERT_TRUE(writer.Flush().ok());
+  store.fail_writes = true;
+  writer.Append("train.loss", "", {2, 2.25, 2});
+  writer.Append("train.loss", "", {3, std::nan(""), 3});
+  EXPECT_FALSE(writer.Flush().ok());
+  EXPECT_EQ(writer.pending_points(), 2u);
+  store.fail_writes = false;
+  ASSERT_TRUE(writer.Close().ok());
+  int64_t id = real->EnsureSeries(run.id, "train.loss", "").value();
+  std::vector<Point> points = ReadSeriesPoints(*real, id).value();
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[1].value, 2.25);
+  EXPECT_TRUE(std::isnan(points[2].value));
+  EXPECT_EQ(points[2].step, 3);
+}
+
+TEST_F(StoreTest, ArtifactsInlineAndBesideTheStore) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  std::string dir = store->ArtifactDirectory(run.id).value();
+  std::ofstream(dir + "/stdout.log") << "epoch 1\n";
+  ASSERT_TRUE(store->PutArtifact({run.id, "stdout.log", 8, "", dir + "/stdout.log"}).ok());
+  ASSERT_TRUE(store->PutArtifact({run.id, "manifest.json", 2, "{}", ""}).ok());
+  EXPECT_EQ(store->ListArtifacts(run.id)->size(), 2u);
+  // The path is kept relative to the store and resolved on the way out.
+  EXPECT_EQ(store->ListArtifacts(run.id).value()[1].path, "t.db.artifacts/" + run.id + "/stdout.log");
+  EXPECT_EQ(store->GetArtifact(run.id, "stdout.log")->path, dir + "/stdout.log");
+  EXPECT_EQ(store->GetArtifact(run.id, "manifest.json")->content, "{}");
+}
+
+}  // namespace
+}  // namespace tb

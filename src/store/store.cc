@@ -1,0 +1,72 @@
+#include "store/store.h"
+
+#include <sys/random.h>
+
+#include <cmath>
+
+#include "base/strings.h"
+#include "store/sqlite_store.h"
+
+namespace tb {
+
+ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed) {
+  ChunkRecord c;
+  c.series_id = series_id;
+  c.sealed = sealed;
+  c.count = static_cast<int64_t>(points.size());
+  if (!points.empty()) {
+    c.first_ms = points.front().time_ms;
+    c.last_ms = points.back().time_ms;
+  }
+  for (const Point& p : points) {
+    if (std::isnan(p.value)) continue;
+    c.min = c.min ? std::min(*c.min, p.value) : p.value;
+    c.max = c.max ? std::max(*c.max, p.value) : p.value;
+    c.sum += p.value;
+  }
+  c.data = EncodeChunk(points);
+  return c;
+}
+
+std::string NewRunId() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  static const char* kHex = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+}
+
+Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
+  Result<std::vector<ChunkRecord>> chunks = store.ReadChunks(series_id);
+  if (!chunks.ok()) return chunks.status();
+  std::vector<Point> points;
+  for (const ChunkRecord& c : *chunks) TB_RETURN_IF_ERROR(DecodeChunk(c.data, points));
+  return points;
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& uri) {
+  if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) {
+    return Status::InvalidArgument(
+        "PostgreSQL stores are not available in this build yet; use a SQLite file "
+        "(--store sqlite:///path/to/trainbench.db)");
+  }
+  std::string path = uri;
+  if (StartsWith(uri, "sqlite://")) {
+    path = uri.substr(9);  // "sqlite:///abs" keeps its leading '/'
+  } else if (uri.find("://") != std::string::npos) {
+    return Status::InvalidArgument("unknown store URI '" + uri +
+                                   "'; use a path or sqlite:///path/to/trainbench.db");
+  }
+  if (path.empty()) return Status::InvalidArgument("store URI '" + uri + "' names no file");
+  return OpenSqliteStore(path);
+}
+
+}  // namespace tb

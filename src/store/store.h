@@ -1,0 +1,151 @@
+// The store: experiments, runs (params, tags, status), series of samples kept as
+// compressed chunks, events and artifacts. One interface; SQLite is the embedded default
+// and other engines (PostgreSQL) implement the same calls, so callers never change.
+//
+// Thread-safety: every method may be called from any thread; implementations serialize
+// internally. Durability: a call that returned OK survives a crash of trainbench.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "store/chunk_codec.h"
+
+namespace tb {
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// Run statuses, as MLflow and radT name them.
+inline constexpr const char* kRunning = "RUNNING";
+inline constexpr const char* kFinished = "FINISHED";
+inline constexpr const char* kFailed = "FAILED";
+inline constexpr const char* kKilled = "KILLED";
+
+struct RunRecord {
+  std::string id;  // 32 hex digits, unique across machines
+  std::string experiment;
+  std::string workload;  // "" when the run is not part of a workload
+  std::string name;
+  std::string command;  // shell words, quoted where needed
+  std::string working_directory;
+  std::string host;
+  int64_t supervisor_pid = 0;  // the trainbench process that watched the run
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;  // 0 while running
+  std::string status = kRunning;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string reason;  // why it failed or was killed, for people
+  std::string listeners;
+  int64_t interval_ms = 0;
+  KeyValues params;
+  KeyValues tags;
+};
+
+struct ExperimentInfo {
+  int64_t id = 0;
+  std::string name;
+  int64_t created_ms = 0;
+};
+
+struct SeriesInfo {
+  int64_t id = 0;
+  std::string run_id;
+  std::string metric;
+  std::string labels;
+};
+
+// A chunk as the writer hands it over: the encoded points plus the figures kept beside
+// them so that summaries and downsampling can often skip decoding.
+struct ChunkRecord {
+  int64_t id = 0;  // assigned by the store
+  int64_t series_id = 0;
+  int64_t first_ms = 0, last_ms = 0;
+  int64_t count = 0;
+  std::optional<double> min, max;  // over non-NaN values
+  double sum = 0;                  // over non-NaN values
+  bool sealed = false;             // false: a provisional chunk a later sealed one replaces
+  std::string data;                // EncodeChunk output
+};
+// Builds a ChunkRecord (encoding and statistics) for `points` of one series.
+ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed);
+
+struct ChunkBatch {
+  std::vector<ChunkRecord> inserts;
+  std::vector<int64_t> deletes;  // ids of provisional chunks superseded by a sealed insert
+};
+
+struct EventRecord {
+  std::string run_id;
+  int64_t time_ms = 0;
+  std::string kind;  // "listener", "signal", "phase", ...
+  std::string label;
+};
+
+struct ArtifactRecord {
+  std::string run_id;
+  std::string name;  // "stdout.log", "manifest.json"
+  int64_t size = 0;
+  std::string content;  // inline content, or empty when `path` is set
+  std::string path;     // file holding the content, relative to ArtifactDirectory()'s parent
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Opens (creating when missing) the store named by `uri`: "sqlite:///abs/path.db",
+  // "sqlite://relative.db" or a plain path. Fails with a message that says what to do
+  // when the location is not writable, is not a trainbench store, or was written by a
+  // newer trainbench.
+  static Result<std::unique_ptr<Store>> Open(const std::string& uri);
+
+  // A short description for messages ("sqlite:///home/me/trainbench.db").
+  virtual std::string Describe() const = 0;
+  // Where large artifacts (logs) of a run are written as files while it runs; created.
+  virtual Result<std::string> ArtifactDirectory(const std::string& run_id) = 0;
+
+  // --- write side ---
+  virtual Result<int64_t> EnsureExperiment(const std::string& name) = 0;
+  // Records a new run (with its params and tags). Fails if the id exists.
+  virtual Status CreateRun(const RunRecord& run) = 0;
+  virtual Status FinishRun(const std::string& run_id, int64_t end_ms, const std::string& status,
+                           std::optional<int> exit_code, std::optional<int> signal,
+                           const std::string& reason) = 0;
+  virtual Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
+                                       const std::string& labels) = 0;
+  // Applies a batch atomically; fills in the ids of inserted chunks.
+  virtual Status WriteChunks(ChunkBatch& batch) = 0;
+  virtual Status AddEvent(const EventRecord& event) = 0;
+  // Adds or replaces an artifact of a run.
+  virtual Status PutArtifact(const ArtifactRecord& artifact) = 0;
+
+  // --- read side ---
+  virtual Result<std::vector<ExperimentInfo>> ListExperiments() = 0;
+  // Runs, oldest first; of one experiment when `experiment` is not empty.
+  virtual Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) = 0;
+  // A run by full id, unique id prefix (4+ digits) or name (the newest with that name).
+  virtual Result<RunRecord> FindRun(const std::string& id_prefix_or_name) = 0;
+  virtual Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) = 0;
+  // Chunks of a series in time order.
+  virtual Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) = 0;
+  virtual Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) = 0;
+  // Artifacts of a run, without their content.
+  virtual Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) = 0;
+  // Full path of a file artifact, or the inline content in `content`.
+  virtual Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) = 0;
+};
+
+// A new run id: 32 random hex digits.
+std::string NewRunId();
+
+// All points of a series, decoded, in time order.
+Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id);
+
+}  // namespace tb

@@ -1,0 +1,282 @@
+// The trainbench binary end to end, with real child processes: what a user sees on the
+// terminal, in exit codes and in the store afterwards.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "platform/process.h"
+#include "query/summary.h"
+#include "store/store.h"
+
+namespace tb {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTrainbench = TRAINBENCH_BINARY;
+const std::string kBurner = TRAINBENCH_BURNER;
+
+struct Shell {
+  int code = -1;
+  std::string out, err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tb-cli-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "tb.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs trainbench with `args` (a shell fragment) against this test's store.
+  Shell Trainbench(const std::string& args) {
+    std::string cmd = "cd " + dir_.string() + " && TRAINBENCH_STORE=" + db_ + " " + kTrainbench + " " + args +
+                      " > out.txt 2> err.txt";
+    Shell r;
+    int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = Slurp(dir_ / "out.txt");
+    r.err = Slurp(dir_ / "err.txt");
+    return r;
+  }
+
+  static std::string Slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  std::unique_ptr<Store> OpenStore() { return std::move(Store::Open(db_).value()); }
+
+  RunRecord OnlyRun(Store& store) {
+    std::vector<RunRecord> runs = store.ListRuns("").value();
+    EXPECT_EQ(runs.size(), 1u);
+    return runs.empty() ? RunRecord{} : runs[0];
+  }
+
+  std::vector<Point> Series(Store& store, const std::string& run_id, const std::string& metric,
+                            const std::string& labels = "") {
+    for (const SeriesInfo& s : store.ListSeries(run_id).value()) {
+      if (s.metric == metric && s.labels == labels) return ReadSeriesPoints(store, s.id).value();
+    }
+    return {};
+  }
+
+  // CPU seconds and wall seconds the burner reported for itself and its children.
+  std::pair<double, double> BurnerTruth() {
+    std::istringstream in(Slurp(dir_ / "truth.txt"));
+    double cpu = 0, wall = 0;
+    in >> cpu >> wall;
+    return {cpu, wall};
+  }
+
+  fs::path dir_;
+  std::string db_;
+};
+
+double Mean(const std::vector<Point>& points) { return Summarize(points).mean; }
+
+TEST_F(CliTest, BurnerAtHalfACoreIsMeasuredWithinAFewPoints) {
+  Shell r = Trainbench("run -q -i 200ms -l top -- " + kBurner + " --duty 0.5 --seconds 4 --report truth.txt");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  auto [cpu, wall] = BurnerTruth();
+  double truth = cpu / wall;
+  std::vector<Point> measured = Series(*store, run.id, "proc.cpu.utilization_ratio");
+  ASSERT_GE(measured.size(), 15u);
+  EXPECT_NEAR(Mean(measured), truth, 0.05) << "burner says it used " << truth << " cores";
+  EXPECT_NEAR(truth, 0.5, 0.15);  // the burner itself kept to its duty cycle
+}
+
+TEST_F(CliTest, ProcessTreeWithChildrenIsAttributedInFull) {
+  Shell r = Trainbench("run -q -i 200ms -l top -- " + kBurner +
+                       " --duty 0.4 --seconds 4 --children 2 --child-duty 0.3 --report truth.txt");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  auto [cpu, wall] = BurnerTruth();
+  std::vector<Point> measured = Series(*store, run.id, "proc.cpu.utilization_ratio");
+  EXPECT_NEAR(Mean(measured), cpu / wall, 0.08);
+  EXPECT_GT(cpu / wall, 0.7);  // the children's share is in the truth, so in the measurement
+  EXPECT_EQ(Summarize(Series(*store, run.id, "proc.processes.count")).max, 3);
+}
+
+TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
+  SpawnOptions o;
+  o.argv = {kTrainbench, "run", "--store", db_, "-q", "-i", "100ms", "-l", "top+net", "--",
+            kBurner, "--duty", "0.05", "--seconds", "5"};
+  o.stdout_mode = Stdio::kDevNull;
+  o.stderr_mode = Stdio::kDevNull;
+  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  ASSERT_EQ(kill(tb.pid(), SIGKILL), 0);
+  auto killed_at = std::chrono::system_clock::now();
+  ASSERT_TRUE(tb.Wait().ok());
+  int64_t killed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(killed_at.time_since_epoch()).count();
+
+  Shell show = Trainbench("show burner");
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("UNFINISHED"), std::string::npos) << show.out;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kRunning);
+  std::vector<Point> memory = Series(*store, run.id, "host.memory.used_bytes");
+  // About 30 ticks were taken; at most the last second's may be lost.
+  ASSERT_GE(memory.size(), 15u);
+  EXPECT_GE(memory.back().time_ms, killed_ms - 1600);
+  EXPECT_TRUE(fs::exists(store->GetArtifact(run.id, "stdout.log")->path));
+}
+
+TEST_F(CliTest, OutputFloodNeitherBlocksNorFillsMemory) {
+  const int64_t kBytes = 100 << 20;
+  SpawnOptions o;
+  o.argv = {kTrainbench, "run", "--store", db_, "-l", "top", "--", kBurner, "--print-bytes",
+            std::to_string(kBytes)};
+  o.stdout_mode = Stdio::kDevNull;  // echoed output goes nowhere; the log keeps it all
+  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  ExitInfo exit = tb.Wait().value();
+  EXPECT_EQ(exit.ShellCode(), 0);
+  EXPECT_LT(exit.usage.ru_maxrss, 64 * 1024) << "KiB";  // trainbench and the burner stayed small
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  ArtifactRecord log = store->GetArtifact(run.id, "stdout.log").value();
+  EXPECT_EQ(log.size, kBytes);
+  EXPECT_EQ(static_cast<int64_t>(fs::file_size(log.path)), kBytes);
+}
+
+TEST_F(CliTest, CommandNotFoundIsAFailedRunWithExitCode127) {
+  Shell r = Trainbench("run -q -- no-such-program-anywhere --epochs 3");
+  EXPECT_EQ(r.code, 127);
+  EXPECT_NE(r.err.find("command not found: no-such-program-anywhere"), std::string::npos) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFailed);
+  EXPECT_EQ(run.exit_code, 127);
+  EXPECT_NE(run.reason.find("command not found"), std::string::npos);
+}
+
+TEST_F(CliTest, ExitCodeAndStatusFollowTheChild) {
+  EXPECT_EQ(Trainbench("run -q -n fails -- sh -c 'exit 3'").code, 3);
+  EXPECT_EQ(Trainbench("run -q -n works -- true").code, 0);
+  auto store = OpenStore();
+  EXPECT_EQ(store->FindRun("fails")->status, kFailed);
+  EXPECT_EQ(store->FindRun("fails")->exit_code, 3);
+  EXPECT_EQ(store->FindRun("works")->status, kFinished);
+  // The later run left the earlier one as it was.
+  EXPECT_EQ(store->FindRun("fails")->reason, "exit code 3");
+}
+
+TEST_F(CliTest, MaximumRunTimeSendsTermThenKill) {
+  auto start = std::chrono::steady_clock::now();
+  Shell r = Trainbench("run -q -n polite --max-time 1s -- sleep 30");
+  EXPECT_EQ(r.code, 128 + SIGTERM);
+  Shell r2 = Trainbench("run -q -n stubborn --max-time 1s --kill-grace 1s -- sh -c \"trap '' TERM; while :; do sleep 0.1; done\"");
+  EXPECT_EQ(r2.code, 128 + SIGKILL);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  auto store = OpenStore();
+  EXPECT_EQ(store->FindRun("polite")->status, kKilled);
+  EXPECT_NE(store->FindRun("polite")->reason.find("maximum run time"), std::string::npos);
+  EXPECT_EQ(store->FindRun("stubborn")->status, kKilled);
+  EXPECT_EQ(store->FindRun("stubborn")->signal, SIGKILL);
+}
+
+TEST_F(CliTest, SigintIsForwardedAndTheRunIsKilled) {
+  SpawnOptions o;
+  o.argv = {kTrainbench, "run", "--store", db_, "-q", "--", "sleep", "30"};
+  o.stderr_mode = Stdio::kDevNull;
+  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  kill(tb.pid(), SIGINT);
+  ExitInfo exit = tb.Wait().value();
+  EXPECT_EQ(exit.ShellCode(), 128 + SIGINT);  // sleep died of the forwarded SIGINT
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kKilled);
+  EXPECT_GT(run.end_ms, run.start_ms);
+  EXPECT_FALSE(store->ListEvents(run.id)->empty());
+}
+
+TEST_F(CliTest, BadInputIsRefusedBeforeAnythingStarts) {
+  Shell r = Trainbench("run -l top+gpu -- touch marker");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("unknown listener 'gpu'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("top, ps, iostat, net"), std::string::npos) << r.err;
+  r = Trainbench("run -i 50ms -- touch marker");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("100ms"), std::string::npos) << r.err;
+  r = Trainbench("run -i often -- touch marker");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("not a duration"), std::string::npos) << r.err;
+  std::ofstream(dir_ / "notes.txt") << "not a database at all, just some text that is long enough\n";
+  r = Trainbench("run --store notes.txt -- touch marker");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("not a trainbench store"), std::string::npos) << r.err;
+  r = Trainbench("run --store /nonexistent/dir/tb.db -- touch marker");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+  r = Trainbench("run -p batch-size -- touch marker");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("KEY=VALUE"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "marker"));  // the command never ran
+  EXPECT_TRUE(OpenStore()->ListRuns("")->empty());
+}
+
+TEST_F(CliTest, ScriptFormRecordsArgumentsAsParams) {
+  std::ofstream(dir_ / "train.py") << "import sys\nprint('args', sys.argv[1:])\n";
+  Shell r = Trainbench("run -e digits -w 1 -t owner=me -p lr=0.5 train.py --batch-size 128 --lr=0.1 --amp");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("args ['--batch-size', '128', '--lr=0.1', '--amp']"), std::string::npos) << r.out;
+  Shell show = Trainbench("show train.py");
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("batch-size = 128"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("lr = 0.5"), std::string::npos) << show.out;  // --param wins
+  EXPECT_NE(show.out.find("amp = true"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("owner = me"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("host.cpu.utilization_ratio"), std::string::npos) << show.out;
+  Shell ls = Trainbench("ls");
+  EXPECT_NE(ls.out.find("experiment digits"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("workload 1"), std::string::npos) << ls.out;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::string manifest = store->GetArtifact(run.id, "manifest.json")->content;
+  EXPECT_NE(manifest.find("\"cpu_count\""), std::string::npos);
+  EXPECT_NE(manifest.find("\"python\""), std::string::npos);
+  EXPECT_NE(manifest.find("\"version\""), std::string::npos);
+  EXPECT_NE(manifest.find("PYTHONUNBUFFERED"), std::string::npos);
+}
+
+TEST_F(CliTest, ExportWritesEverySampleAsCsvAndJson) {
+  ASSERT_EQ(Trainbench("run -q -i 100ms -n short -- sleep 1").code, 0);
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  size_t points = Series(*store, run.id, "host.memory.used_bytes").size();
+  ASSERT_GT(points, 5u);
+  Shell csv = Trainbench("export short --metric host.memory.used_bytes --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("run_id,metric,labels,time_ms,step,value\n", 0), 0u);
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.out.begin(), csv.out.end(), '\n')), points + 1);
+  Shell json = Trainbench("export short -f json -o all.json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_NE(Slurp(dir_ / "all.json").find("\"metric\":\"host.memory.used_bytes\""), std::string::npos);
+  Shell bad = Trainbench("export short --metric gpu.power.draw_watts");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("no metric"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tb
