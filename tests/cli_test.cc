@@ -129,7 +129,7 @@ TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
   ASSERT_TRUE(tb.Wait().ok());
   int64_t killed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(killed_at.time_since_epoch()).count();
 
-  Shell show = Trainbench("show burner");
+  Shell show = Trainbench("show tb_burner");
   ASSERT_EQ(show.code, 0) << show.err;
   EXPECT_NE(show.out.find("UNFINISHED"), std::string::npos) << show.out;
   auto store = OpenStore();

@@ -321,8 +321,9 @@ int Main(int argc, char** argv) {
   run->add_option("-e,--experiment", ra.experiment, "Experiment name; created on first use")->capture_default_str();
   run->add_option("-w,--workload", ra.workload, "Workload id within the experiment");
   run->add_option("-n,--name", ra.name, "Run name (default: the script's file name)");
-  run->add_option("-p,--param", ra.params, "Param KEY=VALUE (repeatable; overrides parsed arguments)");
-  run->add_option("-t,--tag", ra.tags, "Tag KEY=VALUE (repeatable)");
+  run->add_option("-p,--param", ra.params, "Param KEY=VALUE (repeatable; overrides parsed arguments)")
+      ->allow_extra_args(false);
+  run->add_option("-t,--tag", ra.tags, "Tag KEY=VALUE (repeatable)")->allow_extra_args(false);
   run->add_option("-l,--listeners", ra.listeners, "Listeners joined with '+': top, ps, iostat, net")
       ->capture_default_str();
   run->add_option("-i,--interval", ra.interval, "Sampling interval, at least 100ms (250ms, 1s, ...)")

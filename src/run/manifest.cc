@@ -55,8 +55,8 @@ std::string DirectoryOf(const std::string& path) {
 bool IsRelevantEnvironmentVariable(const std::string& name) {
   static const char* kPrefixes[] = {"CUDA_", "NVIDIA_", "OMP_", "MKL_", "NCCL_", "PYTORCH_", "TORCH_",
                                     "CUBLAS_", "CUDNN_", "TF_", "XLA_", "HIP_", "ROCR_", "KMP_",
-                                    "OPENBLAS_", "MLFLOW_", "TRAINBENCH_"};
-  static const char* kNames[] = {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
+                                    "OPENBLAS_", "MLFLOW_", "TRAINBENCH_", "PYTHON"};
+  static const char* kNames[] = {"PATH", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
                                  "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "HOSTNAME"};
   for (const char* p : kPrefixes) {
     if (StartsWith(name, p)) return true;

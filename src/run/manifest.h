@@ -3,7 +3,7 @@
 // packages when the command is Python (`pip freeze`, or the installed distributions when
 // pip is absent), `conda list` and `nvidia-smi -q` when those tools exist, the git commit
 // and dirty state of the script's repository, and the environment variables that change
-// how training runs (CUDA_*, OMP_*, NCCL_*, PYTORCH_*, ...). Missing tools are skipped
+// how training runs (CUDA_*, OMP_*, NCCL_*, PYTORCH_*, PYTHON*, ...). Missing tools are skipped
 // silently. Runs external tools: call it off the critical path (it takes about a second).
 #pragma once
 
