@@ -118,8 +118,8 @@ TEST_F(CliTest, ProcessTreeWithChildrenIsAttributedInFull) {
 
 TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
   SpawnOptions o;
-  o.argv = {kTrainbench, "run", "--store", db_, "-q", "-i", "100ms", "-l", "top+net", "--",
-            kBurner, "--duty", "0.05", "--seconds", "5"};
+  o.argv = {kTrainbench, "run", "--store", db_,      "-q",   "-i",        "100ms", "-l",
+            "top+net",   "--",  kBurner,   "--duty", "0.05", "--seconds", "5"};
   o.stdout_mode = Stdio::kDevNull;
   o.stderr_mode = Stdio::kDevNull;
   ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
@@ -127,7 +127,8 @@ TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
   ASSERT_EQ(kill(tb.pid(), SIGKILL), 0);
   auto killed_at = std::chrono::system_clock::now();
   ASSERT_TRUE(tb.Wait().ok());
-  int64_t killed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(killed_at.time_since_epoch()).count();
+  int64_t killed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(killed_at.time_since_epoch()).count();
 
   Shell show = Trainbench("show tb_burner");
   ASSERT_EQ(show.code, 0) << show.err;
@@ -145,7 +146,7 @@ TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
 TEST_F(CliTest, OutputFloodNeitherBlocksNorFillsMemory) {
   const int64_t kBytes = 100 << 20;
   SpawnOptions o;
-  o.argv = {kTrainbench, "run", "--store", db_, "-l", "top", "--", kBurner, "--print-bytes",
+  o.argv = {kTrainbench,           "run", "--store", db_, "-l", "top", "--", kBurner, "--print-bytes",
             std::to_string(kBytes)};
   o.stdout_mode = Stdio::kDevNull;  // echoed output goes nowhere; the log keeps it all
   ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
@@ -185,7 +186,9 @@ TEST_F(CliTest, MaximumRunTimeSendsTermThenKill) {
   auto start = std::chrono::steady_clock::now();
   Shell r = Trainbench("run -q -n polite --max-time 1s -- sleep 30");
   EXPECT_EQ(r.code, 128 + SIGTERM);
-  Shell r2 = Trainbench("run -q -n stubborn --max-time 1s --kill-grace 1s -- sh -c \"trap '' TERM; while :; do sleep 0.1; done\"");
+  Shell r2 = Trainbench(
+      "run -q -n stubborn --max-time 1s --kill-grace 1s -- sh -c \"trap '' TERM; while :; do sleep 0.1; "
+      "done\"");
   EXPECT_EQ(r2.code, 128 + SIGKILL);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
   auto store = OpenStore();

@@ -37,7 +37,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return value_.has_value(); }
@@ -58,8 +58,8 @@ class Result {
 }  // namespace tb
 
 // Returns early from the enclosing function when `expr` yields a failed Status.
-#define TB_RETURN_IF_ERROR(expr)         \
-  do {                                   \
-    ::tb::Status tb_status_ = (expr);    \
+#define TB_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::tb::Status tb_status_ = (expr);        \
     if (!tb_status_.ok()) return tb_status_; \
   } while (0)

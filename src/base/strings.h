@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@ std::vector<std::string_view> Split(std::string_view s, char sep);
 // Splits on runs of spaces and tabs, dropping empty fields.
 std::vector<std::string_view> SplitWhitespace(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
+// Joins the parts with one allocation ("/proc/", pid, "/task/", tid, "/stat").
+std::string Concat(std::initializer_list<std::string_view> parts);
 
 std::optional<int64_t> ParseInt(std::string_view s);
 std::optional<uint64_t> ParseUint(std::string_view s);

@@ -11,10 +11,10 @@
 
 namespace tb {
 
-int64_t WallMillis();          // Unix time in milliseconds.
-int64_t MonotonicNanos();      // CLOCK_MONOTONIC.
-int64_t ThreadCpuNanos();      // CPU time of the calling thread.
-int64_t ProcessCpuNanos();     // CPU time of the whole process (all threads).
+int64_t WallMillis();       // Unix time in milliseconds.
+int64_t MonotonicNanos();   // CLOCK_MONOTONIC.
+int64_t ThreadCpuNanos();   // CPU time of the calling thread.
+int64_t ProcessCpuNanos();  // CPU time of the whole process (all threads).
 
 // Parses "250ms", "1s", "1.5s", "2m", "3h" or a bare number of seconds into milliseconds.
 // Fails on anything else, on negative values and on values that overflow.

@@ -110,8 +110,9 @@ struct RunArgs {
 int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
-    return Fail(Status::InvalidArgument(
-        "no command given: trainbench run [options] -- COMMAND [ARGS...] or trainbench run train.py [ARGS...]"));
+    return Fail(
+        Status::InvalidArgument("no command given: trainbench run [options] -- COMMAND [ARGS...] or "
+                                "trainbench run train.py [ARGS...]"));
   }
   RunOptions o;
   o.experiment = a.experiment;
@@ -145,9 +146,8 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   o.tags = *tags;
 
   // radT's form: a .py file runs with the Python interpreter.
-  std::string python = !a.python.empty() ? a.python
-                       : std::getenv("TRAINBENCH_PYTHON") != nullptr ? std::getenv("TRAINBENCH_PYTHON")
-                                                                     : "python3";
+  const char* python_env = std::getenv("TRAINBENCH_PYTHON");
+  std::string python = !a.python.empty() ? a.python : python_env != nullptr ? python_env : "python3";
   if (EndsWith(command[0], ".py")) {
     o.python = python;
     o.script = command[0];
@@ -225,7 +225,8 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   if (r.signal) status += " (signal " + std::to_string(*r.signal) + ")";
   int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
   std::printf("run         %s  %s\n", r.id.c_str(), r.name.c_str());
-  std::printf("experiment  %s   workload %s\n", r.experiment.c_str(), r.workload.empty() ? "-" : r.workload.c_str());
+  std::printf("experiment  %s   workload %s\n", r.experiment.c_str(),
+              r.workload.empty() ? "-" : r.workload.c_str());
   std::printf("status      %s\n", status.c_str());
   if (!r.reason.empty()) std::printf("reason      %s\n", r.reason.c_str());
   std::printf("command     %s\n", r.command.c_str());
@@ -254,15 +255,16 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   if (artifacts.ok() && !artifacts->empty()) {
     std::printf("\nartifacts\n");
     for (const ArtifactRecord& a : *artifacts) {
-      std::printf("  %-14s %10s  %s\n", a.name.c_str(), FormatValue(static_cast<double>(a.size), "bytes").c_str(),
+      std::printf("  %-14s %10s  %s\n", a.name.c_str(),
+                  FormatValue(static_cast<double>(a.size), "bytes").c_str(),
                   a.path.empty() ? "(in the store)" : a.path.c_str());
     }
   }
   Result<std::vector<SeriesInfo>> series = (*store)->ListSeries(r.id);
   if (!series.ok()) return Fail(series.status());
   std::printf("\nmetrics (%zu series)\n", series->size());
-  std::printf("  %-44s %-22s %7s %11s %11s %11s %11s %11s\n", "metric", "labels", "count", "min", "mean", "max",
-              "p50", "p95");
+  std::printf("  %-44s %-22s %7s %11s %11s %11s %11s %11s\n", "metric", "labels", "count", "min", "mean",
+              "max", "p50", "p95");
   for (const SeriesInfo& s : *series) {
     Result<std::vector<Point>> points = ReadSeriesPoints(**store, s.id);
     if (!points.ok()) return Fail(points.status());
@@ -305,20 +307,23 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"trainbench: benchmark deep-learning training on real hardware.\n"
-               "Runs a training command, samples host metrics while it trains, and stores\n"
-               "everything in a SQLite file (trainbench.db, or --store / TRAINBENCH_STORE)."};
+  CLI::App app{
+      "trainbench: benchmark deep-learning training on real hardware.\n"
+      "Runs a training command, samples host metrics while it trains, and stores\n"
+      "everything in a SQLite file (trainbench.db, or --store / TRAINBENCH_STORE)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainbench 0.1.0");
 
   RunArgs ra;
-  CLI::App* run = app.add_subcommand(
-      "run", "Run a training command and record it.\n"
-             "  trainbench run [options] -- COMMAND [ARGS...]\n"
-             "  trainbench run [options] train.py [ARGS...]   (runs with --python)\n"
-             "The script's --key value arguments are recorded as params.");
-  run->add_option("--store", ra.store, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
-  run->add_option("-e,--experiment", ra.experiment, "Experiment name; created on first use")->capture_default_str();
+  CLI::App* run = app.add_subcommand("run",
+                                     "Run a training command and record it.\n"
+                                     "  trainbench run [options] -- COMMAND [ARGS...]\n"
+                                     "  trainbench run [options] train.py [ARGS...]   (runs with --python)\n"
+                                     "The script's --key value arguments are recorded as params.");
+  run->add_option("--store", ra.store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+  run->add_option("-e,--experiment", ra.experiment, "Experiment name; created on first use")
+      ->capture_default_str();
   run->add_option("-w,--workload", ra.workload, "Workload id within the experiment");
   run->add_option("-n,--name", ra.name, "Run name (default: the script's file name)");
   run->add_option("-p,--param", ra.params, "Param KEY=VALUE (repeatable; overrides parsed arguments)")
@@ -330,7 +335,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--max-time", ra.max_time, "Stop the run after this long (SIGTERM, then SIGKILL)");
   run->add_option("--kill-grace", ra.kill_grace, "Time between SIGTERM and SIGKILL")->capture_default_str();
-  run->add_option("--python", ra.python, "Interpreter for .py scripts (env TRAINBENCH_PYTHON; default python3)");
+  run->add_option("--python", ra.python,
+                  "Interpreter for .py scripts (env TRAINBENCH_PYTHON; default python3)");
   run->add_option("--proc-root", ra.proc_root, "Read /proc and /sys under this directory (for testing)")
       ->capture_default_str();
   run->add_flag("-q,--quiet", ra.quiet, "Do not echo the command's output (it is still stored)");
@@ -340,12 +346,15 @@ int Main(int argc, char** argv) {
   std::string ls_experiment;
   CLI::App* ls = app.add_subcommand("ls", "List experiments, their workloads and runs");
   ls->add_option("experiment", ls_experiment, "Only this experiment");
-  ls->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+  ls->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
 
   std::string run_key;
-  CLI::App* show = app.add_subcommand("show", "Show a run: params, status, events, artifacts, metric statistics");
+  CLI::App* show =
+      app.add_subcommand("show", "Show a run: params, status, events, artifacts, metric statistics");
   show->add_option("run", run_key, "Run id, unique id prefix, or run name")->required();
-  show->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+  show->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
 
   std::string metric, format = "csv", output;
   CLI::App* exp = app.add_subcommand("export", "Export a run's samples at full resolution");
@@ -353,7 +362,8 @@ int Main(int argc, char** argv) {
   exp->add_option("-m,--metric", metric, "Only this metric");
   exp->add_option("-f,--format", format, "csv or json")->capture_default_str();
   exp->add_option("-o,--output", output, "File to write (default: standard output)");
-  exp->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+  exp->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
 
   // Everything after the first "--" is the command to run, untouched by option parsing.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -383,4 +393,11 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tb
 
-int main(int argc, char** argv) { return tb::Main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return tb::Main(argc, argv);
+  } catch (const std::exception& e) {
+    tb::LogError(std::string("unexpected failure: ") + e.what());
+    return 1;
+  }
+}

@@ -36,8 +36,8 @@ std::string LabelValue(std::string_view raw);
 class ProcessTree;
 
 struct Tick {
-  int64_t time_ms = 0;       // wall time of the tick (Unix ms)
-  int64_t monotonic_ns = 0;  // for rates
+  int64_t time_ms = 0;          // wall time of the tick (Unix ms)
+  int64_t monotonic_ns = 0;     // for rates
   ProcessTree* tree = nullptr;  // null when no run is watched
 };
 

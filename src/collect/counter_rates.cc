@@ -2,8 +2,7 @@
 
 namespace tb {
 
-std::optional<double> CounterRates::Update(const std::string& key, double counter,
-                                           int64_t monotonic_ns) {
+std::optional<double> CounterRates::Update(const std::string& key, double counter, int64_t monotonic_ns) {
   auto [it, inserted] = last_.try_emplace(key, Last{counter, monotonic_ns});
   if (inserted) return std::nullopt;
   Last previous = it->second;

@@ -20,7 +20,7 @@ class IostatCollector : public Collector {
   std::string_view name() const override { return "iostat"; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
-    TB_RETURN_IF_ERROR(files_.Read("/proc/diskstats", buffer_));
+    TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/diskstats", buffer_));
     TB_RETURN_IF_ERROR(ParseDiskStats(buffer_, disks_));
     int64_t now = tick.monotonic_ns;
     for (const DiskCounters& d : disks_) {
@@ -29,8 +29,10 @@ class IostatCollector : public Collector {
       auto rate = [&](const char* what, uint64_t counter) {
         return rates_.Update(d.device + what, static_cast<double>(counter), now);
       };
-      if (auto r = rate(":rs", d.sectors_read)) sink.Add("disk.read_bytes_per_second", labels, *r * kSectorBytes);
-      if (auto r = rate(":ws", d.sectors_written)) sink.Add("disk.write_bytes_per_second", labels, *r * kSectorBytes);
+      if (auto r = rate(":rs", d.sectors_read))
+        sink.Add("disk.read_bytes_per_second", labels, *r * kSectorBytes);
+      if (auto r = rate(":ws", d.sectors_written))
+        sink.Add("disk.write_bytes_per_second", labels, *r * kSectorBytes);
       if (auto r = rate(":r", d.reads)) sink.Add("disk.read_ops_per_second", labels, *r);
       if (auto r = rate(":w", d.writes)) sink.Add("disk.write_ops_per_second", labels, *r);
       if (auto r = rate(":io", d.io_ms)) sink.Add("disk.busy_ratio", labels, std::min(1.0, *r / 1000));

@@ -15,7 +15,7 @@ class NetCollector : public Collector {
   std::string_view name() const override { return "net"; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
-    TB_RETURN_IF_ERROR(files_.Read("/proc/net/dev", buffer_));
+    TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/net/dev", buffer_));
     TB_RETURN_IF_ERROR(ParseNetDev(buffer_, interfaces_));
     for (const NetCounters& n : interfaces_) {
       std::string labels = "interface=" + LabelValue(n.interface);

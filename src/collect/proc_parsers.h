@@ -16,9 +16,9 @@ namespace tb {
 
 // One "cpu" line of /proc/stat, in clock ticks.
 struct CpuTimes {
-  int core = -1;  // -1 for the aggregate "cpu" line
-  uint64_t busy = 0;   // user + nice + system + irq + softirq + steal
-  uint64_t idle = 0;   // idle + iowait
+  int core = -1;      // -1 for the aggregate "cpu" line
+  uint64_t busy = 0;  // user + nice + system + irq + softirq + steal
+  uint64_t idle = 0;  // idle + iowait
   uint64_t Total() const { return busy + idle; }
 };
 Status ParseProcStat(std::string_view text, std::vector<CpuTimes>& out);

@@ -7,6 +7,14 @@
 
 namespace tb {
 
+Status ListThreads(HostFiles& files, const PidStat& process, std::vector<std::string>& tids) {
+  if (process.num_threads <= 1) {
+    tids.assign(1, std::to_string(process.pid));
+    return Status::Ok();
+  }
+  return files.List(Concat({"/proc/", std::to_string(process.pid), "/task"}), tids);
+}
+
 ProcessTree::ProcessTree(HostFiles files, pid_t root) : files_(std::move(files)), root_(root) {}
 
 const std::vector<PidStat>& ProcessTree::Processes() {
@@ -14,6 +22,7 @@ const std::vector<PidStat>& ProcessTree::Processes() {
     processes_.clear();
     if (have_children_file_) Walk();
     if (!have_children_file_) ScanAll();
+    files_.CloseUnused();
     fresh_ = true;
   }
   return processes_;
@@ -24,17 +33,17 @@ void ProcessTree::Walk() {
   std::vector<pid_t> children;
   for (size_t i = 0; i < queue.size(); ++i) {
     pid_t pid = queue[i];
-    std::string dir = "/proc/" + std::to_string(pid);
+    std::string dir = Concat({"/proc/", std::to_string(pid)});
     PidStat stat;
-    if (!files_.Read(dir + "/stat", buffer_).ok() || !ParsePidStat(buffer_, stat).ok()) {
+    if (!files_.ReadKeepOpen(Concat({dir, "/stat"}), buffer_).ok() || !ParsePidStat(buffer_, stat).ok()) {
       continue;  // exited between ticks
     }
     if (stat.state == 'Z' && pid != root_) continue;
-    processes_.push_back(std::move(stat));
-    if (!files_.List(dir + "/task", names_).ok()) continue;
+    processes_.push_back(stat);
+    if (!ListThreads(files_, stat, names_).ok()) continue;
     for (const std::string& tid : names_) {
-      Status s = files_.Read(dir + "/task/" + tid + "/children", buffer_);
-      if (s.code() == Status::Code::kNotFound && files_.Exists(dir + "/task/" + tid)) {
+      Status s = files_.ReadKeepOpen(Concat({dir, "/task/", tid, "/children"}), buffer_);
+      if (s.code() == Status::Code::kNotFound && files_.Exists(Concat({dir, "/task/", tid}))) {
         have_children_file_ = false;  // kernel without CONFIG_PROC_CHILDREN
         processes_.clear();
         return;

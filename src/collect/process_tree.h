@@ -13,6 +13,10 @@
 
 namespace tb {
 
+// The thread ids of a process: the pid alone when it has one thread (no directory read),
+// otherwise the entries of /proc/PID/task.
+Status ListThreads(HostFiles& files, const PidStat& process, std::vector<std::string>& tids);
+
 class ProcessTree {
  public:
   ProcessTree(HostFiles files, pid_t root);

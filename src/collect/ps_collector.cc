@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "base/strings.h"
 #include "collect/counter_rates.h"
 #include "collect/host_collectors.h"
 #include "collect/process_tree.h"
@@ -21,20 +22,20 @@ class PsCollector : public Collector {
     if (tick.tree == nullptr) return Status::Ok();
     for (const PidStat& proc : tick.tree->Processes()) {
       if (proc.state == 'Z') continue;
-      std::string task_dir = "/proc/" + std::to_string(proc.pid) + "/task";
-      if (!files_.List(task_dir, tids_).ok()) continue;
+      std::string task_dir = Concat({"/proc/", std::to_string(proc.pid), "/task/"});
+      if (!ListThreads(files_, proc, tids_).ok()) continue;
       for (const std::string& tid : tids_) {
         PidStat thread;
-        if (!files_.Read(task_dir + "/" + tid + "/stat", buffer_).ok() ||
+        if (!files_.ReadKeepOpen(Concat({task_dir, tid, "/stat"}), buffer_).ok() ||
             !ParsePidStat(buffer_, thread).ok()) {
           continue;
         }
         // The start time keeps a reused tid from inheriting another thread's counter.
-        std::string labels = "pid=" + std::to_string(proc.pid) + ",tid=" + tid +
-                             ",name=" + LabelValue(thread.comm);
+        std::string labels =
+            "pid=" + std::to_string(proc.pid) + ",tid=" + tid + ",name=" + LabelValue(thread.comm);
         std::string key = labels + "@" + std::to_string(thread.start_time);
-        if (auto r = rates_.Update(key, static_cast<double>(thread.utime + thread.stime),
-                                   tick.monotonic_ns)) {
+        if (auto r =
+                rates_.Update(key, static_cast<double>(thread.utime + thread.stime), tick.monotonic_ns)) {
           sink.Add("proc.thread.cpu_utilization_ratio", labels, *r / ticks_per_second_);
         }
         if (thread.processor >= 0) {
@@ -43,6 +44,7 @@ class PsCollector : public Collector {
       }
     }
     rates_.ForgetOlderThan(tick.monotonic_ns);
+    files_.CloseUnused();
     return Status::Ok();
   }
 

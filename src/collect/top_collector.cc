@@ -5,10 +5,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/strings.h"
 #include "collect/counter_rates.h"
 #include "collect/host_collectors.h"
-#include "collect/process_tree.h"
 #include "collect/proc_parsers.h"
+#include "collect/process_tree.h"
 
 namespace tb {
 namespace {
@@ -23,14 +24,15 @@ class TopCollector : public Collector {
   std::string_view name() const override { return "top"; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
-    TB_RETURN_IF_ERROR(CollectHost(sink));
+    Status s = CollectHost(sink);
     if (tick.tree != nullptr) CollectTree(tick, sink);
-    return Status::Ok();
+    files_.CloseUnused();
+    return s;
   }
 
  private:
   Status CollectHost(SampleSink& sink) {
-    TB_RETURN_IF_ERROR(files_.Read("/proc/stat", buffer_));
+    TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/stat", buffer_));
     TB_RETURN_IF_ERROR(ParseProcStat(buffer_, cpus_));
     if (previous_cpus_.size() == cpus_.size()) {
       for (size_t i = 0; i < cpus_.size(); ++i) {
@@ -43,15 +45,14 @@ class TopCollector : public Collector {
     }
     previous_cpus_.swap(cpus_);
 
-    TB_RETURN_IF_ERROR(files_.Read("/proc/meminfo", buffer_));
+    TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/meminfo", buffer_));
     MemInfo mem;
     TB_RETURN_IF_ERROR(ParseMemInfo(buffer_, mem));
     sink.Add("host.memory.used_bytes", "", static_cast<double>(mem.total_bytes - mem.available_bytes));
     sink.Add("host.memory.available_bytes", "", static_cast<double>(mem.available_bytes));
-    sink.Add("host.swap.used_bytes", "",
-             static_cast<double>(mem.swap_total_bytes - mem.swap_free_bytes));
+    sink.Add("host.swap.used_bytes", "", static_cast<double>(mem.swap_total_bytes - mem.swap_free_bytes));
 
-    TB_RETURN_IF_ERROR(files_.Read("/proc/loadavg", buffer_));
+    TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/loadavg", buffer_));
     Result<double> load = ParseLoadAverage(buffer_);
     if (!load.ok()) return load.status();
     sink.Add("host.load.average_1m", "", *load);
@@ -76,7 +77,7 @@ class TopCollector : public Collector {
       ++live;
       rss += static_cast<double>(p.rss_pages) * page_bytes_;
       threads += p.num_threads;
-      AddThreadSwitches(p.pid, switches);
+      AddThreadSwitches(p, switches);
     }
     if (live > 0) {  // after the run exited only its final CPU time is left to report
       sink.Add("proc.memory.rss_bytes", "", rss);
@@ -102,12 +103,12 @@ class TopCollector : public Collector {
   // The kernel counts context switches per thread, and a thread's counts vanish when it
   // exits, so the increase is summed thread by thread: threads seen last tick contribute
   // their difference, threads born since then all of theirs.
-  void AddThreadSwitches(pid_t pid, ContextSwitches& increase) {
-    std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
-    if (!files_.List(task_dir, tids_).ok()) return;
+  void AddThreadSwitches(const PidStat& process, ContextSwitches& increase) {
+    std::string task_dir = Concat({"/proc/", std::to_string(process.pid), "/task/"});
+    if (!ListThreads(files_, process, tids_).ok()) return;
     for (const std::string& tid : tids_) {
       ContextSwitches now;
-      if (!files_.Read(task_dir + "/" + tid + "/status", buffer_).ok() ||
+      if (!files_.ReadKeepOpen(Concat({task_dir, tid, "/status"}), buffer_).ok() ||
           !ParseContextSwitches(buffer_, now).ok()) {
         continue;
       }

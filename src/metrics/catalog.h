@@ -16,9 +16,9 @@ struct MetricInfo {
   std::string_view unit;  // "ratio", "bytes", "bytes/s", "1/s", "cores", "s", "1"
   MetricKind kind;
   std::string_view listener;
-  std::string_view labels;       // label keys it carries, "" for none
+  std::string_view labels;  // label keys it carries, "" for none
   std::string_view description;
-  std::string_view radt_name;    // what radT showed for it, "" when radT had none
+  std::string_view radt_name;  // what radT showed for it, "" when radT had none
 };
 
 std::span<const MetricInfo> MetricCatalog();

@@ -20,7 +20,7 @@ namespace tb {
 enum class Stdio { kInherit, kPipe, kDevNull };
 
 struct SpawnOptions {
-  std::vector<std::string> argv;  // argv[0] is looked up on PATH unless it contains '/'
+  std::vector<std::string> argv;                        // argv[0] is looked up on PATH unless it contains '/'
   std::optional<std::vector<std::string>> environment;  // "K=V"; nullopt inherits ours
   std::string working_directory;                        // empty: ours
   bool new_process_group = false;                       // setpgid(0, 0) in the child
@@ -90,7 +90,6 @@ struct CapturedOutput {
 // Runs a helper tool to completion, capturing stdout (stderr is discarded). Kills it
 // with SIGKILL after `timeout_ms`. For short informational tools (git, pip, nvidia-smi).
 Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
-                                     size_t max_bytes = 64 << 20,
-                                     const std::string& working_directory = "");
+                                     size_t max_bytes = 64 << 20, const std::string& working_directory = "");
 
 }  // namespace tb

@@ -22,10 +22,18 @@ std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -55,8 +63,8 @@ std::string FormatDouble(double v) {
   return std::string(buf, end);
 }
 
-Status ExportRun(Store& store, const std::string& run_id, const std::string& metric,
-                 ExportFormat format, std::FILE* out) {
+Status ExportRun(Store& store, const std::string& run_id, const std::string& metric, ExportFormat format,
+                 std::FILE* out) {
   Result<std::vector<SeriesInfo>> all = store.ListSeries(run_id);
   if (!all.ok()) return all.status();
   std::vector<SeriesInfo> series;
@@ -64,8 +72,8 @@ Status ExportRun(Store& store, const std::string& run_id, const std::string& met
     if (metric.empty() || s.metric == metric) series.push_back(s);
   }
   if (series.empty() && !metric.empty()) {
-    return Status::NotFound("run " + run_id + " has no metric '" + metric +
-                            "'; `trainbench show " + run_id.substr(0, 8) + "` lists its metrics");
+    return Status::NotFound("run " + run_id + " has no metric '" + metric + "'; `trainbench show " +
+                            run_id.substr(0, 8) + "` lists its metrics");
   }
   if (format == ExportFormat::kCsv) {
     std::fputs("run_id,metric,labels,time_ms,step,value\n", out);
@@ -80,8 +88,8 @@ Status ExportRun(Store& store, const std::string& run_id, const std::string& met
       std::string prefix = run_id + "," + CsvField(s.metric) + "," + CsvField(s.labels) + ",";
       for (const Point& p : *points) {
         std::string step = p.step == kNoStep ? "" : std::to_string(p.step);
-        std::fprintf(out, "%s%lld,%s,%s\n", prefix.c_str(), static_cast<long long>(p.time_ms),
-                     step.c_str(), FormatDouble(p.value).c_str());
+        std::fprintf(out, "%s%lld,%s,%s\n", prefix.c_str(), static_cast<long long>(p.time_ms), step.c_str(),
+                     FormatDouble(p.value).c_str());
       }
     } else {
       const MetricInfo* info = FindMetric(s.metric);

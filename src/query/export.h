@@ -18,8 +18,8 @@ enum class ExportFormat { kCsv, kJson };
 
 // Writes the run's series (only `metric` when not empty) to `out`. NotFound when the run
 // has no such metric.
-Status ExportRun(Store& store, const std::string& run_id, const std::string& metric,
-                 ExportFormat format, std::FILE* out);
+Status ExportRun(Store& store, const std::string& run_id, const std::string& metric, ExportFormat format,
+                 std::FILE* out);
 
 // Shortest text that reads back as exactly `v` ("52.183", "1e+20", "nan", "inf").
 std::string FormatDouble(double v);

@@ -91,8 +91,8 @@ KeyValues ParamsFromArguments(const std::vector<std::string>& args) {
       params.emplace_back(std::string(key.substr(0, eq)), std::string(key.substr(eq + 1)));
       continue;
     }
-    bool next_is_value = i + 1 < args.size() &&
-                         (args[i + 1].empty() || args[i + 1][0] != '-' || ParseDouble(args[i + 1]));
+    bool next_is_value =
+        i + 1 < args.size() && (args[i + 1].empty() || args[i + 1][0] != '-' || ParseDouble(args[i + 1]));
     if (next_is_value) {
       params.emplace_back(std::string(key), args[++i]);
     } else {
@@ -129,8 +129,9 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   run.id = NewRunId();
   run.experiment = options.experiment;
   run.workload = options.workload;
-  run.name = !options.run_name.empty() ? options.run_name
-                                       : BaseName(options.script.empty() ? options.command[0] : options.script);
+  run.name = !options.run_name.empty()
+                 ? options.run_name
+                 : BaseName(options.script.empty() ? options.command[0] : options.script);
   run.command = JoinShellWords(options.command);
   run.working_directory = CurrentDirectory();
   run.host = Hostname();
@@ -177,7 +178,8 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     int code = child.status().code() == Status::Code::kNotFound ? 127 : 126;
     LogError(child.status().message());
     event("start", child.status().message());
-    TB_RETURN_IF_ERROR(store.FinishRun(run.id, WallMillis(), kFailed, code, std::nullopt, child.status().message()));
+    TB_RETURN_IF_ERROR(
+        store.FinishRun(run.id, WallMillis(), kFailed, code, std::nullopt, child.status().message()));
     return RunOutcome{run.id, kFailed, code};
   }
   LogInfo("run " + run.id + " started (experiment " + run.experiment + "): " + run.command);
@@ -195,7 +197,8 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                                *spawn.environment};
   std::thread manifest_thread([&] {
     std::string manifest = CollectManifest(manifest_input, files);
-    Status s = store.PutArtifact({run.id, "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
+    Status s =
+        store.PutArtifact({run.id, "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
     if (!s.ok()) LogWarning("cannot store the environment manifest: " + s.message());
   });
 

@@ -14,8 +14,7 @@ namespace {
 
 constexpr int64_t kToolTimeoutMs = 30000;
 
-std::optional<std::string> ToolOutput(const std::vector<std::string>& argv,
-                                      const std::string& cwd = "") {
+std::optional<std::string> ToolOutput(const std::vector<std::string>& argv, const std::string& cwd = "") {
   if (!FindExecutable(argv[0])) return std::nullopt;
   Result<CapturedOutput> r = RunAndCapture(argv, kToolTimeoutMs, 16 << 20, cwd);
   if (!r.ok() || r->timed_out || r->exit.signaled || r->exit.exit_code != 0) return std::nullopt;
@@ -38,10 +37,11 @@ std::string CpuModel(const HostFiles& files) {
 // python3 without python3-pip), the distributions importlib.metadata finds.
 std::optional<std::string> PythonPackages(const std::string& python) {
   if (auto out = ToolOutput({python, "-m", "pip", "freeze", "--disable-pip-version-check"})) return out;
-  return ToolOutput({python, "-c",
-                     "import importlib.metadata as m\n"
-                     "names = sorted({(d.metadata['Name'] or '?') + '==' + d.version for d in m.distributions()})\n"
-                     "print('\\n'.join(names))"});
+  return ToolOutput(
+      {python, "-c",
+       "import importlib.metadata as m\n"
+       "names = sorted({(d.metadata['Name'] or '?') + '==' + d.version for d in m.distributions()})\n"
+       "print('\\n'.join(names))"});
 }
 
 std::string DirectoryOf(const std::string& path) {
@@ -53,10 +53,10 @@ std::string DirectoryOf(const std::string& path) {
 }  // namespace
 
 bool IsRelevantEnvironmentVariable(const std::string& name) {
-  static const char* kPrefixes[] = {"CUDA_", "NVIDIA_", "OMP_", "MKL_", "NCCL_", "PYTORCH_", "TORCH_",
-                                    "CUBLAS_", "CUDNN_", "TF_", "XLA_", "HIP_", "ROCR_", "KMP_",
-                                    "OPENBLAS_", "MLFLOW_", "TRAINBENCH_", "PYTHON"};
-  static const char* kNames[] = {"PATH", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
+  static const char* kPrefixes[] = {"CUDA_",  "NVIDIA_", "OMP_",      "MKL_",    "NCCL_",       "PYTORCH_",
+                                    "TORCH_", "CUBLAS_", "CUDNN_",    "TF_",     "XLA_",        "HIP_",
+                                    "ROCR_",  "KMP_",    "OPENBLAS_", "MLFLOW_", "TRAINBENCH_", "PYTHON"};
+  static const char* kNames[] = {"PATH",         "LD_LIBRARY_PATH",   "VIRTUAL_ENV",
                                  "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "HOSTNAME"};
   for (const char* p : kPrefixes) {
     if (StartsWith(name, p)) return true;

@@ -67,7 +67,8 @@ void OutputPump::Loop() {
         continue;
       }
       if (logs_[i] >= 0) WriteAll(logs_[i], buffer, static_cast<size_t>(n));
-      if (echo_ok[i]) echo_ok[i] = WriteAll(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buffer, static_cast<size_t>(n));
+      if (echo_ok[i])
+        echo_ok[i] = WriteAll(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buffer, static_cast<size_t>(n));
       bytes_[i] += n;
     }
     if (fds[2].revents != 0) break;  // Finish() gave up waiting for end-of-file

@@ -1,5 +1,7 @@
 #include "sample/sampler.h"
 
+#include <cmath>
+
 #include "base/log.h"
 #include "base/time.h"
 
@@ -100,7 +102,8 @@ void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns) {
     int64_t cost = ThreadCpuNanos() - before;
     ++h.ticks;
     h.cpu_ns += cost;
-    writer_.Add("trainbench.listener.cpu_seconds", "listener=" + h.name, static_cast<double>(cost / 1000) / 1e6);
+    writer_.Add("trainbench.listener.cpu_seconds", "listener=" + h.name,
+                std::round(static_cast<double>(cost) / 1e3) / 1e6);
     if (!s.ok()) {
       ++h.failures;
       if (h.last_error.empty()) {

@@ -35,8 +35,8 @@ class Sampler {
   // Called with ("listener", "top failed: ...") and similar notices worth keeping.
   using EventCallback = std::function<void(const std::string& kind, const std::string& label)>;
 
-  Sampler(std::vector<std::unique_ptr<Collector>> collectors, SeriesWriter& writer,
-          int64_t interval_ms, EventCallback on_event);
+  Sampler(std::vector<std::unique_ptr<Collector>> collectors, SeriesWriter& writer, int64_t interval_ms,
+          EventCallback on_event);
   ~Sampler();
 
   // Watches the process tree rooted at `root` from the next tick on (the tree is read

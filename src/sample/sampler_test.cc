@@ -36,10 +36,11 @@ class FixtureSamplerTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Points the proc root at one snapshot.
+  // Makes the proc root hold one snapshot. Files are overwritten in place, as /proc's
+  // contents change under files the listeners keep open.
   void UseSnapshot(const char* snapshot) {
-    fs::remove(dir_ / "root");
-    fs::create_directory_symlink(fs::path(TRAINBENCH_TESTDATA) / "proc-tree" / snapshot, dir_ / "root");
+    fs::copy(fs::path(TRAINBENCH_TESTDATA) / "proc-tree" / snapshot, dir_ / "root",
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   }
 
   std::string Root() const { return (dir_ / "root").string(); }
@@ -119,8 +120,9 @@ TEST_F(FixtureSamplerTest, FailingListenerNeverStopsTheOthers) {
   listeners.push_back(std::make_unique<BrokenCollector>());
   listeners.push_back(std::move(MakeHostCollector("top", files).value()));
   std::vector<std::string> events;
-  Sampler sampler(std::move(listeners), writer, 1000,
-                  [&](const std::string& kind, const std::string& label) { events.push_back(kind + ": " + label); });
+  Sampler sampler(std::move(listeners), writer, 1000, [&](const std::string& kind, const std::string& label) {
+    events.push_back(kind + ": " + label);
+  });
   for (int i = 0; i < 3; ++i) sampler.TickOnce(1763777000000 + i * 1000, i * 1000000000LL);
   ASSERT_TRUE(writer.Close().ok());
   EXPECT_EQ(Stored()["host.memory.used_bytes|"].size(), 3u);
@@ -130,7 +132,7 @@ TEST_F(FixtureSamplerTest, FailingListenerNeverStopsTheOthers) {
 }
 
 TEST_F(FixtureSamplerTest, MissingProcFilesAreAnErrorNotZeros) {
-  fs::remove(dir_ / "root");
+  fs::remove_all(dir_ / "root");
   fs::create_directories(dir_ / "root" / "proc");
   HostFiles files(Root());
   SeriesWriter writer(*store_, run_.id);

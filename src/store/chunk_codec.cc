@@ -112,7 +112,8 @@ void EncodeColumns(std::span<const Point> points, std::string& out) {
   if (has_steps) {
     int64_t prev = 0;
     for (const Point& p : points) {
-      PutVarint(out, ZigZag(static_cast<int64_t>(static_cast<uint64_t>(p.step) - static_cast<uint64_t>(prev))));
+      PutVarint(out,
+                ZigZag(static_cast<int64_t>(static_cast<uint64_t>(p.step) - static_cast<uint64_t>(prev))));
       prev = p.step;
     }
   }
@@ -178,7 +179,7 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
   uint8_t mode = static_cast<uint8_t>(columns[pos++]);
   if (mode == kValuesDecimal) {
     if (pos >= columns.size()) return corrupt("exponent missing");
-    int e = columns[pos++];
+    int e = static_cast<unsigned char>(columns[pos++]);
     if (e < 0 || e > kMaxExponent) return corrupt("bad exponent");
     int64_t m = 0;
     for (uint64_t i = 0; i < count; ++i) {

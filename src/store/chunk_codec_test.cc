@@ -48,11 +48,14 @@ TEST(ChunkCodec, DecimalsDecodeExactly) {
 }
 
 TEST(ChunkCodec, SpecialValuesAreKept) {
-  std::vector<Point> points = {
-      {1, std::numeric_limits<double>::quiet_NaN()}, {2, std::numeric_limits<double>::infinity()},
-      {3, -std::numeric_limits<double>::infinity()}, {4, -0.0},
-      {5, 0.1 + 0.2},                                 {6, std::numeric_limits<double>::denorm_min()},
-      {7, 1e300},                                     {8, -123.456}};
+  std::vector<Point> points = {{1, std::numeric_limits<double>::quiet_NaN()},
+                               {2, std::numeric_limits<double>::infinity()},
+                               {3, -std::numeric_limits<double>::infinity()},
+                               {4, -0.0},
+                               {5, 0.1 + 0.2},
+                               {6, std::numeric_limits<double>::denorm_min()},
+                               {7, 1e300},
+                               {8, -123.456}};
   ExpectRoundTrip(points);
 }
 
@@ -104,7 +107,8 @@ TEST(ChunkCodec, RecordedTraceRoundTripsCompactly) {
       points.push_back({stamps[i].get<int64_t>(), column[i].get<double>(), kNoStep});
     }
     for (size_t start = 0; start < points.size(); start += 4096) {
-      std::vector<Point> chunk(points.begin() + start, points.begin() + std::min(points.size(), start + 4096));
+      std::vector<Point> chunk(points.begin() + start,
+                               points.begin() + std::min(points.size(), start + 4096));
       ExpectRoundTrip(chunk);
       total_bytes += EncodeChunk(chunk).size();
       total_points += chunk.size();

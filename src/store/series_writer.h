@@ -39,8 +39,8 @@ class SeriesWriter : public SampleSink {
  private:
   struct SeriesState {
     int64_t id = 0;
-    std::vector<Point> open;       // points not yet in a sealed chunk
-    size_t written = 0;            // of `open`, how many are in provisional chunks
+    std::vector<Point> open;  // points not yet in a sealed chunk
+    size_t written = 0;       // of `open`, how many are in provisional chunks
     std::vector<int64_t> provisional_ids;
   };
   Status FlushLocked(bool seal_all);

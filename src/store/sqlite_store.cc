@@ -96,7 +96,10 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
 
   bool ok() const { return stmt_ != nullptr; }
-  Statement& Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); return *this; }
+  Statement& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
   Statement& Bind(int i, const std::string& v) {
     sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
@@ -106,16 +109,25 @@ class Statement {
     return *this;
   }
   Statement& Bind(int i, std::optional<double> v) {
-    if (v) sqlite3_bind_double(stmt_, i, *v); else sqlite3_bind_null(stmt_, i);
+    if (v)
+      sqlite3_bind_double(stmt_, i, *v);
+    else
+      sqlite3_bind_null(stmt_, i);
     return *this;
   }
   Statement& Bind(int i, std::optional<int> v) {
-    if (v) sqlite3_bind_int(stmt_, i, *v); else sqlite3_bind_null(stmt_, i);
+    if (v)
+      sqlite3_bind_int(stmt_, i, *v);
+    else
+      sqlite3_bind_null(stmt_, i);
     return *this;
   }
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int Step() { return sqlite3_step(stmt_); }
-  void Reset() { sqlite3_reset(stmt_); sqlite3_clear_bindings(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
@@ -296,7 +308,8 @@ class SqliteStore : public Store {
 
   Result<RunRecord> FindRun(const std::string& key) override {
     std::lock_guard lock(mu_);
-    std::string sql = std::string(kRunSelect) + " WHERE r.id = ?1 OR (length(?1) >= 4 AND "
+    std::string sql = std::string(kRunSelect) +
+                      " WHERE r.id = ?1 OR (length(?1) >= 4 AND "
                       "substr(r.id, 1, length(?1)) = ?1) OR r.name = ?1 ORDER BY r.start_ms DESC";
     Statement st(db_, sql.c_str());
     st.Bind(1, key);
@@ -308,18 +321,18 @@ class SqliteStore : public Store {
       if (StartsWith(r.id, key)) by_id.push_back(r);
     }
     if (by_id.size() > 1) {
-      return Status::InvalidArgument("run id prefix '" + key + "' is ambiguous: " + by_id[0].id +
-                                     ", " + by_id[1].id + "...; give more digits");
+      return Status::InvalidArgument("run id prefix '" + key + "' is ambiguous: " + by_id[0].id + ", " +
+                                     by_id[1].id + "...; give more digits");
     }
     if (by_id.size() == 1) return by_id[0];
     if (!runs->empty()) return runs->front();  // newest run with that name
-    return Status::NotFound("no run '" + key + "' in " + Describe() +
-                            "; `trainbench ls` lists the runs");
+    return Status::NotFound("no run '" + key + "' in " + Describe() + "; `trainbench ls` lists the runs");
   }
 
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "SELECT id, run_id, metric, labels FROM series WHERE run_id = ? ORDER BY metric, labels");
+    Statement st(db_,
+                 "SELECT id, run_id, metric, labels FROM series WHERE run_id = ? ORDER BY metric, labels");
     st.Bind(1, run_id);
     std::vector<SeriesInfo> out;
     int rc;
@@ -449,7 +462,8 @@ class SqliteStore : public Store {
     st.Bind(16, run.interval_ms);
     if (st.Step() != SQLITE_DONE) return Error("cannot record run " + run.id);
     for (auto [table, kvs] : {std::pair{"params", &run.params}, std::pair{"tags", &run.tags}}) {
-      std::string sql = std::string("INSERT OR REPLACE INTO ") + table + "(run_id, key, value) VALUES(?, ?, ?)";
+      std::string sql =
+          std::string("INSERT OR REPLACE INTO ") + table + "(run_id, key, value) VALUES(?, ?, ?)";
       Statement kv(db_, sql.c_str());
       for (const auto& [k, v] : *kvs) {
         kv.Bind(1, run.id).Bind(2, k).Bind(3, v);
@@ -471,7 +485,8 @@ class SqliteStore : public Store {
   }
 
   Status MigrateLocked() {
-    TB_RETURN_IF_ERROR(Exec("CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
+    TB_RETURN_IF_ERROR(
+        Exec("CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
     Statement get(db_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
     int version = 0;
     if (get.Step() == SQLITE_ROW) version = static_cast<int>(ParseInt(get.Text(0)).value_or(0));

@@ -105,7 +105,8 @@ TEST_F(StoreTest, RefusesNewerSchemaAndMissingDirectory) {
   OpenOk();
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &db), SQLITE_OK);
-  sqlite3_exec(db, "UPDATE trainbench_meta SET value='99' WHERE key='schema_version'", nullptr, nullptr, nullptr);
+  sqlite3_exec(db, "UPDATE trainbench_meta SET value='99' WHERE key='schema_version'", nullptr, nullptr,
+               nullptr);
   sqlite3_close(db);
   Result<std::unique_ptr<Store>> s = Store::Open((dir_ / "t.db").string());
   ASSERT_FALSE(s.ok());
@@ -128,7 +129,9 @@ class FlakyStore : public Store {
   explicit FlakyStore(Store& inner) : inner_(inner) {}
   bool fail_writes = false;
   std::string Describe() const override { return inner_.Describe(); }
-  Result<std::string> ArtifactDirectory(const std::string& id) override { return inner_.ArtifactDirectory(id); }
+  Result<std::string> ArtifactDirectory(const std::string& id) override {
+    return inner_.ArtifactDirectory(id);
+  }
   Result<int64_t> EnsureExperiment(const std::string& n) override { return inner_.EnsureExperiment(n); }
   Status CreateRun(const RunRecord& r) override { return inner_.CreateRun(r); }
   Status FinishRun(const std::string& id, int64_t e, const std::string& s, std::optional<int> c,
@@ -150,7 +153,9 @@ class FlakyStore : public Store {
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
   Result<std::vector<EventRecord>> ListEvents(const std::string& r) override { return inner_.ListEvents(r); }
-  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override { return inner_.ListArtifacts(r); }
+  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override {
+    return inner_.ListArtifacts(r);
+  }
   Result<ArtifactRecord> GetArtifact(const std::string& r, const std::string& n) override {
     return inner_.GetArtifact(r, n);
   }
@@ -163,9 +168,7 @@ TEST_F(StoreTest, WriterFlushesProvisionallyThenSeals) {
   auto store = OpenOk();
   RunRecord run = NewRun(*store);
   SeriesWriter writer(*store, run.id, /*seal_points=*/10);
-  auto series_id = [&] {
-    return store->EnsureSeries(run.id, "gpu.power.draw_watts", "gpu=0").value();
-  };
+  auto series_id = [&] { return store->EnsureSeries(run.id, "gpu.power.draw_watts", "gpu=0").value(); };
   for (int i = 0; i < 4; ++i) {
     writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, 50.5 + i, kNoStep});
     ASSERT_TRUE(writer.Flush().ok());

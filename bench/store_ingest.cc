@@ -1,0 +1,216 @@
+// Store ingest rate (points per CPU-second) and bytes per stored point: trainbench's
+// chunked store against the same points stored one SQL row per point in MLflow's
+// `metrics` table layout (key, value, timestamp, run_uuid, step, is_nan, with MLflow's
+// six-column primary key), in the same SQLite build with the same pragmas. Both sides
+// commit once per sampled second, as a live run does (trainbench's writer flushes every
+// second; an MLflow client logging a tick's metrics with log_batch is one transaction).
+// MLflow's extra latest_metrics upkeep is left out, which flatters the baseline.
+//
+//   build/bench/store_ingest [synthetic-hours]
+//
+// Data: ../shared/data/radt-dcgm-trace-1hz.json (a real 9,345 s DCGM trace) and a
+// synthetic 3-hour run of 30 metrics at 1 Hz printed with typical tool precision.
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/time.h"
+#include "store/series_writer.h"
+#include "store/store.h"
+
+namespace tb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Dataset {
+  std::string name;
+  std::vector<std::string> metrics;
+  std::vector<int64_t> times;
+  std::vector<std::vector<double>> columns;  // columns[m][tick]
+  size_t points() const { return metrics.size() * times.size(); }
+};
+
+Dataset LoadTrace() {
+  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
+  nlohmann::json trace = nlohmann::json::parse(in);
+  Dataset d{"recorded DCGM trace", {}, {}, {}};
+  for (const auto& t : trace["Timestamp"]) d.times.push_back(t.get<int64_t>());
+  for (auto& [name, column] : trace.items()) {
+    if (name == "Timestamp" || name == "MSPast") continue;
+    std::vector<double> values;
+    for (const auto& v : column) values.push_back(v.is_number() ? v.get<double>() : std::nan(""));
+    d.metrics.push_back(name);
+    d.columns.push_back(std::move(values));
+  }
+  return d;
+}
+
+double RoundTo(double v, int decimals) {
+  double s = std::pow(10.0, decimals);
+  return std::round(v * s) / s;
+}
+
+Dataset Synthetic(double hours) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 1);
+  Dataset d{"synthetic 30 metrics", {}, {}, {}};
+  size_t ticks = static_cast<size_t>(hours * 3600);
+  int64_t t = 1763777000000;
+  for (size_t i = 0; i < ticks; ++i) {
+    t += 1000 + static_cast<int64_t>(rng() % 7) - 3;
+    d.times.push_back(t);
+  }
+  // (name, decimals, level, noise, kind) — kind 0 gauge, 1 counter
+  struct Spec {
+    const char* name;
+    int decimals;
+    double level, jitter;
+    bool counter;
+  };
+  std::vector<Spec> specs;
+  for (int g = 0; g < 8; ++g) specs.push_back({"gpu.sm.active_ratio", 3, 0.6, 0.05, false});
+  for (int g = 0; g < 6; ++g) specs.push_back({"gpu.utilization_percent", 0, 80, 8, false});
+  for (int g = 0; g < 4; ++g) specs.push_back({"gpu.power.draw_watts", 3, 250, 20, false});
+  for (int g = 0; g < 2; ++g) specs.push_back({"gpu.energy.consumed_joules", 3, 250, 20, true});
+  for (int g = 0; g < 4; ++g) specs.push_back({"disk.read_bytes_per_second", 0, 5e7, 1e7, false});
+  for (int g = 0; g < 4; ++g) specs.push_back({"proc.memory.rss_bytes", 0, 8e9, 1e6, false});
+  for (int g = 0; g < 2; ++g) specs.push_back({"gpu.temperature_celsius", 0, 65, 1, false});
+  for (size_t m = 0; m < specs.size(); ++m) {
+    const Spec& s = specs[m];
+    d.metrics.push_back(std::string(s.name) + "#" + std::to_string(m));
+    std::vector<double> values;
+    double level = s.level, total = 0;
+    for (size_t i = 0; i < ticks; ++i) {
+      level = 0.99 * level + 0.01 * s.level + s.jitter * 0.1 * noise(rng);
+      double v = std::max(0.0, level + s.jitter * noise(rng));
+      if (s.counter) {
+        total += v;
+        values.push_back(RoundTo(total, s.decimals));
+      } else {
+        values.push_back(RoundTo(v, s.decimals));
+      }
+    }
+    d.columns.push_back(std::move(values));
+  }
+  return d;
+}
+
+struct Outcome {
+  double cpu_seconds = 0;
+  double bytes = 0;
+};
+
+Outcome IngestTrainbench(const Dataset& d, const fs::path& path) {
+  fs::remove(path);
+  Outcome o;
+  {
+    auto store = std::move(Store::Open(path.string()).value());
+    RunRecord run;
+    run.id = NewRunId();
+    run.experiment = "bench";
+    run.name = "ingest";
+    (void)store->EnsureExperiment("bench");
+    (void)store->CreateRun(run);
+    SeriesWriter writer(*store, run.id);
+    int64_t start = ProcessCpuNanos();
+    for (size_t i = 0; i < d.times.size(); ++i) {
+      for (size_t m = 0; m < d.metrics.size(); ++m) {
+        writer.Append(d.metrics[m], "", Point{d.times[i], d.columns[m][i], kNoStep});
+      }
+      if (!writer.Flush().ok()) std::abort();
+    }
+    if (!writer.Close().ok()) std::abort();
+    o.cpu_seconds = static_cast<double>(ProcessCpuNanos() - start) / 1e9;
+  }
+  o.bytes = static_cast<double>(fs::file_size(path));
+  return o;
+}
+
+Outcome IngestMlflowRows(const Dataset& d, const fs::path& path) {
+  fs::remove(path);
+  Outcome o;
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db,
+               "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+               "CREATE TABLE metrics (key VARCHAR(250) NOT NULL, value FLOAT NOT NULL,"
+               " timestamp BIGINT NOT NULL, run_uuid VARCHAR(32) NOT NULL,"
+               " step BIGINT DEFAULT '0' NOT NULL, is_nan BOOLEAN DEFAULT '0' NOT NULL,"
+               " CONSTRAINT metric_pk PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan));",
+               nullptr, nullptr, nullptr);
+  sqlite3_stmt* insert = nullptr;
+  sqlite3_prepare_v2(db,
+                     "INSERT OR IGNORE INTO metrics(key, value, timestamp, run_uuid, step, is_nan) "
+                     "VALUES(?, ?, ?, ?, 0, ?)",
+                     -1, &insert, nullptr);
+  std::string run_uuid = NewRunId();
+  int64_t start = ProcessCpuNanos();
+  for (size_t i = 0; i < d.times.size(); ++i) {
+    sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+    for (size_t m = 0; m < d.metrics.size(); ++m) {
+      double v = d.columns[m][i];
+      bool nan = std::isnan(v);
+      sqlite3_bind_text(insert, 1, d.metrics[m].c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_double(insert, 2, nan ? 0 : v);  // MLflow stores NaN as 0 with is_nan
+      sqlite3_bind_int64(insert, 3, d.times[i]);
+      sqlite3_bind_text(insert, 4, run_uuid.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_int(insert, 5, nan ? 1 : 0);
+      if (sqlite3_step(insert) != SQLITE_DONE) std::abort();
+      sqlite3_reset(insert);
+    }
+    sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  o.cpu_seconds = static_cast<double>(ProcessCpuNanos() - start) / 1e9;
+  sqlite3_finalize(insert);
+  sqlite3_close(db);  // checkpoints the WAL into the file
+  o.bytes = static_cast<double>(fs::file_size(path));
+  return o;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void Compare(const Dataset& d, const fs::path& dir) {
+  std::vector<double> ours_rate, rows_rate, ours_bytes, rows_bytes;
+  for (int round = 0; round < 3; ++round) {
+    Outcome a = IngestTrainbench(d, dir / "trainbench.db");
+    Outcome b = IngestMlflowRows(d, dir / "mlflow-rows.db");
+    ours_rate.push_back(static_cast<double>(d.points()) / a.cpu_seconds);
+    rows_rate.push_back(static_cast<double>(d.points()) / b.cpu_seconds);
+    ours_bytes.push_back(a.bytes / static_cast<double>(d.points()));
+    rows_bytes.push_back(b.bytes / static_cast<double>(d.points()));
+  }
+  double r1 = Median(ours_rate), r2 = Median(rows_rate), b1 = Median(ours_bytes), b2 = Median(rows_bytes);
+  std::printf("%s: %zu metrics x %zu ticks = %zu points (median of 3, alternating)\n", d.name.c_str(),
+              d.metrics.size(), d.times.size(), d.points());
+  std::printf("  %-34s %12s %14s\n", "", "points/cpu-s", "bytes/point");
+  std::printf("  %-34s %12.0f %14.2f\n", "trainbench chunks", r1, b1);
+  std::printf("  %-34s %12.0f %14.2f\n", "MLflow metrics rows (same SQLite)", r2, b2);
+  std::printf("  %-34s %11.1fx %13.1fx\n", "trainbench advantage", r1 / r2, b2 / b1);
+}
+
+}  // namespace
+}  // namespace tb
+
+int main(int argc, char** argv) {
+  using namespace tb;
+  double hours = argc > 1 ? std::atof(argv[1]) : 3;
+  fs::path dir = fs::temp_directory_path() / ("tb-store-bench-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  Compare(LoadTrace(), dir);
+  Compare(Synthetic(hours), dir);
+  fs::remove_all(dir);
+  return 0;
+}

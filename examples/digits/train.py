@@ -1,0 +1,72 @@
+"""A small CNN on the 8x8 digits data set that ships with scikit-learn (no download).
+
+The demo workload of trainbench: real PyTorch training on the CPU, with DataLoader worker
+processes so the run has a process tree, printing loss, accuracy and throughput per epoch.
+
+    trainbench run --python /usr/bin/python3 examples/digits/train.py --epochs 15 --batch-size 64
+"""
+import argparse
+import time
+
+import torch
+from sklearn.datasets import load_digits
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def build_model() -> nn.Module:
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(64 * 4 * 4, 128), nn.ReLU(),
+        nn.Linear(128, 10),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    digits = load_digits()
+    x = torch.tensor(digits.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    y = torch.tensor(digits.target, dtype=torch.long)
+    split = int(len(x) * 0.8)
+    train = TensorDataset(x[:split], y[:split])
+    test_x, test_y = x[split:], y[split:]
+    loader = DataLoader(train, batch_size=args.batch_size, shuffle=True,
+                        num_workers=args.workers, persistent_workers=args.workers > 0)
+
+    model = build_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    loss_fn = nn.CrossEntropyLoss()
+    print(f"training on {len(train)} images, testing on {len(test_x)}", flush=True)
+    for epoch in range(1, args.epochs + 1):
+        model.train()
+        started = time.perf_counter()
+        total_loss, seen = 0.0, 0
+        for images, labels in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item() * len(labels)
+            seen += len(labels)
+        elapsed = time.perf_counter() - started
+        model.eval()
+        with torch.no_grad():
+            accuracy = (model(test_x).argmax(1) == test_y).float().mean().item()
+        print(f"epoch {epoch:2d}  loss {total_loss / seen:.4f}  test accuracy {accuracy:.3f}  "
+              f"{seen / elapsed:.0f} samples/s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
