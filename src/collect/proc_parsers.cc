@@ -1,5 +1,7 @@
 #include "collect/proc_parsers.h"
 
+#include <array>
+
 #include "base/strings.h"
 
 namespace tb {
@@ -94,9 +96,20 @@ Status ParsePidStat(std::string_view text, PidStat& out) {
     return Status::Corrupt("Malformed /proc/PID/stat: no (comm)");
   }
   std::optional<int64_t> pid = ParseInt(text.substr(0, open));
-  std::vector<std::string_view> f = SplitWhitespace(Trim(text.substr(close + 1)));
-  // f[0] is field 3 (state); field N of proc(5) is f[N - 3].
-  if (!pid || f.size() < 22) return Status::Corrupt("Malformed /proc/PID/stat: too few fields");
+  // f[0] is field 3 (state); field N of proc(5) is f[N - 3]. Split without allocating:
+  // this runs for every process and thread of a run on every tick.
+  constexpr size_t kFields = 40;
+  std::array<std::string_view, kFields> f;
+  size_t count = 0;
+  std::string_view rest = text.substr(close + 1);
+  for (size_t i = 0; count < kFields;) {
+    while (i < rest.size() && (rest[i] == ' ' || rest[i] == '\n')) ++i;
+    if (i >= rest.size()) break;
+    size_t b = i;
+    while (i < rest.size() && rest[i] != ' ' && rest[i] != '\n') ++i;
+    f[count++] = rest.substr(b, i - b);
+  }
+  if (!pid || count < 22) return Status::Corrupt("Malformed /proc/PID/stat: too few fields");
   auto u = [&](int field) { return ParseUint(f[field - 3]).value_or(0); };
   auto i = [&](int field) { return ParseInt(f[field - 3]).value_or(0); };
   out.pid = static_cast<pid_t>(*pid);
@@ -111,7 +124,7 @@ Status ParsePidStat(std::string_view text, PidStat& out) {
   out.num_threads = i(20);
   out.start_time = u(22);
   out.rss_pages = i(24);
-  out.processor = f.size() >= 37 ? static_cast<int>(i(39)) : -1;
+  out.processor = count >= 37 ? static_cast<int>(i(39)) : -1;
   return Status::Ok();
 }
 

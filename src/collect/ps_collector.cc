@@ -25,9 +25,10 @@ class PsCollector : public Collector {
       std::string task_dir = Concat({"/proc/", std::to_string(proc.pid), "/task/"});
       if (!ListThreads(files_, proc, tids_).ok()) continue;
       for (const std::string& tid : tids_) {
-        PidStat thread;
-        if (!files_.ReadKeepOpen(Concat({task_dir, tid, "/stat"}), buffer_).ok() ||
-            !ParsePidStat(buffer_, thread).ok()) {
+        // A single-threaded process is its own only thread: the tree already read it.
+        PidStat thread = proc;
+        if (proc.num_threads > 1 && (!files_.ReadKeepOpen(Concat({task_dir, tid, "/stat"}), buffer_).ok() ||
+                                     !ParsePidStat(buffer_, thread).ok())) {
           continue;
         }
         // The start time keeps a reused tid from inheriting another thread's counter.
