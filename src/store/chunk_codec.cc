@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
+
+#include "store/varint.h"
 
 namespace tb {
 namespace {
@@ -15,31 +18,11 @@ constexpr uint8_t kValuesXor = 1;
 constexpr int kMaxExponent = 15;
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 constexpr int kZstdLevel = 3;
+constexpr size_t kMinCompressBytes = 128;
 
 // Powers of ten that are exact doubles.
 constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                              1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::string_view in, size_t& pos, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 64 && pos < in.size(); shift += 7) {
-    uint8_t b = static_cast<uint8_t>(in[pos++]);
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
 
 uint64_t Bits(double d) {
   uint64_t b;
@@ -128,10 +111,20 @@ std::string EncodeChunk(std::span<const Point> points) {
 
   std::string out;
   out.push_back(static_cast<char>(kFormatVersion));
-  size_t bound = ZSTD_compressBound(columns.size());
-  std::string compressed(bound, '\0');
-  size_t n = ZSTD_compress(compressed.data(), bound, columns.data(), columns.size(), kZstdLevel);
-  bool use_zstd = !ZSTD_isError(n) && n < columns.size();
+  // A few points (a journal entry of one flush) are not worth a zstd frame.
+  bool use_zstd = false;
+  std::string compressed;
+  size_t n = 0;
+  if (columns.size() >= kMinCompressBytes) {
+    struct ContextDeleter {
+      void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+    };
+    thread_local std::unique_ptr<ZSTD_CCtx, ContextDeleter> context(ZSTD_createCCtx());
+    compressed.resize(ZSTD_compressBound(columns.size()));
+    n = ZSTD_compressCCtx(context.get(), compressed.data(), compressed.size(), columns.data(), columns.size(),
+                          kZstdLevel);
+    use_zstd = !ZSTD_isError(n) && n < columns.size();
+  }
   out.push_back(static_cast<char>(use_zstd ? kFlagZstd : 0));
   PutVarint(out, points.size());
   PutVarint(out, columns.size());

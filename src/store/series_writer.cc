@@ -1,78 +1,104 @@
 #include "store/series_writer.h"
 
+#include "base/strings.h"
+
 namespace tb {
 
-SeriesWriter::SeriesWriter(Store& store, std::string run_id, size_t seal_points)
-    : store_(store), run_id_(std::move(run_id)), seal_points_(seal_points) {}
+SeriesWriter::SeriesWriter(Store& store, std::string run_id, size_t seal_points, int checkpoint_flushes)
+    : store_(store), run_id_(std::move(run_id)), seal_points_(seal_points), checkpoint_flushes_(checkpoint_flushes) {}
 
 void SeriesWriter::SetTime(int64_t time_ms) {
   std::lock_guard lock(mu_);
   time_ms_ = time_ms;
 }
 
+SeriesWriter::SeriesState& SeriesWriter::Series(std::string_view metric, std::string_view labels) {
+  return series_[Concat({metric, "\n", labels})];
+}
+
 void SeriesWriter::Add(std::string_view metric, std::string_view labels, double value) {
   std::lock_guard lock(mu_);
-  std::string key;
-  key.reserve(metric.size() + labels.size() + 1);
-  key.append(metric).append(1, '\n').append(labels);
-  series_[key].open.push_back(Point{time_ms_, value, kNoStep});
+  Series(metric, labels).open.push_back(Point{time_ms_, value, kNoStep});
 }
 
 void SeriesWriter::Append(std::string_view metric, std::string_view labels, const Point& point) {
   std::lock_guard lock(mu_);
-  std::string key = std::string(metric) + "\n" + std::string(labels);
-  series_[key].open.push_back(point);
+  Series(metric, labels).open.push_back(point);
 }
 
 size_t SeriesWriter::pending_points() const {
   std::lock_guard lock(mu_);
   size_t n = 0;
-  for (const auto& [key, s] : series_) n += s.open.size() - s.written;
+  for (const auto& [key, s] : series_) n += s.open.size() - s.journaled;
   return n;
 }
 
 Status SeriesWriter::Flush() {
   std::lock_guard lock(mu_);
-  return FlushLocked(false);
+  TB_RETURN_IF_ERROR(WriteJournalLocked());
+  bool full = false;
+  for (const auto& [key, s] : series_) full |= s.open.size() >= seal_points_;
+  if (++flushes_since_checkpoint_ >= checkpoint_flushes_ || full) return CheckpointLocked(false);
+  return Status::Ok();
 }
 
 Status SeriesWriter::Close() {
   std::lock_guard lock(mu_);
-  return FlushLocked(true);
+  return CheckpointLocked(true);
 }
 
-Status SeriesWriter::FlushLocked(bool seal_all) {
+Status SeriesWriter::ResolveIds() {
+  for (auto& [key, s] : series_) {
+    if (s.id != 0 || s.open.empty()) continue;
+    size_t nl = key.find('\n');
+    Result<int64_t> id = store_.EnsureSeries(run_id_, key.substr(0, nl), key.substr(nl + 1));
+    if (!id.ok()) return id.status();
+    s.id = *id;
+  }
+  return Status::Ok();
+}
+
+Status SeriesWriter::WriteJournalLocked() {
+  TB_RETURN_IF_ERROR(ResolveIds());
+  std::vector<std::pair<int64_t, std::string>> chunks;
+  for (auto& [key, s] : series_) {
+    if (s.open.size() == s.journaled) continue;
+    std::span<const Point> fresh(s.open.data() + s.journaled, s.open.size() - s.journaled);
+    chunks.emplace_back(s.id, EncodeChunk(fresh));
+  }
+  if (chunks.empty()) return Status::Ok();
+  Result<int64_t> id = store_.AppendJournal(run_id_, EncodeJournalEntry(chunks));
+  if (!id.ok()) return id.status();
+  journal_ids_.push_back(*id);
+  for (auto& [key, s] : series_) s.journaled = s.open.size();
+  return Status::Ok();
+}
+
+Status SeriesWriter::CheckpointLocked(bool seal_all) {
+  TB_RETURN_IF_ERROR(ResolveIds());
   ChunkBatch batch;
   std::vector<SeriesState*> owners;  // owners[i] wrote batch.inserts[i]
   for (auto& [key, s] : series_) {
     bool seal = s.open.size() >= seal_points_ || (seal_all && !s.open.empty());
-    if (!seal && s.open.size() == s.written) continue;
-    if (s.id == 0) {
-      size_t nl = key.find('\n');
-      Result<int64_t> id = store_.EnsureSeries(run_id_, key.substr(0, nl), key.substr(nl + 1));
-      if (!id.ok()) return id.status();
-      s.id = *id;
-    }
-    if (seal) {
-      batch.inserts.push_back(MakeChunk(s.id, s.open, true));
-      batch.deletes.insert(batch.deletes.end(), s.provisional_ids.begin(), s.provisional_ids.end());
-    } else {
-      std::span<const Point> fresh(s.open.data() + s.written, s.open.size() - s.written);
-      batch.inserts.push_back(MakeChunk(s.id, fresh, false));
-    }
+    if (!seal && s.open.size() == s.in_chunk) continue;
+    batch.inserts.push_back(MakeChunk(s.id, s.open, seal));
+    if (s.provisional_id != 0) batch.deletes.push_back(s.provisional_id);
     owners.push_back(&s);
   }
-  if (batch.inserts.empty()) return Status::Ok();
+  batch.journal_deletes = journal_ids_;
+  if (batch.inserts.empty() && batch.journal_deletes.empty()) return Status::Ok();
   TB_RETURN_IF_ERROR(store_.WriteChunks(batch));
+  journal_ids_.clear();
+  flushes_since_checkpoint_ = 0;
   for (size_t i = 0; i < owners.size(); ++i) {
     SeriesState& s = *owners[i];
     if (batch.inserts[i].sealed) {
       s.open.clear();
-      s.written = 0;
-      s.provisional_ids.clear();
+      s.journaled = s.in_chunk = 0;
+      s.provisional_id = 0;
     } else {
-      s.written = s.open.size();
-      s.provisional_ids.push_back(batch.inserts[i].id);
+      s.journaled = s.in_chunk = s.open.size();
+      s.provisional_id = batch.inserts[i].id;
     }
   }
   return Status::Ok();

@@ -1,9 +1,14 @@
-// Buffers samples per series and writes them to the store in batches. Each Flush (the
-// sampler calls it about once a second) writes the points that arrived since the last
-// one as a small provisional chunk, so a crash loses at most one flush interval; once a
-// series has `seal_points` points pending, one sealed chunk holding all of them replaces
-// its provisional chunks in the same transaction. Points stay in memory until the store
-// accepted them, so a failed flush is retried by the next one.
+// Buffers samples per series and writes them to the store in batches.
+//  - Flush (the sampler calls it about once a second) writes every point that arrived
+//    since the last flush, of all series, as one journal entry: one insert per flush, so
+//    a crash loses at most one flush interval.
+//  - Every `checkpoint_flushes` flushes (about four minutes at 1 s), each series that gained points gets one chunk
+//    holding all of its points since its last sealed chunk (replacing its previous
+//    provisional chunk), and the journal entries are dropped, in one transaction.
+//  - Once a series holds `seal_points` points its chunk is sealed and a new one starts,
+//    so chunks are large enough to compress well.
+// Points stay in memory until the store accepted them, so a failed flush is retried by
+// the next one and nothing sampled is lost while the store recovers.
 // Thread-safe: Add/Append/Flush may be called from different threads.
 #pragma once
 
@@ -21,8 +26,10 @@ namespace tb {
 class SeriesWriter : public SampleSink {
  public:
   static constexpr size_t kDefaultSealPoints = 4096;
+  static constexpr int kDefaultCheckpointFlushes = 256;
 
-  SeriesWriter(Store& store, std::string run_id, size_t seal_points = kDefaultSealPoints);
+  SeriesWriter(Store& store, std::string run_id, size_t seal_points = kDefaultSealPoints,
+               int checkpoint_flushes = kDefaultCheckpointFlushes);
 
   // Time given to samples added through the SampleSink interface.
   void SetTime(int64_t time_ms);
@@ -34,22 +41,30 @@ class SeriesWriter : public SampleSink {
   // Writes everything as sealed chunks (end of a run).
   Status Close();
 
+  // Points not yet in the store.
   size_t pending_points() const;
 
  private:
   struct SeriesState {
     int64_t id = 0;
     std::vector<Point> open;  // points not yet in a sealed chunk
-    size_t written = 0;       // of `open`, how many are in provisional chunks
-    std::vector<int64_t> provisional_ids;
+    size_t journaled = 0;     // of `open`, how many are in the store (journal or chunk)
+    size_t in_chunk = 0;      // of `open`, how many the provisional chunk holds
+    int64_t provisional_id = 0;
   };
-  Status FlushLocked(bool seal_all);
+  SeriesState& Series(std::string_view metric, std::string_view labels);
+  Status ResolveIds();
+  Status WriteJournalLocked();
+  Status CheckpointLocked(bool seal_all);
 
   Store& store_;
   std::string run_id_;
   size_t seal_points_;
+  int checkpoint_flushes_;
   mutable std::mutex mu_;
   int64_t time_ms_ = 0;
+  int flushes_since_checkpoint_ = 0;
+  std::vector<int64_t> journal_ids_;  // entries a checkpoint will supersede
   std::unordered_map<std::string, SeriesState> series_;  // key: metric '\n' labels
 };
 

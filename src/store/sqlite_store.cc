@@ -74,6 +74,11 @@ CREATE TABLE events(
   kind TEXT NOT NULL,
   label TEXT NOT NULL);
 CREATE INDEX events_by_run ON events(run_id, time_ms);
+CREATE TABLE journal(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  data BLOB NOT NULL);
+CREATE INDEX journal_by_run ON journal(run_id, id);
 CREATE TABLE artifacts(
   run_id TEXT NOT NULL REFERENCES runs(id),
   name TEXT NOT NULL,
@@ -170,6 +175,10 @@ class SqliteStore : public Store {
     if (!has_meta && has_other) {
       return NotAStore("it is an SQLite database, but it holds no trainbench_meta table");
     }
+    // Chunks replace journal entries all the time; with incremental auto-vacuum the pages
+    // they free are given back to the file system at the end of each run. It can only be
+    // chosen before the first table exists.
+    if (!has_meta) TB_RETURN_IF_ERROR(Exec("PRAGMA auto_vacuum=INCREMENTAL"));
     TB_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
     TB_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
     TB_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON"));
@@ -220,7 +229,28 @@ class SqliteStore : public Store {
                  "WHERE id = ?");
     st.Bind(1, end_ms).Bind(2, status).Bind(3, exit_code).Bind(4, signal).Bind(5, reason).Bind(6, run_id);
     if (st.Step() != SQLITE_DONE) return Error("cannot finish run " + run_id);
-    return Status::Ok();
+    return Exec("PRAGMA incremental_vacuum");
+  }
+
+  Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "INSERT INTO journal(run_id, data) VALUES(?, ?)");
+    st.Bind(1, run_id).BindBlob(2, data);
+    if (st.Step() != SQLITE_DONE) return Error("cannot write samples");
+    return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  }
+
+  Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_,
+                 "SELECT j.id, j.data FROM journal j JOIN series s ON s.run_id = j.run_id "
+                 "WHERE s.id = ? ORDER BY j.id");
+    st.Bind(1, series_id);
+    std::vector<JournalEntry> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({st.Int(0), st.Text(1)});
+    if (rc != SQLITE_DONE) return Error("cannot read samples");
+    return out;
   }
 
   Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
@@ -242,7 +272,8 @@ class SqliteStore : public Store {
                      "INSERT INTO chunks(series_id, first_ms, last_ms, count, min, max, sum, sealed, data) "
                      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement erase(db_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
-    bool ok = insert.ok() && erase.ok();
+    Statement erase_journal(db_, "DELETE FROM journal WHERE id = ?");
+    bool ok = insert.ok() && erase.ok() && erase_journal.ok();
     for (ChunkRecord& c : batch.inserts) {
       if (!ok) break;
       insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);
@@ -252,11 +283,13 @@ class SqliteStore : public Store {
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();
     }
-    for (int64_t id : batch.deletes) {
-      if (!ok) break;
-      erase.Bind(1, id);
-      ok = erase.Step() == SQLITE_DONE;
-      erase.Reset();
+    for (auto [statement, ids] : {std::pair{&erase, &batch.deletes}, std::pair{&erase_journal, &batch.journal_deletes}}) {
+      for (int64_t id : *ids) {
+        if (!ok) break;
+        statement->Bind(1, id);
+        ok = statement->Step() == SQLITE_DONE;
+        statement->Reset();
+      }
     }
     if (!ok) {
       Status s = Error("cannot write samples");

@@ -145,6 +145,11 @@ class FlakyStore : public Store {
     if (fail_writes) return Status::IoError("database or disk is full");
     return inner_.WriteChunks(b);
   }
+  Result<int64_t> AppendJournal(const std::string& r, const std::string& d) override {
+    if (fail_writes) return Status::IoError("database or disk is full");
+    return inner_.AppendJournal(r, d);
+  }
+  Result<std::vector<JournalEntry>> ReadJournal(int64_t s) override { return inner_.ReadJournal(s); }
   Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
   Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
   Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
@@ -164,24 +169,39 @@ class FlakyStore : public Store {
   Store& inner_;
 };
 
-TEST_F(StoreTest, WriterFlushesProvisionallyThenSeals) {
+TEST_F(StoreTest, WriterJournalsThenCheckpointsThenSeals) {
   auto store = OpenOk();
   RunRecord run = NewRun(*store);
-  SeriesWriter writer(*store, run.id, /*seal_points=*/10);
+  SeriesWriter writer(*store, run.id, /*seal_points=*/10, /*checkpoint_flushes=*/3);
   auto series_id = [&] { return store->EnsureSeries(run.id, "gpu.power.draw_watts", "gpu=0").value(); };
-  for (int i = 0; i < 4; ++i) {
+  auto add = [&](int i) {
     writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, 50.5 + i, kNoStep});
+    writer.Append("host.load.average_1m", "", {1000 * i, 0.25 * i, kNoStep});
+  };
+  for (int i = 0; i < 2; ++i) {
+    add(i);
     ASSERT_TRUE(writer.Flush().ok());
   }
-  // Four flushes: four provisional chunks, all readable right away.
-  std::vector<ChunkRecord> chunks = store->ReadChunks(series_id()).value();
-  EXPECT_EQ(chunks.size(), 4u);
-  EXPECT_EQ(ReadSeriesPoints(*store, series_id())->size(), 4u);
+  // Two flushes: no chunk yet, both journal entries readable right away.
+  EXPECT_TRUE(store->ReadChunks(series_id())->empty());
+  EXPECT_EQ(store->ReadJournal(series_id())->size(), 2u);
+  EXPECT_EQ(ReadSeriesPoints(*store, series_id())->size(), 2u);
 
-  for (int i = 4; i < 12; ++i) writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, 50.5 + i, kNoStep});
+  add(2);
+  ASSERT_TRUE(writer.Flush().ok());  // the third flush checkpoints
+  EXPECT_TRUE(store->ReadJournal(series_id())->empty());
+  std::vector<ChunkRecord> chunks = store->ReadChunks(series_id()).value();
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_FALSE(chunks[0].sealed);
+  EXPECT_EQ(chunks[0].count, 3);
+  add(3);
+  ASSERT_TRUE(writer.Flush().ok());
+  EXPECT_EQ(ReadSeriesPoints(*store, series_id())->size(), 4u);  // chunk + journal
+
+  for (int i = 4; i < 12; ++i) add(i);
   ASSERT_TRUE(writer.Flush().ok());
   chunks = store->ReadChunks(series_id()).value();
-  ASSERT_EQ(chunks.size(), 1u);  // sealed, replacing the provisional ones
+  ASSERT_EQ(chunks.size(), 1u);  // sealed, replacing the provisional one
   EXPECT_TRUE(chunks[0].sealed);
   EXPECT_EQ(chunks[0].count, 12);
   EXPECT_DOUBLE_EQ(*chunks[0].min, 50.5);

@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "store/sqlite_store.h"
+#include "store/varint.h"
 
 namespace tb {
 
@@ -49,7 +50,36 @@ Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
   if (!chunks.ok()) return chunks.status();
   std::vector<Point> points;
   for (const ChunkRecord& c : *chunks) TB_RETURN_IF_ERROR(DecodeChunk(c.data, points));
+  Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
+  if (!journal.ok()) return journal.status();
+  for (const JournalEntry& e : *journal) TB_RETURN_IF_ERROR(DecodeJournalEntry(e.data, series_id, points));
   return points;
+}
+
+std::string EncodeJournalEntry(const std::vector<std::pair<int64_t, std::string>>& chunks_by_series) {
+  std::string out;
+  PutVarint(out, chunks_by_series.size());
+  for (const auto& [series_id, chunk] : chunks_by_series) {
+    PutVarint(out, static_cast<uint64_t>(series_id));
+    PutVarint(out, chunk.size());
+    out.append(chunk);
+  }
+  return out;
+}
+
+Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<Point>& out) {
+  size_t pos = 0;
+  uint64_t count = 0;
+  if (!GetVarint(data, pos, count)) return Status::Corrupt("corrupt journal entry");
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t id = 0, size = 0;
+    if (!GetVarint(data, pos, id) || !GetVarint(data, pos, size) || size > data.size() - pos) {
+      return Status::Corrupt("corrupt journal entry");
+    }
+    if (static_cast<int64_t>(id) == series_id) return DecodeChunk(data.substr(pos, size), out);
+    pos += size;
+  }
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& uri) {

@@ -78,8 +78,21 @@ ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sea
 
 struct ChunkBatch {
   std::vector<ChunkRecord> inserts;
-  std::vector<int64_t> deletes;  // ids of provisional chunks superseded by a sealed insert
+  std::vector<int64_t> deletes;          // ids of provisional chunks the inserts supersede
+  std::vector<int64_t> journal_deletes;  // ids of journal entries the inserts now hold
 };
+
+// A journal entry: the points of several series of one run that arrived in one flush,
+// written as one row so that a flush costs one insert however many series there are.
+// Format: varint series count, then per series: varint series id, varint byte length,
+// and an EncodeChunk of its points.
+struct JournalEntry {
+  int64_t id = 0;
+  std::string data;
+};
+std::string EncodeJournalEntry(const std::vector<std::pair<int64_t, std::string>>& chunks_by_series);
+// Appends the points of `series_id` found in `data` to `out`.
+Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<Point>& out);
 
 struct EventRecord {
   std::string run_id;
@@ -120,6 +133,8 @@ class Store {
                            const std::string& reason) = 0;
   virtual Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
                                        const std::string& labels) = 0;
+  // Appends a journal entry (EncodeJournalEntry) for a run; returns its id.
+  virtual Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) = 0;
   // Applies a batch atomically; fills in the ids of inserted chunks.
   virtual Status WriteChunks(ChunkBatch& batch) = 0;
   virtual Status AddEvent(const EventRecord& event) = 0;
@@ -135,6 +150,9 @@ class Store {
   virtual Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) = 0;
   // Chunks of a series in time order.
   virtual Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) = 0;
+  // Journal entries of the run that owns `series_id`, oldest first: points written
+  // since the series' newest chunk.
+  virtual Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) = 0;
   virtual Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) = 0;
   // Artifacts of a run, without their content.
   virtual Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) = 0;
@@ -145,7 +163,7 @@ class Store {
 // A new run id: 32 random hex digits.
 std::string NewRunId();
 
-// All points of a series, decoded, in time order.
+// All points of a series, decoded, in time order: its chunks, then its journaled points.
 Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id);
 
 }  // namespace tb
