@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,7 +104,8 @@ std::pair<double, double> PythonParsing() {
   f = std::fopen(ps_file.c_str(), "w");
   std::fwrite(g_ps_output.data(), 1, g_ps_output.size(), f);
   std::fclose(f);
-  Result<CapturedOutput> r = RunAndCapture({"python3", TRAINBENCH_BENCH_DIR "/radt_parse.py", top_file, ps_file, "200"}, 60000);
+  Result<CapturedOutput> r =
+      RunAndCapture({"python3", TRAINBENCH_BENCH_DIR "/radt_parse.py", top_file, ps_file, "200"}, 60000);
   std::remove(top_file.c_str());
   std::remove(ps_file.c_str());
   double top_us = -1, ps_us = -1;
@@ -128,7 +129,8 @@ int main(int argc, char** argv) {
   std::optional<ChildProcess> crowd;
   if (extra > 0) {
     SpawnOptions c;
-    c.argv = {"sh", "-c", "i=0; while [ $i -lt " + std::to_string(extra) + " ]; do sleep 600 & i=$((i+1)); done; wait"};
+    c.argv = {"sh", "-c",
+              "i=0; while [ $i -lt " + std::to_string(extra) + " ]; do sleep 600 & i=$((i+1)); done; wait"};
     c.new_process_group = true;
     crowd.emplace(std::move(ChildProcess::Spawn(c).value()));
   }
@@ -162,12 +164,14 @@ int main(int argc, char** argv) {
   double radt = t + p + pt + pp;
   std::vector<std::string> entries;
   (void)HostFiles("/").List("/proc", entries);
-  size_t processes = static_cast<size_t>(std::count_if(entries.begin(), entries.end(), [](const std::string& e) {
-    return !e.empty() && e[0] >= '0' && e[0] <= '9';
-  }));
-  std::printf("CPU time per tick, median of 3 rounds (%d ticks each, %lld ms apart), run tree of 4 processes,\n"
-              "%zu processes on the machine:\n",
-              ticks, static_cast<long long>(g_interval_ms), processes);
+  size_t processes =
+      static_cast<size_t>(std::count_if(entries.begin(), entries.end(), [](const std::string& e) {
+        return !e.empty() && e[0] >= '0' && e[0] <= '9';
+      }));
+  std::printf(
+      "CPU time per tick, median of 3 rounds (%d ticks each, %lld ms apart), run tree of 4 processes,\n"
+      "%zu processes on the machine:\n",
+      ticks, static_cast<long long>(g_interval_ms), processes);
   std::printf("  trainbench top+ps                 %9.1f us  (%zu samples/tick)\n", a / 1e3, samples_top_ps);
   std::printf("  trainbench top+ps+iostat+net      %9.1f us  (%zu samples/tick)\n", b / 1e3, samples_all);
   std::printf("  radT: one `top -b` refresh        %9.1f us\n", t / 1e3);

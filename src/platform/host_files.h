@@ -5,8 +5,8 @@
 #pragma once
 
 #include <string>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"

@@ -104,7 +104,7 @@ void EncodeColumns(std::span<const Point> points, std::string& out) {
 
 }  // namespace
 
-std::string EncodeChunk(std::span<const Point> points) {
+std::string EncodeChunk(std::span<const Point> points, bool compress) {
   std::string columns;
   columns.reserve(points.size() * 3 + 16);
   EncodeColumns(points, columns);
@@ -115,7 +115,7 @@ std::string EncodeChunk(std::span<const Point> points) {
   bool use_zstd = false;
   std::string compressed;
   size_t n = 0;
-  if (columns.size() >= kMinCompressBytes) {
+  if (compress && columns.size() >= kMinCompressBytes) {
     struct ContextDeleter {
       void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
     };

@@ -30,7 +30,8 @@ struct Point {
 
 // Encodes `points` (any count, including 0). Times need not be increasing, but the
 // encoding is smallest when they are.
-std::string EncodeChunk(std::span<const Point> points);
+// `compress` false skips zstd: for short-lived encodings such as journal entries.
+std::string EncodeChunk(std::span<const Point> points, bool compress = true);
 // Appends the decoded points to `out`. Corrupt when the bytes are not a chunk.
 Status DecodeChunk(std::string_view data, std::vector<Point>& out);
 

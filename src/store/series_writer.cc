@@ -5,31 +5,50 @@
 namespace tb {
 
 SeriesWriter::SeriesWriter(Store& store, std::string run_id, size_t seal_points, int checkpoint_flushes)
-    : store_(store), run_id_(std::move(run_id)), seal_points_(seal_points), checkpoint_flushes_(checkpoint_flushes) {}
+    : store_(store),
+      run_id_(std::move(run_id)),
+      seal_points_(seal_points),
+      checkpoint_flushes_(checkpoint_flushes) {}
 
 void SeriesWriter::SetTime(int64_t time_ms) {
   std::lock_guard lock(mu_);
   time_ms_ = time_ms;
 }
 
-SeriesWriter::SeriesState& SeriesWriter::Series(std::string_view metric, std::string_view labels) {
-  return series_[Concat({metric, "\n", labels})];
+SeriesWriter::SeriesHandle SeriesWriter::HandleLocked(std::string_view metric, std::string_view labels) {
+  std::string key = Concat({metric, "\n", labels});
+  auto [it, inserted] = index_.try_emplace(key, series_.size());
+  if (inserted) {
+    series_.emplace_back();
+    series_.back().key = std::move(key);
+  }
+  return it->second;
+}
+
+SeriesWriter::SeriesHandle SeriesWriter::Handle(std::string_view metric, std::string_view labels) {
+  std::lock_guard lock(mu_);
+  return HandleLocked(metric, labels);
 }
 
 void SeriesWriter::Add(std::string_view metric, std::string_view labels, double value) {
   std::lock_guard lock(mu_);
-  Series(metric, labels).open.push_back(Point{time_ms_, value, kNoStep});
+  series_[HandleLocked(metric, labels)].open.push_back(Point{time_ms_, value, kNoStep});
 }
 
 void SeriesWriter::Append(std::string_view metric, std::string_view labels, const Point& point) {
   std::lock_guard lock(mu_);
-  Series(metric, labels).open.push_back(point);
+  series_[HandleLocked(metric, labels)].open.push_back(point);
+}
+
+void SeriesWriter::Append(SeriesHandle series, const Point& point) {
+  std::lock_guard lock(mu_);
+  series_[series].open.push_back(point);
 }
 
 size_t SeriesWriter::pending_points() const {
   std::lock_guard lock(mu_);
   size_t n = 0;
-  for (const auto& [key, s] : series_) n += s.open.size() - s.journaled;
+  for (const SeriesState& s : series_) n += s.open.size() - s.journaled;
   return n;
 }
 
@@ -37,7 +56,7 @@ Status SeriesWriter::Flush() {
   std::lock_guard lock(mu_);
   TB_RETURN_IF_ERROR(WriteJournalLocked());
   bool full = false;
-  for (const auto& [key, s] : series_) full |= s.open.size() >= seal_points_;
+  for (const SeriesState& s : series_) full |= s.open.size() >= seal_points_;
   if (++flushes_since_checkpoint_ >= checkpoint_flushes_ || full) return CheckpointLocked(false);
   return Status::Ok();
 }
@@ -48,10 +67,10 @@ Status SeriesWriter::Close() {
 }
 
 Status SeriesWriter::ResolveIds() {
-  for (auto& [key, s] : series_) {
+  for (SeriesState& s : series_) {
     if (s.id != 0 || s.open.empty()) continue;
-    size_t nl = key.find('\n');
-    Result<int64_t> id = store_.EnsureSeries(run_id_, key.substr(0, nl), key.substr(nl + 1));
+    size_t nl = s.key.find('\n');
+    Result<int64_t> id = store_.EnsureSeries(run_id_, s.key.substr(0, nl), s.key.substr(nl + 1));
     if (!id.ok()) return id.status();
     s.id = *id;
   }
@@ -61,16 +80,16 @@ Status SeriesWriter::ResolveIds() {
 Status SeriesWriter::WriteJournalLocked() {
   TB_RETURN_IF_ERROR(ResolveIds());
   std::vector<std::pair<int64_t, std::string>> chunks;
-  for (auto& [key, s] : series_) {
+  for (SeriesState& s : series_) {
     if (s.open.size() == s.journaled) continue;
     std::span<const Point> fresh(s.open.data() + s.journaled, s.open.size() - s.journaled);
-    chunks.emplace_back(s.id, EncodeChunk(fresh));
+    chunks.emplace_back(s.id, EncodeChunk(fresh, /*compress=*/false));
   }
   if (chunks.empty()) return Status::Ok();
   Result<int64_t> id = store_.AppendJournal(run_id_, EncodeJournalEntry(chunks));
   if (!id.ok()) return id.status();
   journal_ids_.push_back(*id);
-  for (auto& [key, s] : series_) s.journaled = s.open.size();
+  for (SeriesState& s : series_) s.journaled = s.open.size();
   return Status::Ok();
 }
 
@@ -78,7 +97,7 @@ Status SeriesWriter::CheckpointLocked(bool seal_all) {
   TB_RETURN_IF_ERROR(ResolveIds());
   ChunkBatch batch;
   std::vector<SeriesState*> owners;  // owners[i] wrote batch.inserts[i]
-  for (auto& [key, s] : series_) {
+  for (SeriesState& s : series_) {
     bool seal = s.open.size() >= seal_points_ || (seal_all && !s.open.empty());
     if (!seal && s.open.size() == s.in_chunk) continue;
     batch.inserts.push_back(MakeChunk(s.id, s.open, seal));

@@ -2,7 +2,8 @@
 //  - Flush (the sampler calls it about once a second) writes every point that arrived
 //    since the last flush, of all series, as one journal entry: one insert per flush, so
 //    a crash loses at most one flush interval.
-//  - Every `checkpoint_flushes` flushes (about four minutes at 1 s), each series that gained points gets one chunk
+//  - Every `checkpoint_flushes` flushes (about four minutes at 1 s), each series that gained points gets one
+//  chunk
 //    holding all of its points since its last sealed chunk (replacing its previous
 //    provisional chunk), and the journal entries are dropped, in one transaction.
 //  - Once a series holds `seal_points` points its chunk is sealed and a new one starts,
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -35,6 +37,10 @@ class SeriesWriter : public SampleSink {
   void SetTime(int64_t time_ms);
   void Add(std::string_view metric, std::string_view labels, double value) override;
   void Append(std::string_view metric, std::string_view labels, const Point& point);
+  // For callers appending to the same series many times: look the series up once.
+  using SeriesHandle = size_t;
+  SeriesHandle Handle(std::string_view metric, std::string_view labels);
+  void Append(SeriesHandle series, const Point& point);
 
   // Writes what arrived since the last flush. On failure everything stays buffered.
   Status Flush();
@@ -46,13 +52,14 @@ class SeriesWriter : public SampleSink {
 
  private:
   struct SeriesState {
+    std::string key;  // metric '\n' labels
     int64_t id = 0;
     std::vector<Point> open;  // points not yet in a sealed chunk
     size_t journaled = 0;     // of `open`, how many are in the store (journal or chunk)
     size_t in_chunk = 0;      // of `open`, how many the provisional chunk holds
     int64_t provisional_id = 0;
   };
-  SeriesState& Series(std::string_view metric, std::string_view labels);
+  SeriesHandle HandleLocked(std::string_view metric, std::string_view labels);
   Status ResolveIds();
   Status WriteJournalLocked();
   Status CheckpointLocked(bool seal_all);
@@ -64,8 +71,9 @@ class SeriesWriter : public SampleSink {
   mutable std::mutex mu_;
   int64_t time_ms_ = 0;
   int flushes_since_checkpoint_ = 0;
-  std::vector<int64_t> journal_ids_;  // entries a checkpoint will supersede
-  std::unordered_map<std::string, SeriesState> series_;  // key: metric '\n' labels
+  std::vector<int64_t> journal_ids_;                     // entries a checkpoint will supersede
+  std::deque<SeriesState> series_;                       // SeriesHandle indexes it
+  std::unordered_map<std::string, SeriesHandle> index_;  // by SeriesState::key
 };
 
 }  // namespace tb

@@ -283,7 +283,8 @@ class SqliteStore : public Store {
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();
     }
-    for (auto [statement, ids] : {std::pair{&erase, &batch.deletes}, std::pair{&erase_journal, &batch.journal_deletes}}) {
+    for (auto [statement, ids] :
+         {std::pair{&erase, &batch.deletes}, std::pair{&erase_journal, &batch.journal_deletes}}) {
       for (int64_t id : *ids) {
         if (!ok) break;
         statement->Bind(1, id);
