@@ -9,7 +9,8 @@
 //   build/bench/store_ingest [synthetic-hours=3] [rounds=3]
 //
 // Data: ../shared/data/radt-dcgm-trace-1hz.json (a real 9,345 s DCGM trace) and a
-// synthetic 3-hour run of 30 metrics at 1 Hz printed with typical tool precision.
+// synthetic 3-hour run of 30 metrics at 1 Hz printed with typical tool precision, and a
+// 1-hour run of 210 metrics (a wide node: many GPUs and threads).
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -60,10 +61,12 @@ double RoundTo(double v, int decimals) {
   return std::round(v * s) / s;
 }
 
-Dataset Synthetic(double hours) {
+// `replicas` copies of a 30-metric set: 1 is a one-GPU run, 7 (210 series) is closer to
+// an 8-GPU node with DCGM's profiling fields and per-thread host metrics.
+Dataset Synthetic(double hours, int replicas) {
   std::mt19937_64 rng(7);
   std::normal_distribution<double> noise(0, 1);
-  Dataset d{"synthetic 30 metrics", {}, {}, {}};
+  Dataset d{"synthetic " + std::to_string(30 * replicas) + " metrics", {}, {}, {}};
   size_t ticks = static_cast<size_t>(hours * 3600);
   int64_t t = 1763777000000;
   for (size_t i = 0; i < ticks; ++i) {
@@ -78,13 +81,15 @@ Dataset Synthetic(double hours) {
     bool counter;
   };
   std::vector<Spec> specs;
-  for (int g = 0; g < 8; ++g) specs.push_back({"gpu.sm.active_ratio", 3, 0.6, 0.05, false});
-  for (int g = 0; g < 6; ++g) specs.push_back({"gpu.utilization_percent", 0, 80, 8, false});
-  for (int g = 0; g < 4; ++g) specs.push_back({"gpu.power.draw_watts", 3, 250, 20, false});
-  for (int g = 0; g < 2; ++g) specs.push_back({"gpu.energy.consumed_joules", 3, 250, 20, true});
-  for (int g = 0; g < 4; ++g) specs.push_back({"disk.read_bytes_per_second", 0, 5e7, 1e7, false});
-  for (int g = 0; g < 4; ++g) specs.push_back({"proc.memory.rss_bytes", 0, 8e9, 1e6, false});
-  for (int g = 0; g < 2; ++g) specs.push_back({"gpu.temperature_celsius", 0, 65, 1, false});
+  for (int r = 0; r < replicas; ++r) {
+    for (int g = 0; g < 8; ++g) specs.push_back({"gpu.sm.active_ratio", 3, 0.6, 0.05, false});
+    for (int g = 0; g < 6; ++g) specs.push_back({"gpu.utilization_percent", 0, 80, 8, false});
+    for (int g = 0; g < 4; ++g) specs.push_back({"gpu.power.draw_watts", 3, 250, 20, false});
+    for (int g = 0; g < 2; ++g) specs.push_back({"gpu.energy.consumed_joules", 3, 250, 20, true});
+    for (int g = 0; g < 4; ++g) specs.push_back({"disk.read_bytes_per_second", 0, 5e7, 1e7, false});
+    for (int g = 0; g < 4; ++g) specs.push_back({"proc.memory.rss_bytes", 0, 8e9, 1e6, false});
+    for (int g = 0; g < 2; ++g) specs.push_back({"gpu.temperature_celsius", 0, 65, 1, false});
+  }
   for (size_t m = 0; m < specs.size(); ++m) {
     const Spec& s = specs[m];
     d.metrics.push_back(std::string(s.name) + "#" + std::to_string(m));
@@ -223,10 +228,11 @@ int main(int argc, char** argv) {
   if (argc > 2) g_rounds = std::atoi(argv[2]);
   fs::path dir = fs::temp_directory_path() / ("tb-store-bench-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  Dataset trace = LoadTrace(), synthetic = Synthetic(hours);
+  Dataset trace = LoadTrace(), synthetic = Synthetic(hours, 1), wide = Synthetic(hours / 3, 7);
   for (bool bulk : {false, true}) {
     Compare(trace, dir, bulk);
     Compare(synthetic, dir, bulk);
+    Compare(wide, dir, bulk);
   }
   fs::remove_all(dir);
   return 0;

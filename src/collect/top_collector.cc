@@ -24,14 +24,14 @@ class TopCollector : public Collector {
   std::string_view name() const override { return "top"; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
-    Status s = CollectHost(sink);
+    Status s = CollectHost(tick, sink);
     if (tick.tree != nullptr) CollectTree(tick, sink);
     files_.CloseUnused();
     return s;
   }
 
  private:
-  Status CollectHost(SampleSink& sink) {
+  Status CollectHost(const Tick& tick, SampleSink& sink) {
     TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/stat", buffer_));
     TB_RETURN_IF_ERROR(ParseProcStat(buffer_, cpus_));
     if (previous_cpus_.size() == cpus_.size()) {
@@ -52,10 +52,16 @@ class TopCollector : public Collector {
     sink.Add("host.memory.available_bytes", "", static_cast<double>(mem.available_bytes));
     sink.Add("host.swap.used_bytes", "", static_cast<double>(mem.swap_total_bytes - mem.swap_free_bytes));
 
-    TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/loadavg", buffer_));
-    Result<double> load = ParseLoadAverage(buffer_);
-    if (!load.ok()) return load.status();
-    sink.Add("host.load.average_1m", "", *load);
+    // The kernel recomputes load averages every 5 seconds; reading them more often
+    // would only repeat the same value.
+    if (!load_seen_ || tick.monotonic_ns - last_load_ns_ >= kLoadPeriodNs) {
+      TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/loadavg", buffer_));
+      Result<double> load = ParseLoadAverage(buffer_);
+      if (!load.ok()) return load.status();
+      sink.Add("host.load.average_1m", "", *load);
+      last_load_ns_ = tick.monotonic_ns;
+      load_seen_ = true;
+    }
     return Status::Ok();
   }
 
@@ -130,6 +136,9 @@ class TopCollector : public Collector {
   std::vector<CpuTimes> cpus_, previous_cpus_;
   std::vector<std::string> tids_;
   CounterRates rates_;
+  static constexpr int64_t kLoadPeriodNs = 5000000000;
+  int64_t last_load_ns_ = 0;
+  bool load_seen_ = false;
   std::unordered_map<std::string, ContextSwitches> previous_switches_, current_switches_;
   int64_t previous_switches_ns_ = 0;
   bool have_previous_switches_ = false;

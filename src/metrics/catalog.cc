@@ -15,7 +15,7 @@ constexpr std::array kCatalog = {
     MetricInfo{"host.memory.available_bytes", "bytes", G, "top", "",
                "MemAvailable: memory usable without swapping", ""},
     MetricInfo{"host.swap.used_bytes", "bytes", G, "top", "", "SwapTotal - SwapFree", ""},
-    MetricInfo{"host.load.average_1m", "1", G, "top", "", "One-minute load average", "TOP - Load Average"},
+    MetricInfo{"host.load.average_1m", "1", G, "top", "", "One-minute load average (the kernel updates it every 5 s; sampled as often)", "TOP - Load Average"},
     MetricInfo{"proc.cpu.utilization_ratio", "cores", G, "top", "",
                "CPU of the run's whole process tree in cores (1.0 = one core fully busy)",
                "TOP - CPU Utilization (run)"},
