@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/time.h"
+#include "bench/bench_stats.h"
 #include "collect/collector.h"
 #include "collect/process_tree.h"
 #include "platform/process.h"
@@ -111,11 +112,6 @@ std::pair<double, double> PythonParsing() {
   double top_us = -1, ps_us = -1;
   if (r.ok()) std::sscanf(r->out.c_str(), "%lf %lf", &top_us, &ps_us);
   return {top_us * 1e3, ps_us * 1e3};
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/time.h"
+#include "bench/bench_stats.h"
 #include "store/series_writer.h"
 #include "store/store.h"
 
@@ -189,11 +190,6 @@ Outcome IngestMlflowRows(const Dataset& d, const fs::path& path) {
   sqlite3_close(db);  // checkpoints the WAL into the file
   o.bytes = static_cast<double>(fs::file_size(path));
   return o;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 int g_rounds = 3;

@@ -15,6 +15,7 @@
 #include "platform/process.h"
 #include "query/summary.h"
 #include "store/store.h"
+#include "tests/helpers/scratch_directory.h"
 
 namespace tb {
 namespace {
@@ -31,15 +32,6 @@ struct Shell {
 
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tb-cli-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    db_ = (dir_ / "tb.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs trainbench with `args` (a shell fragment) against this test's store.
   Shell Trainbench(const std::string& args) {
     std::string cmd = "cd " + dir_.string() + " && TRAINBENCH_STORE=" + db_ + " " + kTrainbench + " " + args +
@@ -83,8 +75,9 @@ class CliTest : public ::testing::Test {
     return {cpu, wall};
   }
 
-  fs::path dir_;
-  std::string db_;
+  ScratchDirectory scratch_{"tb-cli"};
+  const fs::path& dir_ = scratch_.path();
+  std::string db_ = (dir_ / "tb.db").string();
 };
 
 double Mean(const std::vector<Point>& points) { return Summarize(points).mean; }

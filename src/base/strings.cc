@@ -49,30 +49,22 @@ std::string Concat(std::initializer_list<std::string_view> parts) {
   return out;
 }
 
-std::optional<int64_t> ParseInt(std::string_view s) {
-  s = Trim(s);
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<uint64_t> ParseUint(std::string_view s) {
-  s = Trim(s);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> ParseDouble(std::string_view s) {
+namespace {
+// The whole of `s` (surrounding blanks aside) as a T, or nothing.
+template <typename T>
+std::optional<T> ParseWhole(std::string_view s) {
   s = Trim(s);
   if (s.empty()) return std::nullopt;
-  double v = 0;
+  T v{};
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
   return v;
 }
+}  // namespace
+
+std::optional<int64_t> ParseInt(std::string_view s) { return ParseWhole<int64_t>(s); }
+std::optional<uint64_t> ParseUint(std::string_view s) { return ParseWhole<uint64_t>(s); }
+std::optional<double> ParseDouble(std::string_view s) { return ParseWhole<double>(s); }
 
 std::optional<uint64_t> ScanUint(std::string_view s, size_t& pos) {
   while (pos < s.size() && s[pos] == ' ') ++pos;

@@ -11,6 +11,7 @@
 
 #include "store/series_writer.h"
 #include "store/store.h"
+#include "tests/helpers/scratch_directory.h"
 
 namespace tb {
 namespace {
@@ -22,10 +23,6 @@ constexpr pid_t kRootPid = 5518;  // testdata/proc-tree/ROOT_PID
 class FixtureSamplerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tb-sampler-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     UseSnapshot("a");
     store_ = std::move(Store::Open((dir_ / "t.db").string()).value());
     run_.id = NewRunId();
@@ -34,7 +31,6 @@ class FixtureSamplerTest : public ::testing::Test {
     ASSERT_TRUE(store_->EnsureExperiment("fixture").ok());
     ASSERT_TRUE(store_->CreateRun(run_).ok());
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Makes the proc root hold one snapshot. Files are overwritten in place, as /proc's
   // contents change under files the listeners keep open.
@@ -56,7 +52,8 @@ class FixtureSamplerTest : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
+  ScratchDirectory scratch_{"tb-sampler"};
+  const fs::path& dir_ = scratch_.path();
   std::unique_ptr<Store> store_;
   RunRecord run_;
 };

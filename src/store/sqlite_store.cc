@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <mutex>
+#include <type_traits>
 
 #include "base/strings.h"
 #include "base/time.h"
@@ -113,19 +114,22 @@ class Statement {
     sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
     return *this;
   }
-  Statement& Bind(int i, std::optional<double> v) {
-    if (v)
-      sqlite3_bind_double(stmt_, i, *v);
-    else
-      sqlite3_bind_null(stmt_, i);
+  Statement& Bind(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
     return *this;
   }
-  Statement& Bind(int i, std::optional<int> v) {
-    if (v)
-      sqlite3_bind_int(stmt_, i, *v);
-    else
+  // NULL when empty.
+  template <typename T>
+  Statement& Bind(int i, std::optional<T> v) {
+    if (!v) {
       sqlite3_bind_null(stmt_, i);
-    return *this;
+      return *this;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      return Bind(i, static_cast<double>(*v));
+    } else {
+      return Bind(i, static_cast<int64_t>(*v));
+    }
   }
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int Step() { return sqlite3_step(stmt_); }
@@ -246,11 +250,9 @@ class SqliteStore : public Store {
                  "SELECT j.id, j.data FROM journal j JOIN series s ON s.run_id = j.run_id "
                  "WHERE s.id = ? ORDER BY j.id");
     st.Bind(1, series_id);
-    std::vector<JournalEntry> out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({st.Int(0), st.Text(1)});
-    if (rc != SQLITE_DONE) return Error("cannot read samples");
-    return out;
+    return Rows<JournalEntry>(st, "cannot read samples", [&](Statement& row) {
+      return JournalEntry{row.Int(0), row.Text(1)};
+    });
   }
 
   Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
@@ -324,11 +326,9 @@ class SqliteStore : public Store {
   Result<std::vector<ExperimentInfo>> ListExperiments() override {
     std::lock_guard lock(mu_);
     Statement st(db_, "SELECT id, name, created_ms FROM experiments ORDER BY id");
-    std::vector<ExperimentInfo> out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({st.Int(0), st.Text(1), st.Int(2)});
-    if (rc != SQLITE_DONE) return Error("cannot list experiments");
-    return out;
+    return Rows<ExperimentInfo>(st, "cannot list experiments", [&](Statement& row) {
+      return ExperimentInfo{row.Int(0), row.Text(1), row.Int(2)};
+    });
   }
 
   Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) override {
@@ -368,11 +368,9 @@ class SqliteStore : public Store {
     Statement st(db_,
                  "SELECT id, run_id, metric, labels FROM series WHERE run_id = ? ORDER BY metric, labels");
     st.Bind(1, run_id);
-    std::vector<SeriesInfo> out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({st.Int(0), st.Text(1), st.Text(2), st.Text(3)});
-    if (rc != SQLITE_DONE) return Error("cannot list series");
-    return out;
+    return Rows<SeriesInfo>(st, "cannot list series", [&](Statement& row) {
+      return SeriesInfo{row.Int(0), row.Text(1), row.Text(2), row.Text(3)};
+    });
   }
 
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {
@@ -381,48 +379,38 @@ class SqliteStore : public Store {
                  "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data FROM chunks "
                  "WHERE series_id = ? ORDER BY first_ms, id");
     st.Bind(1, series_id);
-    std::vector<ChunkRecord> out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) {
+    return Rows<ChunkRecord>(st, "cannot read samples", [&](Statement& row) {
       ChunkRecord c;
-      c.id = st.Int(0);
+      c.id = row.Int(0);
       c.series_id = series_id;
-      c.first_ms = st.Int(1);
-      c.last_ms = st.Int(2);
-      c.count = st.Int(3);
-      if (!st.IsNull(4)) c.min = st.Double(4);
-      if (!st.IsNull(5)) c.max = st.Double(5);
-      c.sum = st.Double(6);
-      c.sealed = st.Int(7) != 0;
-      c.data = st.Text(8);
-      out.push_back(std::move(c));
-    }
-    if (rc != SQLITE_DONE) return Error("cannot read samples");
-    return out;
+      c.first_ms = row.Int(1);
+      c.last_ms = row.Int(2);
+      c.count = row.Int(3);
+      if (!row.IsNull(4)) c.min = row.Double(4);
+      if (!row.IsNull(5)) c.max = row.Double(5);
+      c.sum = row.Double(6);
+      c.sealed = row.Int(7) != 0;
+      c.data = row.Text(8);
+      return c;
+    });
   }
 
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {
     std::lock_guard lock(mu_);
     Statement st(db_, "SELECT time_ms, kind, label FROM events WHERE run_id = ? ORDER BY time_ms, id");
     st.Bind(1, run_id);
-    std::vector<EventRecord> out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) out.push_back({run_id, st.Int(0), st.Text(1), st.Text(2)});
-    if (rc != SQLITE_DONE) return Error("cannot list events");
-    return out;
+    return Rows<EventRecord>(st, "cannot list events", [&](Statement& row) {
+      return EventRecord{run_id, row.Int(0), row.Text(1), row.Text(2)};
+    });
   }
 
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override {
     std::lock_guard lock(mu_);
     Statement st(db_, "SELECT name, size, path FROM artifacts WHERE run_id = ? ORDER BY name");
     st.Bind(1, run_id);
-    std::vector<ArtifactRecord> out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) {
-      out.push_back({run_id, st.Text(0), st.Int(1), "", st.Text(2)});
-    }
-    if (rc != SQLITE_DONE) return Error("cannot list artifacts");
-    return out;
+    return Rows<ArtifactRecord>(st, "cannot list artifacts", [&](Statement& row) {
+      return ArtifactRecord{run_id, row.Text(0), row.Int(1), "", row.Text(2)};
+    });
   }
 
   Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override {
@@ -442,33 +430,41 @@ class SqliteStore : public Store {
       "r.listeners, r.interval_ms FROM runs r JOIN experiments e ON e.id = r.experiment_id";
 
   Result<std::vector<RunRecord>> ReadRuns(Statement& st) {
-    std::vector<RunRecord> out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) {
+    Result<std::vector<RunRecord>> runs = Rows<RunRecord>(st, "cannot list runs", [](Statement& row) {
       RunRecord r;
-      r.id = st.Text(0);
-      r.experiment = st.Text(1);
-      r.workload = st.Text(2);
-      r.name = st.Text(3);
-      r.command = st.Text(4);
-      r.working_directory = st.Text(5);
-      r.host = st.Text(6);
-      r.supervisor_pid = st.Int(7);
-      r.start_ms = st.Int(8);
-      r.end_ms = st.Int(9);
-      r.status = st.Text(10);
-      if (!st.IsNull(11)) r.exit_code = static_cast<int>(st.Int(11));
-      if (!st.IsNull(12)) r.signal = static_cast<int>(st.Int(12));
-      r.reason = st.Text(13);
-      r.listeners = st.Text(14);
-      r.interval_ms = st.Int(15);
-      out.push_back(std::move(r));
-    }
-    if (rc != SQLITE_DONE) return Error("cannot list runs");
-    for (RunRecord& r : out) {
+      r.id = row.Text(0);
+      r.experiment = row.Text(1);
+      r.workload = row.Text(2);
+      r.name = row.Text(3);
+      r.command = row.Text(4);
+      r.working_directory = row.Text(5);
+      r.host = row.Text(6);
+      r.supervisor_pid = row.Int(7);
+      r.start_ms = row.Int(8);
+      r.end_ms = row.Int(9);
+      r.status = row.Text(10);
+      if (!row.IsNull(11)) r.exit_code = static_cast<int>(row.Int(11));
+      if (!row.IsNull(12)) r.signal = static_cast<int>(row.Int(12));
+      r.reason = row.Text(13);
+      r.listeners = row.Text(14);
+      r.interval_ms = row.Int(15);
+      return r;
+    });
+    if (!runs.ok()) return runs.status();
+    for (RunRecord& r : *runs) {
       TB_RETURN_IF_ERROR(ReadKeyValues("params", r.id, r.params));
       TB_RETURN_IF_ERROR(ReadKeyValues("tags", r.id, r.tags));
     }
+    return std::move(*runs);
+  }
+
+  // Steps `st` to the end, turning each row into a T with `make`.
+  template <typename T, typename MakeFn>
+  Result<std::vector<T>> Rows(Statement& st, const std::string& what, MakeFn make) {
+    std::vector<T> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back(make(st));
+    if (rc != SQLITE_DONE) return Error(what);
     return out;
   }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "store/series_writer.h"
+#include "tests/helpers/scratch_directory.h"
 
 namespace tb {
 namespace {
@@ -18,14 +19,6 @@ namespace fs = std::filesystem;
 
 class StoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tb-store-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::unique_ptr<Store> OpenOk(const std::string& name = "t.db") {
     Result<std::unique_ptr<Store>> s = Store::Open((dir_ / name).string());
     EXPECT_TRUE(s.ok()) << s.status().message();
@@ -46,7 +39,8 @@ class StoreTest : public ::testing::Test {
     return r;
   }
 
-  fs::path dir_;
+  ScratchDirectory scratch_{"tb-store"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(StoreTest, RunsRoundTripAndAreFoundByPrefixOrName) {
