@@ -153,6 +153,20 @@ TEST_F(CliTest, OutputFloodNeitherBlocksNorFillsMemory) {
   EXPECT_EQ(static_cast<int64_t>(fs::file_size(log.path)), kBytes);
 }
 
+TEST_F(CliTest, AClosedOutputPipeDoesNotStopTheRun) {
+  // `head` exits after 100 bytes; the run goes on and its log keeps everything.
+  std::string script = "cd " + dir_.string() + " && " + kTrainbench + " run --store " + db_ + " -l top -- " +
+                       kBurner +
+                       " --print-bytes 10485760 2>/dev/null | head -c 100 > /dev/null; exit ${PIPESTATUS[0]}";
+  int status = std::system(("bash -c '" + script + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  EXPECT_EQ(store->GetArtifact(run.id, "stdout.log")->size, 10485760);
+}
+
 TEST_F(CliTest, CommandNotFoundIsAFailedRunWithExitCode127) {
   Shell r = Trainbench("run -q -- no-such-program-anywhere --epochs 3");
   EXPECT_EQ(r.code, 127);

@@ -394,6 +394,9 @@ int Main(int argc, char** argv) {
 }  // namespace tb
 
 int main(int argc, char** argv) {
+  // A closed terminal or pipe (`trainbench run ... | head`) must not kill trainbench in the
+  // middle of a run: writes then fail with EPIPE and the run's output still reaches its log.
+  signal(SIGPIPE, SIG_IGN);
   try {
     return tb::Main(argc, argv);
   } catch (const std::exception& e) {
