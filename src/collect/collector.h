@@ -24,7 +24,7 @@ class SampleSink {
   virtual void Add(std::string_view metric, std::string_view labels, double value) = 0;
 };
 
-// What listeners' derived values (rates, ratios) are kept as: integers as they are,
+// What listeners keep derived values (rates, ratios) as: integers as they are,
 // other values to 6 significant digits, which is beyond what a tick-to-tick rate can
 // resolve and lets the store keep them as exact scaled integers (about 1 byte a point).
 double RoundForStorage(double value);

@@ -30,12 +30,13 @@ class IostatCollector : public Collector {
         return rates_.Update(d.device + what, static_cast<double>(counter), now);
       };
       if (auto r = rate(":rs", d.sectors_read))
-        sink.Add("disk.read_bytes_per_second", labels, *r * kSectorBytes);
+        sink.Add("disk.read_bytes_per_second", labels, RoundForStorage(*r * kSectorBytes));
       if (auto r = rate(":ws", d.sectors_written))
-        sink.Add("disk.write_bytes_per_second", labels, *r * kSectorBytes);
-      if (auto r = rate(":r", d.reads)) sink.Add("disk.read_ops_per_second", labels, *r);
-      if (auto r = rate(":w", d.writes)) sink.Add("disk.write_ops_per_second", labels, *r);
-      if (auto r = rate(":io", d.io_ms)) sink.Add("disk.busy_ratio", labels, std::min(1.0, *r / 1000));
+        sink.Add("disk.write_bytes_per_second", labels, RoundForStorage(*r * kSectorBytes));
+      if (auto r = rate(":r", d.reads)) sink.Add("disk.read_ops_per_second", labels, RoundForStorage(*r));
+      if (auto r = rate(":w", d.writes)) sink.Add("disk.write_ops_per_second", labels, RoundForStorage(*r));
+      if (auto r = rate(":io", d.io_ms))
+        sink.Add("disk.busy_ratio", labels, RoundForStorage(std::min(1.0, *r / 1000)));
     }
     return Status::Ok();
   }

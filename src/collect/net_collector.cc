@@ -20,10 +20,10 @@ class NetCollector : public Collector {
     for (const NetCounters& n : interfaces_) {
       std::string labels = "interface=" + LabelValue(n.interface);
       if (auto r = rates_.Update(n.interface + ":rx", static_cast<double>(n.rx_bytes), tick.monotonic_ns)) {
-        sink.Add("net.receive_bytes_per_second", labels, *r);
+        sink.Add("net.receive_bytes_per_second", labels, RoundForStorage(*r));
       }
       if (auto r = rates_.Update(n.interface + ":tx", static_cast<double>(n.tx_bytes), tick.monotonic_ns)) {
-        sink.Add("net.transmit_bytes_per_second", labels, *r);
+        sink.Add("net.transmit_bytes_per_second", labels, RoundForStorage(*r));
       }
     }
     return Status::Ok();

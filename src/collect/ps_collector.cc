@@ -37,7 +37,7 @@ class PsCollector : public Collector {
         std::string key = labels + "@" + std::to_string(thread.start_time);
         if (auto r =
                 rates_.Update(key, static_cast<double>(thread.utime + thread.stime), tick.monotonic_ns)) {
-          sink.Add("proc.thread.cpu_utilization_ratio", labels, *r / ticks_per_second_);
+          sink.Add("proc.thread.cpu_utilization_ratio", labels, RoundForStorage(*r / ticks_per_second_));
         }
         if (thread.processor >= 0) {
           sink.Add("proc.thread.core_index", labels, thread.processor);

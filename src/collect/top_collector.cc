@@ -40,7 +40,7 @@ class TopCollector : public Collector {
         if (total == 0 || cpus_[i].Total() < previous_cpus_[i].Total()) continue;
         double busy = static_cast<double>(cpus_[i].busy - previous_cpus_[i].busy);
         std::string labels = cpus_[i].core < 0 ? "" : "cpu=" + std::to_string(cpus_[i].core);
-        sink.Add("host.cpu.utilization_ratio", labels, busy / static_cast<double>(total));
+        sink.Add("host.cpu.utilization_ratio", labels, RoundForStorage(busy / static_cast<double>(total)));
       }
     }
     previous_cpus_.swap(cpus_);
@@ -92,14 +92,14 @@ class TopCollector : public Collector {
     }
     int64_t now = tick.monotonic_ns;
     if (auto r = rates_.Update("cpu", static_cast<double>(cpu_ticks), now)) {
-      sink.Add("proc.cpu.utilization_ratio", "", *r / ticks_per_second_);
+      sink.Add("proc.cpu.utilization_ratio", "", RoundForStorage(*r / ticks_per_second_));
     }
     if (have_previous_switches_ && now > previous_switches_ns_) {
       double seconds = static_cast<double>(now - previous_switches_ns_) / 1e9;
       sink.Add("proc.sched.voluntary_switches_per_second", "",
-               static_cast<double>(switches.voluntary) / seconds);
+               RoundForStorage(static_cast<double>(switches.voluntary) / seconds));
       sink.Add("proc.sched.involuntary_switches_per_second", "",
-               static_cast<double>(switches.involuntary) / seconds);
+               RoundForStorage(static_cast<double>(switches.involuntary) / seconds));
     }
     previous_switches_.swap(current_switches_);
     previous_switches_ns_ = now;

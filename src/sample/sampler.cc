@@ -9,17 +9,6 @@ namespace tb {
 namespace {
 constexpr int64_t kFlushIntervalNs = 1000000000;
 
-// Hands listener samples to the writer as RoundForStorage keeps them.
-class RoundingSink : public SampleSink {
- public:
-  explicit RoundingSink(SampleSink& next) : next_(next) {}
-  void Add(std::string_view metric, std::string_view labels, double value) override {
-    next_.Add(metric, labels, RoundForStorage(value));
-  }
-
- private:
-  SampleSink& next_;
-};
 }  // namespace
 
 Sampler::Sampler(std::vector<std::unique_ptr<Collector>> collectors, SeriesWriter& writer,
@@ -94,11 +83,10 @@ void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns) {
   Tick tick{time_ms, monotonic_ns, tree_ ? &*tree_ : nullptr};
   if (tree_) tree_->Invalidate();
   writer_.SetTime(time_ms);
-  RoundingSink sink(writer_);
   for (size_t i = 0; i < collectors_.size(); ++i) {
     ListenerHealth& h = health_[i];
     int64_t before = ThreadCpuNanos();
-    Status s = collectors_[i]->Collect(tick, sink);
+    Status s = collectors_[i]->Collect(tick, writer_);
     int64_t cost = ThreadCpuNanos() - before;
     ++h.ticks;
     h.cpu_ns += cost;
