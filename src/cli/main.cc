@@ -15,6 +15,8 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "metrics/catalog.h"
+#include "platform/nvml.h"
+#include "query/energy.h"
 #include "query/export.h"
 #include "query/summary.h"
 #include "run/launcher.h"
@@ -90,6 +92,17 @@ int Fail(const Status& s) {
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& uri) { return Store::Open(uri); }
 
+// The default listener set: what this machine can feed.
+std::string DefaultListeners() {
+  std::string listeners = "top+iostat+net";
+  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
+  if (nvml.ok()) {
+    Result<std::vector<Nvml::DeviceInfo>> devices = (*nvml)->Devices();
+    if (devices.ok() && !devices->empty()) listeners += "+nvml";
+  }
+  return listeners;
+}
+
 // --- run -------------------------------------------------------------------------------
 
 struct RunArgs {
@@ -98,7 +111,8 @@ struct RunArgs {
   std::string workload;
   std::string name;
   std::vector<std::string> params, tags;
-  std::string listeners = "top+iostat+net";
+  std::string listeners;  // empty: host listeners, plus nvml where a GPU answers
+  std::string devices;
   std::string interval = "1s";
   std::string max_time;
   std::string kill_grace = "10s";
@@ -135,7 +149,8 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   Result<int64_t> grace = ParseDurationMillis(a.kill_grace);
   if (!grace.ok()) return Fail(Status::InvalidArgument("--kill-grace: " + grace.status().message()));
   o.kill_grace_ms = *grace;
-  Result<std::vector<std::string>> listeners = ParseListeners(a.listeners);
+  Result<std::vector<std::string>> listeners =
+      ParseListeners(a.listeners.empty() ? DefaultListeners() : a.listeners);
   if (!listeners.ok()) return Fail(listeners.status());
   o.listeners = *listeners;
   Result<KeyValues> params = ParseKeyValues(a.params, "--param");
@@ -144,6 +159,7 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   Result<KeyValues> tags = ParseKeyValues(a.tags, "--tag");
   if (!tags.ok()) return Fail(tags.status());
   o.tags = *tags;
+  o.devices = a.devices;
 
   // radT's form: a .py file runs with the Python interpreter.
   const char* python_env = std::getenv("TRAINBENCH_PYTHON");
@@ -169,6 +185,37 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   Result<RunOutcome> outcome = ExecuteRun(**store, o);
   if (!outcome.ok()) return Fail(outcome.status());
   return outcome->exit_code;
+}
+
+// --- devices -----------------------------------------------------------------------------
+
+int CommandDevices() {
+  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
+  std::printf("NVML library   %s\n", Nvml::LibraryPath().c_str());
+  if (!nvml.ok()) {
+    std::printf("GPUs           none found: %s\n", nvml.status().message().c_str());
+    std::printf(
+        "\nlisteners\n  top, ps, iostat, net   available\n  nvml                   not available: %s\n",
+        nvml.status().message().c_str());
+    return 0;
+  }
+  const Nvml& n = **nvml;
+  std::printf("driver         %s%s\n", n.DriverVersion().c_str(), n.simulated() ? "  (simulated GPU)" : "");
+  std::printf("CUDA           %s\n", n.CudaVersion().c_str());
+  Result<std::vector<Nvml::DeviceInfo>> devices = n.Devices();
+  if (!devices.ok()) return Fail(devices.status());
+  std::printf("\n%-5s %-28s %-42s %s\n", "index", "name", "uuid", "memory");
+  for (const Nvml::DeviceInfo& d : *devices) {
+    std::printf("%-5u %-28s %-42s %s\n", d.index, d.name.c_str(), d.uuid.c_str(),
+                FormatValue(static_cast<double>(d.memory_total_bytes), "bytes").c_str());
+    for (const auto& m : d.mig) {
+      std::printf("      MIG %-24s %-42s %s\n", "", m.uuid.c_str(),
+                  FormatValue(static_cast<double>(m.memory_total_bytes), "bytes").c_str());
+    }
+  }
+  std::printf("\nlisteners\n  top, ps, iostat, net   available\n  nvml                   %s\n",
+              devices->empty() ? "not available: NVML finds no GPU" : "available");
+  return 0;
 }
 
 // --- ls ----------------------------------------------------------------------------------
@@ -221,6 +268,8 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   if (!found.ok()) return Fail(found.status());
   const RunRecord& r = *found;
   std::string status = DisplayStatus(r);
+  bool simulated = false;
+  for (const auto& [k, v] : r.tags) simulated |= k == kSimulatedGpuTag && v == "true";
   if (r.exit_code) status += " (exit code " + std::to_string(*r.exit_code) + ")";
   if (r.signal) status += " (signal " + std::to_string(*r.signal) + ")";
   int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
@@ -235,6 +284,16 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   std::printf("started     %s   duration %s%s\n", FormatWallTime(r.start_ms).c_str(),
               FormatDuration(end - r.start_ms).c_str(), r.end_ms > 0 ? "" : " so far");
   std::printf("listeners   %s every %gs\n", r.listeners.c_str(), static_cast<double>(r.interval_ms) / 1000);
+  if (!r.devices.empty()) std::printf("devices     %s\n", r.devices.c_str());
+  Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(**store, r.id);
+  if (energy.ok() && energy->has_value()) {
+    const GpuEnergy& e = **energy;
+    std::printf("GPU energy  %.1f J over %d GPU%s%s%s\n", e.joules, e.gpus, e.gpus == 1 ? "" : "s",
+                e.integrated ? " (power integrated over time where no energy counter)" : "",
+                simulated ? "  [simulated GPU]" : "");
+  }
+  if (simulated)
+    std::printf("note        GPU metrics of this run come from the simulated GPU (sim/), not hardware\n");
   if (!r.params.empty()) {
     std::printf("\nparams\n");
     for (const auto& [k, v] : r.params) std::printf("  %s = %s\n", k.c_str(), v.c_str());
@@ -329,8 +388,12 @@ int Main(int argc, char** argv) {
   run->add_option("-p,--param", ra.params, "Param KEY=VALUE (repeatable; overrides parsed arguments)")
       ->allow_extra_args(false);
   run->add_option("-t,--tag", ra.tags, "Tag KEY=VALUE (repeatable)")->allow_extra_args(false);
-  run->add_option("-l,--listeners", ra.listeners, "Listeners joined with '+': top, ps, iostat, net")
-      ->capture_default_str();
+  run->add_option("-l,--listeners", ra.listeners,
+                  "Listeners joined with '+': top, ps, iostat, net, nvml "
+                  "(default: top+iostat+net, and nvml where NVML finds a GPU)");
+  run->add_option("-d,--devices", ra.devices,
+                  "GPUs the run uses: 0, 1+2, GPU-/MIG- UUIDs (default: CUDA_VISIBLE_DEVICES, else all); "
+                  "sets CUDA_VISIBLE_DEVICES for the command");
   run->add_option("-i,--interval", ra.interval, "Sampling interval, at least 100ms (250ms, 1s, ...)")
       ->capture_default_str();
   run->add_option("--max-time", ra.max_time, "Stop the run after this long (SIGTERM, then SIGKILL)");
@@ -341,6 +404,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   run->add_flag("-q,--quiet", ra.quiet, "Do not echo the command's output (it is still stored)");
   run->prefix_command();
+
+  CLI::App* devices =
+      app.add_subcommand("devices", "GPUs and MIG devices found, driver and CUDA versions, usable listeners");
 
   std::string store_uri = StoreFromEnvironment();
   std::string ls_experiment;
@@ -385,6 +451,7 @@ int Main(int argc, char** argv) {
     return CommandRun(ra, command);
   }
   if (ls->parsed()) return CommandLs(store_uri, ls_experiment);
+  if (devices->parsed()) return CommandDevices();
   if (show->parsed()) return CommandShow(store_uri, run_key);
   if (exp->parsed()) return CommandExport(store_uri, run_key, metric, format, output);
   return 2;

@@ -24,16 +24,23 @@ std::string LabelValue(std::string_view raw) {
 }
 
 std::vector<std::string> HostListenerNames() { return {"top", "ps", "iostat", "net"}; }
+std::vector<std::string> GpuListenerNames() { return {"nvml"}; }
+
+std::string AvailableListeners() {
+  std::string out;
+  for (const auto& list : {HostListenerNames(), GpuListenerNames()}) {
+    for (const auto& n : list) out += (out.empty() ? "" : ", ") + n;
+  }
+  return out;
+}
 
 Result<std::unique_ptr<Collector>> MakeHostCollector(std::string_view name, const HostFiles& files) {
   if (name == "top") return MakeTopCollector(files);
   if (name == "ps") return MakePsCollector(files);
   if (name == "iostat") return MakeIostatCollector(files);
   if (name == "net") return MakeNetCollector(files);
-  std::string available;
-  for (const auto& n : HostListenerNames()) available += (available.empty() ? "" : ", ") + n;
   return Status::InvalidArgument("unknown listener '" + std::string(name) +
-                                 "'; available listeners: " + available);
+                                 "'; available listeners: " + AvailableListeners());
 }
 
 }  // namespace tb

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,10 +36,14 @@ std::string LabelValue(std::string_view raw);
 // The processes of a run found this tick, shared by the listeners that need them.
 class ProcessTree;
 
+// Notices worth keeping with the run ("gpu", "GPU 1 is lost: ..."); may be empty.
+using EventFn = std::function<void(const std::string& kind, const std::string& label)>;
+
 struct Tick {
   int64_t time_ms = 0;          // wall time of the tick (Unix ms)
   int64_t monotonic_ns = 0;     // for rates
   ProcessTree* tree = nullptr;  // null when no run is watched
+  const EventFn* event = nullptr;
 };
 
 class Collector {
@@ -52,6 +57,10 @@ class Collector {
 
 // The host listeners by name: "top", "ps", "iostat", "net".
 std::vector<std::string> HostListenerNames();
+// The GPU listeners by name: "nvml".
+std::vector<std::string> GpuListenerNames();
+// "top, ps, iostat, net, nvml": for messages.
+std::string AvailableListeners();
 // Builds a host listener reading under `files`' root; InvalidArgument naming the
 // available listeners when `name` is unknown.
 Result<std::unique_ptr<Collector>> MakeHostCollector(std::string_view name, const HostFiles& files);

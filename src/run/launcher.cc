@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -10,7 +12,10 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "collect/collector.h"
+#include "collect/nvml_collector.h"
+#include "platform/nvml.h"
 #include "platform/process.h"
+#include "run/gpu_devices.h"
 #include "run/manifest.h"
 #include "run/output_pump.h"
 #include "sample/sampler.h"
@@ -78,6 +83,46 @@ KeyValues MergeParams(KeyValues base, const KeyValues& overrides) {
   return base;
 }
 
+struct GpuSetup {
+  Status status;
+  std::shared_ptr<Nvml> nvml;  // null when no GPU listener runs
+  DeviceSelection selection;
+};
+
+// Opens NVML when a GPU listener is wanted and resolves the run's devices. A machine
+// without NVML is not an error: the GPU listeners are skipped with one message.
+GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& notices) {
+  GpuSetup setup;
+  bool wants_nvml =
+      std::find(options.listeners.begin(), options.listeners.end(), "nvml") != options.listeners.end();
+  std::vector<Nvml::DeviceInfo> devices;
+  bool have_devices = false;
+  if (wants_nvml) {
+    Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
+    if (!nvml.ok()) {
+      std::string msg = "GPU listener nvml skipped: " + nvml.status().message();
+      LogWarning(msg);
+      notices.push_back(msg);
+    } else {
+      setup.nvml = std::move(nvml.value());
+      Result<std::vector<Nvml::DeviceInfo>> found = setup.nvml->Devices();
+      if (found.ok()) {
+        devices = std::move(found.value());
+        have_devices = true;
+      }
+    }
+  }
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  Result<DeviceSelection> selection =
+      SelectDevices(options.devices, visible != nullptr ? visible : "", have_devices ? &devices : nullptr);
+  if (!selection.ok()) {
+    setup.status = selection.status();
+    return setup;
+  }
+  setup.selection = std::move(selection.value());
+  return setup;
+}
+
 }  // namespace
 
 KeyValues ParamsFromArguments(const std::vector<std::string>& args) {
@@ -108,8 +153,11 @@ Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
   for (std::string_view part : Split(spec, '+')) {
     std::string name(Trim(part));
     if (name.empty()) continue;
-    Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, probe);
-    if (!c.ok()) return c.status();
+    std::vector<std::string> gpu = GpuListenerNames();
+    if (std::find(gpu.begin(), gpu.end(), name) == gpu.end()) {
+      Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, probe);
+      if (!c.ok()) return c.status();
+    }
     names.push_back(name);
   }
   return names;
@@ -119,7 +167,14 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   if (options.command.empty()) return Status::InvalidArgument("no command to run");
   HostFiles files(options.proc_root);
   std::vector<std::unique_ptr<Collector>> collectors;
+  std::vector<std::string> notices;  // recorded as events once the run exists
+  GpuSetup gpu = SetUpGpuListeners(options, notices);
+  if (!gpu.status.ok()) return gpu.status;
   for (const std::string& name : options.listeners) {
+    if (name == "nvml") {
+      if (gpu.nvml) collectors.push_back(MakeNvmlCollector(gpu.nvml, gpu.selection.gpu_indices));
+      continue;
+    }
     Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, files);
     if (!c.ok()) return c.status();
     collectors.push_back(std::move(c.value()));
@@ -142,6 +197,8 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   std::vector<std::string> args(options.command.begin() + 1, options.command.end());
   run.params = MergeParams(ParamsFromArguments(args), options.params);
   run.tags = options.tags;
+  run.devices = options.devices;
+  if (gpu.nvml && gpu.nvml->simulated()) run.tags.emplace_back(kSimulatedGpuTag, "true");
 
   Result<int64_t> experiment = store.EnsureExperiment(run.experiment);
   if (!experiment.ok()) return experiment.status();
@@ -155,6 +212,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   auto event = [&](const std::string& kind, const std::string& label) {
     store.AddEvent({run.id, WallMillis(), kind, label});
   };
+  for (const std::string& notice : notices) event("listener", notice);
 
   // Signals are taken synchronously by this thread; threads started below inherit the mask.
   sigset_t signals, previous_mask;
@@ -169,6 +227,11 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   SpawnOptions spawn;
   spawn.argv = options.command;
   spawn.environment = ChildEnvironment(run.id, store.Describe());
+  if (!gpu.selection.cuda_visible_devices.empty()) {
+    std::erase_if(*spawn.environment,
+                  [](const std::string& kv) { return StartsWith(kv, "CUDA_VISIBLE_DEVICES="); });
+    spawn.environment->push_back("CUDA_VISIBLE_DEVICES=" + gpu.selection.cuda_visible_devices);
+  }
   spawn.new_process_group = true;
   spawn.stdin_mode = Stdio::kDevNull;
   spawn.stdout_mode = Stdio::kPipe;

@@ -27,8 +27,9 @@ struct RunOptions {
   int64_t kill_grace_ms = 10000;
   std::string proc_root = "/";  // where /proc and /sys are read
   bool echo_output = true;
-  std::string python;  // interpreter, when the command is a Python script
-  std::string script;  // the script file, when there is one
+  std::string python;   // interpreter, when the command is a Python script
+  std::string script;   // the script file, when there is one
+  std::string devices;  // "0", "1+2", GPU or MIG UUIDs; "" uses CUDA_VISIBLE_DEVICES or all GPUs
 };
 
 struct RunOutcome {

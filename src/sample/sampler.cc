@@ -80,7 +80,7 @@ void Sampler::FlushWriter() {
 
 void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns) {
   std::lock_guard lock(mu_);
-  Tick tick{time_ms, monotonic_ns, tree_ ? &*tree_ : nullptr};
+  Tick tick{time_ms, monotonic_ns, tree_ ? &*tree_ : nullptr, on_event_ ? &on_event_ : nullptr};
   if (tree_) tree_->Invalidate();
   writer_.SetTime(time_ms);
   for (size_t i = 0; i < collectors_.size(); ++i) {

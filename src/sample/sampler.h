@@ -33,7 +33,7 @@ struct ListenerHealth {
 class Sampler {
  public:
   // Called with ("listener", "top failed: ...") and similar notices worth keeping.
-  using EventCallback = std::function<void(const std::string& kind, const std::string& label)>;
+  using EventCallback = EventFn;
 
   Sampler(std::vector<std::unique_ptr<Collector>> collectors, SeriesWriter& writer, int64_t interval_ms,
           EventCallback on_event);

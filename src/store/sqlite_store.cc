@@ -88,6 +88,10 @@ CREATE TABLE artifacts(
   path TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(run_id, name));
 )sql",
+    // 2: the devices a run was given.
+    R"sql(
+ALTER TABLE runs ADD COLUMN devices TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
@@ -427,7 +431,7 @@ class SqliteStore : public Store {
   static constexpr const char* kRunSelect =
       "SELECT r.id, e.name, r.workload, r.name, r.command, r.working_directory, r.host, "
       "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
-      "r.listeners, r.interval_ms FROM runs r JOIN experiments e ON e.id = r.experiment_id";
+      "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
 
   Result<std::vector<RunRecord>> ReadRuns(Statement& st) {
     Result<std::vector<RunRecord>> runs = Rows<RunRecord>(st, "cannot list runs", [](Statement& row) {
@@ -448,6 +452,7 @@ class SqliteStore : public Store {
       r.reason = row.Text(13);
       r.listeners = row.Text(14);
       r.interval_ms = row.Int(15);
+      r.devices = row.Text(16);
       return r;
     });
     if (!runs.ok()) return runs.status();
@@ -484,12 +489,12 @@ class SqliteStore : public Store {
     Statement st(db_,
                  "INSERT INTO runs(id, experiment_id, workload, name, command, working_directory, host, "
                  "supervisor_pid, start_ms, end_ms, status, exit_code, signal, reason, listeners, "
-                 "interval_ms) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                 "interval_ms, devices) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     st.Bind(1, run.id).Bind(2, exp.Int(0)).Bind(3, run.workload).Bind(4, run.name);
     st.Bind(5, run.command).Bind(6, run.working_directory).Bind(7, run.host);
     st.Bind(8, run.supervisor_pid).Bind(9, run.start_ms).Bind(10, run.end_ms).Bind(11, run.status);
     st.Bind(12, run.exit_code).Bind(13, run.signal).Bind(14, run.reason).Bind(15, run.listeners);
-    st.Bind(16, run.interval_ms);
+    st.Bind(16, run.interval_ms).Bind(17, run.devices);
     if (st.Step() != SQLITE_DONE) return Error("cannot record run " + run.id);
     for (auto [table, kvs] : {std::pair{"params", &run.params}, std::pair{"tags", &run.tags}}) {
       std::string sql =

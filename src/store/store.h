@@ -27,6 +27,9 @@ inline constexpr const char* kFinished = "FINISHED";
 inline constexpr const char* kFailed = "FAILED";
 inline constexpr const char* kKilled = "KILLED";
 
+// The tag a run carries when its GPU metrics came from the simulated GPU of sim/.
+inline constexpr const char* kSimulatedGpuTag = "trainbench.simulated_gpu";
+
 struct RunRecord {
   std::string id;  // 32 hex digits, unique across machines
   std::string experiment;
@@ -44,6 +47,7 @@ struct RunRecord {
   std::string reason;  // why it failed or was killed, for people
   std::string listeners;
   int64_t interval_ms = 0;
+  std::string devices;  // as given: "0", "1+2", UUIDs; "" for all or none
   KeyValues params;
   KeyValues tags;
 };

@@ -1,0 +1,191 @@
+#include "sim/scenario.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace tb::sim {
+namespace {
+
+using nlohmann::json;
+
+double NowSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+MetricSource ParseSource(const json& j) {
+  MetricSource s;
+  if (j.is_number()) {
+    s.value = j.get<double>();
+  } else if (j.contains("square")) {
+    s.kind = MetricSource::Kind::kSquare;
+    s.low = j["square"].value("low", 0.0);
+    s.high = j["square"].value("high", 0.0);
+    s.period_s = j["square"].value("period_s", 1.0);
+  } else if (j.contains("trace")) {
+    s.kind = MetricSource::Kind::kTrace;
+    s.column = j["trace"].get<std::string>();
+    s.scale = j.value("scale", 1.0);
+  }
+  return s;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+std::optional<Scenario> Scenario::Load(std::string* error) {
+  const char* path = std::getenv("TRAINBENCH_SIM_SCENARIO");
+  if (path == nullptr || *path == '\0') {
+    *error = "TRAINBENCH_SIM_SCENARIO is not set";
+    return std::nullopt;
+  }
+  return LoadFile(path, error);
+}
+
+std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read scenario " + path;
+    return std::nullopt;
+  }
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *error = "scenario " + path + " is not a JSON object";
+    return std::nullopt;
+  }
+  Scenario s;
+  s.driver_version = j.value("driver_version", s.driver_version);
+  s.cuda_driver_version = j.value("cuda_driver_version", s.cuda_driver_version);
+  s.dcgm_host_engine = j.value("dcgm_host_engine", true);
+  s.dcgm_max_profiling_fields = j.value("dcgm_max_profiling_fields", 100);
+  for (const json& g : j.value("gpus", json::array())) {
+    Gpu gpu;
+    gpu.name = g.value("name", "NVIDIA A100-SXM4-40GB");
+    gpu.uuid = g.value("uuid", "GPU-00000000-0000-0000-0000-" + std::to_string(100000000000 + s.gpus.size()));
+    gpu.pci_bus_id = g.value("pci_bus_id", "00000000:0" + std::to_string(s.gpus.size() + 7) + ":00.0");
+    gpu.memory_total_bytes = static_cast<uint64_t>(g.value("memory_total_mib", 40960.0) * 1048576);
+    json metrics = g.value("metrics", json::object());  // items() must not outlive it
+    for (auto& [key, source] : metrics.items()) gpu.metrics[key] = ParseSource(source);
+    for (const json& u : g.value("unsupported", json::array())) gpu.unsupported.insert(u.get<std::string>());
+    gpu.lost_after_s = g.value("lost_after_s", -1.0);
+    gpu.call_delay_us = g.value("call_delay_us", 0);
+    for (const json& m : g.value("mig", json::array())) {
+      MigInstance mi;
+      mi.uuid = m.value("uuid", "MIG-" + gpu.uuid.substr(4) + "-" + std::to_string(gpu.mig.size()));
+      mi.profile = m.value("profile", "3g.20gb");
+      mi.gpu_instance_id = m.value("gpu_instance_id", static_cast<unsigned>(gpu.mig.size() + 1));
+      mi.memory_total_bytes = static_cast<uint64_t>(m.value("memory_total_mib", 19968.0) * 1048576);
+      mi.memory_used_bytes = static_cast<uint64_t>(m.value("memory_used_mib", 0.0) * 1048576);
+      gpu.mig.push_back(mi);
+    }
+    for (const json& p : g.value("processes", json::array())) {
+      ProcessRule r;
+      r.match = p.value("match", "");
+      r.memory_used_bytes = static_cast<uint64_t>(p.value("memory_used_mib", 0.0) * 1048576);
+      r.sm_util_percent = p.value("sm_util_percent", 0u);
+      gpu.processes.push_back(r);
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  if (j.contains("trace_file")) {
+    std::string trace_path = j["trace_file"].get<std::string>();
+    if (!trace_path.empty() && trace_path[0] != '/') trace_path = DirectoryOf(path) + "/" + trace_path;
+    std::ifstream tin(trace_path);
+    json t = json::parse(tin, nullptr, false);
+    if (t.is_discarded()) {
+      *error = "cannot read trace " + trace_path;
+      return std::nullopt;
+    }
+    for (auto& [name, column] : t.items()) {
+      std::vector<double> values;
+      for (const json& v : column) values.push_back(v.is_number() ? v.get<double>() : std::nan(""));
+      s.trace[name] = std::move(values);
+    }
+  }
+  if (const char* start = std::getenv("TRAINBENCH_SIM_START")) {
+    s.start_s = std::atof(start);
+  } else {
+    struct stat st {};
+    stat(path.c_str(), &st);
+    s.start_s = static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
+  }
+  return s;
+}
+
+double Scenario::Elapsed() const { return std::max(0.0, NowSeconds() - start_s); }
+
+bool Scenario::Lost(const Gpu& gpu) const { return gpu.lost_after_s >= 0 && Elapsed() >= gpu.lost_after_s; }
+
+std::optional<double> Scenario::ValueAt(const Gpu& gpu, const std::string& key, double elapsed) const {
+  if (gpu.unsupported.count(key) != 0) return std::nullopt;
+  auto it = gpu.metrics.find(key);
+  if (it == gpu.metrics.end()) return std::nullopt;
+  const MetricSource& m = it->second;
+  switch (m.kind) {
+    case MetricSource::Kind::kConstant:
+      return m.value;
+    case MetricSource::Kind::kSquare:
+      return std::fmod(elapsed, m.period_s) < m.period_s / 2 ? m.high : m.low;
+    case MetricSource::Kind::kTrace: {
+      auto t = trace.find(m.column);
+      if (t == trace.end() || t->second.empty()) return std::nullopt;
+      // The recorded trace is at 1 Hz; it replays from its start and loops.
+      size_t i = static_cast<size_t>(elapsed) % t->second.size();
+      double v = t->second[i];
+      if (std::isnan(v)) return std::nullopt;
+      return m.scale == 1 ? v : v * m.scale;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Scenario::Value(const Gpu& gpu, const std::string& key) const {
+  return ValueAt(gpu, key, Elapsed());
+}
+
+std::optional<double> Scenario::EnergyMillijoules(const Gpu& gpu) const {
+  if (gpu.unsupported.count("energy_mj") != 0) return std::nullopt;
+  double elapsed = Elapsed();
+  if (gpu.metrics.count("energy_mj") != 0) return ValueAt(gpu, "energy_mj", elapsed);
+  // Power held for each whole second, plus the current second's share.
+  double joules = 0;
+  for (double s = 0; s < elapsed; s += 1) {
+    std::optional<double> watts = ValueAt(gpu, "power_w", s);
+    if (!watts) return std::nullopt;
+    joules += *watts * std::min(1.0, elapsed - s);
+  }
+  return std::floor(joules * 1000);
+}
+
+std::vector<std::pair<pid_t, const ProcessRule*>> Scenario::Processes(const Gpu& gpu) const {
+  std::vector<std::pair<pid_t, const ProcessRule*>> out;
+  if (gpu.processes.empty()) return out;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::ifstream comm(std::string("/proc/") + e->d_name + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    for (const ProcessRule& r : gpu.processes) {
+      if (r.match == name) out.emplace_back(static_cast<pid_t>(pid), &r);
+    }
+  }
+  closedir(dir);
+  return out;
+}
+
+}  // namespace tb::sim

@@ -1,0 +1,79 @@
+// The simulated GPU's world: one scenario file (JSON) describes the GPUs, their MIG
+// layout, the processes using them, per-metric traces and the faults to inject. The fake
+// NVML library, nvidia-smi and dcgmi all read it, so every tool reports the same GPU.
+// See sim/README.md for the format. Values are a function of the time since the scenario
+// started (TRAINBENCH_SIM_START, Unix seconds; else the scenario file's modification time),
+// so separate processes agree on what the GPU is doing. Not thread-safe to load; const
+// methods are safe from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tb::sim {
+
+struct MetricSource {
+  enum class Kind { kConstant, kSquare, kTrace } kind = Kind::kConstant;
+  double value = 0;                        // constant
+  double low = 0, high = 0, period_s = 1;  // square wave: `high` in the first half of each period
+  std::string column;                      // trace column
+  double scale = 1;                        // multiplies trace values (unit conversions)
+};
+
+struct MigInstance {
+  std::string uuid;
+  std::string profile;  // "3g.20gb"
+  unsigned gpu_instance_id = 0;
+  uint64_t memory_total_bytes = 0;
+  uint64_t memory_used_bytes = 0;
+};
+
+struct ProcessRule {
+  std::string match;  // a process whose /proc/PID/comm equals this uses the GPU
+  uint64_t memory_used_bytes = 0;
+  unsigned sm_util_percent = 0;
+};
+
+struct Gpu {
+  std::string name, uuid, pci_bus_id;
+  uint64_t memory_total_bytes = 0;
+  std::map<std::string, MetricSource> metrics;  // keys: see sim/README.md
+  std::set<std::string> unsupported;            // metric keys the GPU does not support
+  double lost_after_s = -1;                     // falls off the bus this long after start
+  int call_delay_us = 0;                        // each NVML call on it takes this long (CPU)
+  std::vector<MigInstance> mig;
+  std::vector<ProcessRule> processes;
+};
+
+struct Scenario {
+  std::string driver_version = "535.104.05";
+  int cuda_driver_version = 12020;
+  std::vector<Gpu> gpus;
+  std::map<std::string, std::vector<double>> trace;  // column -> values at 1 Hz
+  bool dcgm_host_engine = true;                      // false: dcgmi cannot connect
+  int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
+  double start_s = 0;                                // Unix seconds the scenario started at
+
+  // Loads the file named by TRAINBENCH_SIM_SCENARIO. Empty error string on success.
+  static std::optional<Scenario> Load(std::string* error);
+  static std::optional<Scenario> LoadFile(const std::string& path, std::string* error);
+
+  double Elapsed() const;  // seconds since start
+  bool Lost(const Gpu& gpu) const;
+  // The value of a metric now; nullopt when the GPU does not support it or it has none.
+  std::optional<double> Value(const Gpu& gpu, const std::string& key) const;
+  // The value of a metric `seconds_ago` before now (for counters integrated over time).
+  std::optional<double> ValueAt(const Gpu& gpu, const std::string& key, double elapsed) const;
+  // Energy used since start in millijoules: the "energy_mj" metric, else power integrated.
+  std::optional<double> EnergyMillijoules(const Gpu& gpu) const;
+  // Live processes matching the GPU's rules: (pid, rule).
+  std::vector<std::pair<pid_t, const ProcessRule*>> Processes(const Gpu& gpu) const;
+};
+
+}  // namespace tb::sim

@@ -1,0 +1,52 @@
+#include "query/energy.h"
+
+#include <cmath>
+#include <map>
+
+namespace tb {
+
+double IntegrateOverTime(const std::vector<Point>& points) {
+  double total = 0;
+  for (size_t i = 1; i < points.size(); ++i) {
+    double a = points[i - 1].value, b = points[i].value;
+    if (std::isnan(a) || std::isnan(b)) continue;
+    total += (a + b) / 2 * static_cast<double>(points[i].time_ms - points[i - 1].time_ms) / 1000;
+  }
+  return total;
+}
+
+Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& run_id) {
+  Result<std::vector<SeriesInfo>> series = store.ListSeries(run_id);
+  if (!series.ok()) return series.status();
+  // Per GPU (the series' labels), its counter and its power series.
+  std::map<std::string, int64_t> counter, power;
+  for (const SeriesInfo& s : *series) {
+    if (s.metric == "gpu.energy.consumed_joules") counter[s.labels] = s.id;
+    if (s.metric == "gpu.power.draw_watts") power[s.labels] = s.id;
+  }
+  GpuEnergy energy;
+  for (const auto& [labels, id] : power) counter.try_emplace(labels, 0);
+  for (const auto& [labels, counter_id] : counter) {
+    if (counter_id != 0) {
+      Result<std::vector<Point>> points = ReadSeriesPoints(store, counter_id);
+      if (!points.ok()) return points.status();
+      if (points->size() >= 2) {
+        energy.joules += points->back().value - points->front().value;
+        ++energy.gpus;
+        continue;
+      }
+    }
+    auto p = power.find(labels);
+    if (p == power.end()) continue;
+    Result<std::vector<Point>> points = ReadSeriesPoints(store, p->second);
+    if (!points.ok()) return points.status();
+    if (points->size() < 2) continue;
+    energy.joules += IntegrateOverTime(*points);
+    energy.integrated = true;
+    ++energy.gpus;
+  }
+  if (energy.gpus == 0) return std::optional<GpuEnergy>();
+  return std::optional<GpuEnergy>(energy);
+}
+
+}  // namespace tb
