@@ -1,0 +1,252 @@
+// GPU listeners end to end through the simulated GPU of sim/: the real trainbench binary
+// loads the fake libnvidia-ml.so.1, which answers from a scenario written by each test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "metrics/catalog.h"
+#include "query/energy.h"
+#include "tests/helpers/cli_fixture.h"
+
+namespace tb {
+namespace {
+
+using nlohmann::json;
+
+uint64_t Bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+json Gpu0() {
+  return json::parse(R"({
+    "name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-11111111-2222-3333-4444-555555555555",
+    "memory_total_mib": 40960,
+    "metrics": {"util_gpu_pct": 87, "util_mem_pct": 31, "mem_used_mib": 12288, "power_w": 251.5,
+                "energy_mj": 1000000, "temp_c": 54, "clock_sm_mhz": 1410, "clock_mem_mhz": 1215,
+                "pstate": 2, "pcie_tx_kbps": 20480, "pcie_rx_kbps": 81920, "throttle_reasons": 4},
+    "processes": [{"match": "tb_burner", "memory_used_mib": 2048, "sm_util_percent": 45}]})");
+}
+
+json Gpu1() {
+  return json::parse(R"({
+    "name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-66666666-7777-8888-9999-000000000000",
+    "memory_total_mib": 40960,
+    "metrics": {"util_gpu_pct": 10, "util_mem_pct": 5, "mem_used_mib": 1024, "power_w": 100,
+                "temp_c": 41, "clock_sm_mhz": 1410, "clock_mem_mhz": 1215, "pstate": 0},
+    "unsupported": ["pcie_tx_kbps", "pcie_rx_kbps", "energy_mj", "throttle_reasons"],
+    "mig": [{"uuid": "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "profile": "3g.20gb", "gpu_instance_id": 1,
+             "memory_total_mib": 19968, "memory_used_mib": 512},
+            {"uuid": "MIG-ffffffff-0000-1111-2222-333333333333", "profile": "3g.20gb", "gpu_instance_id": 2,
+             "memory_total_mib": 19968, "memory_used_mib": 0}]})");
+}
+
+class GpuTest : public CliTest {
+ protected:
+  // Writes the scenario and points every following trainbench command at the simulated GPU.
+  void UseScenario(const json& scenario) {
+    std::ofstream(dir_ / "scenario.json") << scenario.dump(2);
+    env_ = "TRAINBENCH_NVML_LIBRARY=" TRAINBENCH_SIM_NVML " TRAINBENCH_SIM_SCENARIO=" +
+           (dir_ / "scenario.json").string();
+  }
+
+  std::set<std::string> Labels(Store& store, const std::string& run_id, const std::string& metric) {
+    std::set<std::string> out;
+    for (const SeriesInfo& s : store.ListSeries(run_id).value()) {
+      if (s.metric == metric) out.insert(s.labels);
+    }
+    return out;
+  }
+};
+
+TEST_F(GpuTest, EveryNvmlMetricReachesTheStoreWithItsValueAndUnit) {
+  UseScenario({{"gpus", {Gpu0(), Gpu1()}}});
+  Shell r = Trainbench("run -q -i 200ms -l nvml -- " + kBurner + " --duty 0.1 --seconds 1.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  struct Expect {
+    const char* metric;
+    double value;
+    const char* unit;
+  };
+  for (Expect e :
+       {Expect{"gpu.utilization.gpu_ratio", 0.87, "ratio"},
+        Expect{"gpu.utilization.memory_ratio", 0.31, "ratio"},
+        Expect{"gpu.memory.used_bytes", 12288.0 * 1048576, "bytes"},
+        Expect{"gpu.memory.total_bytes", 40960.0 * 1048576, "bytes"},
+        Expect{"gpu.power.draw_watts", 251.5, "W"}, Expect{"gpu.energy.consumed_joules", 1000, "J"},
+        Expect{"gpu.temperature.gpu_celsius", 54, "°C"}, Expect{"gpu.clock.sm_hertz", 1410e6, "Hz"},
+        Expect{"gpu.clock.memory_hertz", 1215e6, "Hz"}, Expect{"gpu.performance.state_index", 2, "1"},
+        Expect{"gpu.pcie.transmit_bytes_per_second", 20480.0 * 1024, "bytes/s"},
+        Expect{"gpu.pcie.receive_bytes_per_second", 81920.0 * 1024, "bytes/s"},
+        Expect{"gpu.clock.event_reasons_bitmask", 4, "1"}}) {
+    std::vector<Point> points = Series(*store, run.id, e.metric, "gpu=0");
+    ASSERT_GE(points.size(), 5u) << e.metric;
+    for (const Point& p : points) EXPECT_EQ(p.value, e.value) << e.metric;
+    ASSERT_NE(FindMetric(e.metric), nullptr) << e.metric;
+    EXPECT_EQ(FindMetric(e.metric)->unit, e.unit) << e.metric;
+  }
+  // The burner's own process: its GPU memory and SM share, labelled with its pid.
+  std::set<std::string> procs = Labels(*store, run.id, "proc.gpu.memory_used_bytes");
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs.begin()->rfind("gpu=0,pid=", 0), 0u);
+  EXPECT_EQ(Series(*store, run.id, "proc.gpu.memory_used_bytes", *procs.begin()).back().value,
+            2048.0 * 1048576);
+  EXPECT_EQ(Series(*store, run.id, "proc.gpu.sm_utilization_ratio", *procs.begin()).back().value, 0.45);
+  // MIG devices of GPU 1 are listed and sampled.
+  EXPECT_EQ(Labels(*store, run.id, "gpu.mig.memory_used_bytes"),
+            (std::set<std::string>{"gpu=1,mig=MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
+                                   "gpu=1,mig=MIG-ffffffff-0000-1111-2222-333333333333"}));
+  EXPECT_EQ(Series(*store, run.id, "gpu.mig.memory_used_bytes",
+                   "gpu=1,mig=MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+                .back()
+                .value,
+            512.0 * 1048576);
+  // What GPU 1 does not support is absent, not zero, and not complained about.
+  EXPECT_TRUE(Series(*store, run.id, "gpu.pcie.transmit_bytes_per_second", "gpu=1").empty());
+  EXPECT_TRUE(Series(*store, run.id, "gpu.energy.consumed_joules", "gpu=1").empty());
+  EXPECT_TRUE(store->ListEvents(run.id)->empty());
+  // The run says where its GPU metrics came from.
+  Shell show = Trainbench("show " + run.id);
+  EXPECT_NE(show.out.find("simulated GPU"), std::string::npos) << show.out;
+}
+
+TEST_F(GpuTest, CollocatedProcessesGetTheirOwnSeriesAndShareTheDevice) {
+  UseScenario({{"gpus", {Gpu0()}}});
+  // The burner and its child both match the scenario's process rule.
+  Shell r = Trainbench("run -q -i 200ms -l nvml -- " + kBurner + " --duty 0.1 --seconds 1.5 --children 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(Labels(*store, run.id, "proc.gpu.memory_used_bytes").size(), 2u);
+  EXPECT_EQ(Labels(*store, run.id, "proc.gpu.sm_utilization_ratio").size(), 2u);
+  EXPECT_EQ(Labels(*store, run.id, "gpu.utilization.gpu_ratio"), (std::set<std::string>{"gpu=0"}));
+}
+
+TEST_F(GpuTest, ALostGpuIsAnEventAndTheRestGoesOn) {
+  json gpu1 = Gpu1();
+  gpu1["lost_after_s"] = 1.0;
+  UseScenario({{"gpus", {Gpu0(), gpu1}}});
+  Shell r = Trainbench("run -q -i 200ms -l top+nvml -- " + kBurner + " --duty 0.1 --seconds 2.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  std::vector<EventRecord> events = store->ListEvents(run.id).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].label.find("GPU 1"), std::string::npos) << events[0].label;
+  EXPECT_NE(events[0].label.find("lost"), std::string::npos) << events[0].label;
+  std::vector<Point> lost = Series(*store, run.id, "gpu.power.draw_watts", "gpu=1");
+  std::vector<Point> alive = Series(*store, run.id, "gpu.power.draw_watts", "gpu=0");
+  ASSERT_FALSE(lost.empty());
+  EXPECT_LT(lost.back().time_ms, events[0].time_ms + 1);      // nothing after it was lost
+  EXPECT_GT(alive.back().time_ms, events[0].time_ms + 1000);  // GPU 0 went on to the end
+}
+
+TEST_F(GpuTest, NoNvmlLibraryMeansOneMessageAndTheRunGoesOn) {
+  env_ = "TRAINBENCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1";
+  Shell r = Trainbench("run -q -i 200ms -l top+nvml -- sleep 0.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("GPU listener nvml skipped"), std::string::npos) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  EXPECT_FALSE(Series(*store, run.id, "host.memory.used_bytes").empty());
+  // Without a GPU the default listener set leaves nvml out.
+  Shell def = Trainbench("run -q -n default -- true");
+  EXPECT_EQ(store->FindRun("default")->listeners, "top+iostat+net");
+}
+
+TEST_F(GpuTest, RecordedTraceIsStoredWithoutLoss) {
+  json gpu = Gpu0();
+  gpu["metrics"]["power_w"] = {{"trace", "DCGMI - Power Usage"}};
+  gpu["metrics"]["energy_mj"] = {{"trace", "DCGMI - Total Energy Consumption"}};
+  UseScenario({{"gpus", {gpu}}, {"trace_file", TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json"}});
+  Shell r = Trainbench("run -q -i 250ms -l nvml -- sleep 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
+  json trace = json::parse(in);
+  std::set<uint64_t> watts, joules;
+  for (const json& v : trace["DCGMI - Power Usage"]) watts.insert(Bits(v.get<double>()));
+  for (const json& v : trace["DCGMI - Total Energy Consumption"]) joules.insert(Bits(v.get<double>() / 1000));
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::vector<Point> power = Series(*store, run.id, "gpu.power.draw_watts", "gpu=0");
+  std::vector<Point> energy = Series(*store, run.id, "gpu.energy.consumed_joules", "gpu=0");
+  ASSERT_GE(power.size(), 10u);
+  std::set<double> distinct;
+  for (const Point& p : power) {
+    EXPECT_EQ(watts.count(Bits(p.value)), 1u) << p.value << " is not a value of the trace";
+    distinct.insert(p.value);
+  }
+  EXPECT_GE(distinct.size(), 3u);  // it moved through the trace
+  for (const Point& p : energy) EXPECT_EQ(joules.count(Bits(p.value)), 1u) << p.value;
+  // The run's energy is the counter's difference.
+  std::optional<GpuEnergy> e = RunGpuEnergy(*store, run.id).value();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_DOUBLE_EQ(e->joules, energy.back().value - energy.front().value);
+  EXPECT_FALSE(e->integrated);
+}
+
+TEST_F(GpuTest, DevicesChooseTheGpusAndTheChildSeesThem) {
+  UseScenario({{"gpus", {Gpu0(), Gpu1()}}});
+  Shell r =
+      Trainbench("run -i 200ms -l nvml --devices 1 -- sh -c 'echo visible=$CUDA_VISIBLE_DEVICES; sleep 0.5'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("visible=1"), std::string::npos) << r.out;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.devices, "1");
+  EXPECT_EQ(Labels(*store, run.id, "gpu.power.draw_watts"), (std::set<std::string>{"gpu=1"}));
+  // A MIG UUID selects its GPU; a device that does not exist is refused before anything runs.
+  Shell mig =
+      Trainbench("run -q -n mig -l nvml --devices MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee -- sleep 0.3");
+  ASSERT_EQ(mig.code, 0) << mig.err;
+  EXPECT_EQ(Labels(*store, store->FindRun("mig")->id, "gpu.power.draw_watts"),
+            (std::set<std::string>{"gpu=1"}));
+  Shell bad = Trainbench("run -l nvml --devices 5 -- touch marker");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("device 5 does not exist"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "marker"));
+  // The default listener set includes nvml where a GPU answers.
+  Trainbench("run -q -n default -- true");
+  EXPECT_EQ(store->FindRun("default")->listeners, "top+iostat+net+nvml");
+}
+
+TEST_F(GpuTest, ASlowNvmlCallSlowsOnlyItsListener) {
+  json gpu = Gpu0();
+  gpu["call_delay_us"] = 20000;  // 20 ms a call: a GPU driver in trouble
+  UseScenario({{"gpus", {gpu}}});
+  Shell r = Trainbench("run -q -i 200ms -l top+nvml -- sleep 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  // Its own cost shows the trouble; the host listener kept its samples.
+  std::vector<Point> cost = Series(*store, run.id, "trainbench.listener.cpu_seconds", "listener=nvml");
+  ASSERT_FALSE(cost.empty());
+  EXPECT_GT(cost.back().value, 0.1);
+  EXPECT_GE(Series(*store, run.id, "host.memory.used_bytes").size(), 3u);
+}
+
+TEST_F(GpuTest, DevicesCommandListsGpusMigAndListeners) {
+  UseScenario({{"gpus", {Gpu0(), Gpu1()}}, {"driver_version", "550.54.15"}, {"cuda_driver_version", 12040}});
+  Shell r = Trainbench("devices");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("550.54.15"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("simulated GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("12.4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU-66666666-7777-8888-9999-000000000000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MIG-ffffffff-0000-1111-2222-333333333333"), std::string::npos) << r.out;
+  env_ = "TRAINBENCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1";
+  r = Trainbench("devices");
+  EXPECT_NE(r.out.find("nvml                   not available"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tb

@@ -1,0 +1,81 @@
+// The fixture of the end-to-end tests: the trainbench binary, the CPU burner, a scratch
+// directory with a store, and helpers to read what a run left in it.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "store/store.h"
+#include "tests/helpers/scratch_directory.h"
+
+namespace tb {
+
+namespace fs = std::filesystem;
+
+inline const std::string kTrainbench = TRAINBENCH_BINARY;
+inline const std::string kBurner = TRAINBENCH_BURNER;
+
+struct Shell {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs the trainbench binary against a store in a scratch directory and reads the store.
+class CliTest : public ::testing::Test {
+ protected:
+  // Runs trainbench with `args` (a shell fragment) against this test's store.
+  Shell Trainbench(const std::string& args) {
+    std::string cmd = "cd " + dir_.string() + " && " + env_ + " TRAINBENCH_STORE=" + db_ + " " + kTrainbench +
+                      " " + args + " > out.txt 2> err.txt";
+    Shell r;
+    int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = Slurp(dir_ / "out.txt");
+    r.err = Slurp(dir_ / "err.txt");
+    return r;
+  }
+
+  static std::string Slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  std::unique_ptr<Store> OpenStore() { return std::move(Store::Open(db_).value()); }
+
+  RunRecord OnlyRun(Store& store) {
+    std::vector<RunRecord> runs = store.ListRuns("").value();
+    EXPECT_EQ(runs.size(), 1u);
+    return runs.empty() ? RunRecord{} : runs[0];
+  }
+
+  std::vector<Point> Series(Store& store, const std::string& run_id, const std::string& metric,
+                            const std::string& labels = "") {
+    for (const SeriesInfo& s : store.ListSeries(run_id).value()) {
+      if (s.metric == metric && s.labels == labels) return ReadSeriesPoints(store, s.id).value();
+    }
+    return {};
+  }
+
+  // CPU seconds and wall seconds the burner reported for itself and its children.
+  std::pair<double, double> BurnerTruth() {
+    std::istringstream in(Slurp(dir_ / "truth.txt"));
+    double cpu = 0, wall = 0;
+    in >> cpu >> wall;
+    return {cpu, wall};
+  }
+
+  ScratchDirectory scratch_{"tb-cli"};
+  const fs::path& dir_ = scratch_.path();
+  std::string db_ = (dir_ / "tb.db").string();
+  std::string env_;  // "K=V K2=V2" put before every trainbench command
+};
+
+}  // namespace tb
