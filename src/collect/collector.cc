@@ -24,7 +24,7 @@ std::string LabelValue(std::string_view raw) {
 }
 
 std::vector<std::string> HostListenerNames() { return {"top", "ps", "iostat", "net"}; }
-std::vector<std::string> GpuListenerNames() { return {"nvml"}; }
+std::vector<std::string> GpuListenerNames() { return {"nvml", "smi", "dcgmi"}; }
 
 std::string AvailableListeners() {
   std::string out;

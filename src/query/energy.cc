@@ -18,11 +18,13 @@ double IntegrateOverTime(const std::vector<Point>& points) {
 Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& run_id) {
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run_id);
   if (!series.ok()) return series.status();
-  // Per GPU (the series' labels), its counter and its power series.
+  // Per GPU ("gpu=N", whichever listener measured it; nvml's series sort first), its
+  // counter and its power series.
   std::map<std::string, int64_t> counter, power;
   for (const SeriesInfo& s : *series) {
-    if (s.metric == "gpu.energy.consumed_joules") counter[s.labels] = s.id;
-    if (s.metric == "gpu.power.draw_watts") power[s.labels] = s.id;
+    std::string gpu = s.labels.substr(0, s.labels.find(','));
+    if (s.metric == "gpu.energy.consumed_joules") counter.try_emplace(gpu, s.id);
+    if (s.metric == "gpu.power.draw_watts") power.try_emplace(gpu, s.id);
   }
   GpuEnergy energy;
   for (const auto& [labels, id] : power) counter.try_emplace(labels, 0);

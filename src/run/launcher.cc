@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "collect/collector.h"
+#include "collect/gpu_tool_collectors.h"
 #include "collect/nvml_collector.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
@@ -87,7 +88,17 @@ struct GpuSetup {
   Status status;
   std::shared_ptr<Nvml> nvml;  // null when no GPU listener runs
   DeviceSelection selection;
+  bool simulated = false;  // some GPU listener reads the simulated GPU of sim/
 };
+
+// Whether the tool on PATH is the simulated GPU's (sim/bin links to sim_tool).
+bool IsSimulatedTool(const std::string& tool) {
+  std::optional<std::string> path = FindExecutable(tool);
+  if (!path) return false;
+  char resolved[4096];
+  if (realpath(path->c_str(), resolved) == nullptr) return false;
+  return BaseName(resolved) == "sim_tool";
+}
 
 // Opens NVML when a GPU listener is wanted and resolves the run's devices. A machine
 // without NVML is not an error: the GPU listeners are skipped with one message.
@@ -105,6 +116,7 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
       notices.push_back(msg);
     } else {
       setup.nvml = std::move(nvml.value());
+      setup.simulated = setup.nvml->simulated();
       Result<std::vector<Nvml::DeviceInfo>> found = setup.nvml->Devices();
       if (found.ok()) {
         devices = std::move(found.value());
@@ -175,6 +187,13 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
       if (gpu.nvml) collectors.push_back(MakeNvmlCollector(gpu.nvml, gpu.selection.gpu_indices));
       continue;
     }
+    if (name == "smi" || name == "dcgmi") {
+      collectors.push_back(name == "smi"
+                               ? MakeSmiCollector(gpu.selection.gpu_indices, options.interval_ms)
+                               : MakeDcgmiCollector(gpu.selection.gpu_indices, options.interval_ms));
+      gpu.simulated |= IsSimulatedTool(name == "smi" ? "nvidia-smi" : "dcgmi");
+      continue;
+    }
     Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, files);
     if (!c.ok()) return c.status();
     collectors.push_back(std::move(c.value()));
@@ -198,7 +217,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   run.params = MergeParams(ParamsFromArguments(args), options.params);
   run.tags = options.tags;
   run.devices = options.devices;
-  if (gpu.nvml && gpu.nvml->simulated()) run.tags.emplace_back(kSimulatedGpuTag, "true");
+  if (gpu.simulated) run.tags.emplace_back(kSimulatedGpuTag, "true");
 
   Result<int64_t> experiment = store.EnsureExperiment(run.experiment);
   if (!experiment.ok()) return experiment.status();

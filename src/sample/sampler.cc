@@ -95,7 +95,7 @@ void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns) {
     if (!s.ok()) {
       ++h.failures;
       if (h.last_error.empty()) {
-        std::string msg = "listener " + h.name + " failed (retrying every tick): " + s.message();
+        std::string msg = "listener " + h.name + " failed: " + s.message();
         LogWarning(msg);
         if (on_event_) on_event_("listener", msg);
       }

@@ -1,0 +1,363 @@
+// The simulated GPU's command-line tools, one executable that acts by the name it is run
+// under (CMake links it as sim/bin/nvidia-smi and sim/bin/dcgmi):
+//   nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-l SEC | -lms MS] [-i IDS]
+//   nvidia-smi -L | -q
+//   dcgmi discovery -l
+//   dcgmi group -c NAME -a IDS | -d ID | -l
+//   dcgmi dmon -e FIELDS [-d MS] [-g GROUP | -i IDS] [-c COUNT]
+// They print the real tools' formats (see ../shared/data/README.md) from the scenario in
+// TRAINBENCH_SIM_SCENARIO, and its faults: unsupported fields, a lost GPU, no DCGM host
+// engine, profiling watches refused. dcgmi's groups live in a small state file beside the
+// scenario so that separate invocations see each other's groups, as with a host engine.
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace {
+
+using tb::sim::Gpu;
+using tb::sim::Scenario;
+
+std::vector<std::string> SplitOn(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) out.push_back(item);
+  return out;
+}
+
+void SleepMs(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000};
+  nanosleep(&ts, nullptr);
+}
+
+std::string Timestamp() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm local{};
+  localtime_r(&ts.tv_sec, &local);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y/%m/%d %H:%M:%S", &local);
+  char out[80];
+  std::snprintf(out, sizeof out, "%s.%03ld", buf, ts.tv_nsec / 1000000);
+  return out;
+}
+
+std::vector<size_t> SelectGpus(const Scenario& s, const std::string& ids) {
+  std::vector<size_t> out;
+  if (ids.empty()) {
+    for (size_t i = 0; i < s.gpus.size(); ++i) out.push_back(i);
+  } else {
+    for (const std::string& id : SplitOn(ids, ',')) out.push_back(static_cast<size_t>(std::atoi(id.c_str())));
+  }
+  return out;
+}
+
+// --- nvidia-smi ----------------------------------------------------------------------------
+
+// One --query-gpu field of one GPU, as nvidia-smi prints it with nounits.
+std::string SmiField(const Scenario& s, const Gpu& g, size_t index, const std::string& field) {
+  auto num = [&](const char* key, const char* format, double scale = 1) -> std::string {
+    std::optional<double> v = s.Value(g, key);
+    if (!v) return "[Not Supported]";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, *v * scale);
+    return buf;
+  };
+  if (field == "timestamp") return Timestamp();
+  if (field == "index") return std::to_string(index);
+  if (field == "name") return g.name;
+  if (field == "uuid") return g.uuid;
+  if (field == "power.draw") return num("power_w", "%.2f");
+  if (field == "utilization.gpu") return num("util_gpu_pct", "%.0f");
+  if (field == "utilization.memory") return num("util_mem_pct", "%.0f");
+  if (field == "memory.used") return num("mem_used_mib", "%.0f");
+  if (field == "memory.total") return std::to_string(g.memory_total_bytes / 1048576);
+  if (field == "temperature.gpu") return num("temp_c", "%.0f");
+  if (field == "clocks.sm") return num("clock_sm_mhz", "%.0f");
+  if (field == "clocks.mem") return num("clock_mem_mhz", "%.0f");
+  if (field == "pstate") {
+    std::optional<double> p = s.Value(g, "pstate");
+    return p ? "P" + std::to_string(static_cast<int>(*p)) : "[Not Supported]";
+  }
+  if (field == "fan.speed") return "[N/A]";
+  return "";
+}
+
+int NvidiaSmi(const Scenario& s, int argc, char** argv) {
+  std::string query, format, ids;
+  long loop_ms = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--query-gpu=", 0) == 0) query = a.substr(12);
+    if (a.rfind("--format=", 0) == 0) format = a.substr(9);
+    if ((a == "-l" || a == "--loop") && i + 1 < argc) loop_ms = std::atol(argv[++i]) * 1000;
+    if ((a == "-lms" || a == "--loop-ms") && i + 1 < argc) loop_ms = std::atol(argv[++i]);
+    if ((a == "-i" || a == "--id") && i + 1 < argc) ids = argv[++i];
+    if (a == "-L" || a == "--list-gpus") {
+      for (size_t g = 0; g < s.gpus.size(); ++g) {
+        std::printf("GPU %zu: %s (UUID: %s)\n", g, s.gpus[g].name.c_str(), s.gpus[g].uuid.c_str());
+      }
+      return 0;
+    }
+    if (a == "-q" || a == "--query") {
+      std::printf(
+          "\n==============NVSMI LOG==============\n\nDriver Version                            : %s\n"
+          "CUDA Version                              : %d.%d\n\nAttached GPUs                             : "
+          "%zu\n",
+          s.driver_version.c_str(), s.cuda_driver_version / 1000, s.cuda_driver_version % 1000 / 10,
+          s.gpus.size());
+      for (const Gpu& g : s.gpus) {
+        std::printf(
+            "GPU %s\n    Product Name                          : %s\n    GPU UUID                            "
+            "  : %s\n",
+            g.pci_bus_id.c_str(), g.name.c_str(), g.uuid.c_str());
+      }
+      return 0;
+    }
+  }
+  if (query.empty()) {
+    std::printf("simulated nvidia-smi: use --query-gpu=... --format=csv, -L or -q\n");
+    return 0;
+  }
+  std::vector<std::string> fields = SplitOn(query, ',');
+  for (const std::string& f : fields) {
+    if (SmiField(s, s.gpus.empty() ? Gpu{} : s.gpus[0], 0, f).empty()) {
+      std::printf("Field \"%s\" is not a valid field to query.\n\n", f.c_str());
+      return 2;
+    }
+  }
+  bool header = format.find("noheader") == std::string::npos;
+  if (header) {
+    for (size_t i = 0; i < fields.size(); ++i) std::printf("%s%s", i ? ", " : "", fields[i].c_str());
+    std::printf("\n");
+  }
+  while (true) {
+    for (size_t index : SelectGpus(s, ids)) {
+      if (index >= s.gpus.size()) continue;
+      const Gpu& g = s.gpus[index];
+      if (s.Lost(g)) {
+        std::printf(
+            "Unable to determine the device handle for GPU %s: GPU is lost.  Reboot the system to recover "
+            "this GPU\n",
+            g.pci_bus_id.c_str());
+        continue;
+      }
+      for (size_t i = 0; i < fields.size(); ++i) {
+        std::printf("%s%s", i ? ", " : "", SmiField(s, g, index, fields[i]).c_str());
+      }
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+    if (loop_ms <= 0) return 0;
+    SleepMs(loop_ms);
+  }
+}
+
+// --- dcgmi ---------------------------------------------------------------------------------
+
+struct DcgmField {
+  int id;
+  const char* header;
+  const char* unit;
+  const char* key;
+  const char* format;
+};
+
+const DcgmField kDcgmFields[] = {
+    {155, "POWER", "W", "power_w", "%.3f"},
+    {156, "TOTEC", "mJ", "energy_mj", "%.0f"},
+    {200, "TXPCI", "KB/s", "pcie_tx_kbps", "%.0f"},
+    {201, "RXPCI", "KB/s", "pcie_rx_kbps", "%.0f"},
+    {203, "GPUTL", "%", "util_gpu_pct", "%.0f"},
+    {204, "MCUTL", "%", "util_mem_pct", "%.0f"},
+    {1001, "GRACT", "", "gr_engine_active", "%.3f"},
+    {1002, "SMACT", "", "sm_active", "%.3f"},
+    {1003, "SMOCC", "", "sm_occupancy", "%.3f"},
+    {1004, "TENSO", "", "tensor_active", "%.3f"},
+    {1005, "DRAMA", "", "dram_active", "%.3f"},
+    {1006, "FP64A", "", "fp64_active", "%.3f"},
+    {1007, "FP32A", "", "fp32_active", "%.3f"},
+    {1008, "FP16A", "", "fp16_active", "%.3f"},
+    {1009, "PCITX", "B/s", "pcie_tx_bytes", "%.0f"},
+    {1010, "PCIRX", "B/s", "pcie_rx_bytes", "%.0f"},
+    {1011, "NVLTX", "B/s", "nvlink_tx_bytes", "%.0f"},
+    {1012, "NVLRX", "B/s", "nvlink_rx_bytes", "%.0f"},
+};
+
+const DcgmField* FindField(int id) {
+  for (const DcgmField& f : kDcgmFields) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+std::string GroupFile() {
+  const char* scenario = std::getenv("TRAINBENCH_SIM_SCENARIO");
+  return std::string(scenario != nullptr ? scenario : "/tmp/trainbench-sim") + ".dcgm-groups";
+}
+
+std::map<int, std::string> ReadGroups() {
+  std::map<int, std::string> groups;
+  std::ifstream in(GroupFile());
+  int id;
+  std::string gpus;
+  while (in >> id >> gpus) groups[id] = gpus;
+  return groups;
+}
+
+void WriteGroups(const std::map<int, std::string>& groups) {
+  std::ofstream out(GroupFile());
+  for (const auto& [id, gpus] : groups) out << id << " " << gpus << "\n";
+}
+
+int Dcgmi(const Scenario& s, int argc, char** argv) {
+  if (!s.dcgm_host_engine) {
+    std::printf(
+        "Error: unable to establish a connection to the specified host: localhost\n"
+        "Error: Unable to connect to host engine. Host engine connection invalid/disconnected.\n");
+    return 255;
+  }
+  std::string command = argc > 1 ? argv[1] : "";
+  std::map<std::string, std::string> opts;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a[0] == '-' && i + 1 < argc && argv[i + 1][0] != '-') {
+      opts[a] = argv[++i];
+    } else {
+      opts[a] = "";
+    }
+  }
+  if (command == "discovery") {
+    std::printf("%zu GPU%s found.\n", s.gpus.size(), s.gpus.size() == 1 ? "" : "s");
+    for (size_t g = 0; g < s.gpus.size(); ++g) {
+      std::printf("| %-8zu| Name: %s\n|         | Device UUID: %s\n", g, s.gpus[g].name.c_str(),
+                  s.gpus[g].uuid.c_str());
+    }
+    return 0;
+  }
+  if (command == "group") {
+    std::map<int, std::string> groups = ReadGroups();
+    if (opts.count("-c") != 0) {
+      int id = groups.empty() ? 2 : groups.rbegin()->first + 1;  // 0 and 1 are DCGM's default groups
+      groups[id] = opts.count("-a") != 0 ? opts["-a"] : "-";
+      WriteGroups(groups);
+      std::printf("Successfully created group \"%s\" with a group ID of %d\n", opts["-c"].c_str(), id);
+      if (opts.count("-a") != 0)
+        std::printf("Specified entity ID is valid: %s\nAdd to group operation successful.\n",
+                    opts["-a"].c_str());
+      return 0;
+    }
+    if (opts.count("-d") != 0) {
+      int id = std::atoi(opts["-d"].c_str());
+      if (groups.erase(id) == 0) {
+        std::printf("Error: Cannot destroy group %d. Return: Setting not configured.\n", id);
+        return 1;
+      }
+      WriteGroups(groups);
+      std::printf("Successfully removed group %d\n", id);
+      return 0;
+    }
+    std::printf("%zu group%s found.\n", groups.size(), groups.size() == 1 ? "" : "s");
+    for (const auto& [id, gpus] : groups)
+      std::printf("| Group ID | %d\n| Entities | GPU %s\n", id, gpus.c_str());
+    return 0;
+  }
+  if (command != "dmon") {
+    std::printf("simulated dcgmi: discovery, group and dmon are supported\n");
+    return 1;
+  }
+  std::vector<const DcgmField*> fields;
+  int profiling = 0;
+  for (const std::string& id : SplitOn(opts["-e"], ',')) {
+    const DcgmField* f = FindField(std::atoi(id.c_str()));
+    if (f == nullptr) {
+      std::printf("Error: Invalid field ID %s\n", id.c_str());
+      return 1;
+    }
+    profiling += f->id >= 1001 ? 1 : 0;
+    fields.push_back(f);
+  }
+  if (profiling > s.dcgm_max_profiling_fields) {
+    std::printf(
+        "Error setting watches. Result: The requested operation could not be completed because the "
+        "affected resource is in use.\n");
+    return 1;
+  }
+  long delay_ms = opts.count("-d") != 0 ? std::atol(opts["-d"].c_str()) : 1000;
+  long count = opts.count("-c") != 0 ? std::atol(opts["-c"].c_str()) : -1;
+  std::string ids = opts.count("-i") != 0 ? opts["-i"] : "";
+  if (opts.count("-g") != 0) {
+    std::map<int, std::string> groups = ReadGroups();
+    int id = std::atoi(opts["-g"].c_str());
+    if (groups.count(id) == 0) {
+      std::printf("Error: The group ID %d does not exist.\n", id);
+      return 1;
+    }
+    ids = groups[id];
+  }
+  int rows = 0;
+  for (long n = 0; count < 0 || n < count; ++n) {
+    for (size_t index : SelectGpus(s, ids)) {
+      if (index >= s.gpus.size()) continue;
+      if (rows++ % 14 == 0) {
+        std::printf("#Entity   ");
+        for (const DcgmField* f : fields) std::printf("%-16s", f->header);
+        std::printf("\nID        ");
+        for (const DcgmField* f : fields) std::printf("%-16s", f->unit);
+        std::printf("\n");
+      }
+      const Gpu& g = s.gpus[index];
+      std::printf("GPU %-6zu", index);
+      for (const DcgmField* f : fields) {
+        std::optional<double> v;
+        if (!s.Lost(g)) v = f->id == 156 ? s.EnergyMillijoules(g) : s.Value(g, f->key);
+        char buf[64];
+        if (v) {
+          std::snprintf(buf, sizeof buf, f->format, *v);
+        } else {
+          std::snprintf(buf, sizeof buf, "N/A");
+        }
+        std::printf("%-16s", buf);
+      }
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+    SleepMs(delay_ms);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_DFL);
+  std::string error;
+  std::optional<Scenario> s = Scenario::Load(&error);
+  std::string name = argv[0];
+  name = name.substr(name.rfind('/') + 1);
+  if (!s) {
+    if (name == "dcgmi") {
+      std::printf("Error: Unable to connect to host engine. Host engine connection invalid/disconnected.\n");
+      return 255;
+    }
+    std::printf("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. (%s)\n",
+                error.c_str());
+    return 9;
+  }
+  if (name == "dcgmi") return Dcgmi(*s, argc, argv);
+  return NvidiaSmi(*s, argc, argv);
+}
