@@ -69,6 +69,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
   s.cuda_driver_version = j.value("cuda_driver_version", s.cuda_driver_version);
   s.dcgm_host_engine = j.value("dcgm_host_engine", true);
   s.dcgm_max_profiling_fields = j.value("dcgm_max_profiling_fields", 100);
+  s.tool_garbage = j.value("tool_garbage", false);
   for (const json& g : j.value("gpus", json::array())) {
     Gpu gpu;
     gpu.name = g.value("name", "NVIDIA A100-SXM4-40GB");

@@ -58,6 +58,7 @@ struct Scenario {
   std::map<std::string, std::vector<double>> trace;  // column -> values at 1 Hz
   bool dcgm_host_engine = true;                      // false: dcgmi cannot connect
   int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
+  bool tool_garbage = false;                         // the tools print one malformed line first
   double start_s = 0;                                // Unix seconds the scenario started at
 
   // Loads the file named by TRAINBENCH_SIM_SCENARIO. Empty error string on success.

@@ -145,6 +145,7 @@ int NvidiaSmi(const Scenario& s, int argc, char** argv) {
     for (size_t i = 0; i < fields.size(); ++i) std::printf("%s%s", i ? ", " : "", fields[i].c_str());
     std::printf("\n");
   }
+  if (s.tool_garbage) std::printf("%%%% garbled output ###\n");
   while (true) {
     for (size_t index : SelectGpus(s, ids)) {
       if (index >= s.gpus.size()) continue;
@@ -310,6 +311,7 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
     ids = groups[id];
   }
   int rows = 0;
+  if (s.tool_garbage) std::printf("GPU zero garbled output\n");
   for (long n = 0; count < 0 || n < count; ++n) {
     for (size_t index : SelectGpus(s, ids)) {
       if (index >= s.gpus.size()) continue;
