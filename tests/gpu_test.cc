@@ -250,3 +250,128 @@ TEST_F(GpuTest, DevicesCommandListsGpusMigAndListeners) {
 
 }  // namespace
 }  // namespace tb
+
+namespace tb {
+namespace {
+
+class GpuToolTest : public GpuTest {
+ protected:
+  // The simulated nvidia-smi and dcgmi first on PATH.
+  void UseTools(const json& scenario) {
+    UseScenario(scenario);
+    env_ += " PATH=" TRAINBENCH_SIM_BIN ":$PATH";
+  }
+};
+
+TEST_F(GpuToolTest, SmiAndDcgmiReachTheStore) {
+  UseTools({{"gpus", {Gpu0(), Gpu1()}}});
+  Shell r = Trainbench("run -q -i 200ms -l smi+dcgmi -- sleep 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  for (auto [metric, labels, value] :
+       {std::tuple{"gpu.power.draw_watts", "gpu=0,listener=smi", 251.5},
+        std::tuple{"gpu.utilization.gpu_ratio", "gpu=0,listener=smi", 0.87},
+        std::tuple{"gpu.memory.used_bytes", "gpu=0,listener=smi", 12288.0 * 1048576},
+        std::tuple{"gpu.performance.state_index", "gpu=0,listener=smi", 2.0},
+        std::tuple{"gpu.temperature.gpu_celsius", "gpu=1,listener=smi", 41.0},
+        std::tuple{"gpu.power.draw_watts", "gpu=0,listener=dcgmi", 251.5},
+        std::tuple{"gpu.energy.consumed_joules", "gpu=0,listener=dcgmi", 1000.0},
+        std::tuple{"gpu.pcie.transmit_bytes_per_second", "gpu=0,listener=dcgmi", 20480.0 * 1024},
+        std::tuple{"gpu.utilization.memory_ratio", "gpu=0,listener=dcgmi", 0.31}}) {
+    std::vector<Point> points = Series(*store, run.id, metric, labels);
+    ASSERT_GE(points.size(), 3u) << metric << " " << labels;
+    EXPECT_EQ(points.back().value, value) << metric << " " << labels;
+  }
+  // Not supported is absent, not zero.
+  EXPECT_TRUE(Series(*store, run.id, "gpu.energy.consumed_joules", "gpu=1,listener=dcgmi").empty());
+  // The group trainbench created is gone.
+  std::ifstream groups(dir_ / "scenario.json.dcgm-groups");
+  std::string left;
+  std::getline(groups, left);
+  EXPECT_EQ(left, "");
+  EXPECT_TRUE(store->ListEvents(run.id)->empty());
+  std::string tags;
+  for (const auto& [k, v] : run.tags) tags += k + "=" + v;
+  EXPECT_EQ(tags, std::string(kSimulatedGpuTag) + "=true");
+}
+
+TEST_F(GpuToolTest, DcgmiFallsBackWhenProfilingWatchesAreRefused) {
+  json gpu = Gpu0();
+  for (const char* key : {"gr_engine_active", "sm_active", "sm_occupancy", "tensor_active", "dram_active",
+                          "fp64_active", "fp32_active", "fp16_active"}) {
+    gpu["metrics"][key] = 0.25;
+  }
+  UseTools({{"gpus", {gpu}}, {"dcgm_max_profiling_fields", 5}});
+  ASSERT_EQ(Trainbench("run -q -n partial -i 200ms -l dcgmi -- sleep 2").code, 0);
+  UseTools({{"gpus", {gpu}}, {"dcgm_max_profiling_fields", 0}});
+  ASSERT_EQ(Trainbench("run -q -n basic -i 200ms -l dcgmi -- sleep 2").code, 0);
+  auto store = OpenStore();
+  RunRecord partial = store->FindRun("partial").value();
+  RunRecord basic = store->FindRun("basic").value();
+  // Five profiling fields fit: SM, tensor and DRAM active are there, the FP pipes not.
+  EXPECT_EQ(Series(*store, partial.id, "gpu.sm.active_ratio", "gpu=0,listener=dcgmi").back().value, 0.25);
+  EXPECT_FALSE(Series(*store, partial.id, "gpu.pipe.tensor_active_ratio", "gpu=0,listener=dcgmi").empty());
+  EXPECT_TRUE(Series(*store, partial.id, "gpu.pipe.fp64_active_ratio", "gpu=0,listener=dcgmi").empty());
+  std::vector<EventRecord> events = store->ListEvents(partial.id).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].label.find("Error setting watches"), std::string::npos) << events[0].label;
+  // No profiling at all: down to the basic fields, still sampling.
+  EXPECT_TRUE(Series(*store, basic.id, "gpu.sm.active_ratio", "gpu=0,listener=dcgmi").empty());
+  EXPECT_GE(Series(*store, basic.id, "gpu.power.draw_watts", "gpu=0,listener=dcgmi").size(), 3u);
+  EXPECT_EQ(store->ListEvents(basic.id)->size(), 3u);  // one notice per step down
+}
+
+TEST_F(GpuToolTest, DcgmiWithoutHostEngineOrInstalledIsOneMessage) {
+  UseTools({{"gpus", {Gpu0()}}, {"dcgm_host_engine", false}});
+  Shell r = Trainbench("run -q -n noengine -i 200ms -l top+dcgmi -- sleep 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("host engine"), std::string::npos) << r.err;
+  auto store = OpenStore();
+  RunRecord run = store->FindRun("noengine").value();
+  EXPECT_EQ(run.status, kFinished);
+  EXPECT_EQ(store->ListEvents(run.id)->size(), 1u);
+  EXPECT_FALSE(Series(*store, run.id, "host.memory.used_bytes").empty());
+  env_ = "PATH=/usr/bin:/bin";  // a machine without dcgmi
+  r = Trainbench("run -q -n missing -l dcgmi -- true");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("dcgmi is not installed"), std::string::npos) << r.err;
+}
+
+TEST_F(GpuToolTest, UnparseableLinesAreCountedNotFatal) {
+  UseTools({{"gpus", {Gpu0()}}, {"tool_garbage", true}});
+  Shell r = Trainbench("run -q -i 200ms -l smi+dcgmi -- sleep 1.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(store->ListEvents(run.id)->size(), 2u);  // one per tool
+  EXPECT_EQ(Series(*store, run.id, "trainbench.listener.unparsed_lines", "listener=smi").back().value, 1);
+  EXPECT_GE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=0,listener=smi").size(), 3u);
+}
+
+TEST_F(GpuToolTest, RecordedTraceThroughDcgmiIsStoredWithoutLoss) {
+  json gpu = Gpu0();
+  gpu["metrics"]["power_w"] = {{"trace", "DCGMI - Power Usage"}};
+  gpu["metrics"]["energy_mj"] = {{"trace", "DCGMI - Total Energy Consumption"}};
+  gpu["metrics"]["sm_active"] = {{"trace", "DCGMI - SN Actuie"}};
+  UseTools({{"gpus", {gpu}}, {"trace_file", TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json"}});
+  Shell r = Trainbench("run -q -i 250ms -l dcgmi -- sleep 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
+  json trace = json::parse(in);
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  for (auto [column, metric, scale] :
+       {std::tuple{"DCGMI - Power Usage", "gpu.power.draw_watts", 1.0},
+        std::tuple{"DCGMI - Total Energy Consumption", "gpu.energy.consumed_joules", 0.001},
+        std::tuple{"DCGMI - SN Actuie", "gpu.sm.active_ratio", 1.0}}) {
+    std::set<uint64_t> expected;
+    for (const json& v : trace[column]) expected.insert(Bits(v.get<double>() * scale));
+    std::vector<Point> points = Series(*store, run.id, metric, "gpu=0,listener=dcgmi");
+    ASSERT_GE(points.size(), 8u) << metric;
+    for (const Point& p : points) EXPECT_EQ(expected.count(Bits(p.value)), 1u) << metric << " " << p.value;
+  }
+}
+
+}  // namespace
+}  // namespace tb
