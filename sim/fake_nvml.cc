@@ -47,14 +47,12 @@ struct State {
 std::mutex g_mu;
 State g_state;
 
-// Spends the GPU's configured call latency as CPU time, as a real ioctl would.
+// Waits out the GPU's configured call latency, as a call into the driver waits for the
+// GPU (blocked, not spinning: the caller's CPU time is only what waking up costs).
 void Delay(const Gpu& gpu) {
   if (gpu.call_delay_us <= 0) return;
-  timespec start{}, now{};
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  do {
-    clock_gettime(CLOCK_MONOTONIC, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1000000 + (now.tv_nsec - start.tv_nsec) / 1000 < gpu.call_delay_us);
+  timespec ts{gpu.call_delay_us / 1000000, static_cast<long>(gpu.call_delay_us % 1000000) * 1000};
+  nanosleep(&ts, nullptr);
 }
 
 // Resolves a handle; sets `code` to why not when it cannot be used.

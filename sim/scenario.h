@@ -46,7 +46,7 @@ struct Gpu {
   std::map<std::string, MetricSource> metrics;  // keys: see sim/README.md
   std::set<std::string> unsupported;            // metric keys the GPU does not support
   double lost_after_s = -1;                     // falls off the bus this long after start
-  int call_delay_us = 0;                        // each NVML call on it takes this long (CPU)
+  int call_delay_us = 0;                        // each NVML call on it takes this long (waiting)
   std::vector<MigInstance> mig;
   std::vector<ProcessRule> processes;
 };

@@ -218,7 +218,7 @@ TEST_F(GpuTest, DevicesChooseTheGpusAndTheChildSeesThem) {
   EXPECT_EQ(store->FindRun("default")->listeners, "top+iostat+net+nvml");
 }
 
-TEST_F(GpuTest, ASlowNvmlCallSlowsOnlyItsListener) {
+TEST_F(GpuTest, ASlowNvmlCallDoesNotStallTheRun) {
   json gpu = Gpu0();
   gpu["call_delay_us"] = 20000;  // 20 ms a call: a GPU driver in trouble
   UseScenario({{"gpus", {gpu}}});
@@ -227,11 +227,11 @@ TEST_F(GpuTest, ASlowNvmlCallSlowsOnlyItsListener) {
   auto store = OpenStore();
   RunRecord run = OnlyRun(*store);
   EXPECT_EQ(run.status, kFinished);
-  // Its own cost shows the trouble; the host listener kept its samples.
-  std::vector<Point> cost = Series(*store, run.id, "trainbench.listener.cpu_seconds", "listener=nvml");
-  ASSERT_FALSE(cost.empty());
-  EXPECT_GT(cost.back().value, 0.1);
+  // About 13 calls of 20 ms make a tick longer than the interval: ticks are skipped, but
+  // the run ends on time and every listener still samples.
+  EXPECT_LT(run.end_ms - run.start_ms, 4000);
   EXPECT_GE(Series(*store, run.id, "host.memory.used_bytes").size(), 3u);
+  EXPECT_GE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=0").size(), 3u);
 }
 
 TEST_F(GpuTest, DevicesCommandListsGpusMigAndListeners) {
