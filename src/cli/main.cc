@@ -16,6 +16,7 @@
 #include "base/time.h"
 #include "metrics/catalog.h"
 #include "platform/nvml.h"
+#include "platform/process.h"
 #include "query/energy.h"
 #include "query/export.h"
 #include "query/summary.h"
@@ -99,6 +100,11 @@ std::string DefaultListeners() {
   if (nvml.ok()) {
     Result<std::vector<Nvml::DeviceInfo>> devices = (*nvml)->Devices();
     if (devices.ok() && !devices->empty()) listeners += "+nvml";
+  }
+  // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
+  if (FindExecutable("dcgmi")) {
+    Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 5000);
+    if (probe.ok() && probe->exit.ShellCode() == 0) listeners += "+dcgmi";
   }
   return listeners;
 }
@@ -189,6 +195,26 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
 
 // --- devices -----------------------------------------------------------------------------
 
+// Whether the smi and dcgmi listeners can work here, and why not.
+void PrintToolListeners() {
+  std::optional<std::string> smi = FindExecutable("nvidia-smi");
+  std::printf("  smi                    %s\n",
+              smi ? ("available (" + *smi + ")").c_str() : "not available: no nvidia-smi on PATH");
+  if (!FindExecutable("dcgmi")) {
+    std::printf(
+        "  dcgmi                  not available: no dcgmi on PATH (install datacenter-gpu-manager)\n");
+    return;
+  }
+  Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 5000);
+  if (probe.ok() && probe->exit.ShellCode() == 0) {
+    std::printf("  dcgmi                  available\n");
+  } else {
+    std::printf(
+        "  dcgmi                  not available: the DCGM host engine does not answer (start "
+        "nv-hostengine)\n");
+  }
+}
+
 int CommandDevices() {
   Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
   std::printf("NVML library   %s\n", Nvml::LibraryPath().c_str());
@@ -197,6 +223,7 @@ int CommandDevices() {
     std::printf(
         "\nlisteners\n  top, ps, iostat, net   available\n  nvml                   not available: %s\n",
         nvml.status().message().c_str());
+    PrintToolListeners();
     return 0;
   }
   const Nvml& n = **nvml;
@@ -215,6 +242,7 @@ int CommandDevices() {
   }
   std::printf("\nlisteners\n  top, ps, iostat, net   available\n  nvml                   %s\n",
               devices->empty() ? "not available: NVML finds no GPU" : "available");
+  PrintToolListeners();
   return 0;
 }
 
@@ -389,8 +417,9 @@ int Main(int argc, char** argv) {
       ->allow_extra_args(false);
   run->add_option("-t,--tag", ra.tags, "Tag KEY=VALUE (repeatable)")->allow_extra_args(false);
   run->add_option("-l,--listeners", ra.listeners,
-                  "Listeners joined with '+': top, ps, iostat, net, nvml "
-                  "(default: top+iostat+net, and nvml where NVML finds a GPU)");
+                  "Listeners joined with '+': top, ps, iostat, net, nvml, smi, dcgmi "
+                  "(default: top+iostat+net, plus nvml where NVML finds a GPU and dcgmi where a DCGM "
+                  "host engine answers)");
   run->add_option("-d,--devices", ra.devices,
                   "GPUs the run uses: 0, 1+2, GPU-/MIG- UUIDs (default: CUDA_VISIBLE_DEVICES, else all); "
                   "sets CUDA_VISIBLE_DEVICES for the command");
