@@ -1,8 +1,14 @@
-// Statistics shared by the benchmarks.
+// Helpers shared by the benchmarks.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <string_view>
 #include <vector>
+
+#include "collect/collector.h"
 
 namespace tb {
 
@@ -11,5 +17,20 @@ inline double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+
+// CPU time of the children this process waited for, in nanoseconds.
+inline int64_t ChildrenCpuNanos() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000LL +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000LL;
+}
+
+// A sink that only counts what listeners hand it.
+class DiscardSink : public SampleSink {
+ public:
+  void Add(std::string_view, std::string_view, double) override { ++count; }
+  size_t count = 0;
+};
 
 }  // namespace tb

@@ -29,19 +29,6 @@
 namespace tb {
 namespace {
 
-class DiscardSink : public SampleSink {
- public:
-  void Add(std::string_view, std::string_view, double) override { ++count; }
-  size_t count = 0;
-};
-
-int64_t ChildrenCpuNanos() {
-  rusage u{};
-  getrusage(RUSAGE_CHILDREN, &u);
-  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000LL +
-         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000LL;
-}
-
 struct Cost {
   double cpu_ns = 0, wall_ns = 0;
   size_t samples = 0;

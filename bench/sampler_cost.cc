@@ -35,19 +35,6 @@ namespace {
 
 int64_t g_interval_ms = 100;  // pause between ticks on both sides
 
-class DiscardSink : public SampleSink {
- public:
-  void Add(std::string_view, std::string_view, double) override { ++count; }
-  size_t count = 0;
-};
-
-int64_t ChildrenCpuNanos() {
-  rusage u{};
-  getrusage(RUSAGE_CHILDREN, &u);
-  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000LL +
-         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000LL;
-}
-
 // CPU nanoseconds per tick of trainbench's listeners.
 double TrainbenchPerTick(const std::vector<std::string>& names, pid_t root, int ticks, size_t* samples) {
   HostFiles files("/");

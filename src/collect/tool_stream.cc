@@ -20,13 +20,14 @@ Status ToolStream::Start(const std::vector<std::string>& argv, LineFn on_line) {
   o.stderr_mode = Stdio::kPipe;
   Result<ChildProcess> child = ChildProcess::Spawn(o);
   if (!child.ok()) return child.status();
-  int fds[2] = {child->ReleaseStdout(), child->ReleaseStderr()};
+  int out_fd = child->ReleaseStdout();
+  int err_fd = child->ReleaseStderr();
   child_.emplace(std::move(child.value()));
-  reader_ = std::thread([this, fds, on_line = std::move(on_line)] {
+  reader_ = std::thread([this, out_fd, err_fd, on_line = std::move(on_line)] {
     std::string partial[2];
     char buf[8192];
     int open = 2;
-    int f[2] = {fds[0], fds[1]};
+    int f[2] = {out_fd, err_fd};
     while (open > 0) {
       pollfd p[2] = {{f[0], POLLIN, 0}, {f[1], POLLIN, 0}};
       if (poll(p, 2, -1) < 0 && errno != EINTR) break;
@@ -49,6 +50,9 @@ Status ToolStream::Start(const std::vector<std::string>& argv, LineFn on_line) {
         }
         partial[i].erase(0, start);
       }
+    }
+    for (int fd : f) {
+      if (fd >= 0) close(fd);
     }
     finished_ = true;
   });
