@@ -32,6 +32,8 @@ class TopCollector : public Collector {
 
  private:
   Status CollectHost(const Tick& tick, SampleSink& sink) {
+    // Too short a window after the previous reading: keep that one as the baseline.
+    if (have_cpus_ && tick.monotonic_ns - cpus_ns_ < kMinRateWindowNs) return ReadMemoryAndLoad(tick, sink);
     TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/stat", buffer_));
     TB_RETURN_IF_ERROR(ParseProcStat(buffer_, cpus_));
     if (previous_cpus_.size() == cpus_.size()) {
@@ -44,7 +46,12 @@ class TopCollector : public Collector {
       }
     }
     previous_cpus_.swap(cpus_);
+    cpus_ns_ = tick.monotonic_ns;
+    have_cpus_ = true;
+    return ReadMemoryAndLoad(tick, sink);
+  }
 
+  Status ReadMemoryAndLoad(const Tick& tick, SampleSink& sink) {
     TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/meminfo", buffer_));
     MemInfo mem;
     TB_RETURN_IF_ERROR(ParseMemInfo(buffer_, mem));
@@ -94,6 +101,7 @@ class TopCollector : public Collector {
     if (auto r = rates_.Update("cpu", static_cast<double>(cpu_ticks), now)) {
       sink.Add("proc.cpu.utilization_ratio", "", RoundForStorage(*r / ticks_per_second_));
     }
+    if (have_previous_switches_ && now - previous_switches_ns_ < kMinRateWindowNs) return;
     if (have_previous_switches_ && now > previous_switches_ns_) {
       double seconds = static_cast<double>(now - previous_switches_ns_) / 1e9;
       sink.Add("proc.sched.voluntary_switches_per_second", "",
@@ -141,6 +149,8 @@ class TopCollector : public Collector {
   bool load_seen_ = false;
   std::unordered_map<std::string, ContextSwitches> previous_switches_, current_switches_;
   int64_t previous_switches_ns_ = 0;
+  int64_t cpus_ns_ = 0;
+  bool have_cpus_ = false;
   bool have_previous_switches_ = false;
 };
 
