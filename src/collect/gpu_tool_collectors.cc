@@ -38,10 +38,10 @@ class ToolCollector : public Collector {
       if (!s.ok()) return Off(s.message());
     }
     std::lock_guard lock(mu_);
-    for (auto& [gpu, row] : latest_) {
+    for (auto& [entity, row] : latest_) {
       if (!row.fresh) continue;
       row.fresh = false;
-      std::string labels = "gpu=" + std::to_string(gpu) + ",listener=" + std::string(name());
+      std::string labels = entity + ",listener=" + std::string(name());
       for (size_t i = 0; i < row.values.size() && i < fields_.size(); ++i) {
         if (row.values[i] && *fields_[i].metric != '\0')
           sink.Add(fields_[i].metric, labels, *row.values[i] * fields_[i].scale);
@@ -75,13 +75,19 @@ class ToolCollector : public Collector {
     return off_status_;
   }
 
+  // Keeps the newest row of a GPU (of the run's GPUs only).
   void Store(int gpu, std::vector<std::optional<double>> values) {
     if (!indices_.empty() &&
         std::find(indices_.begin(), indices_.end(), static_cast<unsigned>(gpu)) == indices_.end()) {
       return;
     }
+    StoreEntity("gpu=" + std::to_string(gpu), std::move(values));
+  }
+
+  // Keeps the newest row of any entity, named by its labels ("gpu_instance=1").
+  void StoreEntity(std::string labels, std::vector<std::optional<double>> values) {
     std::lock_guard lock(mu_);
-    latest_[gpu] = Row{std::move(values), true};
+    latest_[std::move(labels)] = Row{std::move(values), true};
   }
 
   void Unparsed(std::string_view line) {
@@ -100,7 +106,7 @@ class ToolCollector : public Collector {
   bool running_ = false;
   bool off_ = false;
   Status off_status_;
-  std::map<int, Row> latest_;
+  std::map<std::string, Row> latest_;  // by entity labels
   int64_t unparsed_ = 0;
   bool told_unparsed_ = false;
   std::string bad_line_;
@@ -281,6 +287,9 @@ class DcgmiCollector : public ToolCollector {
               if (row.entity_kind == "GPU") {
                 int gpu = row.entity_id;
                 Store(gpu, std::move(row.values));
+              } else if (row.entity_kind == "GPU-I") {  // a MIG GPU instance
+                std::string labels = "gpu_instance=" + std::to_string(row.entity_id);
+                StoreEntity(std::move(labels), std::move(row.values));
               }
               break;
             case DmonLine::kError: {
