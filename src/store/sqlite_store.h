@@ -14,6 +14,6 @@ namespace tb {
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path);
 
 // The schema version this build writes; a store with a higher one is refused.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 }  // namespace tb
