@@ -535,9 +535,11 @@ class SqliteStore : public Store {
   Status MigrateLocked() {
     TB_RETURN_IF_ERROR(
         Exec("CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
-    Statement get(db_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
     int version = 0;
-    if (get.Step() == SQLITE_ROW) version = static_cast<int>(ParseInt(get.Text(0)).value_or(0));
+    {  // finalized before the migrations run: DROP needs no statement in flight
+      Statement get(db_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
+      if (get.Step() == SQLITE_ROW) version = static_cast<int>(ParseInt(get.Text(0)).value_or(0));
+    }
     if (version > kSchemaVersion) {
       return Status::InvalidArgument(path_ + " was written by a newer trainbench (schema " +
                                      std::to_string(version) + ", this build knows " +

@@ -112,6 +112,36 @@ TEST_F(StoreTest, RefusesNewerSchemaAndMissingDirectory) {
   EXPECT_FALSE(Store::Open("mysql://host/db").ok());
 }
 
+TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
+  std::string id;
+  {
+    auto store = OpenOk();
+    id = NewRun(*store).id;
+  }
+  // Turn the file back into a schema-1 store, as an earlier trainbench left it.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &db), SQLITE_OK);
+  for (const char* sql :
+       {"ALTER TABLE runs DROP COLUMN devices", "CREATE INDEX journal_by_run ON journal(run_id, id)",
+        "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  }
+  sqlite3_close(db);
+  auto store = OpenOk();
+  Result<RunRecord> run = store->FindRun(id);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->params.size(), 2u);
+  EXPECT_EQ(run->devices, "");
+  // The migrated store takes the newer fields.
+  RunRecord fresh;
+  fresh.id = NewRunId();
+  fresh.experiment = "exp";
+  fresh.name = "after";
+  fresh.devices = "0+1";
+  ASSERT_TRUE(store->CreateRun(fresh).ok());
+  EXPECT_EQ(store->FindRun("after")->devices, "0+1");
+}
+
 TEST_F(StoreTest, UriForms) {
   EXPECT_TRUE(Store::Open("sqlite://" + (dir_ / "a.db").string()).ok());
   EXPECT_TRUE(fs::exists(dir_ / "a.db"));
