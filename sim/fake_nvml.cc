@@ -77,6 +77,18 @@ const Gpu* Resolve(void* handle, const MigInstance** mig, int* code) {
   return &gpu;
 }
 
+// Runs `body(gpu, mig)` under the lock on a usable device (mig is null for a whole GPU),
+// or answers why the device cannot be used.
+template <typename Body>
+int OnDevice(void* device, Body body) {
+  std::lock_guard lock(g_mu);
+  int code;
+  const MigInstance* mig = nullptr;
+  const Gpu* gpu = Resolve(device, &mig, &code);
+  if (gpu == nullptr) return code;
+  return body(gpu, mig);
+}
+
 int CopyString(const std::string& s, char* out, unsigned length) {
   if (out == nullptr) return kInvalidArgument;
   if (s.size() + 1 > length) return kInsufficientSize;
@@ -88,14 +100,12 @@ int CopyString(const std::string& s, char* out, unsigned length) {
 template <typename T>
 int ReadMetric(void* device, const char* key, double scale, T* out) {
   if (out == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const Gpu* gpu = Resolve(device, nullptr, &code);
-  if (gpu == nullptr) return code;
-  std::optional<double> v = g_state.scenario->Value(*gpu, key);
-  if (!v) return kNotSupported;
-  *out = static_cast<T>(std::llround(*v * scale));
-  return kSuccess;
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    std::optional<double> v = g_state.scenario->Value(*gpu, key);
+    if (!v) return kNotSupported;
+    *out = static_cast<T>(std::llround(*v * scale));
+    return kSuccess;
+  });
 }
 
 }  // namespace
@@ -212,21 +222,15 @@ int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
 }
 
 int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
-  std::lock_guard lock(g_mu);
-  int code;
-  const MigInstance* mig = nullptr;
-  const Gpu* gpu = Resolve(device, &mig, &code);
-  if (gpu == nullptr) return code;
-  return CopyString(mig != nullptr ? gpu->name + " MIG " + mig->profile : gpu->name, name, length);
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    return CopyString(mig != nullptr ? gpu->name + " MIG " + mig->profile : gpu->name, name, length);
+  });
 }
 
 int nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length) {
-  std::lock_guard lock(g_mu);
-  int code;
-  const MigInstance* mig = nullptr;
-  const Gpu* gpu = Resolve(device, &mig, &code);
-  if (gpu == nullptr) return code;
-  return CopyString(mig != nullptr ? mig->uuid : gpu->uuid, uuid, length);
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    return CopyString(mig != nullptr ? mig->uuid : gpu->uuid, uuid, length);
+  });
 }
 
 struct Utilization {
@@ -247,22 +251,19 @@ struct Memory {
 };
 int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
   if (memory == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const MigInstance* mig = nullptr;
-  const Gpu* gpu = Resolve(device, &mig, &code);
-  if (gpu == nullptr) return code;
-  if (mig != nullptr) {
-    memory->total = mig->memory_total_bytes;
-    memory->used = mig->memory_used_bytes;
-  } else {
-    std::optional<double> used = g_state.scenario->Value(*gpu, "mem_used_mib");
-    if (!used) return kNotSupported;
-    memory->total = gpu->memory_total_bytes;
-    memory->used = static_cast<unsigned long long>(*used * 1048576);
-  }
-  memory->free = memory->total - std::min(memory->total, memory->used);
-  return kSuccess;
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    if (mig != nullptr) {
+      memory->total = mig->memory_total_bytes;
+      memory->used = mig->memory_used_bytes;
+    } else {
+      std::optional<double> used = g_state.scenario->Value(*gpu, "mem_used_mib");
+      if (!used) return kNotSupported;
+      memory->total = gpu->memory_total_bytes;
+      memory->used = static_cast<unsigned long long>(*used * 1048576);
+    }
+    memory->free = memory->total - std::min(memory->total, memory->used);
+    return kSuccess;
+  });
 }
 
 int nvmlDeviceGetPowerUsage(void* device, unsigned int* milliwatts) {
@@ -271,14 +272,12 @@ int nvmlDeviceGetPowerUsage(void* device, unsigned int* milliwatts) {
 
 int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* millijoules) {
   if (millijoules == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const Gpu* gpu = Resolve(device, nullptr, &code);
-  if (gpu == nullptr) return code;
-  std::optional<double> mj = g_state.scenario->EnergyMillijoules(*gpu);
-  if (!mj) return kNotSupported;
-  *millijoules = static_cast<unsigned long long>(*mj);
-  return kSuccess;
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    std::optional<double> mj = g_state.scenario->EnergyMillijoules(*gpu);
+    if (!mj) return kNotSupported;
+    *millijoules = static_cast<unsigned long long>(*mj);
+    return kSuccess;
+  });
 }
 
 int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* celsius) {
@@ -317,21 +316,19 @@ struct ProcessInfoV2 {
 };
 int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
   if (count == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const Gpu* gpu = Resolve(device, nullptr, &code);
-  if (gpu == nullptr) return code;
-  auto procs = g_state.scenario->Processes(*gpu);
-  if (infos == nullptr || *count < procs.size()) {
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    auto procs = g_state.scenario->Processes(*gpu);
+    if (infos == nullptr || *count < procs.size()) {
+      *count = static_cast<unsigned>(procs.size());
+      return procs.empty() ? kSuccess : kInsufficientSize;
+    }
     *count = static_cast<unsigned>(procs.size());
-    return procs.empty() ? kSuccess : kInsufficientSize;
-  }
-  *count = static_cast<unsigned>(procs.size());
-  for (size_t i = 0; i < procs.size(); ++i) {
-    infos[i] = ProcessInfoV2{static_cast<unsigned>(procs[i].first), procs[i].second->memory_used_bytes,
-                             0xFFFFFFFF, 0xFFFFFFFF};
-  }
-  return kSuccess;
+    for (size_t i = 0; i < procs.size(); ++i) {
+      infos[i] = ProcessInfoV2{static_cast<unsigned>(procs[i].first), procs[i].second->memory_used_bytes,
+                               0xFFFFFFFF, 0xFFFFFFFF};
+    }
+    return kSuccess;
+  });
 }
 
 struct ProcessUtilizationSample {
@@ -345,73 +342,61 @@ struct ProcessUtilizationSample {
 int nvmlDeviceGetProcessUtilization(void* device, ProcessUtilizationSample* samples, unsigned int* count,
                                     unsigned long long last_seen) {
   if (count == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const Gpu* gpu = Resolve(device, nullptr, &code);
-  if (gpu == nullptr) return code;
-  auto procs = g_state.scenario->Processes(*gpu);
-  if (procs.empty()) return 21;  // NVML_ERROR_NO_DATA: no samples since last_seen
-  if (samples == nullptr || *count < procs.size()) {
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    auto procs = g_state.scenario->Processes(*gpu);
+    if (procs.empty()) return 21;  // NVML_ERROR_NO_DATA: no samples since last_seen
+    if (samples == nullptr || *count < procs.size()) {
+      *count = static_cast<unsigned>(procs.size());
+      return kInsufficientSize;
+    }
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long now_us = static_cast<unsigned long long>(ts.tv_sec) * 1000000ULL +
+                                static_cast<unsigned long long>(ts.tv_nsec) / 1000;
+    (void)last_seen;
     *count = static_cast<unsigned>(procs.size());
-    return kInsufficientSize;
-  }
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  unsigned long long now_us = static_cast<unsigned long long>(ts.tv_sec) * 1000000ULL +
-                              static_cast<unsigned long long>(ts.tv_nsec) / 1000;
-  (void)last_seen;
-  *count = static_cast<unsigned>(procs.size());
-  for (size_t i = 0; i < procs.size(); ++i) {
-    samples[i] = ProcessUtilizationSample{
-        static_cast<unsigned>(procs[i].first), now_us, procs[i].second->sm_util_percent, 0, 0, 0};
-  }
-  return kSuccess;
+    for (size_t i = 0; i < procs.size(); ++i) {
+      samples[i] = ProcessUtilizationSample{
+          static_cast<unsigned>(procs[i].first), now_us, procs[i].second->sm_util_percent, 0, 0, 0};
+    }
+    return kSuccess;
+  });
 }
 
 int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending) {
   if (current == nullptr || pending == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const MigInstance* mig = nullptr;
-  const Gpu* gpu = Resolve(device, &mig, &code);
-  if (gpu == nullptr) return code;
-  if (mig != nullptr) return kNotSupported;
-  *current = *pending = gpu->mig.empty() ? 0 : 1;  // NVML_DEVICE_MIG_DISABLE / ENABLE
-  return kSuccess;
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    if (mig != nullptr) return kNotSupported;
+    *current = *pending = gpu->mig.empty() ? 0 : 1;  // NVML_DEVICE_MIG_DISABLE / ENABLE
+    return kSuccess;
+  });
 }
 
 int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
   if (count == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const Gpu* gpu = Resolve(device, nullptr, &code);
-  if (gpu == nullptr) return code;
-  *count = gpu->mig.empty() ? 0 : 7;  // an A100 can hold up to 7 MIG devices
-  return kSuccess;
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    *count = gpu->mig.empty() ? 0 : 7;  // an A100 can hold up to 7 MIG devices
+    return kSuccess;
+  });
 }
 
 int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned int index, void** mig_device) {
   if (mig_device == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const Gpu* gpu = Resolve(device, nullptr, &code);
-  if (gpu == nullptr) return code;
-  auto* d = static_cast<Device*>(device);
-  if (index >= gpu->mig.size()) return kNotFound;  // an empty slot
-  *mig_device = g_state.migs[static_cast<size_t>(d->gpu)][index].get();
-  return kSuccess;
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    auto* d = static_cast<Device*>(device);
+    if (index >= gpu->mig.size()) return kNotFound;  // an empty slot
+    *mig_device = g_state.migs[static_cast<size_t>(d->gpu)][index].get();
+    return kSuccess;
+  });
 }
 
 int nvmlDeviceGetGpuInstanceId(void* device, unsigned int* id) {
   if (id == nullptr) return kInvalidArgument;
-  std::lock_guard lock(g_mu);
-  int code;
-  const MigInstance* mig = nullptr;
-  const Gpu* gpu = Resolve(device, &mig, &code);
-  if (gpu == nullptr) return code;
-  if (mig == nullptr) return kNotSupported;
-  *id = mig->gpu_instance_id;
-  return kSuccess;
+  return OnDevice(device, [&](const Gpu*, const MigInstance* mig) -> int {
+    if (mig == nullptr) return kNotSupported;
+    *id = mig->gpu_instance_id;
+    return kSuccess;
+  });
 }
 
 }  // extern "C"
