@@ -396,7 +396,7 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
 int Main(int argc, char** argv) {
   CLI::App app{
       "trainbench: benchmark deep-learning training on real hardware.\n"
-      "Runs a training command, samples host metrics while it trains, and stores\n"
+      "Runs a training command, samples host and GPU metrics while it trains, and stores\n"
       "everything in a SQLite file (trainbench.db, or --store / TRAINBENCH_STORE)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainbench 0.1.0");
