@@ -93,22 +93,6 @@ int Fail(const Status& s) {
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& uri) { return Store::Open(uri); }
 
-// The default listener set: what this machine can feed.
-std::string DefaultListeners() {
-  std::string listeners = "top+iostat+net";
-  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
-  if (nvml.ok()) {
-    Result<std::vector<Nvml::DeviceInfo>> devices = (*nvml)->Devices();
-    if (devices.ok() && !devices->empty()) listeners += "+nvml";
-  }
-  // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
-  if (FindExecutable("dcgmi")) {
-    Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 5000);
-    if (probe.ok() && probe->exit.ShellCode() == 0) listeners += "+dcgmi";
-  }
-  return listeners;
-}
-
 // --- run -------------------------------------------------------------------------------
 
 struct RunArgs {
@@ -155,8 +139,7 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   Result<int64_t> grace = ParseDurationMillis(a.kill_grace);
   if (!grace.ok()) return Fail(Status::InvalidArgument("--kill-grace: " + grace.status().message()));
   o.kill_grace_ms = *grace;
-  Result<std::vector<std::string>> listeners =
-      ParseListeners(a.listeners.empty() ? DefaultListeners() : a.listeners);
+  Result<std::vector<std::string>> listeners = ParseListeners(a.listeners);
   if (!listeners.ok()) return Fail(listeners.status());
   o.listeners = *listeners;
   Result<KeyValues> params = ParseKeyValues(a.params, "--param");

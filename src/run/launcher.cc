@@ -88,7 +88,8 @@ struct GpuSetup {
   Status status;
   std::shared_ptr<Nvml> nvml;  // null when no GPU listener runs
   DeviceSelection selection;
-  bool simulated = false;  // some GPU listener reads the simulated GPU of sim/
+  bool simulated = false;              // some GPU listener reads the simulated GPU of sim/
+  std::vector<std::string> listeners;  // what the run uses (the default set when none given)
 };
 
 // Whether the tool on PATH is the simulated GPU's (sim/bin links to sim_tool).
@@ -102,18 +103,24 @@ bool IsSimulatedTool(const std::string& tool) {
 
 // Opens NVML when a GPU listener is wanted and resolves the run's devices. A machine
 // without NVML is not an error: the GPU listeners are skipped with one message.
+// With no listeners given, chooses the machine's default set from the same NVML it opens
+// (opening NVML can take a while on a real GPU machine, so it is opened once).
 GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& notices) {
   GpuSetup setup;
-  bool wants_nvml =
-      std::find(options.listeners.begin(), options.listeners.end(), "nvml") != options.listeners.end();
+  bool automatic = options.listeners.empty();
+  setup.listeners = options.listeners;
+  bool wants_nvml = automatic || std::find(options.listeners.begin(), options.listeners.end(), "nvml") !=
+                                     options.listeners.end();
   std::vector<Nvml::DeviceInfo> devices;
   bool have_devices = false;
   if (wants_nvml) {
     Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
     if (!nvml.ok()) {
-      std::string msg = "GPU listener nvml skipped: " + nvml.status().message();
-      LogWarning(msg);
-      notices.push_back(msg);
+      if (!automatic) {  // no GPU is normal for the default set; asking for nvml is not
+        std::string msg = "GPU listener nvml skipped: " + nvml.status().message();
+        LogWarning(msg);
+        notices.push_back(msg);
+      }
     } else {
       setup.nvml = std::move(nvml.value());
       setup.simulated = setup.nvml->simulated();
@@ -122,6 +129,20 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
         devices = std::move(found.value());
         have_devices = true;
       }
+    }
+  }
+  if (automatic) {
+    setup.listeners = {"top", "iostat", "net"};
+    if (have_devices && !devices.empty()) {
+      setup.listeners.emplace_back("nvml");
+    } else {
+      setup.nvml.reset();
+      setup.simulated = false;
+    }
+    // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
+    if (FindExecutable("dcgmi")) {
+      Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 5000);
+      if (probe.ok() && probe->exit.ShellCode() == 0) setup.listeners.emplace_back("dcgmi");
     }
   }
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -182,7 +203,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   std::vector<std::string> notices;  // recorded as events once the run exists
   GpuSetup gpu = SetUpGpuListeners(options, notices);
   if (!gpu.status.ok()) return gpu.status;
-  for (const std::string& name : options.listeners) {
+  for (const std::string& name : gpu.listeners) {
     if (name == "nvml") {
       if (gpu.nvml) collectors.push_back(MakeNvmlCollector(gpu.nvml, gpu.selection.gpu_indices));
       continue;
@@ -211,7 +232,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   run.host = Hostname();
   run.supervisor_pid = getpid();
   run.start_ms = WallMillis();
-  for (const std::string& l : options.listeners) run.listeners += (run.listeners.empty() ? "" : "+") + l;
+  for (const std::string& l : gpu.listeners) run.listeners += (run.listeners.empty() ? "" : "+") + l;
   run.interval_ms = options.interval_ms;
   std::vector<std::string> args(options.command.begin() + 1, options.command.end());
   run.params = MergeParams(ParamsFromArguments(args), options.params);

@@ -21,7 +21,9 @@ struct RunOptions {
   std::string run_name;  // default: the script's or program's file name
   KeyValues params;      // explicit --param, after those parsed from the command
   KeyValues tags;
-  std::vector<std::string> listeners = {"top", "iostat", "net"};
+  // Empty: the machine's default set (top+iostat+net, plus nvml where NVML finds a GPU and
+  // dcgmi where a DCGM host engine answers).
+  std::vector<std::string> listeners;
   int64_t interval_ms = 1000;
   int64_t max_time_ms = 0;  // 0: no limit
   int64_t kill_grace_ms = 10000;
