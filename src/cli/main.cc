@@ -109,6 +109,8 @@ struct RunArgs {
   std::string python;
   std::string proc_root = "/";
   bool quiet = false;
+  int max_epochs = 0;
+  bool no_tracking = false;
 };
 
 int CommandRun(const RunArgs& a, std::vector<std::string> command) {
@@ -149,6 +151,9 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   if (!tags.ok()) return Fail(tags.status());
   o.tags = *tags;
   o.devices = a.devices;
+  if (a.max_epochs < 0) return Fail(Status::InvalidArgument("--max-epochs must be a positive number of epochs"));
+  o.max_epochs = a.max_epochs;
+  o.tracking = !a.no_tracking;
 
   // radT's form: a .py file runs with the Python interpreter.
   const char* python_env = std::getenv("TRAINBENCH_PYTHON");
@@ -415,6 +420,10 @@ int Main(int argc, char** argv) {
   run->add_option("--proc-root", ra.proc_root, "Read /proc and /sys under this directory (for testing)")
       ->capture_default_str();
   run->add_flag("-q,--quiet", ra.quiet, "Do not echo the command's output (it is still stored)");
+  run->add_option("--max-epochs", ra.max_epochs,
+                  "End the script cleanly once it logs epoch N through the trainbench client");
+  run->add_flag("--no-tracking", ra.no_tracking,
+                "Do not serve the tracking API (MLFLOW_TRACKING_URI) to the script");
   run->prefix_command();
 
   CLI::App* devices =

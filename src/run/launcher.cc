@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "base/log.h"
@@ -21,6 +22,8 @@
 #include "run/output_pump.h"
 #include "sample/sampler.h"
 #include "store/series_writer.h"
+#include "track/tracking_api.h"
+#include "track/tracking_server.h"
 
 extern char** environ;
 
@@ -51,22 +54,68 @@ std::string SignalName(int sig) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-// The child's environment: ours, plus what tells the script it runs under trainbench.
-std::vector<std::string> ChildEnvironment(const std::string& run_id, const std::string& store) {
+// What tells the script it runs under trainbench, and where to log.
+struct ChildSettings {
+  std::string run_id;
+  std::string store;
+  std::string tracking_uri;  // "" without the tracking API
+  int64_t experiment_id = 0;
+  int max_epochs = 0;
+  std::string python_dir;  // prepended to PYTHONPATH
+};
+
+// The child's environment: ours, plus ChildSettings. MLflow's client reads
+// MLFLOW_TRACKING_URI and MLFLOW_RUN_ID, so `mlflow.log_metric` logs into the run.
+std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
+  static const char* const kReplaced[] = {"TRAINBENCH_RUN_ID=", "TRAINBENCH_STORE=", "TRAINBENCH_TRACKING_URI=",
+                                          "TRAINBENCH_MAX_EPOCHS=", "MLFLOW_TRACKING_URI=", "MLFLOW_RUN_ID=",
+                                          "MLFLOW_EXPERIMENT_ID=", "MLFLOW_EXPERIMENT_NAME=", "PYTHONPATH="};
   std::vector<std::string> env;
   bool has_unbuffered = false;
+  std::string python_path;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv = *e;
-    if (StartsWith(kv, "TRAINBENCH_RUN_ID=") || StartsWith(kv, "TRAINBENCH_STORE=")) continue;
+    if (StartsWith(kv, "PYTHONPATH=")) python_path = kv.substr(11);
+    if (std::any_of(std::begin(kReplaced), std::end(kReplaced), [&](const char* p) { return StartsWith(kv, p); }))
+      continue;
     has_unbuffered |= StartsWith(kv, "PYTHONUNBUFFERED=");
     env.emplace_back(kv);
   }
-  env.push_back("TRAINBENCH_RUN_ID=" + run_id);
-  env.push_back("TRAINBENCH_STORE=" + store);
+  env.push_back("TRAINBENCH_RUN_ID=" + c.run_id);
+  env.push_back("TRAINBENCH_STORE=" + c.store);
+  if (!c.tracking_uri.empty()) {
+    env.push_back("TRAINBENCH_TRACKING_URI=" + c.tracking_uri);
+    env.push_back("MLFLOW_TRACKING_URI=" + c.tracking_uri);
+    env.push_back("MLFLOW_RUN_ID=" + c.run_id);
+    env.push_back("MLFLOW_EXPERIMENT_ID=" + std::to_string(c.experiment_id));
+  }
+  if (c.max_epochs > 0) env.push_back("TRAINBENCH_MAX_EPOCHS=" + std::to_string(c.max_epochs));
+  if (!c.python_dir.empty()) {
+    python_path = python_path.empty() ? c.python_dir : c.python_dir + ":" + python_path;
+  }
+  if (!python_path.empty()) env.push_back("PYTHONPATH=" + python_path);
   // Python buffers stdout when it is a pipe; unbuffered, lines reach the terminal and the
   // log as they are printed.
   if (!has_unbuffered) env.push_back("PYTHONUNBUFFERED=1");
   return env;
+}
+
+// Files the script wrote into the run's artifact directory itself (MLflow's client copies
+// artifacts to the file:// artifact URI it is given), recorded as artifacts.
+void RecordArtifactFiles(Store& store, const std::string& run_id, const std::string& dir) {
+  Result<std::vector<ArtifactRecord>> known = store.ListArtifacts(run_id);
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    std::string name = std::filesystem::relative(it->path(), dir, ec).string();
+    if (ec || name.ends_with(".partial")) continue;
+    bool recorded = known.ok() && std::any_of(known->begin(), known->end(),
+                                              [&](const ArtifactRecord& a) { return a.name == name; });
+    if (recorded) continue;
+    int64_t size = static_cast<int64_t>(it->file_size(ec));
+    store.PutArtifact({run_id, name, ec ? 0 : size, "", it->path().string()});
+  }
 }
 
 // Merges explicit params over those parsed from the command line.
@@ -180,6 +229,21 @@ KeyValues ParamsFromArguments(const std::vector<std::string>& args) {
   return params;
 }
 
+std::string PythonClientDirectory() {
+  if (const char* dir = std::getenv("TRAINBENCH_PYTHON_DIR"); dir != nullptr && *dir != '\0') return dir;
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  // build/trainbench -> python/ in the source tree; bin/trainbench -> share/trainbench/python.
+  for (const char* relative : {"../python", "../../python", "../share/trainbench/python"}) {
+    std::filesystem::path candidate = exe.parent_path() / relative;
+    if (std::filesystem::exists(candidate / "trainbench" / "__init__.py", ec)) {
+      return std::filesystem::weakly_canonical(candidate, ec).string();
+    }
+  }
+  return "";
+}
+
 Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
   std::vector<std::string> names;
   HostFiles probe("/");
@@ -264,9 +328,25 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
   } restore{previous_mask};
 
+  // The tracking API for the script: MLflow's calls and the Python client land in this run.
+  SeriesWriter writer(store, run.id);  // declared first: the server stops before it goes
+  TrackingApi tracking_api(store);
+  TrackingServer tracking_server(tracking_api);
+  ChildSettings settings{run.id, store.Describe(), "", *experiment, options.max_epochs, PythonClientDirectory()};
+  if (options.tracking) {
+    tracking_api.AttachRun(run.id, &writer);
+    Status listening = tracking_server.Start();
+    if (listening.ok()) {
+      settings.tracking_uri = tracking_server.Url();
+    } else {
+      LogWarning("the script's own metrics cannot be tracked: " + listening.message());
+      event("tracking", listening.message());
+    }
+  }
+
   SpawnOptions spawn;
   spawn.argv = options.command;
-  spawn.environment = ChildEnvironment(run.id, store.Describe());
+  spawn.environment = ChildEnvironment(settings);
   if (!gpu.selection.cuda_visible_devices.empty()) {
     std::erase_if(*spawn.environment,
                   [](const std::string& kv) { return StartsWith(kv, "CUDA_VISIBLE_DEVICES="); });
@@ -291,7 +371,6 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   Status pump_started = pump.Start(stdout_log, stderr_log);
   if (!pump_started.ok()) LogWarning(pump_started.message());
 
-  SeriesWriter writer(store, run.id);
   Sampler sampler(std::move(collectors), writer, options.interval_ms, event);
   sampler.WatchProcessTree(files, child->pid());
   sampler.Start();
@@ -354,6 +433,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     event("cleanup", "terminated processes the run left behind");
   }
   pump.Finish(kOutputDrainMs);
+  tracking_server.Stop();  // requests in flight are answered before the writer closes
   Status closed = writer.Close();
   if (!closed.ok()) LogError("cannot write the last samples: " + closed.message());
   manifest_thread.join();
@@ -377,6 +457,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     if (outcome.exit_code != 0) outcome.status = stop_requested ? kKilled : kFailed;
     if (stop_requested) reason = stop_reason + (reason.empty() ? "" : "; " + reason);
   }
+  RecordArtifactFiles(store, run.id, *artifact_dir);
   store.PutArtifact({run.id, "stdout.log", pump.stdout_bytes(), "", stdout_log});
   store.PutArtifact({run.id, "stderr.log", pump.stderr_bytes(), "", stderr_log});
   TB_RETURN_IF_ERROR(store.FinishRun(run.id, end_ms, outcome.status, exit_code, signal, reason));

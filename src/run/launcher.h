@@ -32,6 +32,10 @@ struct RunOptions {
   std::string python;   // interpreter, when the command is a Python script
   std::string script;   // the script file, when there is one
   std::string devices;  // "0", "1+2", GPU or MIG UUIDs; "" uses CUDA_VISIBLE_DEVICES or all GPUs
+  // The trainbench Python client ends the script cleanly once it logs epoch N; 0: no limit.
+  int max_epochs = 0;
+  // Serve the tracking API (MLflow's REST calls, the Python client) to the script.
+  bool tracking = true;
 };
 
 struct RunOutcome {
@@ -47,6 +51,10 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options);
 // Params radT-style from a script's arguments: "--batch-size 128" gives batch-size=128,
 // "--lr=0.1" gives lr=0.1, a flag alone gives flag=true; positional words are skipped.
 KeyValues ParamsFromArguments(const std::vector<std::string>& args);
+
+// The directory holding the `trainbench` Python package: TRAINBENCH_PYTHON_DIR, else
+// python/ beside the build or install directory of this executable; "" when not found.
+std::string PythonClientDirectory();
 
 // Splits "top+iostat+net" and checks every name; the error names the available ones.
 Result<std::vector<std::string>> ParseListeners(const std::string& spec);

@@ -227,13 +227,7 @@ class SqliteStore : public Store {
 
   Status CreateRun(const RunRecord& run) override {
     std::lock_guard lock(mu_);
-    TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Status s = InsertRun(run);
-    if (!s.ok()) {
-      Exec("ROLLBACK");
-      return s;
-    }
-    return Exec("COMMIT");
+    return InTransaction([&] { return InsertRun(run); });
   }
 
   Status FinishRun(const std::string& run_id, int64_t end_ms, const std::string& status,
@@ -317,6 +311,43 @@ class SqliteStore : public Store {
       return s;
     }
     return Exec("COMMIT");
+  }
+
+  Status LogParams(const std::string& run_id, const KeyValues& params) override {
+    std::lock_guard lock(mu_);
+    return InTransaction([&] { return InsertParams(run_id, params); });
+  }
+
+  Status SetTags(const std::string& run_id, const KeyValues& tags) override {
+    std::lock_guard lock(mu_);
+    return InTransaction([&] {
+      Statement st(db_, "INSERT OR REPLACE INTO tags(run_id, key, value) VALUES(?, ?, ?)");
+      for (const auto& [k, v] : tags) {
+        st.Bind(1, run_id).Bind(2, k).Bind(3, v);
+        if (st.Step() != SQLITE_DONE) return Error("cannot set tags of run " + run_id);
+        st.Reset();
+      }
+      return Status::Ok();
+    });
+  }
+
+  Status DeleteTag(const std::string& run_id, const std::string& key) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "DELETE FROM tags WHERE run_id = ? AND key = ?");
+    st.Bind(1, run_id).Bind(2, key);
+    if (st.Step() != SQLITE_DONE) return Error("cannot delete tag " + key);
+    if (sqlite3_changes(db_) == 0) {
+      return Status::NotFound("No tag with name: " + key + " in run with id " + run_id);
+    }
+    return Status::Ok();
+  }
+
+  Status RenameRun(const std::string& run_id, const std::string& name) override {
+    std::lock_guard lock(mu_);
+    Statement st(db_, "UPDATE runs SET name = ? WHERE id = ?");
+    st.Bind(1, name).Bind(2, run_id);
+    if (st.Step() != SQLITE_DONE) return Error("cannot rename run " + run_id);
+    return Status::Ok();
   }
 
   Status AddEvent(const EventRecord& e) override {
@@ -493,6 +524,40 @@ class SqliteStore : public Store {
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) out.emplace_back(st.Text(0), st.Text(1));
     return rc == SQLITE_DONE ? Status::Ok() : Error(std::string("cannot read ") + table);
+  }
+
+  // Runs `body` in a transaction: committed when it returns OK, rolled back otherwise.
+  template <typename Body>
+  Status InTransaction(Body body) {
+    TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status s = body();
+    if (!s.ok()) {
+      Exec("ROLLBACK");
+      return s;
+    }
+    return Exec("COMMIT");
+  }
+
+  Status InsertParams(const std::string& run_id, const KeyValues& params) {
+    Statement get(db_, "SELECT value FROM params WHERE run_id = ? AND key = ?");
+    Statement put(db_, "INSERT INTO params(run_id, key, value) VALUES(?, ?, ?)");
+    for (const auto& [k, v] : params) {
+      get.Bind(1, run_id).Bind(2, k);
+      int rc = get.Step();
+      std::string existing = rc == SQLITE_ROW ? get.Text(0) : "";
+      get.Reset();
+      if (rc == SQLITE_ROW) {
+        if (existing == v) continue;
+        return Status::InvalidArgument("Changing param values is not allowed. Param with key='" + k +
+                                       "' was already logged with value='" + existing + "' for run ID='" +
+                                       run_id + "'. Attempted logging new value '" + v + "'.");
+      }
+      if (rc != SQLITE_DONE) return Error("cannot read params");
+      put.Bind(1, run_id).Bind(2, k).Bind(3, v);
+      if (put.Step() != SQLITE_DONE) return Error("cannot record param " + k);
+      put.Reset();
+    }
+    return Status::Ok();
   }
 
   Status InsertRun(const RunRecord& run) {

@@ -174,6 +174,10 @@ class FlakyStore : public Store {
     return inner_.AppendJournal(r, d);
   }
   Result<std::vector<JournalEntry>> ReadJournal(int64_t s) override { return inner_.ReadJournal(s); }
+  Status LogParams(const std::string& r, const KeyValues& p) override { return inner_.LogParams(r, p); }
+  Status SetTags(const std::string& r, const KeyValues& t) override { return inner_.SetTags(r, t); }
+  Status DeleteTag(const std::string& r, const std::string& k) override { return inner_.DeleteTag(r, k); }
+  Status RenameRun(const std::string& r, const std::string& n) override { return inner_.RenameRun(r, n); }
   Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
   Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
   Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
@@ -269,6 +273,25 @@ TEST_F(StoreTest, ArtifactsInlineAndBesideTheStore) {
   EXPECT_EQ(store->ListArtifacts(run.id).value()[1].path, "t.db.artifacts/" + run.id + "/stdout.log");
   EXPECT_EQ(store->GetArtifact(run.id, "stdout.log")->path, dir + "/stdout.log");
   EXPECT_EQ(store->GetArtifact(run.id, "manifest.json")->content, "{}");
+}
+
+TEST_F(StoreTest, ParamsAreWrittenOnceTagsReplacedAllOrNothing) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  EXPECT_TRUE(store->LogParams(run.id, {{"epochs", "5"}, {"lr", "0.1"}}).ok());  // lr: same value
+  Status changed = store->LogParams(run.id, {{"optimizer", "adam"}, {"lr", "0.2"}});
+  EXPECT_EQ(changed.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(changed.message().find("lr"), std::string::npos);
+  EXPECT_TRUE(store->SetTags(run.id, {{"model", "resnet"}, {"phase", "1"}}).ok());
+  EXPECT_TRUE(store->DeleteTag(run.id, "phase").ok());
+  EXPECT_EQ(store->DeleteTag(run.id, "phase").code(), Status::Code::kNotFound);
+  EXPECT_TRUE(store->RenameRun(run.id, "renamed").ok());
+
+  RunRecord back = store->FindRun(run.id).value();
+  EXPECT_EQ(back.name, "renamed");
+  // The refused batch stored nothing, not even its valid first param.
+  EXPECT_EQ(back.params, (KeyValues{{"batch-size", "128"}, {"epochs", "5"}, {"lr", "0.1"}}));
+  EXPECT_EQ(back.tags, (KeyValues{{"model", "resnet"}}));
 }
 
 }  // namespace

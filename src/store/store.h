@@ -141,6 +141,14 @@ class Store {
   virtual Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) = 0;
   // Applies a batch atomically; fills in the ids of inserted chunks.
   virtual Status WriteChunks(ChunkBatch& batch) = 0;
+  // Adds params to a run, all or none. A param is written once: logging a key again with
+  // the same value is a no-op, with another value an InvalidArgument error (as in MLflow).
+  virtual Status LogParams(const std::string& run_id, const KeyValues& params) = 0;
+  // Adds or replaces tags of a run, all or none.
+  virtual Status SetTags(const std::string& run_id, const KeyValues& tags) = 0;
+  // NotFound when the run has no such tag.
+  virtual Status DeleteTag(const std::string& run_id, const std::string& key) = 0;
+  virtual Status RenameRun(const std::string& run_id, const std::string& name) = 0;
   virtual Status AddEvent(const EventRecord& event) = 0;
   // Adds or replaces an artifact of a run.
   virtual Status PutArtifact(const ArtifactRecord& artifact) = 0;

@@ -1,0 +1,90 @@
+// The tracking API: the part of MLflow's REST API (/api/2.0/mlflow/...) that MLflow's
+// Python client uses for a run, plus artifact upload and trainbench's events, on top of
+// the Store. Scripts running under `trainbench run` reach it through MLFLOW_TRACKING_URI;
+// `trainbench serve` mounts the same API for runs on other machines.
+//
+// MLflow's documented behaviour is the reference: request and response shapes, limits
+// (1000 metrics, 100 params or tags per batch, 1 MB), error codes and HTTP statuses
+// (INVALID_PARAMETER_VALUE 400, RESOURCE_DOES_NOT_EXIST 404, ...). A request is applied
+// whole or not at all.
+//
+// A metric key K the script logs is stored as the series "train.K" (no labels), so that
+// scripts' metrics sit apart from the listeners' in the metric namespace.
+//
+// Transport-free: Handle() takes a parsed request, so the API is tested without sockets
+// and mounted on any HTTP server (tracking_server.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "store/series_writer.h"
+#include "store/store.h"
+
+namespace tb {
+
+struct ApiRequest {
+  std::string method;  // "GET", "POST", "PUT"
+  std::string path;    // without the query string
+  std::multimap<std::string, std::string> query;
+  std::string body;
+};
+
+struct ApiResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// Series name of a metric key a script logs, and back ("" when `metric` is not one).
+std::string ScriptMetricSeries(std::string_view key);
+std::string ScriptMetricKey(std::string_view series);
+
+class TrackingApi {
+ public:
+  static constexpr size_t kMaxMetricsPerBatch = 1000;
+  static constexpr size_t kMaxParamsTagsPerBatch = 100;
+  static constexpr size_t kMaxRequestBytes = 1000000;
+  static constexpr size_t kMaxKeyLength = 250;
+  static constexpr size_t kMaxParamValueLength = 6000;
+  static constexpr size_t kMaxTagValueLength = 8000;
+
+  explicit TrackingApi(Store& store);
+  ~TrackingApi();  // writes out what runs logged
+  TrackingApi(const TrackingApi&) = delete;
+  TrackingApi& operator=(const TrackingApi&) = delete;
+
+  // Routes the metrics of a run that trainbench supervises into its writer (which the
+  // supervisor flushes and closes); the script may not change its status.
+  void AttachRun(const std::string& run_id, SeriesWriter* writer);
+  // Stops routing to the writer given by AttachRun (call before closing it).
+  void DetachRun(const std::string& run_id);
+
+  // True for paths this API answers: /api/2.0/mlflow/, /api/2.0/mlflow-artifacts/,
+  // /api/2.0/trainbench/.
+  static bool Handles(std::string_view path);
+  ApiResponse Handle(const ApiRequest& request);
+
+ private:
+  struct RunSlot {
+    SeriesWriter* writer = nullptr;  // where metrics go
+    std::unique_ptr<SeriesWriter> owned;
+    bool supervised = false;
+  };
+  class Call;
+
+  // The run's slot, creating it (and a writer of its own) for a run the store knows.
+  // Null with `missing` set when there is no such run.
+  std::shared_ptr<RunSlot> Slot(const std::string& run_id, Status& missing);
+
+  Store& store_;
+  std::mutex mu_;  // guards slots_; writers are thread-safe themselves
+  std::unordered_map<std::string, std::shared_ptr<RunSlot>> slots_;
+  friend class Call;
+};
+
+}  // namespace tb
