@@ -290,7 +290,7 @@ TEST_F(StoreTest, ParamsAreWrittenOnceTagsReplacedAllOrNothing) {
   RunRecord back = store->FindRun(run.id).value();
   EXPECT_EQ(back.name, "renamed");
   // The refused batch stored nothing, not even its valid first param.
-  EXPECT_EQ(back.params, (KeyValues{{"batch-size", "128"}, {"epochs", "5"}, {"lr", "0.1"}}));
+  EXPECT_EQ(back.params, (KeyValues{{"batch-size", "128"}, {"lr", "0.1"}, {"epochs", "5"}}));
   EXPECT_EQ(back.tags, (KeyValues{{"model", "resnet"}}));
 }
 

@@ -1,0 +1,286 @@
+// The tracking API over real HTTP, with requests shaped as MLflow's REST API documentation
+// shows them, and MLflow's error answers for bad ones.
+#include "track/tracking_api.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "tests/helpers/scratch_directory.h"
+#include "track/tracking_server.h"
+
+namespace tb {
+namespace {
+
+using json = nlohmann::json;
+
+struct Answer {
+  int status = 0;
+  json body;
+};
+
+class TrackingApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(Store::Open((scratch_.path() / "t.db").string()).value());
+    api_ = std::make_unique<TrackingApi>(*store_);
+    server_ = std::make_unique<TrackingServer>(*api_);
+    ASSERT_TRUE(server_->Start().ok());
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  }
+  void TearDown() override {
+    server_->Stop();
+    api_.reset();
+  }
+
+  static Answer Parse(const httplib::Result& r) {
+    if (!r) return {-1, {}};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  Answer Post(const std::string& endpoint, const std::string& body) {
+    return Parse(client_->Post("/api/2.0/mlflow/" + endpoint, body, "application/json"));
+  }
+  Answer Post(const std::string& endpoint, const json& body) { return Post(endpoint, body.dump()); }
+  Answer Get(const std::string& endpoint_and_query) {
+    return Parse(client_->Get("/api/2.0/mlflow/" + endpoint_and_query));
+  }
+
+  std::string CreateRun(const std::string& experiment = "exp") {
+    Answer e = Post("experiments/create", json{{"name", experiment}});
+    std::string experiment_id =
+        e.status == 200 ? e.body["experiment_id"].get<std::string>()
+                        : Get("experiments/get-by-name?experiment_name=" + experiment).body["experiment"]["experiment_id"].get<std::string>();
+    Answer r = Post("runs/create", json{{"experiment_id", experiment_id}, {"start_time", 1763777000000}, {"run_name", "r1"}});
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+    return r.body["run"]["info"]["run_id"];
+  }
+
+  json History(const std::string& run_id, const std::string& key, const std::string& extra = "") {
+    Answer h = Get("metrics/get-history?run_id=" + run_id + "&metric_key=" + key + extra);
+    EXPECT_EQ(h.status, 200) << h.body.dump();
+    return h.body;
+  }
+
+  static void ExpectError(const Answer& a, int status, const std::string& code) {
+    EXPECT_EQ(a.status, status) << a.body.dump();
+    EXPECT_EQ(a.body.value("error_code", ""), code) << a.body.dump();
+    EXPECT_FALSE(a.body.value("message", "").empty());
+  }
+
+  ScratchDirectory scratch_{"tb-track"};
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<TrackingApi> api_;
+  std::unique_ptr<TrackingServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(TrackingApiTest, ExperimentsCreateGetAndGetByName) {
+  Answer created = Post("experiments/create", json{{"name", "resnet sweep"}});
+  ASSERT_EQ(created.status, 200);
+  std::string id = created.body["experiment_id"];
+  Answer got = Get("experiments/get?experiment_id=" + id);
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.body["experiment"]["name"], "resnet sweep");
+  EXPECT_EQ(got.body["experiment"]["lifecycle_stage"], "active");
+  Answer by_name = Get("experiments/get-by-name?experiment_name=resnet%20sweep");
+  EXPECT_EQ(by_name.body["experiment"]["experiment_id"], id);
+
+  ExpectError(Post("experiments/create", json{{"name", "resnet sweep"}}), 400, "RESOURCE_ALREADY_EXISTS");
+  ExpectError(Get("experiments/get?experiment_id=999"), 404, "RESOURCE_DOES_NOT_EXIST");
+  ExpectError(Get("experiments/get-by-name?experiment_name=nope"), 404, "RESOURCE_DOES_NOT_EXIST");
+  ExpectError(Post("experiments/create", json::object()), 400, "INVALID_PARAMETER_VALUE");
+}
+
+TEST_F(TrackingApiTest, RunsCreateGetUpdate) {
+  std::string run_id = CreateRun();
+  ASSERT_EQ(run_id.size(), 32u);
+  Answer got = Get("runs/get?run_id=" + run_id);
+  ASSERT_EQ(got.status, 200);
+  const json& info = got.body["run"]["info"];
+  EXPECT_EQ(info["run_id"], run_id);
+  EXPECT_EQ(info["run_uuid"], run_id);
+  EXPECT_EQ(info["run_name"], "r1");
+  EXPECT_EQ(info["status"], "RUNNING");
+  EXPECT_EQ(info["start_time"], 1763777000000);
+  EXPECT_TRUE(info["artifact_uri"].get<std::string>().starts_with("file:///"));
+
+  Answer updated =
+      Post("runs/update", json{{"run_id", run_id}, {"status", "FINISHED"}, {"end_time", 1763777060000}, {"run_name", "final"}});
+  ASSERT_EQ(updated.status, 200) << updated.body.dump();
+  EXPECT_EQ(updated.body["run_info"]["status"], "FINISHED");
+  EXPECT_EQ(updated.body["run_info"]["end_time"], 1763777060000);
+  EXPECT_EQ(updated.body["run_info"]["run_name"], "final");
+  EXPECT_EQ(store_->FindRun(run_id)->status, kFinished);
+
+  ExpectError(Get("runs/get?run_id=0123456789abcdef0123456789abcdef"), 404, "RESOURCE_DOES_NOT_EXIST");
+  ExpectError(Post("runs/update", json{{"run_id", run_id}, {"status", "DONE"}}), 400, "INVALID_PARAMETER_VALUE");
+}
+
+TEST_F(TrackingApiTest, MetricsRoundTripExactlyWithStepsAndNonFiniteValues) {
+  std::string run_id = CreateRun();
+  ASSERT_EQ(Post("runs/log-metric",
+                 json{{"run_id", run_id}, {"key", "loss"}, {"value", 0.693147}, {"timestamp", 1763777001000}, {"step", 1}})
+                .status,
+            200);
+  // As Python's json.dumps writes non-finite floats, and as protobuf's JSON mapping does.
+  std::string batch = R"({"run_id": ")" + run_id + R"(", "metrics": [
+      {"key": "loss", "value": NaN, "timestamp": 1763777002000, "step": 2},
+      {"key": "loss", "value": "Infinity", "timestamp": "1763777003000", "step": "3"},
+      {"key": "loss", "value": -Infinity, "timestamp": 1763777004000, "step": 4},
+      {"key": "acc", "value": 0.1, "timestamp": 1763777004000}]})";
+  ASSERT_EQ(Post("runs/log-batch", batch).status, 200);
+
+  json h = History(run_id, "loss");
+  ASSERT_EQ(h["metrics"].size(), 4u);
+  EXPECT_EQ(h["metrics"][0]["value"], 0.693147);
+  EXPECT_EQ(h["metrics"][0]["step"], 1);
+  EXPECT_EQ(h["metrics"][0]["timestamp"], 1763777001000);
+  EXPECT_EQ(h["metrics"][1]["value"], "NaN");
+  EXPECT_EQ(h["metrics"][2]["value"], "Infinity");
+  EXPECT_EQ(h["metrics"][3]["value"], "-Infinity");
+  EXPECT_EQ(History(run_id, "acc")["metrics"][0]["step"], 0);  // MLflow's default step
+  EXPECT_TRUE(History(run_id, "unknown")["metrics"].empty());
+
+  // Pages.
+  json first = History(run_id, "loss", "&max_results=3");
+  EXPECT_EQ(first["metrics"].size(), 3u);
+  ASSERT_TRUE(first.contains("next_page_token"));
+  json rest = History(run_id, "loss", "&max_results=3&page_token=" + first["next_page_token"].get<std::string>());
+  EXPECT_EQ(rest["metrics"].size(), 1u);
+  EXPECT_FALSE(rest.contains("next_page_token"));
+
+  // runs/get shows each metric's latest value (the highest step), stored as train.<key>.
+  json metrics = Get("runs/get?run_id=" + run_id).body["run"]["data"]["metrics"];
+  ASSERT_EQ(metrics.size(), 2u);
+  for (const json& m : metrics) {
+    if (m["key"] == "loss") {
+      EXPECT_EQ(m["value"], "-Infinity");
+    }
+  }
+  bool stored_as_train = false;
+  for (const SeriesInfo& s : store_->ListSeries(run_id).value()) stored_as_train |= s.metric == "train.loss";
+  EXPECT_TRUE(stored_as_train);
+}
+
+TEST_F(TrackingApiTest, ParamsTagsAndTheirErrors) {
+  std::string run_id = CreateRun();
+  EXPECT_EQ(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.1"}}).status, 200);
+  EXPECT_EQ(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.1"}}).status, 200);
+  ExpectError(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.2"}}), 400,
+              "INVALID_PARAMETER_VALUE");
+  EXPECT_EQ(Post("runs/set-tag", json{{"run_id", run_id}, {"key", "model"}, {"value", "cnn"}}).status, 200);
+  EXPECT_EQ(Post("runs/set-tag", json{{"run_id", run_id}, {"key", "model"}, {"value", "vit"}}).status, 200);
+  EXPECT_EQ(Post("runs/set-tag", json{{"run_id", run_id}, {"key", "gone"}, {"value", "x"}}).status, 200);
+  EXPECT_EQ(Post("runs/delete-tag", json{{"run_id", run_id}, {"key", "gone"}}).status, 200);
+  ExpectError(Post("runs/delete-tag", json{{"run_id", run_id}, {"key", "gone"}}), 404, "RESOURCE_DOES_NOT_EXIST");
+
+  const json data = Get("runs/get?run_id=" + run_id).body["run"]["data"];
+  EXPECT_EQ(data["params"], json::parse(R"([{"key": "lr", "value": "0.1"}])"));
+  EXPECT_EQ(data["tags"], json::parse(R"([{"key": "model", "value": "vit"}])"));
+
+  // A batch whose param changes a value stores nothing: not its metrics, not its tags.
+  Answer refused = Post("runs/log-batch", json{{"run_id", run_id},
+                                               {"params", {{{"key", "lr"}, {"value", "0.5"}}}},
+                                               {"tags", {{{"key", "new"}, {"value", "1"}}}},
+                                               {"metrics", {{{"key", "m"}, {"value", 1}, {"timestamp", 1}}}}});
+  ExpectError(refused, 400, "INVALID_PARAMETER_VALUE");
+  EXPECT_TRUE(History(run_id, "m")["metrics"].empty());
+  EXPECT_EQ(store_->FindRun(run_id)->tags.size(), 1u);
+}
+
+TEST_F(TrackingApiTest, BadRequestsAreRefusedWholeWithMlflowErrors) {
+  std::string run_id = CreateRun();
+  ExpectError(Post("runs/log-batch", std::string("{not json")), 400, "MALFORMED_REQUEST");
+  ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", "abc"}, {"timestamp", 1}}), 400,
+              "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 1}}), 400,
+              "INVALID_PARAMETER_VALUE");  // no timestamp
+  ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 1}, {"timestamp", "soon"}}),
+              400, "INVALID_PARAMETER_VALUE");
+  for (const char* bad : {"", "/a", "a//b", "a/../b", "a/", "bad:name", "x\\y"}) {
+    ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", bad}, {"value", 1}, {"timestamp", 1}}), 400,
+                "INVALID_PARAMETER_VALUE");
+  }
+  EXPECT_EQ(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "a..a/._./o_O/.e. x"}, {"value", 1}, {"timestamp", 1}}).status,
+            200);
+  ExpectError(Post("runs/log-metric", json{{"run_id", "ffffffffffffffffffffffffffffffff"}, {"key", "l"}, {"value", 1}, {"timestamp", 1}}),
+              404, "RESOURCE_DOES_NOT_EXIST");
+
+  // 1001 metrics: refused, and the valid first thousand are not stored either.
+  json metrics = json::array();
+  for (int i = 0; i < 1001; ++i) metrics.push_back({{"key", "big"}, {"value", i}, {"timestamp", i}});
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}), 400, "INVALID_PARAMETER_VALUE");
+  // One bad metric at the end of a batch: nothing of it stored.
+  metrics.erase(metrics.begin() + 10, metrics.end());
+  metrics.push_back({{"key", "big"}, {"value", "x"}, {"timestamp", 1}});
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}), 400, "INVALID_PARAMETER_VALUE");
+  EXPECT_TRUE(History(run_id, "big")["metrics"].empty());
+
+  json params = json::array();
+  for (int i = 0; i < 101; ++i) params.push_back({{"key", "p" + std::to_string(i)}, {"value", "1"}});
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"params", params}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "long"}, {"value", std::string(6001, 'x')}}),
+              400, "INVALID_PARAMETER_VALUE");
+  std::string huge = json{{"run_id", run_id}, {"tags", {{{"key", "t"}, {"value", std::string(1100000, 'x')}}}}}.dump();
+  ExpectError(Post("runs/log-batch", huge), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/no-such-call", json::object()), 404, "ENDPOINT_NOT_FOUND");
+  ExpectError(Post("runs/log-metric", json{{"key", "l"}, {"value", 1}, {"timestamp", 1}}), 400,
+              "INVALID_PARAMETER_VALUE");  // no run id
+  EXPECT_TRUE(store_->FindRun(run_id)->params.empty());
+}
+
+TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
+  std::string run_id = CreateRun();
+  std::string base = "/api/2.0/mlflow-artifacts/artifacts/1/" + run_id + "/artifacts/";
+  auto put = client_->Put(base + "model/weights.bin", std::string("\x01\x02\x00\x03", 4), "application/octet-stream");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 200);
+  auto got = client_->Get(base + "model/weights.bin");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->body, std::string("\x01\x02\x00\x03", 4));
+  EXPECT_EQ(store_->GetArtifact(run_id, "model/weights.bin")->size, 4);
+
+  auto escape = client_->Put(base + "../../escape.txt", "x", "text/plain");
+  ASSERT_TRUE(escape);
+  EXPECT_EQ(escape->status, 400);
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() / "t.db.artifacts" / "escape.txt"));
+  auto missing = client_->Get(base + "nothing.txt");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+}
+
+TEST_F(TrackingApiTest, EventsAreStoredWithTheirTimes) {
+  std::string run_id = CreateRun();
+  auto r = client_->Post("/api/2.0/trainbench/runs/log-events",
+                         json{{"run_id", run_id},
+                              {"events", {{{"timestamp", 1763777005000}, {"kind", "epoch"}, {"label", "epoch 1"}},
+                                          {{"timestamp", 1763777006000}, {"kind", "phase.start"}, {"label", "eval"}}}}}
+                             .dump(),
+                         "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  std::vector<EventRecord> events = store_->ListEvents(run_id).value();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].time_ms, 1763777005000);
+  EXPECT_EQ(events[1].kind, "phase.start");
+  EXPECT_EQ(events[1].label, "eval");
+}
+
+TEST_F(TrackingApiTest, ASupervisedRunKeepsTheStatusItsProcessEarns) {
+  std::string run_id = CreateRun();
+  SeriesWriter writer(*store_, run_id);
+  api_->AttachRun(run_id, &writer);
+  EXPECT_EQ(Post("runs/update", json{{"run_id", run_id}, {"status", "FINISHED"}}).status, 200);
+  EXPECT_EQ(store_->FindRun(run_id)->status, kRunning);
+  // Its metrics go to the supervisor's writer and are readable at once.
+  EXPECT_EQ(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 2.5}, {"timestamp", 7}}).status,
+            200);
+  EXPECT_EQ(History(run_id, "loss")["metrics"][0]["value"], 2.5);
+  server_->Stop();
+  EXPECT_TRUE(writer.Close().ok());
+}
+
+}  // namespace
+}  // namespace tb
