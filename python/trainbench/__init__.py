@@ -55,13 +55,17 @@ def _json_value(value):
 
 
 def _batch_size(batch):
-    """Samples in a batch: the length of its first tensor or sequence, else None."""
-    first = batch[0] if isinstance(batch, (list, tuple)) and batch else batch
-    shape = getattr(first, "shape", None)
-    if shape is not None and len(shape) > 0:
-        return int(shape[0])
+    """Samples in a batch: the length of a tensor, of the first tensor of an (inputs,
+    labels) pair or dict, or of a plain list; None when it cannot be told."""
+    if isinstance(batch, dict):
+        batch = next(iter(batch.values()), None)
+    elif isinstance(batch, (list, tuple)) and batch and hasattr(batch[0], "__len__"):
+        batch = batch[0]
+    shape = getattr(batch, "shape", None)
+    if shape is not None:
+        return int(shape[0]) if len(shape) > 0 else None
     try:
-        return len(first)
+        return len(batch)
     except TypeError:
         return None
 
@@ -126,6 +130,7 @@ class Run:
         self.experiment_id = env.get("MLFLOW_EXPERIMENT_ID", "0")
         self.max_epochs = int(env.get("TRAINBENCH_MAX_EPOCHS", "0") or 0)
         self.step = 0
+        self._epochs_started = 0
         self._uri = uri
         self._flush_interval = flush_interval
         self._metrics = collections.deque()  # (key, value, timestamp ms, step)
@@ -149,15 +154,21 @@ class Run:
 
     # --- what scripts call ---
     def log_metric(self, key, value, step=None):
-        """Queues one value of a metric; `step` defaults to the client's step counter."""
+        """Queues one value of a metric; `step` defaults to the client's step counter.
+        Logging the metric `epoch` with a value of N or more ends the script under
+        `trainbench run --max-epochs N`, as in radT."""
         if not self.active:
             return
+        value = self._queue_metric(key, value, step)
+        if key == "epoch" and self.max_epochs and value >= self.max_epochs:
+            self._end_at_max_epochs()
+
+    def _queue_metric(self, key, value, step):
         value = float(value)
         self._metrics.append((key, value, _now_ms(), self.step if step is None else int(step)))
         if len(self._metrics) >= _MAX_METRICS:
             self._wake.set()
-        if key == "epoch" and self.max_epochs and value >= self.max_epochs:
-            self._end_at_max_epochs(value)
+        return value
 
     def log_metrics(self, metrics, step=None):
         if not self.active:
@@ -182,12 +193,18 @@ class Run:
         if self.active:
             self._events.append((_now_ms(), str(kind), str(label)))
 
-    def epoch(self, number):
-        """Marks the start of an epoch: an event and the metric `epoch`."""
+    def epoch(self, number=None):
+        """Marks the start of an epoch: an event and the metric `epoch` (`number`, else
+        the count of epochs started, from 1). With `trainbench run --max-epochs N` the
+        script ends cleanly when epoch N+1 would start, after N whole epochs."""
         if not self.active:
             return
+        self._epochs_started += 1
+        number = self._epochs_started if number is None else number
+        if self.max_epochs and self._epochs_started > self.max_epochs:
+            self._end_at_max_epochs()
         self.event("epoch %s" % number, kind="epoch")
-        self.log_metric("epoch", number)
+        self._queue_metric("epoch", number, None)
 
     @contextlib.contextmanager
     def phase(self, name):
@@ -213,6 +230,7 @@ class Run:
             except StopIteration:
                 return
             got = time.perf_counter()
+            self.step += 1  # metrics logged in the loop body carry this step
             yield batch
             done = time.perf_counter()
             self._record_step(got - asked, done - got, batch_size or _batch_size(batch))
@@ -223,6 +241,7 @@ class Run:
         around the computation of one step; the time since the previous step ended
         counts as waiting for data."""
         start = time.perf_counter()
+        self.step += 1
         wait = start - self._last_step_end if self._last_step_end is not None else 0.0
         try:
             yield
@@ -269,14 +288,13 @@ class Run:
 
     # --- internals ---
     def _record_step(self, wait, compute, samples):
-        self.step += 1
         self.log_metric("step.data_wait_seconds", wait)
         self.log_metric("step.compute_seconds", compute)
         if samples and wait + compute > 0:
             self.log_metric("throughput_samples_per_second", samples / (wait + compute))
 
-    def _end_at_max_epochs(self, value):
-        self.event("reached epoch %g of --max-epochs %d" % (value, self.max_epochs), kind="max-epochs")
+    def _end_at_max_epochs(self):
+        self.event("--max-epochs %d reached: the script ends" % self.max_epochs, kind="max-epochs")
         self.close()
         if threading.current_thread() is threading.main_thread():
             raise SystemExit(0)

@@ -151,7 +151,8 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   if (!tags.ok()) return Fail(tags.status());
   o.tags = *tags;
   o.devices = a.devices;
-  if (a.max_epochs < 0) return Fail(Status::InvalidArgument("--max-epochs must be a positive number of epochs"));
+  if (a.max_epochs < 0)
+    return Fail(Status::InvalidArgument("--max-epochs must be a positive number of epochs"));
   o.max_epochs = a.max_epochs;
   o.tracking = !a.no_tracking;
 

@@ -67,16 +67,18 @@ struct ChildSettings {
 // The child's environment: ours, plus ChildSettings. MLflow's client reads
 // MLFLOW_TRACKING_URI and MLFLOW_RUN_ID, so `mlflow.log_metric` logs into the run.
 std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
-  static const char* const kReplaced[] = {"TRAINBENCH_RUN_ID=", "TRAINBENCH_STORE=", "TRAINBENCH_TRACKING_URI=",
-                                          "TRAINBENCH_MAX_EPOCHS=", "MLFLOW_TRACKING_URI=", "MLFLOW_RUN_ID=",
-                                          "MLFLOW_EXPERIMENT_ID=", "MLFLOW_EXPERIMENT_NAME=", "PYTHONPATH="};
+  static const char* const kReplaced[] = {
+      "TRAINBENCH_RUN_ID=",     "TRAINBENCH_STORE=",       "TRAINBENCH_TRACKING_URI=",
+      "TRAINBENCH_MAX_EPOCHS=", "MLFLOW_TRACKING_URI=",    "MLFLOW_RUN_ID=",
+      "MLFLOW_EXPERIMENT_ID=",  "MLFLOW_EXPERIMENT_NAME=", "PYTHONPATH="};
   std::vector<std::string> env;
   bool has_unbuffered = false;
   std::string python_path;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv = *e;
     if (StartsWith(kv, "PYTHONPATH=")) python_path = kv.substr(11);
-    if (std::any_of(std::begin(kReplaced), std::end(kReplaced), [&](const char* p) { return StartsWith(kv, p); }))
+    if (std::any_of(std::begin(kReplaced), std::end(kReplaced),
+                    [&](const char* p) { return StartsWith(kv, p); }))
       continue;
     has_unbuffered |= StartsWith(kv, "PYTHONUNBUFFERED=");
     env.emplace_back(kv);
@@ -332,7 +334,8 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   SeriesWriter writer(store, run.id);  // declared first: the server stops before it goes
   TrackingApi tracking_api(store);
   TrackingServer tracking_server(tracking_api);
-  ChildSettings settings{run.id, store.Describe(), "", *experiment, options.max_epochs, PythonClientDirectory()};
+  ChildSettings settings{run.id,      store.Describe(),   "",
+                         *experiment, options.max_epochs, PythonClientDirectory()};
   if (options.tracking) {
     tracking_api.AttachRun(run.id, &writer);
     Status listening = tracking_server.Start();

@@ -52,7 +52,9 @@ ApiResponse Json(const json& body, int status = 200) {
   return {status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace)};
 }
 
-ApiResponse Error(const ApiError& e) { return Json({{"error_code", e.code}, {"message", e.message}}, e.HttpStatus()); }
+ApiResponse Error(const ApiError& e) {
+  return Json({{"error_code", e.code}, {"message", e.message}}, e.HttpStatus());
+}
 
 // Python's json module, which MLflow's server parses requests with, accepts the bare
 // tokens NaN, Infinity and -Infinity; nlohmann::json does not. Quotes them outside
@@ -241,7 +243,8 @@ class TrackingApi::Call {
     const json& b = Body();
     auto it = b.find(field);
     if (it == b.end() || it->is_null()) return std::nullopt;
-    if (!it->is_string()) throw Invalid(Concat({"Invalid value for parameter '", field, "': expected a string"}));
+    if (!it->is_string())
+      throw Invalid(Concat({"Invalid value for parameter '", field, "': expected a string"}));
     return it->get<std::string>();
   }
 
@@ -307,9 +310,12 @@ class TrackingApi::Call {
       throw Invalid("Missing value for required parameter 'value' of metric '" + out.key + "'.");
     }
     std::optional<double> v = ValueOf(*value);
-    if (!v) throw Invalid("Got invalid value " + value->dump() + " for metric '" + out.key + "'. Expected a number.");
+    if (!v)
+      throw Invalid("Got invalid value " + value->dump() + " for metric '" + out.key +
+                    "'. Expected a number.");
     std::optional<int64_t> timestamp = Int(m, "timestamp");
-    if (!timestamp) throw Invalid("Missing value for required parameter 'timestamp' of metric '" + out.key + "'.");
+    if (!timestamp)
+      throw Invalid("Missing value for required parameter 'timestamp' of metric '" + out.key + "'.");
     out.point.value = *v;
     out.point.time_ms = *timestamp;
     out.point.step = Int(m, "step").value_or(0);
@@ -319,12 +325,14 @@ class TrackingApi::Call {
   static KeyValues ReadKeyValues(const json& list, const char* kind, size_t max_value) {
     KeyValues out;
     if (list.is_null()) return out;
-    if (!list.is_array()) throw Invalid(Concat({"Invalid value for parameter '", kind, "s': expected a list"}));
+    if (!list.is_array())
+      throw Invalid(Concat({"Invalid value for parameter '", kind, "s': expected a list"}));
     for (const json& kv : list) {
       if (!kv.is_object()) throw Invalid(Concat({"A ", kind, " must be a JSON object"}));
       auto k = kv.find("key");
       auto v = kv.find("value");
-      if (k == kv.end() || !k->is_string()) throw Invalid(Concat({"Missing value for required parameter 'key' of a ", kind, "."}));
+      if (k == kv.end() || !k->is_string())
+        throw Invalid(Concat({"Missing value for required parameter 'key' of a ", kind, "."}));
       std::string key = k->get<std::string>();
       if (auto bad = BadName(kind, key)) throw Invalid(*bad);
       std::string value;
@@ -365,7 +373,9 @@ class TrackingApi::Call {
     return std::nullopt;
   }
 
-  ApiResponse GetExperiment() { return Json({{"experiment", ExperimentJson(ExperimentById(Required("experiment_id")))}}); }
+  ApiResponse GetExperiment() {
+    return Json({{"experiment", ExperimentJson(ExperimentById(Required("experiment_id")))}});
+  }
 
   ApiResponse GetExperimentByName() {
     std::string name = Required("experiment_name");
@@ -425,8 +435,10 @@ class TrackingApi::Call {
       for (const Point& p : points) {
         if (std::tie(p.step, p.time_ms) >= std::tie(latest->step, latest->time_ms)) latest = &p;
       }
-      metrics.push_back(
-          {{"key", key}, {"value", ValueJson(latest->value)}, {"timestamp", latest->time_ms}, {"step", latest->step}});
+      metrics.push_back({{"key", key},
+                         {"value", ValueJson(latest->value)},
+                         {"timestamp", latest->time_ms},
+                         {"step", latest->step}});
     }
     return {{"info", RunInfoJson(r)},
             {"data", {{"metrics", metrics}, {"params", kv_list(r.params)}, {"tags", kv_list(r.tags)}}},
@@ -489,7 +501,8 @@ class TrackingApi::Call {
     bool terminal = status && *status != "RUNNING" && *status != "SCHEDULED";
     if (terminal && !slot->supervised) {
       Check(slot->writer->Close());
-      Check(api_.store_.FinishRun(run_id, end.value_or(WallMillis()), *status, std::nullopt, std::nullopt, ""));
+      Check(
+          api_.store_.FinishRun(run_id, end.value_or(WallMillis()), *status, std::nullopt, std::nullopt, ""));
     }
     return Json({{"run_info", RunInfoJson(Run(run_id))}});
   }
@@ -506,7 +519,8 @@ class TrackingApi::Call {
     const json& b = Body();
     std::string run_id = RunIdField();
     const json& metrics = b.contains("metrics") ? b["metrics"] : json::array();
-    if (!metrics.is_null() && !metrics.is_array()) throw Invalid("Invalid value for parameter 'metrics': expected a list");
+    if (!metrics.is_null() && !metrics.is_array())
+      throw Invalid("Invalid value for parameter 'metrics': expected a list");
     size_t n_metrics = metrics.is_array() ? metrics.size() : 0;
     KeyValues params = ReadKeyValues(b.value("params", json()), "param", kMaxParamValueLength);
     KeyValues tags = ReadKeyValues(b.value("tags", json()), "tag", kMaxTagValueLength);
@@ -590,7 +604,8 @@ class TrackingApi::Call {
     int64_t max_results = 25000;
     if (std::optional<std::string> m = Text("max_results")) {
       std::optional<int64_t> n = ParseInt(*m);
-      if (!n || *n <= 0) throw Invalid("Invalid value '" + *m + "' for parameter 'max_results': a positive integer");
+      if (!n || *n <= 0)
+        throw Invalid("Invalid value '" + *m + "' for parameter 'max_results': a positive integer");
       max_results = *n;
     }
     int64_t offset = 0;
@@ -605,7 +620,8 @@ class TrackingApi::Call {
       total = static_cast<int64_t>(points.size());
       for (int64_t i = offset; i < total && i < offset + max_results; ++i) {
         const Point& p = points[static_cast<size_t>(i)];
-        metrics.push_back({{"key", k}, {"value", ValueJson(p.value)}, {"timestamp", p.time_ms}, {"step", p.step}});
+        metrics.push_back(
+            {{"key", k}, {"value", ValueJson(p.value)}, {"timestamp", p.time_ms}, {"step", p.step}});
       }
     }
     json out = {{"metrics", metrics}};
@@ -672,7 +688,8 @@ class TrackingApi::Call {
       out.write(request_.body.data(), static_cast<std::streamsize>(request_.body.size()));
       if (!out) throw ApiError{"INTERNAL_ERROR", "cannot write " + partial};
     }
-    if (std::rename(partial.c_str(), file.c_str()) != 0) throw ApiError{"INTERNAL_ERROR", "cannot write " + file};
+    if (std::rename(partial.c_str(), file.c_str()) != 0)
+      throw ApiError{"INTERNAL_ERROR", "cannot write " + file};
     Check(api_.store_.PutArtifact({run_id, relative, static_cast<int64_t>(request_.body.size()), "", file}));
     return Json(json::object());
   }

@@ -49,10 +49,13 @@ class TrackingApiTest : public ::testing::Test {
 
   std::string CreateRun(const std::string& experiment = "exp") {
     Answer e = Post("experiments/create", json{{"name", experiment}});
-    std::string experiment_id =
-        e.status == 200 ? e.body["experiment_id"].get<std::string>()
-                        : Get("experiments/get-by-name?experiment_name=" + experiment).body["experiment"]["experiment_id"].get<std::string>();
-    Answer r = Post("runs/create", json{{"experiment_id", experiment_id}, {"start_time", 1763777000000}, {"run_name", "r1"}});
+    std::string experiment_id = e.status == 200 ? e.body["experiment_id"].get<std::string>()
+                                                : Get("experiments/get-by-name?experiment_name=" + experiment)
+                                                      .body["experiment"]["experiment_id"]
+                                                      .get<std::string>();
+    Answer r =
+        Post("runs/create",
+             json{{"experiment_id", experiment_id}, {"start_time", 1763777000000}, {"run_name", "r1"}});
     EXPECT_EQ(r.status, 200) << r.body.dump();
     return r.body["run"]["info"]["run_id"];
   }
@@ -106,8 +109,9 @@ TEST_F(TrackingApiTest, RunsCreateGetUpdate) {
   EXPECT_EQ(info["start_time"], 1763777000000);
   EXPECT_TRUE(info["artifact_uri"].get<std::string>().starts_with("file:///"));
 
-  Answer updated =
-      Post("runs/update", json{{"run_id", run_id}, {"status", "FINISHED"}, {"end_time", 1763777060000}, {"run_name", "final"}});
+  Answer updated = Post(
+      "runs/update",
+      json{{"run_id", run_id}, {"status", "FINISHED"}, {"end_time", 1763777060000}, {"run_name", "final"}});
   ASSERT_EQ(updated.status, 200) << updated.body.dump();
   EXPECT_EQ(updated.body["run_info"]["status"], "FINISHED");
   EXPECT_EQ(updated.body["run_info"]["end_time"], 1763777060000);
@@ -115,13 +119,17 @@ TEST_F(TrackingApiTest, RunsCreateGetUpdate) {
   EXPECT_EQ(store_->FindRun(run_id)->status, kFinished);
 
   ExpectError(Get("runs/get?run_id=0123456789abcdef0123456789abcdef"), 404, "RESOURCE_DOES_NOT_EXIST");
-  ExpectError(Post("runs/update", json{{"run_id", run_id}, {"status", "DONE"}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/update", json{{"run_id", run_id}, {"status", "DONE"}}), 400,
+              "INVALID_PARAMETER_VALUE");
 }
 
 TEST_F(TrackingApiTest, MetricsRoundTripExactlyWithStepsAndNonFiniteValues) {
   std::string run_id = CreateRun();
-  ASSERT_EQ(Post("runs/log-metric",
-                 json{{"run_id", run_id}, {"key", "loss"}, {"value", 0.693147}, {"timestamp", 1763777001000}, {"step", 1}})
+  ASSERT_EQ(Post("runs/log-metric", json{{"run_id", run_id},
+                                         {"key", "loss"},
+                                         {"value", 0.693147},
+                                         {"timestamp", 1763777001000},
+                                         {"step", 1}})
                 .status,
             200);
   // As Python's json.dumps writes non-finite floats, and as protobuf's JSON mapping does.
@@ -147,7 +155,8 @@ TEST_F(TrackingApiTest, MetricsRoundTripExactlyWithStepsAndNonFiniteValues) {
   json first = History(run_id, "loss", "&max_results=3");
   EXPECT_EQ(first["metrics"].size(), 3u);
   ASSERT_TRUE(first.contains("next_page_token"));
-  json rest = History(run_id, "loss", "&max_results=3&page_token=" + first["next_page_token"].get<std::string>());
+  json rest =
+      History(run_id, "loss", "&max_results=3&page_token=" + first["next_page_token"].get<std::string>());
   EXPECT_EQ(rest["metrics"].size(), 1u);
   EXPECT_FALSE(rest.contains("next_page_token"));
 
@@ -166,25 +175,29 @@ TEST_F(TrackingApiTest, MetricsRoundTripExactlyWithStepsAndNonFiniteValues) {
 
 TEST_F(TrackingApiTest, ParamsTagsAndTheirErrors) {
   std::string run_id = CreateRun();
-  EXPECT_EQ(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.1"}}).status, 200);
-  EXPECT_EQ(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.1"}}).status, 200);
+  EXPECT_EQ(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.1"}}).status,
+            200);
+  EXPECT_EQ(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.1"}}).status,
+            200);
   ExpectError(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.2"}}), 400,
               "INVALID_PARAMETER_VALUE");
   EXPECT_EQ(Post("runs/set-tag", json{{"run_id", run_id}, {"key", "model"}, {"value", "cnn"}}).status, 200);
   EXPECT_EQ(Post("runs/set-tag", json{{"run_id", run_id}, {"key", "model"}, {"value", "vit"}}).status, 200);
   EXPECT_EQ(Post("runs/set-tag", json{{"run_id", run_id}, {"key", "gone"}, {"value", "x"}}).status, 200);
   EXPECT_EQ(Post("runs/delete-tag", json{{"run_id", run_id}, {"key", "gone"}}).status, 200);
-  ExpectError(Post("runs/delete-tag", json{{"run_id", run_id}, {"key", "gone"}}), 404, "RESOURCE_DOES_NOT_EXIST");
+  ExpectError(Post("runs/delete-tag", json{{"run_id", run_id}, {"key", "gone"}}), 404,
+              "RESOURCE_DOES_NOT_EXIST");
 
   const json data = Get("runs/get?run_id=" + run_id).body["run"]["data"];
   EXPECT_EQ(data["params"], json::parse(R"([{"key": "lr", "value": "0.1"}])"));
   EXPECT_EQ(data["tags"], json::parse(R"([{"key": "model", "value": "vit"}])"));
 
   // A batch whose param changes a value stores nothing: not its metrics, not its tags.
-  Answer refused = Post("runs/log-batch", json{{"run_id", run_id},
-                                               {"params", {{{"key", "lr"}, {"value", "0.5"}}}},
-                                               {"tags", {{{"key", "new"}, {"value", "1"}}}},
-                                               {"metrics", {{{"key", "m"}, {"value", 1}, {"timestamp", 1}}}}});
+  Answer refused =
+      Post("runs/log-batch", json{{"run_id", run_id},
+                                  {"params", {{{"key", "lr"}, {"value", "0.5"}}}},
+                                  {"tags", {{{"key", "new"}, {"value", "1"}}}},
+                                  {"metrics", {{{"key", "m"}, {"value", 1}, {"timestamp", 1}}}}});
   ExpectError(refused, 400, "INVALID_PARAMETER_VALUE");
   EXPECT_TRUE(History(run_id, "m")["metrics"].empty());
   EXPECT_EQ(store_->FindRun(run_id)->tags.size(), 1u);
@@ -193,37 +206,50 @@ TEST_F(TrackingApiTest, ParamsTagsAndTheirErrors) {
 TEST_F(TrackingApiTest, BadRequestsAreRefusedWholeWithMlflowErrors) {
   std::string run_id = CreateRun();
   ExpectError(Post("runs/log-batch", std::string("{not json")), 400, "MALFORMED_REQUEST");
-  ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", "abc"}, {"timestamp", 1}}), 400,
-              "INVALID_PARAMETER_VALUE");
+  ExpectError(
+      Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", "abc"}, {"timestamp", 1}}),
+      400, "INVALID_PARAMETER_VALUE");
   ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 1}}), 400,
               "INVALID_PARAMETER_VALUE");  // no timestamp
-  ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 1}, {"timestamp", "soon"}}),
-              400, "INVALID_PARAMETER_VALUE");
+  ExpectError(
+      Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 1}, {"timestamp", "soon"}}),
+      400, "INVALID_PARAMETER_VALUE");
   for (const char* bad : {"", "/a", "a//b", "a/../b", "a/", "bad:name", "x\\y"}) {
-    ExpectError(Post("runs/log-metric", json{{"run_id", run_id}, {"key", bad}, {"value", 1}, {"timestamp", 1}}), 400,
-                "INVALID_PARAMETER_VALUE");
+    ExpectError(
+        Post("runs/log-metric", json{{"run_id", run_id}, {"key", bad}, {"value", 1}, {"timestamp", 1}}), 400,
+        "INVALID_PARAMETER_VALUE");
   }
-  EXPECT_EQ(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "a..a/._./o_O/.e. x"}, {"value", 1}, {"timestamp", 1}}).status,
+  EXPECT_EQ(Post("runs/log-metric",
+                 json{{"run_id", run_id}, {"key", "a..a/._./o_O/.e. x"}, {"value", 1}, {"timestamp", 1}})
+                .status,
             200);
-  ExpectError(Post("runs/log-metric", json{{"run_id", "ffffffffffffffffffffffffffffffff"}, {"key", "l"}, {"value", 1}, {"timestamp", 1}}),
-              404, "RESOURCE_DOES_NOT_EXIST");
+  ExpectError(
+      Post(
+          "runs/log-metric",
+          json{{"run_id", "ffffffffffffffffffffffffffffffff"}, {"key", "l"}, {"value", 1}, {"timestamp", 1}}),
+      404, "RESOURCE_DOES_NOT_EXIST");
 
   // 1001 metrics: refused, and the valid first thousand are not stored either.
   json metrics = json::array();
   for (int i = 0; i < 1001; ++i) metrics.push_back({{"key", "big"}, {"value", i}, {"timestamp", i}});
-  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}), 400,
+              "INVALID_PARAMETER_VALUE");
   // One bad metric at the end of a batch: nothing of it stored.
   metrics.erase(metrics.begin() + 10, metrics.end());
   metrics.push_back({{"key", "big"}, {"value", "x"}, {"timestamp", 1}});
-  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"metrics", metrics}}), 400,
+              "INVALID_PARAMETER_VALUE");
   EXPECT_TRUE(History(run_id, "big")["metrics"].empty());
 
   json params = json::array();
   for (int i = 0; i < 101; ++i) params.push_back({{"key", "p" + std::to_string(i)}, {"value", "1"}});
-  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"params", params}}), 400, "INVALID_PARAMETER_VALUE");
-  ExpectError(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "long"}, {"value", std::string(6001, 'x')}}),
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"params", params}}), 400,
+              "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/log-parameter",
+                   json{{"run_id", run_id}, {"key", "long"}, {"value", std::string(6001, 'x')}}),
               400, "INVALID_PARAMETER_VALUE");
-  std::string huge = json{{"run_id", run_id}, {"tags", {{{"key", "t"}, {"value", std::string(1100000, 'x')}}}}}.dump();
+  std::string huge =
+      json{{"run_id", run_id}, {"tags", {{{"key", "t"}, {"value", std::string(1100000, 'x')}}}}}.dump();
   ExpectError(Post("runs/log-batch", huge), 400, "INVALID_PARAMETER_VALUE");
   ExpectError(Post("runs/no-such-call", json::object()), 404, "ENDPOINT_NOT_FOUND");
   ExpectError(Post("runs/log-metric", json{{"key", "l"}, {"value", 1}, {"timestamp", 1}}), 400,
@@ -234,7 +260,8 @@ TEST_F(TrackingApiTest, BadRequestsAreRefusedWholeWithMlflowErrors) {
 TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
   std::string run_id = CreateRun();
   std::string base = "/api/2.0/mlflow-artifacts/artifacts/1/" + run_id + "/artifacts/";
-  auto put = client_->Put(base + "model/weights.bin", std::string("\x01\x02\x00\x03", 4), "application/octet-stream");
+  auto put = client_->Put(base + "model/weights.bin", std::string("\x01\x02\x00\x03", 4),
+                          "application/octet-stream");
   ASSERT_TRUE(put);
   EXPECT_EQ(put->status, 200);
   auto got = client_->Get(base + "model/weights.bin");
@@ -255,8 +282,9 @@ TEST_F(TrackingApiTest, EventsAreStoredWithTheirTimes) {
   std::string run_id = CreateRun();
   auto r = client_->Post("/api/2.0/trainbench/runs/log-events",
                          json{{"run_id", run_id},
-                              {"events", {{{"timestamp", 1763777005000}, {"kind", "epoch"}, {"label", "epoch 1"}},
-                                          {{"timestamp", 1763777006000}, {"kind", "phase.start"}, {"label", "eval"}}}}}
+                              {"events",
+                               {{{"timestamp", 1763777005000}, {"kind", "epoch"}, {"label", "epoch 1"}},
+                                {{"timestamp", 1763777006000}, {"kind", "phase.start"}, {"label", "eval"}}}}}
                              .dump(),
                          "application/json");
   ASSERT_TRUE(r);
@@ -275,8 +303,10 @@ TEST_F(TrackingApiTest, ASupervisedRunKeepsTheStatusItsProcessEarns) {
   EXPECT_EQ(Post("runs/update", json{{"run_id", run_id}, {"status", "FINISHED"}}).status, 200);
   EXPECT_EQ(store_->FindRun(run_id)->status, kRunning);
   // Its metrics go to the supervisor's writer and are readable at once.
-  EXPECT_EQ(Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 2.5}, {"timestamp", 7}}).status,
-            200);
+  EXPECT_EQ(
+      Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 2.5}, {"timestamp", 7}})
+          .status,
+      200);
   EXPECT_EQ(History(run_id, "loss")["metrics"][0]["value"], 2.5);
   server_->Stop();
   EXPECT_TRUE(writer.Close().ok());

@@ -1,0 +1,270 @@
+// Real Python processes (/usr/bin/python3) logging through the trainbench client and
+// through MLflow-shaped REST calls while `trainbench run` supervises them.
+#include <cmath>
+#include <set>
+
+#include "tests/helpers/cli_fixture.h"
+
+namespace tb {
+namespace {
+
+const std::string kPython = "/usr/bin/python3";
+
+class TrackingTest : public CliTest {
+ protected:
+  void Script(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  // Runs a script with the Python interpreter directly, not under trainbench.
+  Shell Direct(const std::string& env, const std::string& script) {
+    std::string cmd = "cd " + dir_.string() +
+                      " && env -u TRAINBENCH_RUN_ID -u TRAINBENCH_TRACKING_URI -u MLFLOW_RUN_ID " +
+                      "-u MLFLOW_TRACKING_URI PYTHONPATH=" + std::string(TRAINBENCH_PYTHON_DIR) + " " + env +
+                      " " + kPython + " " + script + " > out.txt 2> err.txt";
+    Shell r;
+    int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = Slurp(dir_ / "out.txt");
+    r.err = Slurp(dir_ / "err.txt");
+    return r;
+  }
+  std::vector<EventRecord> Events(Store& store, const std::string& run_id, const std::string& kind) {
+    std::vector<EventRecord> out;
+    for (EventRecord& e : store.ListEvents(run_id).value()) {
+      if (e.kind == kind) out.push_back(e);
+    }
+    return out;
+  }
+};
+
+TEST_F(TrackingTest, ClientRecordsMetricsParamsEventsAndStepTiming) {
+  Script("train.py", R"(
+import time, trainbench
+with trainbench.Run() as run:
+    run.log_params({"optimizer": "adam"})
+    run.set_tag("model", "mlp")
+    for epoch in range(2):
+        run.epoch()
+        for batch in run.steps([[0] * 32] * 5):
+            time.sleep(0.02)
+            run.log_metric("loss", 1.0 / run.step)
+        with run.phase("eval"):
+            run.log_metric("accuracy", 0.5 + epoch / 10, step=epoch)
+    run.event("checkpoint saved")
+    run.log_text("done", "notes/summary.txt")
+)");
+  Shell r = Trainbench("run -l top --python " + kPython + " train.py --lr 0.1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.params, (KeyValues{{"lr", "0.1"}, {"optimizer", "adam"}}));
+  EXPECT_EQ(run.tags, (KeyValues{{"model", "mlp"}}));
+
+  std::vector<Point> loss = Series(*store, run.id, "train.loss");
+  ASSERT_EQ(loss.size(), 10u);
+  for (size_t i = 0; i < loss.size(); ++i) {
+    EXPECT_EQ(loss[i].step, static_cast<int64_t>(i + 1));  // the client's step counter
+    EXPECT_DOUBLE_EQ(loss[i].value, 1.0 / static_cast<double>(i + 1));
+  }
+  std::vector<Point> compute = Series(*store, run.id, "train.step.compute_seconds");
+  ASSERT_EQ(compute.size(), 10u);
+  for (const Point& p : compute) EXPECT_GE(p.value, 0.019);  // the loop body sleeps 20 ms
+  std::vector<Point> throughput = Series(*store, run.id, "train.throughput_samples_per_second");
+  ASSERT_EQ(throughput.size(), 10u);
+  for (const Point& p : throughput) EXPECT_LT(p.value, 32 / 0.019);  // 32 samples per step
+  EXPECT_EQ(Series(*store, run.id, "train.step.data_wait_seconds").size(), 10u);
+  EXPECT_EQ(Series(*store, run.id, "train.accuracy").size(), 2u);
+
+  EXPECT_EQ(Events(*store, run.id, "epoch").size(), 2u);
+  std::vector<EventRecord> starts = Events(*store, run.id, "phase.start");
+  std::vector<EventRecord> ends = Events(*store, run.id, "phase.end");
+  ASSERT_EQ(starts.size(), 2u);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(starts[0].label, "eval");
+  EXPECT_LE(starts[0].time_ms, ends[0].time_ms);
+  EXPECT_GE(starts[0].time_ms, run.start_ms);
+  EXPECT_EQ(Events(*store, run.id, "event").at(0).label, "checkpoint saved");
+  EXPECT_EQ(store->GetArtifact(run.id, "notes/summary.txt")->size, 4);
+}
+
+TEST_F(TrackingTest, SeveralProcessesOfOneRunLogTogether) {
+  Script("multi.py", R"(
+import multiprocessing as mp, trainbench
+
+def work(name):
+    run = trainbench.Run()
+    for i in range(200):
+        run.log_metric(name, i, step=i)
+    run.close()
+
+if __name__ == "__main__":
+    with trainbench.Run() as run:
+        run.log_metric("main", 1)  # queued before the fork: sent once, by the parent
+        procs = [mp.get_context("fork").Process(target=work, args=("fork%d" % i,)) for i in range(2)]
+        procs.append(mp.get_context("spawn").Process(target=work, args=("spawned",)))
+        for p in procs: p.start()
+        for p in procs: p.join()
+        for i in range(200):
+            run.log_metric("main", i, step=i)
+)");
+  Shell r = Trainbench("run -l top --python " + kPython + " multi.py");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  for (const char* name : {"fork0", "fork1", "spawned"}) {
+    std::vector<Point> points = Series(*store, run.id, std::string("train.") + name);
+    ASSERT_EQ(points.size(), 200u) << name;
+    std::set<int64_t> steps;
+    for (const Point& p : points) steps.insert(p.step);
+    EXPECT_EQ(steps.size(), 200u) << name;
+  }
+  EXPECT_EQ(Series(*store, run.id, "train.main").size(), 201u);
+}
+
+TEST_F(TrackingTest, ACrashAfterLoggingKeepsEverythingLogged) {
+  Script("crash.py", R"(
+import trainbench
+run = trainbench.Run(flush_interval=60)  # nothing is sent before the crash
+for i in range(50):
+    run.log_metric("loss", i)
+print(1 / 0)
+)");
+  Shell r = Trainbench("run -l top --python " + kPython + " crash.py");
+  EXPECT_EQ(r.code, 1);
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFailed);
+  EXPECT_EQ(Series(*store, run.id, "train.loss").size(), 50u);
+  std::vector<EventRecord> crash = Events(*store, run.id, "crash");
+  ASSERT_EQ(crash.size(), 1u);
+  EXPECT_NE(crash[0].label.find("ZeroDivisionError"), std::string::npos);
+}
+
+TEST_F(TrackingTest, SigtermSendsWhatIsQueuedAndTheRunEndsKilled) {
+  Script("loop.py", R"(
+import time, trainbench
+run = trainbench.Run(flush_interval=60)  # only the SIGTERM handler sends
+i = 0
+while True:
+    i += 1
+    run.log_metric("loss", i, step=i)
+    time.sleep(0.005)
+)");
+  Shell r = Trainbench("run -l top --max-time 2s --python " + kPython + " loop.py");
+  EXPECT_EQ(r.code, 128 + SIGTERM) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kKilled);
+  EXPECT_EQ(run.signal, SIGTERM);  // the script still dies of the signal
+  std::vector<Point> loss = Series(*store, run.id, "train.loss");
+  ASSERT_GT(loss.size(), 50u);
+  for (size_t i = 0; i < loss.size(); ++i) EXPECT_EQ(loss[i].step, static_cast<int64_t>(i + 1));
+}
+
+TEST_F(TrackingTest, MaxEpochsEndsTheScriptCleanlyAfterThatManyEpochs) {
+  Script("epochs.py", R"(
+import trainbench
+with trainbench.Run() as run:
+    for epoch in range(100):
+        run.epoch()
+        run.log_metric("accuracy", epoch)
+    print("all 100 epochs ran")
+)");
+  Shell r = Trainbench("run -l top --max-epochs 3 --python " + kPython + " epochs.py");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("all 100"), std::string::npos);
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  EXPECT_EQ(Series(*store, run.id, "train.accuracy").size(), 3u);
+  EXPECT_EQ(Events(*store, run.id, "max-epochs").size(), 1u);
+}
+
+TEST_F(TrackingTest, OutsideTrainbenchTheClientDoesNothingAndAnUnreachableEndpointIsReportedOnce) {
+  Script("plain.py", R"(
+import trainbench
+with trainbench.Run() as run:
+    for i in range(3000):
+        run.log_metric("loss", i)
+    run.event("x")
+    with run.phase("eval"):
+        pass
+    n = sum(1 for _ in run.steps(range(10)))
+print("active" if run.active else "inactive", n)
+)");
+  Shell plain = Direct("", "plain.py");
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "inactive 10\n");
+  EXPECT_EQ(plain.err, "");
+
+  Shell gone =
+      Direct("TRAINBENCH_TRACKING_URI=http://127.0.0.1:9 TRAINBENCH_RUN_ID=0123456789abcdef0123456789abcdef",
+             "plain.py");
+  EXPECT_EQ(gone.code, 0) << gone.err;
+  EXPECT_EQ(gone.out, "active 10\n");
+  size_t first = gone.err.find("unreachable");
+  ASSERT_NE(first, std::string::npos) << gone.err;
+  EXPECT_EQ(gone.err.find("unreachable", first + 1), std::string::npos) << gone.err;
+}
+
+// What MLflow's Python client sends for a run whose id it finds in MLFLOW_RUN_ID (MLflow
+// itself cannot be installed here): the run, metrics one by one and in batches, params,
+// tags, and artifacts copied to the file:// artifact URI.
+TEST_F(TrackingTest, MlflowShapedCallsFromTheScriptLandInTheRun) {
+  Script("mlflow_like.py", R"(
+import json, os, shutil, time, urllib.request, urllib.parse
+base = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/"
+run_id = os.environ["MLFLOW_RUN_ID"]
+def call(method, endpoint, body=None, query=None):
+    url = base + endpoint + ("?" + urllib.parse.urlencode(query) if query else "")
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read())
+info = call("GET", "runs/get", query={"run_id": run_id})["run"]["info"]
+assert info["experiment_id"] == os.environ["MLFLOW_EXPERIMENT_ID"], info
+now = int(time.time() * 1000)
+call("POST", "runs/log-metric", {"run_id": run_id, "key": "loss", "value": 0.5, "timestamp": now, "step": 0})
+call("POST", "runs/log-batch", {"run_id": run_id,
+     "metrics": [{"key": "loss", "value": 0.25, "timestamp": now + 1, "step": 1}],
+     "params": [{"key": "hidden", "value": "128"}],
+     "tags": [{"key": "mlflow.source.name", "value": "mlflow_like.py"}]})
+call("POST", "runs/set-tag", {"run_id": run_id, "key": "stage", "value": "dev"})
+artifacts = urllib.parse.urlparse(info["artifact_uri"]).path
+os.makedirs(os.path.join(artifacts, "model"), exist_ok=True)
+with open(os.path.join(artifacts, "model", "weights.txt"), "w") as f:
+    f.write("0.1 0.2")
+history = call("GET", "metrics/get-history", query={"run_id": run_id, "metric_key": "loss"})["metrics"]
+print([m["value"] for m in history])
+call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time": now + 2})
+)");
+  Shell r = Trainbench("run -l top --python " + kPython + " mlflow_like.py");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("[0.5, 0.25]"), std::string::npos) << r.out;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  EXPECT_EQ(Series(*store, run.id, "train.loss").size(), 2u);
+  EXPECT_EQ(run.params.back(), (std::pair<std::string, std::string>{"hidden", "128"}));
+  EXPECT_EQ(run.tags.size(), 2u);
+  EXPECT_EQ(store->GetArtifact(run.id, "model/weights.txt")->size, 7);
+}
+
+TEST_F(TrackingTest, DigitsExampleTrainsWithRealPytorchAndLogsThroughTheClient) {
+  Shell r = Trainbench("run -l top+ps --python " + kPython + " " + std::string(TRAINBENCH_SOURCE_DIR) +
+                       "/examples/digits/train.py --epochs 2 --workers 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  std::vector<Point> accuracy = Series(*store, run.id, "train.accuracy");
+  ASSERT_EQ(accuracy.size(), 2u);
+  EXPECT_GT(accuracy[1].value, 0.5);  // it learns: 10 classes, chance is 0.1
+  std::vector<Point> loss = Series(*store, run.id, "train.loss");
+  EXPECT_EQ(loss.size(), Series(*store, run.id, "train.step.data_wait_seconds").size());
+  EXPECT_GT(loss.size(), 20u);
+  EXPECT_LT(loss.back().value, loss.front().value);
+  EXPECT_EQ(Events(*store, run.id, "epoch").size(), 2u);
+  EXPECT_EQ(Events(*store, run.id, "phase.end").size(), 2u);
+}
+
+}  // namespace
+}  // namespace tb
