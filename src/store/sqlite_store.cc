@@ -548,9 +548,9 @@ class SqliteStore : public Store {
       get.Reset();
       if (rc == SQLITE_ROW) {
         if (existing == v) continue;
-        return Status::InvalidArgument("Changing param values is not allowed. Param with key='" + k +
-                                       "' was already logged with value='" + existing + "' for run ID='" +
-                                       run_id + "'. Attempted logging new value '" + v + "'.");
+        return Status::InvalidArgument(Concat(
+            {"Changing param values is not allowed. Param with key='", k, "' was already logged with value='",
+             existing, "' for run ID='", run_id, "'. Attempted logging new value '", v, "'."}));
       }
       if (rc != SQLITE_DONE) return Error("cannot read params");
       put.Bind(1, run_id).Bind(2, k).Bind(3, v);

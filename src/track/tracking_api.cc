@@ -130,17 +130,20 @@ std::optional<std::string> BadName(std::string_view kind, std::string_view name)
   for (unsigned char c : name) {
     bool ok = std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == ' ' || c == '/' || c >= 0x80;
     if (!ok) {
-      return Concat({"Invalid ", kind, " name: '", name,
-                     "'. Names may only contain alphanumerics, underscores (_), dashes (-), periods (.), "
-                     "spaces ( ), and slashes (/)."});
+      constexpr std::string_view kAllowed =
+          "'. Names may only contain alphanumerics, underscores (_), dashes (-), periods (.), spaces ( ), "
+          "and "
+          "slashes (/).";
+      return Concat({"Invalid ", kind, " name: '", name, kAllowed});
     }
   }
   bool bad_path = name.empty() || name.front() == '/';
   for (std::string_view part : Split(name, '/')) bad_path |= part.empty() || part == "." || part == "..";
   if (bad_path) {
-    return Concat({"Invalid ", kind, " name: '", name,
-                   "'. Names may be treated as files in certain cases, and must not resolve to other names "
-                   "when treated as such."});
+    constexpr std::string_view kPathRule =
+        "'. Names may be treated as files in certain cases, and must not resolve to other names when treated "
+        "as such.";
+    return Concat({"Invalid ", kind, " name: '", name, kPathRule});
   }
   if (name.size() > TrackingApi::kMaxKeyLength) {
     return Concat({"Invalid ", kind, " name: '", name.substr(0, 40), "...' exceeds the maximum length of ",

@@ -16,7 +16,7 @@ void Serve(TrackingApi& api, const httplib::Request& req, httplib::Response& res
   request.body = req.body;
   ApiResponse response = api.Handle(request);
   res.status = response.status;
-  res.set_content(std::move(response.body), response.content_type.c_str());
+  res.set_content(response.body, response.content_type);
 }
 
 }  // namespace
