@@ -90,13 +90,12 @@ TEST_F(TrackingTest, SeveralProcessesOfOneRunLogTogether) {
 import multiprocessing as mp, trainbench
 
 def work(name):
-    run = trainbench.Run()
+    run = trainbench.active_run()  # forked: the parent's run; spawned: a new one
     for i in range(200):
         run.log_metric(name, i, step=i)
-    run.close()
 
 if __name__ == "__main__":
-    with trainbench.Run() as run:
+    with trainbench.active_run() as run:
         run.log_metric("main", 1)  # queued before the fork: sent once, by the parent
         procs = [mp.get_context("fork").Process(target=work, args=("fork%d" % i,)) for i in range(2)]
         procs.append(mp.get_context("spawn").Process(target=work, args=("spawned",)))

@@ -145,6 +145,9 @@ class Run:
         self._endpoint = None
         self._thread = None
         self._last_step_end = None
+        global _first_run
+        if _first_run is None:
+            _first_run = self
         if self.active:
             self._start()
             atexit.register(self.close)
@@ -164,6 +167,8 @@ class Run:
             self._end_at_max_epochs()
 
     def _queue_metric(self, key, value, step):
+        if self._thread is None:
+            self._start()
         value = float(value)
         self._metrics.append((key, value, _now_ms(), self.step if step is None else int(step)))
         if len(self._metrics) >= _MAX_METRICS:
@@ -178,6 +183,8 @@ class Run:
 
     def log_param(self, key, value):
         if self.active:
+            if self._thread is None:
+                self._start()
             self._params.append((str(key), str(value)))
 
     def log_params(self, params):
@@ -186,11 +193,15 @@ class Run:
 
     def set_tag(self, key, value):
         if self.active:
+            if self._thread is None:
+                self._start()
             self._tags.append((str(key), str(value)))
 
     def event(self, label, kind="event"):
         """Marks a point in time (a checkpoint, an evaluation, anything)."""
         if self.active:
+            if self._thread is None:
+                self._start()
             self._events.append((_now_ms(), str(kind), str(label)))
 
     def epoch(self, number=None):
@@ -300,18 +311,22 @@ class Run:
             raise SystemExit(0)
 
     def _start(self):
+        # Registered here, not at fork: a multiprocessing child clears its finalizers
+        # after the fork hooks ran.
+        _close_at_process_exit(self)
         self._endpoint = _Endpoint(self._uri)
         self._thread = threading.Thread(target=self._loop, name="trainbench-sender", daemon=True)
         self._thread.start()
 
     def _after_fork(self):
-        # The child starts empty (the parent sends what it queued) with its own sender.
+        # The child starts empty (the parent sends what it queued). Its sender starts with
+        # its first value: DataLoader workers, which never log, get no thread.
         self._send_lock = threading.Lock()
         self._wake = threading.Event()
         for queue in (self._metrics, self._params, self._tags, self._events):
             queue.clear()
-        if not self._closed:
-            self._start()
+        self._thread = None
+        self._endpoint = _Endpoint(self._uri)
 
     def _loop(self):
         while not self._closed:
@@ -379,11 +394,24 @@ class Run:
 _runs = []
 
 
+_first_run = None
+
+
 def active_run():
-    """The Run created first in this process, or a new one."""
-    if not _runs:
-        Run()
-    return _runs[0]
+    """The Run created first in this process (a forked child shares its parent's), or a
+    new one."""
+    global _first_run
+    if _first_run is None:
+        _first_run = Run()
+    return _first_run
+
+
+def _close_at_process_exit(run):
+    """multiprocessing's children end with os._exit, which skips atexit; its own exit
+    hook runs their finalizers."""
+    mp_util = sys.modules.get("multiprocessing.util")
+    if mp_util is not None:
+        mp_util.Finalize(None, run.close, exitpriority=100)
 
 
 def _install_exit_hooks(run):
