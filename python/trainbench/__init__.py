@@ -278,6 +278,7 @@ class Run:
             return
         with self._send_lock:
             self._send_queued()
+            self._endpoint.close()
 
     def close(self):
         if not self.active or self._closed:
@@ -334,6 +335,9 @@ class Run:
             self._wake.clear()
             with self._send_lock:
                 self._send_queued()
+                # One connection per round, not one kept open: the server watches an idle
+                # kept-alive connection with a timer that wakes it ~180 times a second.
+                self._endpoint.close()
 
     @staticmethod
     def _take(queue, n):
