@@ -24,7 +24,6 @@
 #include "bench/bench_stats.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
-#include "track/tracking_server.h"
 
 namespace tb {
 namespace {
@@ -99,8 +98,8 @@ int main(int argc, char** argv) {
       Setup s = NewStore(dir);
       std::vector<std::string> bodies = MakeBatches(s.run_id, batches);
       TrackingApi api(*s.store);
-      TrackingServer server(api);
-      if (!server.Start().ok()) return 1;
+      HttpServer server({api.Handler()});
+      if (!server.Start(HttpServerOptions{}).ok()) return 1;
       httplib::Client client("127.0.0.1", server.port());
       client.set_keep_alive(true);
       client.set_tcp_nodelay(true);
@@ -118,8 +117,8 @@ int main(int argc, char** argv) {
     {  // baseline: one log-metric request per point
       Setup s = NewStore(dir);
       TrackingApi api(*s.store);
-      TrackingServer server(api);
-      if (!server.Start().ok()) return 1;
+      HttpServer server({api.Handler()});
+      if (!server.Start(HttpServerOptions{}).ok()) return 1;
       httplib::Client client("127.0.0.1", server.port());
       client.set_keep_alive(true);
       client.set_tcp_nodelay(true);

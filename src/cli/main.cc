@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,13 +16,16 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "metrics/catalog.h"
+#include "platform/http_server.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
 #include "query/energy.h"
 #include "query/export.h"
 #include "query/summary.h"
 #include "run/launcher.h"
+#include "serve/serve_api.h"
 #include "store/store.h"
+#include "track/tracking_api.h"
 
 namespace tb {
 namespace {
@@ -356,6 +360,64 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   return 0;
 }
 
+// --- serve -------------------------------------------------------------------------------
+
+struct ServeArgs {
+  std::string store = StoreFromEnvironment();
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string token;
+  std::string web;
+};
+
+// The web UI's built files: --web, else web/dist or web/ beside the build or install.
+std::string WebDirectory(const std::string& given) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  for (const char* relative : {"../web/dist", "../../web/dist", "../share/trainbench/web", "../web", "../../web"}) {
+    std::filesystem::path dir = exe.parent_path() / relative;
+    if (std::filesystem::exists(dir / "index.html", ec)) return std::filesystem::weakly_canonical(dir, ec).string();
+  }
+  return "";
+}
+
+int CommandServe(ServeArgs a) {
+  if (a.token.empty()) {
+    if (const char* t = std::getenv("TRAINBENCH_TOKEN")) a.token = t;
+  }
+  if (!IsLoopbackHost(a.host) && a.token.empty()) {
+    return Fail(Status::InvalidArgument("serving on " + a.host +
+                                        " lets other machines in: give an access token with --token or "
+                                        "TRAINBENCH_TOKEN (every request must then carry it)"));
+  }
+  if (a.port < 0 || a.port > 65535) return Fail(Status::InvalidArgument("--port must be 0 to 65535"));
+  Result<std::unique_ptr<Store>> store = OpenStore(a.store);
+  if (!store.ok()) return Fail(store.status());
+  ServeApi api(**store);
+  TrackingApi tracking(**store);
+  HttpServer server({api.Handler(), tracking.Handler()});
+  HttpServerOptions options;
+  options.host = a.host;
+  options.port = a.port;
+  options.token = a.token;
+  options.static_dir = WebDirectory(a.web);
+  // Signals are taken by this thread; the server's threads inherit the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, sig);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  Status started = server.Start(options);
+  if (!started.ok()) return Fail(started);
+  std::printf("trainbench: serving %s at %s/%s (Ctrl-C stops)\n", (*store)->Describe().c_str(), server.Url().c_str(),
+              options.static_dir.empty() ? " (API only: no web UI found, --web names its directory)" : "");
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  server.Stop();
+  return 0;
+}
+
 // --- export ------------------------------------------------------------------------------
 
 int CommandExport(const std::string& store_uri, const std::string& key, const std::string& metric,
@@ -453,6 +515,15 @@ int Main(int argc, char** argv) {
   exp->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
+  ServeArgs sa;
+  CLI::App* serve = app.add_subcommand("serve", "Serve the web UI, its JSON API (/api/v1) and the tracking API");
+  serve->add_option("--store", sa.store, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+  serve->add_option("--host", sa.host, "Address to listen on; other than loopback needs --token")
+      ->capture_default_str();
+  serve->add_option("--port", sa.port, "Port (0: a free one)")->capture_default_str();
+  serve->add_option("--token", sa.token, "Access token every request must carry (env TRAINBENCH_TOKEN)");
+  serve->add_option("--web", sa.web, "Directory of the web UI's files (default: web/ of this build)");
+
   // Everything after the first "--" is the command to run, untouched by option parsing.
   std::vector<std::string> args(argv + 1, argv + argc);
   std::vector<std::string> command;
@@ -475,6 +546,7 @@ int Main(int argc, char** argv) {
   if (ls->parsed()) return CommandLs(store_uri, ls_experiment);
   if (devices->parsed()) return CommandDevices();
   if (show->parsed()) return CommandShow(store_uri, run_key);
+  if (serve->parsed()) return CommandServe(sa);
   if (exp->parsed()) return CommandExport(store_uri, run_key, metric, format, output);
   return 2;
 }

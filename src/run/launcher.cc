@@ -23,7 +23,6 @@
 #include "sample/sampler.h"
 #include "store/series_writer.h"
 #include "track/tracking_api.h"
-#include "track/tracking_server.h"
 
 extern char** environ;
 
@@ -333,12 +332,12 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   // The tracking API for the script: MLflow's calls and the Python client land in this run.
   SeriesWriter writer(store, run.id);  // declared first: the server stops before it goes
   TrackingApi tracking_api(store);
-  TrackingServer tracking_server(tracking_api);
+  HttpServer tracking_server({tracking_api.Handler()});
   ChildSettings settings{run.id,      store.Describe(),   "",
                          *experiment, options.max_epochs, PythonClientDirectory()};
   if (options.tracking) {
     tracking_api.AttachRun(run.id, &writer);
-    Status listening = tracking_server.Start();
+    Status listening = tracking_server.Start(HttpServerOptions{});
     if (listening.ok()) {
       settings.tracking_uri = tracking_server.Url();
     } else {

@@ -421,26 +421,16 @@ class SqliteStore : public Store {
     });
   }
 
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override { return Chunks(series_id, true); }
+
+  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override { return Chunks(series_id, false); }
+
+  Result<std::string> ReadChunkData(int64_t chunk_id) override {
     std::lock_guard lock(mu_);
-    Statement st(db_,
-                 "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data FROM chunks "
-                 "WHERE series_id = ? ORDER BY first_ms, id");
-    st.Bind(1, series_id);
-    return Rows<ChunkRecord>(st, "cannot read samples", [&](Statement& row) {
-      ChunkRecord c;
-      c.id = row.Int(0);
-      c.series_id = series_id;
-      c.first_ms = row.Int(1);
-      c.last_ms = row.Int(2);
-      c.count = row.Int(3);
-      if (!row.IsNull(4)) c.min = row.Double(4);
-      if (!row.IsNull(5)) c.max = row.Double(5);
-      c.sum = row.Double(6);
-      c.sealed = row.Int(7) != 0;
-      c.data = row.Text(8);
-      return c;
-    });
+    Statement st(db_, "SELECT data FROM chunks WHERE id = ?");
+    st.Bind(1, chunk_id);
+    if (st.Step() != SQLITE_ROW) return Status::NotFound("no chunk " + std::to_string(chunk_id));
+    return st.Text(0);
   }
 
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {
@@ -476,6 +466,29 @@ class SqliteStore : public Store {
       "SELECT r.id, e.name, r.workload, r.name, r.command, r.working_directory, r.host, "
       "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
       "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
+
+  Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
+    std::lock_guard lock(mu_);
+    Statement st(db_, with_data ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data FROM chunks "
+                                  "WHERE series_id = ? ORDER BY first_ms, id"
+                                : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed FROM chunks "
+                                  "WHERE series_id = ? ORDER BY first_ms, id");
+    st.Bind(1, series_id);
+    return Rows<ChunkRecord>(st, "cannot read samples", [&](Statement& row) {
+      ChunkRecord c;
+      c.id = row.Int(0);
+      c.series_id = series_id;
+      c.first_ms = row.Int(1);
+      c.last_ms = row.Int(2);
+      c.count = row.Int(3);
+      if (!row.IsNull(4)) c.min = row.Double(4);
+      if (!row.IsNull(5)) c.max = row.Double(5);
+      c.sum = row.Double(6);
+      c.sealed = row.Int(7) != 0;
+      if (with_data) c.data = row.Text(8);
+      return c;
+    });
+  }
 
   Result<std::vector<RunRecord>> ReadRuns(Statement& st) {
     Result<std::vector<RunRecord>> runs = Rows<RunRecord>(st, "cannot list runs", [](Statement& row) {

@@ -185,6 +185,8 @@ class FlakyStore : public Store {
   Result<RunRecord> FindRun(const std::string& k) override { return inner_.FindRun(k); }
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
+  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
+  Result<std::string> ReadChunkData(int64_t c) override { return inner_.ReadChunkData(c); }
   Result<std::vector<EventRecord>> ListEvents(const std::string& r) override { return inner_.ListEvents(r); }
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override {
     return inner_.ListArtifacts(r);

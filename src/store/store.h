@@ -162,6 +162,10 @@ class Store {
   virtual Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) = 0;
   // Chunks of a series in time order.
   virtual Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) = 0;
+  // The same without their data: what readers that cache decoded chunks check first.
+  virtual Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) = 0;
+  // One chunk's encoded points.
+  virtual Result<std::string> ReadChunkData(int64_t chunk_id) = 0;
   // Journal entries of the run that owns `series_id`, oldest first: points written
   // since the series' newest chunk.
   virtual Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) = 0;

@@ -49,7 +49,7 @@ ApiError FromStatus(const Status& s) {
 }
 
 ApiResponse Json(const json& body, int status = 200) {
-  return {status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace)};
+  return {status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace), nullptr, {}};
 }
 
 ApiResponse Error(const ApiError& e) {
@@ -672,7 +672,7 @@ class TrackingApi::Call {
     if (request_.method == "GET") {
       Result<ArtifactRecord> a = api_.store_.GetArtifact(run_id, relative);
       if (!a.ok()) throw FromStatus(a.status());
-      ApiResponse out{200, "application/octet-stream", a->content};
+      ApiResponse out{200, "application/octet-stream", a->content, nullptr, {}};
       if (!a->path.empty()) {
         std::ifstream in(a->path, std::ios::binary);
         if (!in) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "The file of artifact " + relative + " is gone"};
@@ -738,6 +738,13 @@ std::shared_ptr<TrackingApi::RunSlot> TrackingApi::Slot(const std::string& run_i
   slot->writer = slot->owned.get();
   slots_[run_id] = slot;
   return slot;
+}
+
+ApiHandler TrackingApi::Handler() {
+  return [this](const ApiRequest& request) -> std::optional<ApiResponse> {
+    if (!Handles(request.path)) return std::nullopt;
+    return Handle(request);
+  };
 }
 
 bool TrackingApi::Handles(std::string_view path) {

@@ -12,7 +12,7 @@
 // scripts' metrics sit apart from the listeners' in the metric namespace.
 //
 // Transport-free: Handle() takes a parsed request, so the API is tested without sockets
-// and mounted on any HTTP server (tracking_server.h).
+// and mounted on an HttpServer (platform/http_server.h) with Handler().
 #pragma once
 
 #include <cstdint>
@@ -22,23 +22,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "platform/http_server.h"
 #include "store/series_writer.h"
 #include "store/store.h"
 
 namespace tb {
-
-struct ApiRequest {
-  std::string method;  // "GET", "POST", "PUT"
-  std::string path;    // without the query string
-  std::multimap<std::string, std::string> query;
-  std::string body;
-};
-
-struct ApiResponse {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-};
 
 // Series name of a metric key a script logs, and back ("" when `metric` is not one).
 std::string ScriptMetricSeries(std::string_view key);
@@ -68,6 +56,8 @@ class TrackingApi {
   // /api/2.0/trainbench/.
   static bool Handles(std::string_view path);
   ApiResponse Handle(const ApiRequest& request);
+  // Handle() for the paths this API answers, for HttpServer.
+  ApiHandler Handler();
 
  private:
   struct RunSlot {

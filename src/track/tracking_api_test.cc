@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/helpers/scratch_directory.h"
-#include "track/tracking_server.h"
 
 namespace tb {
 namespace {
@@ -26,8 +25,8 @@ class TrackingApiTest : public ::testing::Test {
   void SetUp() override {
     store_ = std::move(Store::Open((scratch_.path() / "t.db").string()).value());
     api_ = std::make_unique<TrackingApi>(*store_);
-    server_ = std::make_unique<TrackingServer>(*api_);
-    ASSERT_TRUE(server_->Start().ok());
+    server_ = std::make_unique<HttpServer>(std::vector<ApiHandler>{api_->Handler()});
+    ASSERT_TRUE(server_->Start(HttpServerOptions{}).ok());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   }
   void TearDown() override {
@@ -75,7 +74,7 @@ class TrackingApiTest : public ::testing::Test {
   ScratchDirectory scratch_{"tb-track"};
   std::unique_ptr<Store> store_;
   std::unique_ptr<TrackingApi> api_;
-  std::unique_ptr<TrackingServer> server_;
+  std::unique_ptr<HttpServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };
 

@@ -1,0 +1,167 @@
+#include "platform/http_server.h"
+
+#include <httplib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/strings.h"
+
+namespace tb {
+namespace {
+
+// Artifacts (checkpoints, models) can be large; JSON calls are limited by their APIs.
+constexpr size_t kMaxPayloadBytes = size_t{1} << 30;
+
+std::string JsonQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string ContentType(std::string_view path) {
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {".html", "text/html; charset=utf-8"}, {".js", "text/javascript"}, {".css", "text/css"},
+      {".svg", "image/svg+xml"},             {".png", "image/png"},      {".json", "application/json"},
+      {".woff2", "font/woff2"},              {".ico", "image/x-icon"},   {".map", "application/json"}};
+  for (auto [ext, type] : kTypes) {
+    if (path.ends_with(ext)) return type;
+  }
+  return "application/octet-stream";
+}
+
+// The file under `root` a URL path names, or nullopt when it would leave `root`.
+std::optional<std::string> StaticFile(const std::string& root, std::string_view path) {
+  if (path.empty() || path == "/") path = "/index.html";
+  for (std::string_view part : Split(path.substr(1), '/')) {
+    if (part.empty() || part == "." || part == ".." || part.find('\\') != std::string_view::npos) return std::nullopt;
+  }
+  return root + std::string(path);
+}
+
+bool Authorized(const httplib::Request& req, const std::string& token) {
+  if (token.empty()) return true;
+  std::string auth = req.get_header_value("Authorization");
+  if (auth == "Bearer " + token) return true;
+  return req.has_param("token") && req.get_param_value("token") == token;
+}
+
+void Send(ApiResponse response, httplib::Response& res) {
+  res.status = response.status;
+  for (const auto& [k, v] : response.headers) res.set_header(k, v);
+  if (!response.stream) {
+    res.set_content(response.body, response.content_type);
+    return;
+  }
+  auto stream = std::move(response.stream);
+  auto first = std::make_shared<std::string>(std::move(response.body));
+  res.set_chunked_content_provider(response.content_type, [stream, first](size_t, httplib::DataSink& sink) {
+    std::string piece;
+    piece.swap(*first);
+    bool more = stream(piece);
+    if (!piece.empty() && !sink.write(piece.data(), piece.size())) return false;
+    if (!more) sink.done();
+    return true;
+  });
+}
+
+}  // namespace
+
+ApiResponse JsonError(int status, const std::string& code, const std::string& message) {
+  return {status, "application/json", "{\"error_code\": " + JsonQuote(code) + ", \"message\": " + JsonQuote(message) + "}",
+          nullptr, {}};
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || StartsWith(host, "127.");
+}
+
+HttpServer::HttpServer(std::vector<ApiHandler> handlers) : handlers_(std::move(handlers)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start(const HttpServerOptions& options) {
+  options_ = options;
+  server_ = std::make_unique<httplib::Server>();
+  server_->set_payload_max_length(kMaxPayloadBytes);
+  server_->set_keep_alive_max_count(1000000);
+  server_->set_keep_alive_timeout(30);
+  // Headers and body are written separately: without TCP_NODELAY the body waits for the
+  // client's delayed ACK, 40 ms per request.
+  server_->set_tcp_nodelay(true);
+  auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+    if (!Authorized(req, options_.token)) {
+      Send(JsonError(401, "UNAUTHENTICATED", "this server needs its access token: send 'Authorization: Bearer TOKEN'"),
+           res);
+      return;
+    }
+    ApiRequest request;
+    request.method = req.method;
+    request.path = req.path;
+    for (const auto& [k, v] : req.params) {
+      if (k != "token") request.query.emplace(k, v);
+    }
+    request.body = req.body;
+    for (const ApiHandler& h : handlers_) {
+      if (std::optional<ApiResponse> r = h(request)) {
+        Send(std::move(*r), res);
+        return;
+      }
+    }
+    if (req.method == "GET" && !options_.static_dir.empty() && !StartsWith(req.path, "/api/")) {
+      std::optional<std::string> file = StaticFile(options_.static_dir, req.path);
+      if (!file) {
+        Send(JsonError(400, "INVALID_PATH", "the path leaves the web directory"), res);
+        return;
+      }
+      std::ifstream in(*file, std::ios::binary);
+      if (in) {
+        std::ostringstream content;
+        content << in.rdbuf();
+        res.set_content(content.str(), ContentType(*file));
+        return;
+      }
+    }
+    Send(JsonError(404, "ENDPOINT_NOT_FOUND", "nothing at " + req.method + " " + req.path), res);
+  };
+  const char* all = ".*";
+  server_->Get(all, handler);
+  server_->Post(all, handler);
+  server_->Put(all, handler);
+  server_->Delete(all, handler);
+  port_ = options.port == 0 ? server_->bind_to_any_port(options.host)
+                            : (server_->bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port_ <= 0) {
+    return Status::Unavailable("cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                               "; is the port in use or the address not this machine's?");
+  }
+  // bind_to_*_port already listens: connections made from now on wait in the backlog.
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  if (!server_) return;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+std::string HttpServer::Url() const {
+  std::string host = options_.host.find(':') != std::string::npos && options_.host[0] != '[' ? "[" + options_.host + "]"
+                                                                                               : options_.host;
+  return "http://" + host + ":" + std::to_string(port_);
+}
+
+}  // namespace tb

@@ -1,0 +1,78 @@
+#include "query/downsample.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tb {
+namespace {
+
+// Index range [begin, end) of the points of `in` within [from, to].
+std::pair<size_t, size_t> Window(const XYSeries& in, double from, double to) {
+  auto begin = std::lower_bound(in.x.begin(), in.x.end(), from);
+  auto end = std::upper_bound(begin, in.x.end(), to);
+  return {static_cast<size_t>(begin - in.x.begin()), static_cast<size_t>(end - in.x.begin())};
+}
+
+size_t Bucket(double x, double from, double width, size_t buckets) {
+  if (!(width > 0)) return 0;
+  double b = std::floor((x - from) / width);
+  if (b < 0) return 0;
+  return std::min(static_cast<size_t>(b), buckets - 1);
+}
+
+}  // namespace
+
+XYSeries Downsample(const XYSeries& in, double from, double to, size_t budget) {
+  std::vector<size_t> keep = DownsampleIndices(
+      in.size(), [&](size_t i) { return in.x[i]; }, [&](size_t i) { return in.y[i]; }, from, to, budget);
+  XYSeries out;
+  out.x.reserve(keep.size());
+  out.y.reserve(keep.size());
+  for (size_t i : keep) {
+    out.x.push_back(in.x[i]);
+    out.y.push_back(in.y[i]);
+  }
+  return out;
+}
+
+Band Aggregate(std::span<const XYSeries> series, double from, double to, size_t buckets) {
+  Band band;
+  if (buckets == 0 || !(to >= from)) return band;
+  double width = (to - from) / static_cast<double>(buckets);
+  std::vector<double> sum(buckets, 0), lo(buckets, std::numeric_limits<double>::infinity()),
+      hi(buckets, -std::numeric_limits<double>::infinity());
+  std::vector<int> runs(buckets, 0);
+  std::vector<double> run_sum(buckets);
+  std::vector<int> run_count(buckets);
+  for (const XYSeries& s : series) {
+    std::fill(run_sum.begin(), run_sum.end(), 0);
+    std::fill(run_count.begin(), run_count.end(), 0);
+    auto [begin, end] = Window(s, from, to);
+    for (size_t i = begin; i < end; ++i) {
+      if (std::isnan(s.y[i])) continue;
+      size_t b = Bucket(s.x[i], from, width, buckets);
+      run_sum[b] += s.y[i];
+      ++run_count[b];
+    }
+    for (size_t b = 0; b < buckets; ++b) {
+      if (run_count[b] == 0) continue;
+      double m = run_sum[b] / run_count[b];
+      sum[b] += m;
+      lo[b] = std::min(lo[b], m);
+      hi[b] = std::max(hi[b], m);
+      ++runs[b];
+    }
+  }
+  for (size_t b = 0; b < buckets; ++b) {
+    if (runs[b] == 0) continue;
+    band.x.push_back(from + (static_cast<double>(b) + 0.5) * width);
+    band.mean.push_back(sum[b] / runs[b]);
+    band.min.push_back(lo[b]);
+    band.max.push_back(hi[b]);
+    band.runs.push_back(runs[b]);
+  }
+  return band;
+}
+
+}  // namespace tb

@@ -1,0 +1,103 @@
+// Downsampling that keeps every extreme: a series of any length reduced to a point budget
+// by splitting its x range into equal buckets and keeping, per bucket, its first, lowest,
+// highest and last points in x order (each once). A one-second spike survives any zoom
+// level; zooming in asks again for the narrower range at full detail.
+//
+// Workload aggregates: several runs' series aligned on one x axis (time since start) and
+// reduced per bucket to the mean of the runs with a min-max band.
+//
+// NaN values are gaps: they take no part in minimum, maximum or mean; a bucket holding only
+// NaN keeps one NaN point so the gap shows. Pure functions; thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace tb {
+
+struct XYSeries {
+  std::vector<double> x, y;
+  size_t size() const { return x.size(); }
+};
+
+// Indices of the points kept from a series of `n` points whose x (sorted) and y are read
+// through `x(i)` and `y(i)`: those with from <= x <= to, reduced to at most `budget`
+// (>= 4); all of them when they fit.
+template <typename XFn, typename YFn>
+std::vector<size_t> DownsampleIndices(size_t n, XFn x, YFn y, double from, double to, size_t budget) {
+  size_t begin = 0, end = n;
+  {  // binary searches for the window
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (x(mid) < from) lo = mid + 1; else hi = mid;
+    }
+    begin = lo;
+    hi = n;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (x(mid) <= to) lo = mid + 1; else hi = mid;
+    }
+    end = lo;
+  }
+  std::vector<size_t> out;
+  if (end - begin <= budget) {
+    out.reserve(end - begin);
+    for (size_t i = begin; i < end; ++i) out.push_back(i);
+    return out;
+  }
+  size_t buckets = std::max<size_t>(1, budget / 4);
+  double width = (to - from) / static_cast<double>(buckets);
+  auto bucket_of = [&](double v) -> size_t {
+    if (!(width > 0)) return 0;
+    double b = std::floor((v - from) / width);
+    return b < 0 ? 0 : std::min(static_cast<size_t>(b), buckets - 1);
+  };
+  out.reserve(budget);
+  size_t i = begin;
+  while (i < end) {
+    size_t b = bucket_of(x(i));
+    // The first index of the next bucket, by the x where it starts.
+    double next_x = from + static_cast<double>(b + 1) * width;
+    size_t first = i, lo = end, hi = end;
+    double lo_v = 0, hi_v = 0;
+    for (; i < end; ++i) {
+      if (i > first && b + 1 < buckets && x(i) >= next_x) break;
+      double v = y(i);
+      if (std::isnan(v)) continue;
+      if (lo == end || v < lo_v) lo = i, lo_v = v;
+      if (hi == end || v > hi_v) hi = i, hi_v = v;
+    }
+    size_t last = i - 1;
+    std::array<size_t, 4> keep{first, lo, hi, last};
+    if (lo == end) keep = {first, first, first, first};  // all NaN: one point marks the gap
+    std::sort(keep.begin(), keep.end());
+    for (size_t k = 0; k < keep.size(); ++k) {
+      if (keep[k] == end || (k > 0 && keep[k] == keep[k - 1])) continue;
+      if (lo != end && std::isnan(y(keep[k]))) continue;  // a NaN first/last beside real values
+      out.push_back(keep[k]);
+    }
+  }
+  return out;
+}
+
+// Points of `in` (sorted by x) with from <= x <= to, reduced to at most `budget` points
+// (budget >= 4); every point when they fit.
+XYSeries Downsample(const XYSeries& in, double from, double to, size_t budget);
+
+struct Band {
+  std::vector<double> x;                // bucket centres
+  std::vector<double> mean, min, max;   // over the runs that have values in the bucket
+  std::vector<int> runs;                // how many runs had values there
+};
+
+// `series` (each sorted by x) aligned on `buckets` equal buckets over [from, to]: in each
+// bucket each run contributes the mean of its points there; the band is the mean, minimum
+// and maximum of those contributions. Buckets no run reaches are left out.
+Band Aggregate(std::span<const XYSeries> series, double from, double to, size_t buckets);
+
+}  // namespace tb

@@ -1,0 +1,70 @@
+// The JSON API of `trainbench serve`, under /api/v1 (GET only; every answer is JSON
+// except artifact downloads and CSV exports):
+//
+//   experiments                                   experiments with run and workload counts
+//   experiments/{id}/workloads                    workloads, their runs' statuses and durations
+//   runs?experiment=&workload=&status=&q=&param.K=V&tag.K=V
+//                                                 runs with params, tags, devices, summaries
+//   runs/{id}                                     one run with its series and their statistics
+//   runs/{id}/events, runs/{id}/artifacts, runs/{id}/artifacts/{name}
+//   metrics?runs=A,B                              metrics the runs have, with their labels
+//   series?runs=A,B&metric=M[&labels=L][&x=relative|wall|step][&from=&to=][&budget=N][&since=MS]
+//       per run: x and y arrays; within `budget` points per run each bucket keeps its
+//       first, lowest, highest and last point; without it full resolution, streamed;
+//       `since` (ms) gives only what arrived after that time (live charts).
+//   aggregate?workloads=EXP:W,EXP:W2&metric=M[&labels=L][&budget=N]
+//       per workload: its runs aligned on time since start, mean with a min-max band
+//   export?runs=A,B[&metric=M]&format=csv|json    full resolution, streamed
+//
+// x values: "relative" seconds since the run started, "wall" Unix milliseconds, "step" the
+// logged step. y values that are NaN or infinite are null in series answers (JSON has no
+// such numbers; charts draw a gap); exports keep them exactly.
+//
+// Every input is checked (ids, ranges, budgets, metric names) and answered with 400 and
+// {"error_code", "message"} when wrong, 404 when unknown. No SQL is built from request
+// text. Sealed chunks are decoded once and kept in a bounded cache.
+#pragma once
+
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "platform/http_server.h"
+#include "store/store.h"
+
+namespace tb {
+
+class ServeApi {
+ public:
+  static constexpr size_t kMaxRunsPerRequest = 500;
+  static constexpr size_t kMaxBudget = 1000000;
+
+  // `cache_points`: decoded points kept in memory, across series.
+  explicit ServeApi(Store& store, size_t cache_points = 32u << 20);
+
+  ApiResponse Handle(const ApiRequest& request);
+  // Handle() for /api/v1/, for HttpServer.
+  ApiHandler Handler();
+
+  // Every point of a series in time order (cached sealed chunks, then the newer points).
+  Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id);
+
+ private:
+  class Call;
+  struct Cached {
+    std::vector<int64_t> chunk_ids;  // sealed chunks, in order
+    std::shared_ptr<const std::vector<Point>> points;
+    std::list<int64_t>::iterator lru;
+  };
+
+  Store& store_;
+  size_t cache_points_;
+  std::mutex mu_;
+  std::unordered_map<int64_t, Cached> cache_;  // by series id
+  std::list<int64_t> lru_;                     // most recently used first
+  size_t cached_points_ = 0;
+};
+
+}  // namespace tb
