@@ -375,9 +375,11 @@ std::string WebDirectory(const std::string& given) {
   if (!given.empty()) return given;
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  for (const char* relative : {"../web/dist", "../../web/dist", "../share/trainbench/web", "../web", "../../web"}) {
+  for (const char* relative :
+       {"../web/dist", "../../web/dist", "../share/trainbench/web", "../web", "../../web"}) {
     std::filesystem::path dir = exe.parent_path() / relative;
-    if (std::filesystem::exists(dir / "index.html", ec)) return std::filesystem::weakly_canonical(dir, ec).string();
+    if (std::filesystem::exists(dir / "index.html", ec))
+      return std::filesystem::weakly_canonical(dir, ec).string();
   }
   return "";
 }
@@ -409,7 +411,8 @@ int CommandServe(ServeArgs a) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   Status started = server.Start(options);
   if (!started.ok()) return Fail(started);
-  std::printf("trainbench: serving %s at %s/%s (Ctrl-C stops)\n", (*store)->Describe().c_str(), server.Url().c_str(),
+  std::printf("trainbench: serving %s at %s/%s (Ctrl-C stops)\n", (*store)->Describe().c_str(),
+              server.Url().c_str(),
               options.static_dir.empty() ? " (API only: no web UI found, --web names its directory)" : "");
   std::fflush(stdout);
   int sig = 0;
@@ -516,8 +519,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
 
   ServeArgs sa;
-  CLI::App* serve = app.add_subcommand("serve", "Serve the web UI, its JSON API (/api/v1) and the tracking API");
-  serve->add_option("--store", sa.store, "Store URI or SQLite file (env TRAINBENCH_STORE)")->capture_default_str();
+  CLI::App* serve =
+      app.add_subcommand("serve", "Serve the web UI, its JSON API (/api/v1) and the tracking API");
+  serve->add_option("--store", sa.store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
   serve->add_option("--host", sa.host, "Address to listen on; other than loopback needs --token")
       ->capture_default_str();
   serve->add_option("--port", sa.port, "Port (0: a free one)")->capture_default_str();

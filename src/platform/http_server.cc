@@ -31,10 +31,15 @@ std::string JsonQuote(std::string_view s) {
 }
 
 std::string ContentType(std::string_view path) {
-  static const std::pair<const char*, const char*> kTypes[] = {
-      {".html", "text/html; charset=utf-8"}, {".js", "text/javascript"}, {".css", "text/css"},
-      {".svg", "image/svg+xml"},             {".png", "image/png"},      {".json", "application/json"},
-      {".woff2", "font/woff2"},              {".ico", "image/x-icon"},   {".map", "application/json"}};
+  static const std::pair<const char*, const char*> kTypes[] = {{".html", "text/html; charset=utf-8"},
+                                                               {".js", "text/javascript"},
+                                                               {".css", "text/css"},
+                                                               {".svg", "image/svg+xml"},
+                                                               {".png", "image/png"},
+                                                               {".json", "application/json"},
+                                                               {".woff2", "font/woff2"},
+                                                               {".ico", "image/x-icon"},
+                                                               {".map", "application/json"}};
   for (auto [ext, type] : kTypes) {
     if (path.ends_with(ext)) return type;
   }
@@ -45,7 +50,8 @@ std::string ContentType(std::string_view path) {
 std::optional<std::string> StaticFile(const std::string& root, std::string_view path) {
   if (path.empty() || path == "/") path = "/index.html";
   for (std::string_view part : Split(path.substr(1), '/')) {
-    if (part.empty() || part == "." || part == ".." || part.find('\\') != std::string_view::npos) return std::nullopt;
+    if (part.empty() || part == "." || part == ".." || part.find('\\') != std::string_view::npos)
+      return std::nullopt;
   }
   return root + std::string(path);
 }
@@ -79,8 +85,11 @@ void Send(ApiResponse response, httplib::Response& res) {
 }  // namespace
 
 ApiResponse JsonError(int status, const std::string& code, const std::string& message) {
-  return {status, "application/json", "{\"error_code\": " + JsonQuote(code) + ", \"message\": " + JsonQuote(message) + "}",
-          nullptr, {}};
+  return {status,
+          "application/json",
+          "{\"error_code\": " + JsonQuote(code) + ", \"message\": " + JsonQuote(message) + "}",
+          nullptr,
+          {}};
 }
 
 bool IsLoopbackHost(const std::string& host) {
@@ -102,7 +111,8 @@ Status HttpServer::Start(const HttpServerOptions& options) {
   server_->set_tcp_nodelay(true);
   auto handler = [this](const httplib::Request& req, httplib::Response& res) {
     if (!Authorized(req, options_.token)) {
-      Send(JsonError(401, "UNAUTHENTICATED", "this server needs its access token: send 'Authorization: Bearer TOKEN'"),
+      Send(JsonError(401, "UNAUTHENTICATED",
+                     "this server needs its access token: send 'Authorization: Bearer TOKEN'"),
            res);
       return;
     }
@@ -159,8 +169,9 @@ void HttpServer::Stop() {
 }
 
 std::string HttpServer::Url() const {
-  std::string host = options_.host.find(':') != std::string::npos && options_.host[0] != '[' ? "[" + options_.host + "]"
-                                                                                               : options_.host;
+  std::string host = options_.host.find(':') != std::string::npos && options_.host[0] != '['
+                         ? "[" + options_.host + "]"
+                         : options_.host;
   return "http://" + host + ":" + std::to_string(port_);
 }
 

@@ -34,13 +34,19 @@ std::vector<size_t> DownsampleIndices(size_t n, XFn x, YFn y, double from, doubl
     size_t lo = 0, hi = n;
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
-      if (x(mid) < from) lo = mid + 1; else hi = mid;
+      if (x(mid) < from)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     begin = lo;
     hi = n;
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
-      if (x(mid) <= to) lo = mid + 1; else hi = mid;
+      if (x(mid) <= to)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     end = lo;
   }
@@ -90,9 +96,9 @@ std::vector<size_t> DownsampleIndices(size_t n, XFn x, YFn y, double from, doubl
 XYSeries Downsample(const XYSeries& in, double from, double to, size_t budget);
 
 struct Band {
-  std::vector<double> x;                // bucket centres
-  std::vector<double> mean, min, max;   // over the runs that have values in the bucket
-  std::vector<int> runs;                // how many runs had values there
+  std::vector<double> x;               // bucket centres
+  std::vector<double> mean, min, max;  // over the runs that have values in the bucket
+  std::vector<int> runs;               // how many runs had values there
 };
 
 // `series` (each sorted by x) aligned on `buckets` equal buckets over [from, to]: in each

@@ -39,15 +39,16 @@ void Check(const Status& s) {
 }
 
 bool IsRunId(std::string_view s) {
-  return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return s.size() == 32 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 // Metric names and label sets as trainbench writes them.
 bool IsMetricText(std::string_view s, size_t max) {
   if (s.size() > max) return false;
   return std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == ' ' || c == '=' || c == ',' ||
-           c == ':' || c >= 0x80;
+    return std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == ' ' || c == '=' ||
+           c == ',' || c == ':' || c >= 0x80;
   });
 }
 
@@ -82,7 +83,8 @@ class ServeApi::Call {
   Call(ServeApi& api, const ApiRequest& request) : api_(api), store_(api.store_), request_(request) {}
 
   ApiResponse Dispatch() {
-    if (request_.method != "GET") throw HttpError{405, "METHOD_NOT_ALLOWED", "the API under /api/v1 is read with GET"};
+    if (request_.method != "GET")
+      throw HttpError{405, "METHOD_NOT_ALLOWED", "the API under /api/v1 is read with GET"};
     std::vector<std::string_view> p = Split(std::string_view(request_.path).substr(kPrefix.size()), '/');
     while (!p.empty() && p.back().empty()) p.pop_back();
     if (p.size() == 1 && p[0] == "experiments") return Experiments();
@@ -126,7 +128,8 @@ class ServeApi::Call {
     if (!v) return fallback;
     std::optional<int64_t> n = ParseInt(*v);
     if (!n || *n < 4 || static_cast<size_t>(*n) > kMaxBudget) {
-      throw BadRequest("'budget' must be an integer from 4 to " + std::to_string(kMaxBudget) + ", not '" + *v + "'");
+      throw BadRequest("'budget' must be an integer from 4 to " + std::to_string(kMaxBudget) + ", not '" +
+                       *v + "'");
     }
     return static_cast<size_t>(*n);
   }
@@ -172,7 +175,8 @@ class ServeApi::Call {
 
   // --- lookups ---
   RunRecord Run(std::string_view id) {
-    if (!IsRunId(id)) throw BadRequest("'" + std::string(id.substr(0, 40)) + "' is not a run id (32 hex digits)");
+    if (!IsRunId(id))
+      throw BadRequest("'" + std::string(id.substr(0, 40)) + "' is not a run id (32 hex digits)");
     Result<RunRecord> run = store_.FindRun(std::string(id));
     if (!run.ok() || run->id != id) throw NotFound("no run " + std::string(id));
     return std::move(run.value());
@@ -236,13 +240,14 @@ class ServeApi::Call {
         if (c.min) lo = std::min(lo, *c.min), any = true;
         if (c.max) hi = std::max(hi, *c.max);
       }
-      out.push_back({{"metric", s.metric},
-                     {"labels", s.labels},
-                     {"unit", Unit(s.metric)},
-                     {"count", count},
-                     {"min", any ? FiniteOrNull(lo) : json(nullptr)},
-                     {"max", any ? FiniteOrNull(hi) : json(nullptr)},
-                     {"mean", any && count > 0 ? FiniteOrNull(sum / static_cast<double>(count)) : json(nullptr)}});
+      out.push_back(
+          {{"metric", s.metric},
+           {"labels", s.labels},
+           {"unit", Unit(s.metric)},
+           {"count", count},
+           {"min", any ? FiniteOrNull(lo) : json(nullptr)},
+           {"max", any ? FiniteOrNull(hi) : json(nullptr)},
+           {"mean", any && count > 0 ? FiniteOrNull(sum / static_cast<double>(count)) : json(nullptr)}});
     }
     return out;
   }
@@ -327,7 +332,8 @@ class ServeApi::Call {
           r.id.find(*text) == std::string::npos) {
         continue;
       }
-      if (!std::all_of(want_params.begin(), want_params.end(), [&](auto& w) { return has(r.params, w); })) continue;
+      if (!std::all_of(want_params.begin(), want_params.end(), [&](auto& w) { return has(r.params, w); }))
+        continue;
       if (!std::all_of(want_tags.begin(), want_tags.end(), [&](auto& w) { return has(r.tags, w); })) continue;
       list.push_back(RunJson(r, summaries));
     }
@@ -341,7 +347,10 @@ class ServeApi::Call {
     Check(events.status());
     json list = json::array();
     for (const EventRecord& e : *events) {
-      list.push_back({{"time_ms", e.time_ms}, {"relative_s", (e.time_ms - r.start_ms) / 1000.0}, {"kind", e.kind}, {"label", e.label}});
+      list.push_back({{"time_ms", e.time_ms},
+                      {"relative_s", (e.time_ms - r.start_ms) / 1000.0},
+                      {"kind", e.kind},
+                      {"label", e.label}});
     }
     return Json({{"run", r.id}, {"events", list}});
   }
@@ -420,11 +429,13 @@ class ServeApi::Call {
       Result<std::vector<SeriesInfo>> series = store_.ListSeries(r.id);
       Check(series.status());
       for (const SeriesInfo& s : *series) {
-        if ((metric.empty() || s.metric == metric) && (!labels || s.labels == *labels)) out.push_back({&r, s});
+        if ((metric.empty() || s.metric == metric) && (!labels || s.labels == *labels))
+          out.push_back({&r, s});
       }
     }
     if (out.empty() && !metric.empty()) {
-      throw NotFound("none of the runs has the metric '" + metric + "'" + (labels ? " with labels '" + *labels + "'" : ""));
+      throw NotFound("none of the runs has the metric '" + metric + "'" +
+                     (labels ? " with labels '" + *labels + "'" : ""));
     }
     return out;
   }
@@ -440,15 +451,22 @@ class ServeApi::Call {
     size_t budget = Budget(0);
     std::vector<Selected> selected = Select(runs, metric, labels);
 
-    auto series_json = [this, axis, from, to, since, budget, full](const Selected& s) {
-      std::shared_ptr<const std::vector<Point>> points = Load(s.series.id);
+    // Also called by the stream after this Call is gone: it holds nothing of it.
+    ServeApi* api = &api_;
+    auto series_json = [api, axis, from, to, since, budget, full](const Selected& s) {
+      Result<std::shared_ptr<const std::vector<Point>>> loaded = api->Points(s.series.id);
+      Check(loaded.status());
+      std::shared_ptr<const std::vector<Point>> points = *loaded;
       const std::vector<Point>& p = *points;
       double start = static_cast<double>(s.run->start_ms);
       auto x_of = [&](size_t i) -> double {
         switch (axis) {
-          case XAxis::kRelative: return (static_cast<double>(p[i].time_ms) - start) / 1000.0;
-          case XAxis::kWall: return static_cast<double>(p[i].time_ms);
-          case XAxis::kStep: return p[i].step == kNoStep ? std::nan("") : static_cast<double>(p[i].step);
+          case XAxis::kRelative:
+            return (static_cast<double>(p[i].time_ms) - start) / 1000.0;
+          case XAxis::kWall:
+            return static_cast<double>(p[i].time_ms);
+          case XAxis::kStep:
+            return p[i].step == kNoStep ? std::nan("") : static_cast<double>(p[i].step);
         }
         return 0.0;
       };
@@ -459,14 +477,16 @@ class ServeApi::Call {
       for (size_t i = 0; i < p.size(); ++i) {
         if (p[i].time_ms > since_ms && !(axis == XAxis::kStep && p[i].step == kNoStep)) order.push_back(i);
       }
-      bool sorted = std::is_sorted(order.begin(), order.end(), [&](size_t a, size_t b) { return x_of(a) < x_of(b); });
-      if (!sorted) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x_of(a) < x_of(b); });
+      bool sorted =
+          std::is_sorted(order.begin(), order.end(), [&](size_t a, size_t b) { return x_of(a) < x_of(b); });
+      if (!sorted)
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x_of(a) < x_of(b); });
       auto xs = [&](size_t k) { return x_of(order[k]); };
       auto ys = [&](size_t k) { return p[order[k]].value; };
       double lo = from.value_or(order.empty() ? 0 : xs(0));
       double hi = to.value_or(order.empty() ? 0 : xs(order.size() - 1));
-      std::vector<size_t> keep = DownsampleIndices(order.size(), xs, ys, lo, hi,
-                                                   full ? std::numeric_limits<size_t>::max() : budget);
+      std::vector<size_t> keep =
+          DownsampleIndices(order.size(), xs, ys, lo, hi, full ? std::numeric_limits<size_t>::max() : budget);
       json x = json::array(), y = json::array();
       for (size_t k : keep) {
         x.push_back(xs(k));
@@ -474,9 +494,11 @@ class ServeApi::Call {
       }
       int64_t last_ms = p.empty() ? 0 : p.back().time_ms;
       for (const Point& pt : p) last_ms = std::max(last_ms, pt.time_ms);
-      return json{{"run", s.run->id},          {"metric", s.series.metric}, {"labels", s.series.labels},
-                  {"unit", Unit(s.series.metric)}, {"total_points", p.size()}, {"in_range", order.size()},
-                  {"last_ms", last_ms},          {"x", std::move(x)},         {"y", std::move(y)}};
+      return json{{"run", s.run->id},          {"metric", s.series.metric},
+                  {"labels", s.series.labels}, {"unit", Unit(s.series.metric)},
+                  {"total_points", p.size()},  {"in_range", order.size()},
+                  {"last_ms", last_ms},        {"x", std::move(x)},
+                  {"y", std::move(y)}};
     };
 
     std::string x_name = axis == XAxis::kRelative ? "relative" : axis == XAxis::kWall ? "wall" : "step";
@@ -488,12 +510,17 @@ class ServeApi::Call {
     // Full resolution: one series at a time, streamed.
     auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
     auto keep_runs = std::make_shared<std::vector<RunRecord>>(std::move(runs));
-    ApiResponse out{200, "application/json", "{\"x\": \"" + x_name + "\", \"budget\": null, \"series\": [", nullptr, {}};
+    ApiResponse out{
+        200, "application/json", "{\"x\": \"" + x_name + "\", \"budget\": null, \"series\": [", nullptr, {}};
     out.stream = [state, keep_runs, series_json](std::string& piece) mutable {
       auto& [list, next] = *state;
       if (next < list.size()) {
         if (next > 0) piece += ", ";
-        piece += series_json(list[next]).dump(-1, ' ', false, json::error_handler_t::replace);
+        try {
+          piece += series_json(list[next]).dump(-1, ' ', false, json::error_handler_t::replace);
+        } catch (const HttpError&) {
+          return false;  // the store failed mid-answer: the client sees a truncated body
+        }
         ++next;
       }
       if (next < list.size()) return true;
@@ -511,7 +538,8 @@ class ServeApi::Call {
 
   ApiResponse AggregateWorkloads() {
     std::optional<std::string> spec = Param("workloads");
-    if (!spec || spec->empty()) throw BadRequest("'workloads' is required: EXPERIMENT:WORKLOAD separated by commas");
+    if (!spec || spec->empty())
+      throw BadRequest("'workloads' is required: EXPERIMENT:WORKLOAD separated by commas");
     std::string metric = Metric(true);
     std::optional<std::string> labels = Labels();
     size_t buckets = Budget(1000);
@@ -519,7 +547,8 @@ class ServeApi::Call {
     json list = json::array();
     for (std::string_view w : Split(*spec, ',')) {
       size_t colon = w.rfind(':');
-      if (colon == std::string_view::npos) throw BadRequest("a workload is EXPERIMENT:WORKLOAD, not '" + std::string(w) + "'");
+      if (colon == std::string_view::npos)
+        throw BadRequest("a workload is EXPERIMENT:WORKLOAD, not '" + std::string(w) + "'");
       ExperimentInfo e = Experiment(w.substr(0, colon));
       std::string workload(w.substr(colon + 1));
       std::vector<RunRecord> runs;
@@ -550,8 +579,14 @@ class ServeApi::Call {
         lo.push_back(FiniteOrNull(band.min[i]));
         hi.push_back(FiniteOrNull(band.max[i]));
       }
-      list.push_back({{"experiment", e.name}, {"workload", workload}, {"runs", run_ids}, {"x", band.x},
-                      {"mean", mean},         {"min", lo},             {"max", hi},     {"n", band.runs}});
+      list.push_back({{"experiment", e.name},
+                      {"workload", workload},
+                      {"runs", run_ids},
+                      {"x", band.x},
+                      {"mean", mean},
+                      {"min", lo},
+                      {"max", hi},
+                      {"n", band.runs}});
     }
     return Json({{"x", "relative"}, {"metric", metric}, {"workloads", list}});
   }
@@ -565,10 +600,13 @@ class ServeApi::Call {
     bool csv = format == "csv";
     auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
     ServeApi* api = &api_;
-    ApiResponse out{200, csv ? "text/csv" : "application/json",
-                    csv ? "run_id,metric,labels,time_ms,step,value\n" : "{\"series\": [", nullptr, {}};
-    out.headers.emplace_back("Content-Disposition",
-                             std::string("attachment; filename=\"trainbench-export.") + (csv ? "csv" : "json") + "\"");
+    ApiResponse out{200,
+                    csv ? "text/csv" : "application/json",
+                    csv ? "run_id,metric,labels,time_ms,step,value\n" : "{\"series\": [",
+                    nullptr,
+                    {}};
+    out.headers.emplace_back("Content-Disposition", std::string("attachment; filename=\"trainbench-export.") +
+                                                        (csv ? "csv" : "json") + "\"");
     out.stream = [state, api, csv](std::string& piece) {
       auto& [list, next] = *state;
       if (next < list.size()) {
@@ -608,7 +646,10 @@ class ServeApi::Call {
       points_json.push_back(p.step == kNoStep ? json{p.time_ms, v} : json{p.time_ms, v, p.step});
     }
     if (comma) out += ", ";
-    out += json{{"run_id", s.run_id}, {"metric", s.metric}, {"labels", s.labels}, {"unit", Unit(s.metric)},
+    out += json{{"run_id", s.run_id},
+                {"metric", s.metric},
+                {"labels", s.labels},
+                {"unit", Unit(s.metric)},
                 {"points", std::move(points_json)}}
                .dump();
   }
@@ -693,9 +734,9 @@ Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t serie
       lru_.pop_back();
     }
   }
-  if (!has_newer) return base;
+  if (!has_newer) return base ? base : std::make_shared<const std::vector<Point>>();
   // The provisional chunk and the journal of a running run: read fresh every time.
-  auto all = std::make_shared<std::vector<Point>>(*base);
+  auto all = base ? std::make_shared<std::vector<Point>>(*base) : std::make_shared<std::vector<Point>>();
   for (const ChunkRecord& c : *chunks) {
     if (c.sealed) continue;
     Result<std::string> data = store_.ReadChunkData(c.id);

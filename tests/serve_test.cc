@@ -1,0 +1,371 @@
+// `trainbench serve` as a real process over HTTP, on a store holding the recorded DCGM
+// trace of ../shared/data as a run and synthetic runs with planted features.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "metrics/catalog.h"
+#include "platform/process.h"
+#include "store/series_writer.h"
+#include "tests/helpers/scratch_directory.h"
+
+namespace tb {
+namespace {
+
+using json = nlohmann::json;
+constexpr int64_t kStart = 1763777000000;
+
+struct Served {
+  int status = 0;
+  json body;
+  std::string raw;
+};
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = (scratch_.path() / "serve.db").string();
+    auto store = std::move(Store::Open(db_).value());
+    ImportTrace(*store);
+    // Workloads 1 and 2 of experiment "synth", two runs each: run value = workload * 10 + run.
+    for (int w = 1; w <= 2; ++w) {
+      for (int r = 0; r < 2; ++r) synthetic_.push_back(SyntheticRun(*store, w, r));
+    }
+    store->AddEvent({synthetic_[0].id, kStart + 5000, "epoch", "epoch 1"});
+    store->PutArtifact({synthetic_[0].id, "notes.txt", 5, "hello", ""});
+  }
+  void TearDown() override { StopServer(); }
+
+  RunRecord NewRun(Store& store, const std::string& experiment, const std::string& workload,
+                   const std::string& name) {
+    RunRecord run;
+    run.id = NewRunId();
+    run.experiment = experiment;
+    run.workload = workload;
+    run.name = name;
+    run.command = "python3 train.py";
+    run.start_ms = kStart;
+    run.params = {{"batch-size", workload == "1" ? "64" : "128"}};
+    run.tags = {{"trainbench.letter", name}};
+    EXPECT_TRUE(store.EnsureExperiment(experiment).ok());
+    EXPECT_TRUE(store.CreateRun(run).ok());
+    return run;
+  }
+
+  // The recorded trace as one run: each radT column under its catalog name.
+  void ImportTrace(Store& store) {
+    std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
+    json trace = json::parse(in);
+    trace_ = NewRun(store, "traces", "", "recorded");
+    SeriesWriter writer(store, trace_.id);
+    std::vector<int64_t> times;
+    for (const json& t : trace["Timestamp"]) times.push_back(t.get<int64_t>());
+    for (auto& [column, values] : trace.items()) {
+      std::string metric = column == "DCGMI - Power Usage" ? "gpu.power.draw_watts" : "";
+      for (const MetricInfo& m : MetricCatalog()) {
+        if (m.radt_name == column) metric = std::string(m.name);
+      }
+      if (metric.empty()) continue;
+      for (size_t i = 0; i < times.size(); ++i) {
+        if (!values[i].is_number()) continue;
+        writer.Append(metric, "gpu=0", Point{times[i], values[i].get<double>()});
+        if (metric == "gpu.power.draw_watts") power_.push_back(values[i].get<double>());
+      }
+    }
+    ASSERT_TRUE(writer.Close().ok());
+    trace_start_ = times.front();
+  }
+
+  // 100,000 points at 10 ms: flat at workload*10+run, one spike to 1000 and one dip to -5.
+  RunRecord SyntheticRun(Store& store, int workload, int r) {
+    RunRecord run =
+        NewRun(store, "synth", std::to_string(workload), std::string(1, static_cast<char>('A' + r)));
+    SeriesWriter writer(store, run.id);
+    double base = workload * 10 + r;
+    for (int i = 0; i < 100000; ++i) {
+      double v = i == 31415 ? 1000 : i == 71828 ? -5 : base;
+      writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{kStart + i * 10, v});
+    }
+    EXPECT_TRUE(writer.Close().ok());
+    EXPECT_TRUE(store.FinishRun(run.id, kStart + 1000000, kFinished, 0, std::nullopt, "").ok());
+    return run;
+  }
+
+  // Starts `trainbench serve` on a free port with `args`; returns its first output line.
+  std::string StartServer(const std::string& args = "") {
+    SpawnOptions spawn;
+    spawn.argv = {"/bin/sh", "-c",
+                  "exec " + std::string(TRAINBENCH_BINARY) + " serve --store " + db_ + " --port 0 " + args};
+    spawn.stdout_mode = Stdio::kPipe;
+    spawn.stderr_mode = Stdio::kPipe;
+    server_ = std::make_unique<ChildProcess>(std::move(ChildProcess::Spawn(spawn).value()));
+    int out = server_->ReleaseStdout();
+    std::string line;
+    char c;
+    while (read(out, &c, 1) == 1 && c != '\n') line += c;
+    close(out);
+    size_t at = line.find("http://127.0.0.1:");
+    if (at != std::string::npos) {
+      port_ = std::atoi(line.c_str() + at + 17);
+      client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    }
+    return line;
+  }
+  void StopServer() {
+    if (!server_) return;
+    server_->Signal(SIGTERM);
+    server_->Wait();
+    server_.reset();
+  }
+
+  Served Get(const std::string& path, const httplib::Headers& headers = {}) {
+    auto r = client_->Get(path, headers);
+    if (!r) return {};
+    return {r->status, json::parse(r->body, nullptr, false), r->body};
+  }
+
+  std::string Ids(std::initializer_list<const RunRecord*> runs) {
+    std::string out;
+    for (const RunRecord* r : runs) out += (out.empty() ? "" : ",") + r->id;
+    return out;
+  }
+
+  ScratchDirectory scratch_{"tb-serve"};
+  std::string db_;
+  RunRecord trace_;
+  int64_t trace_start_ = 0;
+  std::vector<double> power_;
+  std::vector<RunRecord> synthetic_;
+  std::unique_ptr<ChildProcess> server_;
+  std::unique_ptr<httplib::Client> client_;
+  int port_ = 0;
+};
+
+TEST_F(ServeTest, ExperimentsWorkloadsRunsAndTheirDetails) {
+  ASSERT_NE(StartServer().find("serving"), std::string::npos);
+  Served e = Get("/api/v1/experiments");
+  ASSERT_EQ(e.status, 200);
+  ASSERT_EQ(e.body["experiments"].size(), 2u);
+  EXPECT_EQ(e.body["experiments"][1]["name"], "synth");
+  EXPECT_EQ(e.body["experiments"][1]["runs"], 4);
+  EXPECT_EQ(e.body["experiments"][1]["workloads"], 2);
+
+  Served w = Get("/api/v1/experiments/synth/workloads");
+  ASSERT_EQ(w.status, 200);
+  ASSERT_EQ(w.body["workloads"].size(), 2u);
+  EXPECT_EQ(w.body["workloads"][0]["runs"].size(), 2u);
+  EXPECT_EQ(w.body["workloads"][0]["runs"][1]["letter"], "B");
+  EXPECT_EQ(w.body["workloads"][0]["duration_ms"], 1000000);
+
+  EXPECT_EQ(Get("/api/v1/runs?experiment=synth&workload=2").body["runs"].size(), 2u);
+  EXPECT_EQ(Get("/api/v1/runs?param.batch-size=128&experiment=synth").body["runs"].size(), 2u);
+  EXPECT_EQ(Get("/api/v1/runs?tag.trainbench.letter=A&experiment=synth").body["runs"].size(), 2u);
+  EXPECT_EQ(Get("/api/v1/runs?status=RUNNING").body["runs"].size(), 1u);  // the trace run never finished
+  EXPECT_EQ(Get("/api/v1/runs?q=recorded").body["runs"].size(), 1u);
+
+  // Summaries agree with a direct computation on the stored values.
+  Served detail = Get("/api/v1/runs/" + trace_.id);
+  ASSERT_EQ(detail.status, 200);
+  double sum = 0;
+  for (double v : power_) sum += v;
+  bool found = false;
+  for (const json& s : detail.body["summary"]) {
+    if (s["metric"] != "gpu.power.draw_watts") continue;
+    found = true;
+    EXPECT_EQ(s["count"], power_.size());
+    EXPECT_NEAR(s["mean"].get<double>(), sum / static_cast<double>(power_.size()), 1e-9);
+    EXPECT_EQ(s["max"].get<double>(), *std::max_element(power_.begin(), power_.end()));
+    EXPECT_EQ(s["unit"], "W");
+  }
+  EXPECT_TRUE(found);
+
+  Served events = Get("/api/v1/runs/" + synthetic_[0].id + "/events");
+  ASSERT_EQ(events.body["events"].size(), 1u);
+  EXPECT_EQ(events.body["events"][0]["relative_s"], 5.0);
+  EXPECT_EQ(Get("/api/v1/runs/" + synthetic_[0].id + "/artifacts").body["artifacts"][0]["name"], "notes.txt");
+  EXPECT_EQ(Get("/api/v1/runs/" + synthetic_[0].id + "/artifacts/notes.txt").raw, "hello");
+
+  Served metrics = Get("/api/v1/metrics?runs=" + Ids({&trace_, &synthetic_[0]}));
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_GT(metrics.body["metrics"].size(), 10u);
+}
+
+TEST_F(ServeTest, DownsampledSeriesKeepEverySpikeAndZoomGivesFullDetail) {
+  StartServer();
+  std::string runs = Ids({&synthetic_[0], &synthetic_[1]});
+  Served s = Get("/api/v1/series?runs=" + runs + "&metric=gpu.utilization.gpu_ratio&budget=2000");
+  ASSERT_EQ(s.status, 200) << s.raw;
+  ASSERT_EQ(s.body["series"].size(), 2u);
+  for (const json& series : s.body["series"]) {
+    EXPECT_LE(series["x"].size(), 2000u);
+    EXPECT_EQ(series["total_points"], 100000);
+    std::vector<double> y = series["y"].get<std::vector<double>>();
+    EXPECT_EQ(*std::max_element(y.begin(), y.end()), 1000.0);  // a one-sample spike
+    EXPECT_EQ(*std::min_element(y.begin(), y.end()), -5.0);
+  }
+  // Zoomed on 2 seconds around the spike: every point, at full resolution.
+  Served zoom = Get("/api/v1/series?runs=" + synthetic_[0].id +
+                    "&metric=gpu.utilization.gpu_ratio&budget=2000&from=313.15&to=315.15");
+  ASSERT_EQ(zoom.status, 200);
+  EXPECT_EQ(zoom.body["series"][0]["x"].size(), 201u);
+  // Without a budget: everything, streamed.
+  Served full = Get("/api/v1/series?runs=" + synthetic_[0].id + "&metric=gpu.utilization.gpu_ratio&x=wall");
+  ASSERT_EQ(full.status, 200);
+  EXPECT_EQ(full.body["series"][0]["x"].size(), 100000u);
+  EXPECT_EQ(full.body["series"][0]["x"][0], kStart);
+
+  // The recorded trace: its largest power draw survives a 500-point budget.
+  Served trace = Get("/api/v1/series?runs=" + trace_.id + "&metric=gpu.power.draw_watts&budget=500");
+  ASSERT_EQ(trace.status, 200);
+  std::vector<double> y = trace.body["series"][0]["y"].get<std::vector<double>>();
+  EXPECT_LE(y.size(), 500u);
+  EXPECT_EQ(*std::max_element(y.begin(), y.end()), *std::max_element(power_.begin(), power_.end()));
+  EXPECT_EQ(*std::min_element(y.begin(), y.end()), *std::min_element(power_.begin(), power_.end()));
+}
+
+TEST_F(ServeTest, WorkloadAggregatesMatchADirectComputation) {
+  StartServer();
+  Served a = Get("/api/v1/aggregate?workloads=synth:1,synth:2&metric=gpu.utilization.gpu_ratio&budget=100");
+  ASSERT_EQ(a.status, 200) << a.raw;
+  ASSERT_EQ(a.body["workloads"].size(), 2u);
+  const json& w1 = a.body["workloads"][0];
+  EXPECT_EQ(w1["runs"].size(), 2u);
+  ASSERT_EQ(w1["x"].size(), 100u);
+  // Bucket 0 (0..10 s): run A is 10, run B 11 everywhere.
+  EXPECT_DOUBLE_EQ(w1["mean"][0].get<double>(), 10.5);
+  EXPECT_DOUBLE_EQ(w1["min"][0].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(w1["max"][0].get<double>(), 11.0);
+  // The bucket holding the spike at 314.15 s: each run's mean there, computed directly.
+  double spiky = (999 * 10.0 + 1000) / 1000;  // run A: 1000 points, one of them 1000
+  double spiky_b = (999 * 11.0 + 1000) / 1000;
+  EXPECT_NEAR(w1["mean"][31].get<double>(), (spiky + spiky_b) / 2, 1e-9);
+  EXPECT_DOUBLE_EQ(a.body["workloads"][1]["mean"][0].get<double>(), 20.5);
+}
+
+TEST_F(ServeTest, LiveRunsAnswerWhatArrivedSinceAGivenTime) {
+  StartServer();
+  auto store = std::move(Store::Open(db_).value());
+  RunRecord live = NewRun(*store, "live", "1", "A");
+  SeriesWriter writer(*store, live.id);
+  for (int i = 0; i < 10; ++i) writer.Append("train.loss", "", Point{kStart + i * 1000, 1.0 / (i + 1)});
+  ASSERT_TRUE(writer.Flush().ok());
+  std::string q = "/api/v1/series?runs=" + live.id + "&metric=train.loss&x=wall&budget=1000";
+  Served first = Get(q);
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(first.body["series"][0]["x"].size(), 10u);
+  int64_t last = first.body["series"][0]["last_ms"];
+  for (int i = 10; i < 15; ++i) writer.Append("train.loss", "", Point{kStart + i * 1000, 1.0 / (i + 1)});
+  ASSERT_TRUE(writer.Flush().ok());
+  Served more = Get(q + "&since=" + std::to_string(last));
+  ASSERT_EQ(more.status, 200);
+  ASSERT_EQ(more.body["series"][0]["x"].size(), 5u);
+  EXPECT_EQ(more.body["series"][0]["x"][0], kStart + 10000);
+  ASSERT_TRUE(writer.Close().ok());
+}
+
+TEST_F(ServeTest, ExportStreamsEveryPointExactly) {
+  StartServer();
+  auto r = client_->Get("/api/v1/export?runs=" + trace_.id + "&metric=gpu.power.draw_watts&format=csv");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  std::istringstream lines(r->body);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "run_id,metric,labels,time_ms,step,value");
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    double v = std::stod(line.substr(line.rfind(',') + 1));
+    EXPECT_EQ(v, power_[n]) << line;
+    ++n;
+  }
+  EXPECT_EQ(n, power_.size());
+}
+
+TEST_F(ServeTest, BadInputGetsClearErrorsAndNothingEscapes) {
+  StartServer();
+  std::string run = synthetic_[0].id;
+  auto expect = [&](const std::string& path, int status) {
+    Served s = Get(path);
+    EXPECT_EQ(s.status, status) << path << " " << s.raw;
+    if (status >= 400 && s.body.is_object()) {
+      EXPECT_FALSE(s.body.value("message", "").empty()) << path;
+    }
+  };
+  expect("/api/v1/runs/not-a-run", 400);
+  expect("/api/v1/runs/0123456789abcdef0123456789abcdef", 404);
+  expect("/api/v1/series?runs=" + run + "&metric=gpu.utilization.gpu_ratio&budget=3", 400);
+  expect("/api/v1/series?runs=" + run + "&metric=gpu.utilization.gpu_ratio&budget=lots", 400);
+  expect("/api/v1/series?runs=" + run + "&metric=gpu.utilization.gpu_ratio&from=10&to=5", 400);
+  expect("/api/v1/series?runs=" + run + "&metric=gpu.utilization.gpu_ratio&from=soon", 400);
+  expect("/api/v1/series?runs=" + run + "&metric=gpu.utilization.gpu_ratio&x=steps", 400);
+  expect("/api/v1/series?runs=" + run + "&metric=no.such.metric", 404);
+  expect("/api/v1/series?runs=" + run + "&metric=x';DROP TABLE runs;--", 400);
+  expect("/api/v1/series?metric=gpu.utilization.gpu_ratio", 400);
+  expect("/api/v1/aggregate?workloads=synth:9&metric=gpu.utilization.gpu_ratio", 404);
+  expect("/api/v1/experiments/nope/workloads", 404);
+  expect("/api/v1/nothing", 404);
+  expect("/api/v1/runs/" + run + "/artifacts/..%2F..%2Fserve.db", 404);
+  expect("/api/v1/runs?status=DONE", 400);
+  auto post = client_->Post("/api/v1/runs", "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  // Static files stay inside the web directory.
+  for (const char* path :
+       {"/..%2F..%2F..%2Fetc%2Fpasswd", "/%2e%2e/%2e%2e/etc/passwd", "/../CMakeLists.txt"}) {
+    auto r = client_->Get(path);
+    ASSERT_TRUE(r);
+    EXPECT_GE(r->status, 400) << path;
+    EXPECT_EQ(r->body.find("root:"), std::string::npos);
+  }
+  auto index = client_->Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_NE(index->body.find("trainbench"), std::string::npos);
+  // The store is still whole.
+  EXPECT_EQ(Get("/api/v1/runs?experiment=synth").body["runs"].size(), 4u);
+}
+
+TEST_F(ServeTest, OtherAddressesNeedATokenAndEveryRequestCarriesIt) {
+  SpawnOptions refuse;
+  refuse.argv = {TRAINBENCH_BINARY, "serve", "--store", db_, "--host", "0.0.0.0", "--port", "0"};
+  refuse.stderr_mode = Stdio::kPipe;
+  ExitInfo exit = ChildProcess::Spawn(refuse).value().Wait().value();
+  EXPECT_NE(exit.exit_code, 0);
+
+  StartServer("--host 127.0.0.1 --token s3cret");
+  EXPECT_EQ(Get("/api/v1/experiments").status, 401);
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer wrong"}}).status, 401);
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer s3cret"}}).status, 200);
+  EXPECT_EQ(Get("/api/v1/experiments?token=s3cret").status, 200);
+  EXPECT_EQ(Get("/").status, 401);
+}
+
+TEST_F(ServeTest, RunsOnOtherMachinesLogThroughTheTrackingApi) {
+  StartServer();
+  auto created =
+      client_->Post("/api/2.0/mlflow/experiments/create", R"({"name": "remote"})", "application/json");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 200);
+  std::string exp_id = json::parse(created->body)["experiment_id"];
+  auto run = client_->Post("/api/2.0/mlflow/runs/create",
+                           json{{"experiment_id", exp_id}, {"run_name", "far"}}.dump(), "application/json");
+  ASSERT_TRUE(run);
+  std::string run_id = json::parse(run->body)["run"]["info"]["run_id"];
+  auto logged =
+      client_->Post("/api/2.0/mlflow/runs/log-metric",
+                    json{{"run_id", run_id}, {"key", "loss"}, {"value", 0.5}, {"timestamp", kStart}}.dump(),
+                    "application/json");
+  ASSERT_TRUE(logged);
+  EXPECT_EQ(logged->status, 200);
+  Served s = Get("/api/v1/series?runs=" + run_id + "&metric=train.loss&x=wall&budget=10");
+  ASSERT_EQ(s.status, 200) << s.raw;
+  EXPECT_EQ(s.body["series"][0]["y"][0], 0.5);
+}
+
+}  // namespace
+}  // namespace tb
