@@ -25,3 +25,9 @@ echo
 ./build/trainbench show digits-cnn
 echo
 ./build/trainbench ls
+echo
+# The results in the browser (the JSON API and the web page); DEMO_NO_SERVE=1 skips it.
+if [ -z "${DEMO_NO_SERVE:-}" ]; then
+  echo "demo: open the address below in a browser; Ctrl-C stops the server"
+  exec ./build/trainbench serve --port "${DEMO_PORT:-8080}"
+fi

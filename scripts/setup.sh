@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libsqlite3-dev libzstd-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format clang-tidy
+  clang-format clang-tidy wrk
   procps sqlite3
   python3 python3-torch python3-sklearn
 )

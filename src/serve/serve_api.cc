@@ -1,7 +1,10 @@
 #include "serve/serve_api.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -75,6 +78,18 @@ std::string_view Unit(std::string_view metric) {
 }
 
 enum class XAxis { kRelative, kWall, kStep };
+
+// A JSON number in its shortest exact form; null for NaN and infinities.
+void AppendNumber(std::string& out, double v, bool comma) {
+  if (comma) out += ',';
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
 
 }  // namespace
 
@@ -453,7 +468,7 @@ class ServeApi::Call {
 
     // Also called by the stream after this Call is gone: it holds nothing of it.
     ServeApi* api = &api_;
-    auto series_json = [api, axis, from, to, since, budget, full](const Selected& s) {
+    auto series_json = [api, axis, from, to, since, budget, full](const Selected& s) -> std::string {
       Result<std::shared_ptr<const std::vector<Point>>> loaded = api->Points(s.series.id);
       Check(loaded.status());
       std::shared_ptr<const std::vector<Point>> points = *loaded;
@@ -466,46 +481,73 @@ class ServeApi::Call {
           case XAxis::kWall:
             return static_cast<double>(p[i].time_ms);
           case XAxis::kStep:
-            return p[i].step == kNoStep ? std::nan("") : static_cast<double>(p[i].step);
+            return static_cast<double>(p[i].step);
         }
         return 0.0;
       };
-      // Points in x order (a script may log out of order; steps may repeat).
-      std::vector<size_t> order;
-      order.reserve(p.size());
       int64_t since_ms = since ? static_cast<int64_t>(*since) : std::numeric_limits<int64_t>::min();
-      for (size_t i = 0; i < p.size(); ++i) {
-        if (p[i].time_ms > since_ms && !(axis == XAxis::kStep && p[i].step == kNoStep)) order.push_back(i);
-      }
-      bool sorted =
-          std::is_sorted(order.begin(), order.end(), [&](size_t a, size_t b) { return x_of(a) < x_of(b); });
-      if (!sorted)
+      bool time_sorted =
+          std::is_sorted(p.begin(), p.end(), [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; });
+      // Usually the points are in time order and are read in place; a script may log out
+      // of order and steps may repeat or be absent: then an index in x order is built.
+      bool in_place = time_sorted && axis != XAxis::kStep;
+      size_t first = 0;
+      std::vector<size_t> order;
+      if (in_place) {
+        first = static_cast<size_t>(
+            std::upper_bound(p.begin(), p.end(), since_ms, [](int64_t t, const Point& pt) { return t < pt.time_ms; }) -
+            p.begin());
+      } else {
+        for (size_t i = 0; i < p.size(); ++i) {
+          if (p[i].time_ms > since_ms && !(axis == XAxis::kStep && p[i].step == kNoStep)) order.push_back(i);
+        }
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x_of(a) < x_of(b); });
-      auto xs = [&](size_t k) { return x_of(order[k]); };
-      auto ys = [&](size_t k) { return p[order[k]].value; };
-      double lo = from.value_or(order.empty() ? 0 : xs(0));
-      double hi = to.value_or(order.empty() ? 0 : xs(order.size() - 1));
-      std::vector<size_t> keep =
-          DownsampleIndices(order.size(), xs, ys, lo, hi, full ? std::numeric_limits<size_t>::max() : budget);
-      json x = json::array(), y = json::array();
-      for (size_t k : keep) {
-        x.push_back(xs(k));
-        y.push_back(FiniteOrNull(ys(k)));
       }
+      size_t n = in_place ? p.size() - first : order.size();
+      auto index = [&](size_t k) { return in_place ? first + k : order[k]; };
+      auto xs = [&](size_t k) { return x_of(index(k)); };
+      auto ys = [&](size_t k) { return p[index(k)].value; };
+      double lo = from.value_or(n == 0 ? 0 : xs(0));
+      double hi = to.value_or(n == 0 ? 0 : xs(n - 1));
+      std::vector<size_t> keep =
+          DownsampleIndices(n, xs, ys, lo, hi, full ? std::numeric_limits<size_t>::max() : budget);
       int64_t last_ms = p.empty() ? 0 : p.back().time_ms;
-      for (const Point& pt : p) last_ms = std::max(last_ms, pt.time_ms);
-      return json{{"run", s.run->id},          {"metric", s.series.metric},
-                  {"labels", s.series.labels}, {"unit", Unit(s.series.metric)},
-                  {"total_points", p.size()},  {"in_range", order.size()},
-                  {"last_ms", last_ms},        {"x", std::move(x)},
-                  {"y", std::move(y)}};
+      if (!time_sorted) {
+        for (const Point& pt : p) last_ms = std::max(last_ms, pt.time_ms);
+      }
+      std::string out = json{{"run", s.run->id},          {"metric", s.series.metric},
+                             {"labels", s.series.labels}, {"unit", Unit(s.series.metric)},
+                             {"total_points", p.size()},  {"in_range", n},
+                             {"last_ms", last_ms}}
+                            .dump();
+      out.pop_back();  // the closing brace: the arrays follow
+      out.reserve(out.size() + keep.size() * 26 + 32);
+      out += ", \"x\": [";
+      for (size_t k = 0; k < keep.size(); ++k) AppendNumber(out, xs(keep[k]), k > 0);
+      out += "], \"y\": [";
+      for (size_t k = 0; k < keep.size(); ++k) AppendNumber(out, ys(keep[k]), k > 0);
+      out += "]}";
+      return out;
     };
 
     std::string x_name = axis == XAxis::kRelative ? "relative" : axis == XAxis::kWall ? "wall" : "step";
     if (!full) {
-      json list = json::array();
-      for (const Selected& s : selected) list.push_back(series_json(s));
-      return Json({{"x", x_name}, {"budget", budget}, {"series", list}});
+      // Series are independent: half of them on a second thread.
+      std::vector<std::string> parts(selected.size());
+      auto work = [&](size_t parity) {
+        for (size_t i = parity; i < selected.size(); i += 2) parts[i] = series_json(selected[i]);
+      };
+      std::future<void> odd;
+      if (selected.size() > 1) odd = std::async(std::launch::async, work, 1);
+      work(0);
+      if (odd.valid()) odd.get();  // rethrows what the other thread threw
+      std::string body = "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget) + ", \"series\": [";
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (i > 0) body += ", ";
+        body += parts[i];
+      }
+      body += "]}";
+      return {200, "application/json", std::move(body), nullptr, {}};
     }
     // Full resolution: one series at a time, streamed.
     auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
@@ -517,7 +559,7 @@ class ServeApi::Call {
       if (next < list.size()) {
         if (next > 0) piece += ", ";
         try {
-          piece += series_json(list[next]).dump(-1, ' ', false, json::error_handler_t::replace);
+          piece += series_json(list[next]);
         } catch (const HttpError&) {
           return false;  // the store failed mid-answer: the client sees a truncated body
         }
@@ -626,16 +668,26 @@ class ServeApi::Call {
                            bool comma) {
     if (csv) {
       std::string prefix = s.run_id + "," + s.metric + ",\"" + s.labels + "\",";
-      out.reserve(out.size() + points.size() * (prefix.size() + 32));
+      size_t at = out.size();
+      out.resize(at + points.size() * (prefix.size() + 48));
+      char* w = out.data() + at;
       for (const Point& p : points) {
-        out += prefix;
-        out += std::to_string(p.time_ms);
-        out += ',';
-        if (p.step != kNoStep) out += std::to_string(p.step);
-        out += ',';
-        out += FormatDouble(p.value);
-        out += '\n';
+        std::memcpy(w, prefix.data(), prefix.size());
+        w += prefix.size();
+        w = std::to_chars(w, w + 24, p.time_ms).ptr;
+        *w++ = ',';
+        if (p.step != kNoStep) w = std::to_chars(w, w + 24, p.step).ptr;
+        *w++ = ',';
+        if (std::isfinite(p.value)) {
+          w = std::to_chars(w, w + 24, p.value).ptr;
+        } else {
+          std::string text = FormatDouble(p.value);  // nan, inf, -inf
+          std::memcpy(w, text.data(), text.size());
+          w += text.size();
+        }
+        *w++ = '\n';
       }
+      out.resize(static_cast<size_t>(w - out.data()));
       return;
     }
     json points_json = json::array();

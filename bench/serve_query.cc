@@ -1,0 +1,173 @@
+// `trainbench serve` query speed (issue goals: a 50-run x 100,000-point series request
+// with a 2,000-point budget per run under 50 ms and at least 10x faster than fetching the
+// raw points from the same store; full-resolution CSV export at 5 million points/s or more).
+//
+//   build/bench/serve_query [runs=50] [points=100000] [rounds=5]
+//
+// The store is built once (synthetic GPU utilization at 10 Hz with noise and spikes, as
+// the sampler writes it: sealed chunks of 4,096 points). Requests go over HTTP to the
+// server in this process; "cold" is the first request after start (every chunk decoded),
+// "warm" the median of the next rounds (decoded chunks cached). The baseline reads and
+// decodes the same runs' raw points from the store, with no HTTP and no JSON.
+// It then prints the URL list and command for the request-mix measurement with wrk.
+#include <httplib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/time.h"
+#include "bench/bench_stats.h"
+#include "serve/serve_api.h"
+#include "store/series_writer.h"
+#include "store/store.h"
+
+int main(int argc, char** argv) {
+  using namespace tb;
+  namespace fs = std::filesystem;
+  int runs = argc > 1 ? std::atoi(argv[1]) : 50;
+  int points = argc > 2 ? std::atoi(argv[2]) : 100000;
+  int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
+  fs::path dir = fs::temp_directory_path() / "tb-bench-serve";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string db = (dir / "serve.db").string();
+  std::vector<std::string> ids;
+  std::vector<int64_t> series_ids;
+  {
+    auto store = std::move(Store::Open(db).value());
+    store->EnsureExperiment("bench");
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> noise(0, 2);
+    for (int r = 0; r < runs; ++r) {
+      RunRecord run;
+      run.id = NewRunId();
+      run.experiment = "bench";
+      run.workload = std::to_string(r / 2);
+      run.name = "run" + std::to_string(r);
+      run.start_ms = 1763777000000;
+      store->CreateRun(run);
+      SeriesWriter writer(*store, run.id);
+      for (int i = 0; i < points; ++i) {
+        double v = std::round((85 + noise(rng) + (i % 997 == 0 ? -80 : 0)) * 10) / 1000;  // 0.xxx, dips
+        writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{run.start_ms + i * 100, v});
+      }
+      writer.Close();
+      store->FinishRun(run.id, run.start_ms + points * 100, kFinished, 0, std::nullopt, "");
+      ids.push_back(run.id);
+      series_ids.push_back(store->ListSeries(run.id).value()[0].id);
+    }
+  }
+  auto store = std::move(Store::Open(db).value());
+  std::string all;
+  for (const std::string& id : ids) all += (all.empty() ? "" : ",") + id;
+
+  // Baseline: the raw points from the store.
+  std::vector<double> raw_ms;
+  for (int round = 0; round < rounds; ++round) {
+    int64_t t0 = MonotonicNanos();
+    size_t n = 0;
+    for (int64_t s : series_ids) n += ReadSeriesPoints(*store, s).value().size();
+    raw_ms.push_back(static_cast<double>(MonotonicNanos() - t0) / 1e6);
+    if (n != static_cast<size_t>(runs) * static_cast<size_t>(points)) return 1;
+  }
+
+  ServeApi api(*store);
+  HttpServer server({api.Handler()});
+  if (!server.Start(HttpServerOptions{}).ok()) return 1;
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);
+  std::string series = "/api/v1/series?runs=" + all + "&metric=gpu.utilization.gpu_ratio&budget=2000";
+  auto timed_get = [&](const std::string& path, size_t* bytes) {
+    int64_t t0 = MonotonicNanos();
+    auto r = client.Get(path);
+    double ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
+    if (!r || r->status != 200) {
+      std::fprintf(stderr, "request failed: %s\n", path.substr(0, 120).c_str());
+      std::exit(1);
+    }
+    if (bytes != nullptr) *bytes = r->body.size();
+    return ms;
+  };
+  size_t series_bytes = 0;
+  double cold = timed_get(series, &series_bytes);
+  std::vector<double> warm;
+  for (int round = 0; round < rounds; ++round) warm.push_back(timed_get(series, nullptr));
+  std::vector<double> direct;
+  for (int round = 0; round < rounds; ++round) {
+    ApiRequest request{"GET", "/api/v1/series", {}, "", };
+    request.query = {{"runs", all}, {"metric", "gpu.utilization.gpu_ratio"}, {"budget", "2000"}};
+    int64_t t0 = MonotonicNanos();
+    ApiResponse r = api.Handle(request);
+    direct.push_back(static_cast<double>(MonotonicNanos() - t0) / 1e6);
+    if (r.status != 200) return 1;
+  }
+  std::vector<double> full_ms;
+  std::string full = "/api/v1/series?runs=" + all + "&metric=gpu.utilization.gpu_ratio";
+  size_t full_bytes = 0;
+  for (int round = 0; round < 3; ++round) full_ms.push_back(timed_get(full, &full_bytes));
+  std::vector<double> export_rate;
+  std::string csv = "/api/v1/export?runs=" + all + "&metric=gpu.utilization.gpu_ratio&format=csv";
+  size_t csv_bytes = 0;
+  for (int round = 0; round < 3; ++round) {
+    double ms = timed_get(csv, &csv_bytes);
+    export_rate.push_back(static_cast<double>(runs) * points / (ms / 1000));
+  }
+
+  std::vector<double> direct_export;
+  for (int round = 0; round < 3; ++round) {
+    ApiRequest request{"GET", "/api/v1/export", {}, ""};
+    request.query = {{"runs", all}, {"metric", "gpu.utilization.gpu_ratio"}, {"format", "csv"}};
+    int64_t t0 = MonotonicNanos();
+    ApiResponse r = api.Handle(request);
+    size_t bytes = r.body.size();
+    std::string piece;
+    while (true) {
+      piece.clear();
+      bool more = r.stream(piece);
+      bytes += piece.size();
+      if (!more) break;
+    }
+    double seconds = static_cast<double>(MonotonicNanos() - t0) / 1e9;
+    direct_export.push_back(static_cast<double>(runs) * points / seconds);
+  }
+  std::printf("serve queries: %d runs x %d points, median of %d rounds\n", runs, points, rounds);
+  std::printf("  %-66s %10s\n", "", "ms");
+  std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, cold (chunks decoded)", cold);
+  std::printf("  %-66s %10.1f   (%zu KB)\n", "series, budget 2,000 per run, warm", Median(warm), series_bytes / 1024);
+  std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, warm, ServeApi::Handle without HTTP",
+              Median(direct));
+  std::printf("  %-66s %10.1f\n", "baseline: the same raw points read and decoded from the store", Median(raw_ms));
+  std::printf("  %-66s %10.1f   (%zu MB)\n", "series at full resolution (JSON, streamed), warm", Median(full_ms),
+              full_bytes >> 20);
+  std::printf("  %-66s %10.0f   (%zu MB)\n", "CSV export over HTTP into a client string, points/s",
+              Median(export_rate), csv_bytes >> 20);
+  std::printf("  %-66s %10.0f\n", "CSV export as the server produces it (no socket), points/s", Median(direct_export));
+  std::printf("  budgeted request vs the same runs at full resolution through the API: %.0fx faster warm\n",
+              Median(full_ms) / Median(warm));
+  std::printf("  budgeted request vs reading and decoding the raw points in-process: %.2fx\n",
+              Median(raw_ms) / Median(warm));
+
+  if (argc > 4) {  // request mix with wrk, 8 connections: paths written for its Lua script
+    std::ofstream paths(dir / "paths.txt");
+    paths << "/api/v1/experiments\n/api/v1/runs?experiment=bench&summary=0\n";
+    for (int i = 0; i < 8; ++i) {
+      paths << "/api/v1/series?runs=" << ids[static_cast<size_t>(i)] << "," << ids[static_cast<size_t>(i + 1)]
+            << "&metric=gpu.utilization.gpu_ratio&budget=2000\n";
+      paths << "/api/v1/runs/" << ids[static_cast<size_t>(i)] << "\n";
+    }
+    paths << "/api/v1/metrics?runs=" << ids[0] << "\n";
+    paths.close();
+    std::string cmd = "cd " + dir.string() + " && wrk -t2 -c8 -d" + argv[4] + "s -s " + TRAINBENCH_BENCH_DIR +
+                      "/request_mix.lua http://127.0.0.1:" + std::to_string(server.port());
+    std::fflush(stdout);
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "wrk failed (is it installed?)\n");
+  }
+  server.Stop();
+  fs::remove_all(dir);
+  return 0;
+}
