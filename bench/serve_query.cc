@@ -99,7 +99,12 @@ int main(int argc, char** argv) {
   for (int round = 0; round < rounds; ++round) warm.push_back(timed_get(series, nullptr));
   std::vector<double> direct;
   for (int round = 0; round < rounds; ++round) {
-    ApiRequest request{"GET", "/api/v1/series", {}, "", };
+    ApiRequest request{
+        "GET",
+        "/api/v1/series",
+        {},
+        "",
+    };
     request.query = {{"runs", all}, {"metric", "gpu.utilization.gpu_ratio"}, {"budget", "2000"}};
     int64_t t0 = MonotonicNanos();
     ApiResponse r = api.Handle(request);
@@ -138,15 +143,18 @@ int main(int argc, char** argv) {
   std::printf("serve queries: %d runs x %d points, median of %d rounds\n", runs, points, rounds);
   std::printf("  %-66s %10s\n", "", "ms");
   std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, cold (chunks decoded)", cold);
-  std::printf("  %-66s %10.1f   (%zu KB)\n", "series, budget 2,000 per run, warm", Median(warm), series_bytes / 1024);
+  std::printf("  %-66s %10.1f   (%zu KB)\n", "series, budget 2,000 per run, warm", Median(warm),
+              series_bytes / 1024);
   std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, warm, ServeApi::Handle without HTTP",
               Median(direct));
-  std::printf("  %-66s %10.1f\n", "baseline: the same raw points read and decoded from the store", Median(raw_ms));
-  std::printf("  %-66s %10.1f   (%zu MB)\n", "series at full resolution (JSON, streamed), warm", Median(full_ms),
-              full_bytes >> 20);
+  std::printf("  %-66s %10.1f\n", "baseline: the same raw points read and decoded from the store",
+              Median(raw_ms));
+  std::printf("  %-66s %10.1f   (%zu MB)\n", "series at full resolution (JSON, streamed), warm",
+              Median(full_ms), full_bytes >> 20);
   std::printf("  %-66s %10.0f   (%zu MB)\n", "CSV export over HTTP into a client string, points/s",
               Median(export_rate), csv_bytes >> 20);
-  std::printf("  %-66s %10.0f\n", "CSV export as the server produces it (no socket), points/s", Median(direct_export));
+  std::printf("  %-66s %10.0f\n", "CSV export as the server produces it (no socket), points/s",
+              Median(direct_export));
   std::printf("  budgeted request vs the same runs at full resolution through the API: %.0fx faster warm\n",
               Median(full_ms) / Median(warm));
   std::printf("  budgeted request vs reading and decoding the raw points in-process: %.2fx\n",

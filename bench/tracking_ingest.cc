@@ -40,7 +40,8 @@ std::vector<std::string> MakeBatches(const std::string& run_id, int batches) {
     for (int s = 0; s < 100; ++s, ++step, t += 50) {
       for (int k = 0; k < 10; ++k) {
         double v = static_cast<double>((step * 37 + k * 101) % 10000) / 1000.0;  // 0.000 .. 9.999
-        metrics.push_back({{"key", "metric_" + std::to_string(k)}, {"value", v}, {"timestamp", t}, {"step", step}});
+        metrics.push_back(
+            {{"key", "metric_" + std::to_string(k)}, {"value", v}, {"timestamp", t}, {"step", step}});
       }
     }
     out.push_back(json{{"run_id", run_id}, {"metrics", metrics}}.dump());
@@ -125,7 +126,12 @@ int main(int argc, char** argv) {
       const int n = 2000;
       int64_t t0 = MonotonicNanos();
       for (int i = 0; i < n; ++i) {
-        std::string body = json{{"run_id", s.run_id}, {"key", "loss"}, {"value", i / 1000.0}, {"timestamp", 1763777000000 + i}, {"step", i}}.dump();
+        std::string body = json{
+            {"run_id", s.run_id},
+            {"key", "loss"},
+            {"value", i / 1000.0},
+            {"timestamp", 1763777000000 + i},
+            {"step", i}}.dump();
         auto r = client.Post("/api/2.0/mlflow/runs/log-metric", body, "application/json");
         if (!r || r->status != 200) return 1;
       }

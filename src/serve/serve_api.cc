@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -486,17 +485,18 @@ class ServeApi::Call {
         return 0.0;
       };
       int64_t since_ms = since ? static_cast<int64_t>(*since) : std::numeric_limits<int64_t>::min();
-      bool time_sorted =
-          std::is_sorted(p.begin(), p.end(), [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; });
+      bool time_sorted = std::is_sorted(p.begin(), p.end(),
+                                        [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; });
       // Usually the points are in time order and are read in place; a script may log out
       // of order and steps may repeat or be absent: then an index in x order is built.
       bool in_place = time_sorted && axis != XAxis::kStep;
       size_t first = 0;
       std::vector<size_t> order;
       if (in_place) {
-        first = static_cast<size_t>(
-            std::upper_bound(p.begin(), p.end(), since_ms, [](int64_t t, const Point& pt) { return t < pt.time_ms; }) -
-            p.begin());
+        first =
+            static_cast<size_t>(std::upper_bound(p.begin(), p.end(), since_ms,
+                                                 [](int64_t t, const Point& pt) { return t < pt.time_ms; }) -
+                                p.begin());
       } else {
         for (size_t i = 0; i < p.size(); ++i) {
           if (p[i].time_ms > since_ms && !(axis == XAxis::kStep && p[i].step == kNoStep)) order.push_back(i);
@@ -541,7 +541,8 @@ class ServeApi::Call {
       if (selected.size() > 1) odd = std::async(std::launch::async, work, 1);
       work(0);
       if (odd.valid()) odd.get();  // rethrows what the other thread threw
-      std::string body = "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget) + ", \"series\": [";
+      std::string body =
+          "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget) + ", \"series\": [";
       for (size_t i = 0; i < parts.size(); ++i) {
         if (i > 0) body += ", ";
         body += parts[i];
@@ -672,7 +673,7 @@ class ServeApi::Call {
       out.resize(at + points.size() * (prefix.size() + 48));
       char* w = out.data() + at;
       for (const Point& p : points) {
-        std::memcpy(w, prefix.data(), prefix.size());
+        std::copy(prefix.begin(), prefix.end(), w);
         w += prefix.size();
         w = std::to_chars(w, w + 24, p.time_ms).ptr;
         *w++ = ',';
@@ -682,7 +683,7 @@ class ServeApi::Call {
           w = std::to_chars(w, w + 24, p.value).ptr;
         } else {
           std::string text = FormatDouble(p.value);  // nan, inf, -inf
-          std::memcpy(w, text.data(), text.size());
+          std::copy(text.begin(), text.end(), w);
           w += text.size();
         }
         *w++ = '\n';

@@ -423,7 +423,9 @@ class SqliteStore : public Store {
 
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override { return Chunks(series_id, true); }
 
-  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override { return Chunks(series_id, false); }
+  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override {
+    return Chunks(series_id, false);
+  }
 
   Result<std::string> ReadChunkData(int64_t chunk_id) override {
     std::lock_guard lock(mu_);
@@ -469,10 +471,11 @@ class SqliteStore : public Store {
 
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
     std::lock_guard lock(mu_);
-    Statement st(db_, with_data ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data FROM chunks "
-                                  "WHERE series_id = ? ORDER BY first_ms, id"
-                                : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed FROM chunks "
-                                  "WHERE series_id = ? ORDER BY first_ms, id");
+    Statement st(db_, with_data
+                          ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data FROM chunks "
+                            "WHERE series_id = ? ORDER BY first_ms, id"
+                          : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed FROM chunks "
+                            "WHERE series_id = ? ORDER BY first_ms, id");
     st.Bind(1, series_id);
     return Rows<ChunkRecord>(st, "cannot read samples", [&](Statement& row) {
       ChunkRecord c;
