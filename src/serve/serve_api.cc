@@ -736,7 +736,7 @@ ApiResponse ServeApi::Handle(const ApiRequest& request) {
   }
 }
 
-Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t series_id) {
+Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t series_id, bool retried) {
   Result<std::vector<ChunkRecord>> chunks = store_.ListChunkInfo(series_id);
   if (!chunks.ok()) return chunks.status();
   std::vector<int64_t> sealed;
@@ -793,6 +793,9 @@ Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t serie
   for (const ChunkRecord& c : *chunks) {
     if (c.sealed) continue;
     Result<std::string> data = store_.ReadChunkData(c.id);
+    // The writer replaced this provisional chunk meanwhile (a checkpoint): read again.
+    if (!data.ok() && data.status().code() == Status::Code::kNotFound && !retried)
+      return Points(series_id, true);
     if (!data.ok()) return data.status();
     TB_RETURN_IF_ERROR(DecodeChunk(*data, *all));
   }

@@ -49,7 +49,7 @@ class ServeApi {
   ApiHandler Handler();
 
   // Every point of a series in time order (cached sealed chunks, then the newer points).
-  Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id);
+  Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id, bool retried = false);
 
  private:
   class Call;
