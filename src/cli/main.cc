@@ -23,6 +23,7 @@
 #include "query/export.h"
 #include "query/summary.h"
 #include "run/launcher.h"
+#include "schedule/scheduler.h"
 #include "serve/serve_api.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
@@ -115,6 +116,7 @@ struct RunArgs {
   bool quiet = false;
   int max_epochs = 0;
   bool no_tracking = false;
+  std::string run_id;
 };
 
 int CommandRun(const RunArgs& a, std::vector<std::string> command) {
@@ -159,6 +161,13 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
     return Fail(Status::InvalidArgument("--max-epochs must be a positive number of epochs"));
   o.max_epochs = a.max_epochs;
   o.tracking = !a.no_tracking;
+  if (!a.run_id.empty()) {
+    bool hex = a.run_id.size() == 32 && std::all_of(a.run_id.begin(), a.run_id.end(), [](char c) {
+                 return std::isxdigit(static_cast<unsigned char>(c));
+               });
+    if (!hex) return Fail(Status::InvalidArgument("--run-id must be 32 hex digits"));
+    o.run_id = a.run_id;
+  }
 
   // radT's form: a .py file runs with the Python interpreter.
   const char* python_env = std::getenv("TRAINBENCH_PYTHON");
@@ -488,6 +497,7 @@ int Main(int argc, char** argv) {
   run->add_flag("-q,--quiet", ra.quiet, "Do not echo the command's output (it is still stored)");
   run->add_option("--max-epochs", ra.max_epochs,
                   "End the script cleanly once it logs epoch N through the trainbench client");
+  run->add_option("--run-id", ra.run_id, "The run's id, 32 hex digits (default: a new random one)");
   run->add_flag("--no-tracking", ra.no_tracking,
                 "Do not serve the tracking API (MLFLOW_TRACKING_URI) to the script");
   run->prefix_command();
@@ -518,6 +528,21 @@ int Main(int argc, char** argv) {
   exp->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
+  ScheduleOptions so;
+  so.store = StoreFromEnvironment();
+  CLI::App* schedule = app.add_subcommand(
+      "schedule", "Run an experiment file (radT's CSV): workloads in order, the runs of each together");
+  schedule
+      ->add_option("file", so.file,
+                   "Experiment CSV (Experiment,Workload,Status,Run,Devices,Collocation,File,...)")
+      ->required();
+  schedule->add_option("--store", so.store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+  schedule->add_option("--python", so.python, "Interpreter for the File column's scripts (default: python3)");
+  schedule->add_flag("--dry-run", so.dry_run,
+                     "Print the plan (workloads, runs, commands) and change nothing");
+  schedule->add_flag("--rerun", so.rerun, "Run FAILED rows again (FINISHED rows are always skipped)");
+
   ServeArgs sa;
   CLI::App* serve =
       app.add_subcommand("serve", "Serve the web UI, its JSON API (/api/v1) and the tracking API");
@@ -531,6 +556,8 @@ int Main(int argc, char** argv) {
 
   // Everything after the first "--" is the command to run, untouched by option parsing.
   std::vector<std::string> args(argv + 1, argv + argc);
+  // radT's form: `trainbench experiment.csv` schedules the file.
+  if (!args.empty() && EndsWith(args[0], ".csv")) args.insert(args.begin(), "schedule");
   std::vector<std::string> command;
   auto dashes = std::find(args.begin(), args.end(), "--");
   bool has_dashes = dashes != args.end();
@@ -552,6 +579,16 @@ int Main(int argc, char** argv) {
   if (devices->parsed()) return CommandDevices();
   if (show->parsed()) return CommandShow(store_uri, run_key);
   if (serve->parsed()) return CommandServe(sa);
+  if (schedule->parsed()) {
+    if (so.python.empty()) {
+      const char* python_env = std::getenv("TRAINBENCH_PYTHON");
+      so.python = python_env != nullptr ? python_env : "";
+    }
+    so.color = isatty(STDOUT_FILENO) != 0;
+    Result<int> code = RunSchedule(so);
+    if (!code.ok()) return Fail(code.status());
+    return *code;
+  }
   if (exp->parsed()) return CommandExport(store_uri, run_key, metric, format, output);
   return 2;
 }

@@ -286,7 +286,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   }
 
   RunRecord run;
-  run.id = NewRunId();
+  run.id = options.run_id.empty() ? NewRunId() : options.run_id;
   run.experiment = options.experiment;
   run.workload = options.workload;
   run.name = !options.run_name.empty()

@@ -34,6 +34,9 @@ struct RunOptions {
   std::string devices;  // "0", "1+2", GPU or MIG UUIDs; "" uses CUDA_VISIBLE_DEVICES or all GPUs
   // The trainbench Python client ends the script cleanly once it logs epoch N; 0: no limit.
   int max_epochs = 0;
+  // The run's id (32 hex digits), chosen by a caller that must know it beforehand (the
+  // scheduler); "" for a new random one.
+  std::string run_id;
   // Serve the tracking API (MLflow's REST calls, the Python client) to the script.
   bool tracking = true;
 };

@@ -1,0 +1,31 @@
+// `trainbench schedule FILE.csv`: the workloads of an experiment file one after another,
+// the runs of a workload started together, each run a `trainbench run` child process (so
+// a run is supervised, sampled and stored exactly as on its own). After each workload
+// the Status and Run cells of its rows are written back into the file (write and
+// rename); FINISHED rows are skipped on the next start, FAILED ones rerun with --rerun,
+// and an interrupted workload runs again.
+//
+// Collocation: "-" (or empty) shares the device naively. MPS and MIG profiles are
+// refused before anything runs (not built yet).
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+
+namespace tb {
+
+struct ScheduleOptions {
+  std::string file;
+  std::string store;
+  std::string python;  // interpreter for the File column's scripts
+  bool dry_run = false;
+  bool rerun = false;  // FAILED rows run again
+  bool color = false;  // colour each run's output prefix
+};
+
+// Runs the experiment; returns trainbench's exit code (0 when every run finished, 1 when
+// some failed, 130 when interrupted). Bad files fail before anything runs.
+Result<int> RunSchedule(const ScheduleOptions& options);
+
+}  // namespace tb
