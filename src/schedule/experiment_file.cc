@@ -87,10 +87,12 @@ Result<ExperimentFile> ParseExperimentFile(std::string_view text, const std::str
   for (size_t i = 0; i < names.size(); ++i) file.columns[CellValue(names[i])] = i;
   for (const char* required : kRequired) {
     if (!file.columns.count(required)) {
+      constexpr std::string_view kNeeded =
+          "'; the header must name Experiment, Workload, Status, Run, Devices, Collocation, File, Listeners "
+          "and "
+          "Params (in any order)";
       return Status::InvalidArgument(
-          Concat({path, ":", std::to_string(header + 1), ": no column '", required,
-                  "'; the header must name Experiment, Workload, Status, Run, Devices, "
-                  "Collocation, File, Listeners and Params (in any order)"}));
+          Concat({path, ":", std::to_string(header + 1), ": no column '", required, kNeeded}));
     }
   }
   for (size_t n = header + 1; n < file.lines.size(); ++n) {

@@ -135,7 +135,7 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
 }
 
 // Copies a child's output to ours, line by line, behind its letter.
-void PrefixLines(int fd, std::string prefix, std::FILE* out, std::mutex& mu) {
+void PrefixLines(int fd, const std::string& prefix, std::FILE* out, std::mutex& mu) {
   std::string pending;
   char buf[4096];
   ssize_t n;
