@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -158,6 +159,10 @@ Status HttpServer::Start(const HttpServerOptions& options) {
   }
   // bind_to_*_port already listens: connections made from now on wait in the backlog.
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // Until its thread runs the accept loop, stop() would not reach it and Stop() would wait
+  // forever (a run whose command is not found stops the server at once).
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return Status::Ok();
 }
 
