@@ -459,8 +459,10 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
 int Main(int argc, char** argv) {
   CLI::App app{
       "trainbench: benchmark deep-learning training on real hardware.\n"
-      "Runs a training command, samples host and GPU metrics while it trains, and stores\n"
-      "everything in a SQLite file (trainbench.db, or --store / TRAINBENCH_STORE)."};
+      "Runs a training command (or a whole experiment file), samples host and GPU metrics\n"
+      "while it trains, takes the script's own metrics (MLflow's API or the trainbench\n"
+      "client), stores everything in a SQLite file (trainbench.db, or --store /\n"
+      "TRAINBENCH_STORE) and serves it to a browser (trainbench serve)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainbench 0.1.0");
 
