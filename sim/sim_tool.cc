@@ -1,10 +1,12 @@
 // The simulated GPU's command-line tools, one executable that acts by the name it is run
-// under (CMake links it as sim/bin/nvidia-smi and sim/bin/dcgmi):
+// under (CMake links it as sim/bin/nvidia-smi, sim/bin/dcgmi and
+// sim/bin/nvidia-cuda-mps-control):
 //   nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-l SEC | -lms MS] [-i IDS]
 //   nvidia-smi -L | -q
 //   dcgmi discovery -l
 //   dcgmi group -c NAME -a IDS | -d ID | -l
 //   dcgmi dmon -e FIELDS [-d MS] [-g GROUP | -i IDS] [-c COUNT]
+//   nvidia-cuda-mps-control -d | (commands such as "quit" on stdin)
 // They print the real tools' formats (see ../shared/data/README.md) from the scenario in
 // TRAINBENCH_SIM_SCENARIO, and its faults: unsupported fields, a lost GPU, no DCGM host
 // engine, profiling watches refused. dcgmi's groups live in a small state file beside the
@@ -345,8 +347,67 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
 
 }  // namespace
 
+// --- nvidia-cuda-mps-control ---------------------------------------------------------------
+// `-d` starts the control daemon: the pipe directory (CUDA_MPS_PIPE_DIRECTORY, default
+// /tmp/nvidia-mps) gets its "control" entry, refused when one is there already. Without -d,
+// commands come on stdin; "quit" stops the daemon, and with none running the front end
+// says so and fails. Every event is appended to control.log in CUDA_MPS_LOG_DIRECTORY
+// (default /var/log/nvidia-mps), which tests read.
+int MpsControl(int argc, char** argv) {
+  auto env_or = [](const char* name, const char* fallback) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr && *v != '\0' ? v : fallback);
+  };
+  std::string pipe = env_or("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps");
+  std::string log_dir = env_or("CUDA_MPS_LOG_DIRECTORY", "/var/log/nvidia-mps");
+  std::string control = pipe + "/control";
+  auto log = [&](const std::string& line) {
+    if (std::FILE* f = std::fopen((log_dir + "/control.log").c_str(), "a")) {
+      std::fprintf(f, "[%lld] %s\n", static_cast<long long>(std::time(nullptr)), line.c_str());
+      std::fclose(f);
+    }
+  };
+  bool running = access(control.c_str(), F_OK) == 0;
+  if (argc > 1 && std::string(argv[1]) == "-d") {
+    if (running) {
+      std::fprintf(stderr, "An instance of this daemon is already running\n");
+      return 1;
+    }
+    std::FILE* f = std::fopen(control.c_str(), "w");
+    if (f == nullptr) {
+      std::fprintf(stderr, "Cannot create %s\n", control.c_str());
+      return 1;
+    }
+    std::fprintf(f, "%s\n", env_or("CUDA_VISIBLE_DEVICES", "").c_str());
+    std::fclose(f);
+    log("Startup CUDA_VISIBLE_DEVICES=" + env_or("CUDA_VISIBLE_DEVICES", ""));
+    return 0;
+  }
+  char line[256];
+  while (std::fgets(line, sizeof line, stdin) != nullptr) {
+    std::string command = line;
+    while (!command.empty() && (command.back() == '\n' || command.back() == ' ')) command.pop_back();
+    if (!running) {
+      std::fprintf(stderr, "Cannot find MPS control daemon process\n");
+      return 1;
+    }
+    if (command == "quit") {
+      std::remove(control.c_str());
+      log("quit");
+      return 0;
+    }
+    if (command == "get_server_list") continue;  // no servers: nothing to print
+    log("command " + command);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_DFL);
+  {
+    std::string tool = argv[0];
+    if (tool.substr(tool.rfind('/') + 1) == "nvidia-cuda-mps-control") return MpsControl(argc, argv);
+  }
   std::string error;
   std::optional<Scenario> s = Scenario::Load(&error);
   std::string name = argv[0];

@@ -16,6 +16,10 @@ const char* kScript = R"(
 import os, sys, time, trainbench
 args = sys.argv
 secs = 30.0 if os.path.exists("slow") else float(args[args.index("--seconds") + 1])
+if "CUDA_MPS_PIPE_DIRECTORY" in os.environ:  # what an MPS run sees
+    with open("mps-" + os.environ["TRAINBENCH_RUN_ID"], "w") as f:
+        f.write(os.environ["CUDA_MPS_PIPE_DIRECTORY"] + " " + os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "") + " "
+                + str(os.path.exists(os.path.join(os.environ["CUDA_MPS_PIPE_DIRECTORY"], "control"))))
 with trainbench.Run() as run:
     run.log_metric("loss", secs)
     time.sleep(secs)
@@ -128,6 +132,38 @@ TEST_F(ScheduleTest, BadFilesAreRefusedBeforeAnythingRunsAndDryRunChangesNothing
   EXPECT_NE(dry.out.find("--seconds 1 --fail"), std::string::npos) << dry.out;
   EXPECT_EQ(Slurp(dir_ / "exp.csv"), kTwoWorkloads);
   EXPECT_FALSE(fs::exists(dir_ / "tb.db"));
+}
+
+TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRunsFail) {
+  env_ += " PATH=" + std::string(TRAINBENCH_SIM_BIN) + ":$PATH";
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,0,MPS:50,work.py,top,--seconds 0.3\n"
+      "e,1,,,0,MPS:50,work.py,top,--seconds 0.3 --fail\n"
+      "e,2,,,0,-,work.py,top,--seconds 0.1\n");
+  Shell r = Trainbench("schedule exp.csv");
+  EXPECT_EQ(r.code, 1) << r.err;
+  ExperimentFile f = Read();
+  EXPECT_EQ(f.rows[0].status, "FINISHED");
+  EXPECT_EQ(f.rows[1].status, "FAILED");
+  EXPECT_EQ(f.rows[2].status, "FINISHED");
+  // Both runs of the MPS workload saw the same daemon, running, and the percentage.
+  std::string a = Slurp(dir_ / ("mps-" + f.rows[0].run)), b = Slurp(dir_ / ("mps-" + f.rows[1].run));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a.find(" 50 True"), std::string::npos) << a;
+  std::string pipe = a.substr(0, a.find(' '));
+  EXPECT_FALSE(fs::exists(pipe + "/control"));  // quit after the workload, though a run failed
+  std::string log = Slurp(fs::path(pipe).parent_path() / "log" / "control.log");
+  EXPECT_NE(log.find("Startup CUDA_VISIBLE_DEVICES=0"), std::string::npos) << log;
+  EXPECT_NE(log.find("quit"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(dir_ / ("mps-" + f.rows[2].run)));  // the naive workload has no daemon
+  fs::remove_all(fs::path(pipe).parent_path());
+
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\ne,1,,,0,MPS:0,work.py,top,"
+      "\n");
+  Shell bad = Trainbench("schedule exp.csv");
+  EXPECT_NE(bad.err.find("exp.csv:2: column Collocation"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
 #include "store/store.h"
+
+extern char** environ;
 
 namespace tb {
 namespace {
@@ -62,6 +65,67 @@ std::string SelfExecutable() {
   return ec ? "trainbench" : exe.string();
 }
 
+bool IsMps(const std::string& collocation) { return collocation == "MPS" || StartsWith(collocation, "MPS:"); }
+
+// An MPS control daemon for one workload, with its own pipe and log directories; shut
+// down when the workload ends, however it ends.
+class MpsDaemon {
+ public:
+  // Starts it for `devices` ("" for all GPUs).
+  Status Start(const std::string& devices) {
+    char dir[] = "/tmp/trainbench-mps-XXXXXX";
+    if (mkdtemp(dir) == nullptr) return Status::FromErrno("cannot create a directory for MPS", errno);
+    dir_ = dir;
+    env_ = {"CUDA_MPS_PIPE_DIRECTORY=" + dir_ + "/pipe", "CUDA_MPS_LOG_DIRECTORY=" + dir_ + "/log"};
+    fs::create_directories(dir_ + "/pipe");
+    fs::create_directories(dir_ + "/log");
+    std::vector<std::string> env = Environment();
+    if (!devices.empty()) env.push_back("CUDA_VISIBLE_DEVICES=" + devices);
+    Result<ExitInfo> exit = Command({"nvidia-cuda-mps-control", "-d"}, env);
+    if (!exit.ok() || exit->ShellCode() != 0) {
+      return Status::Unavailable(
+          "the MPS control daemon did not start (nvidia-cuda-mps-control -d" +
+          std::string(exit.ok() ? " exited " + std::to_string(exit->ShellCode()) : "") + "); see " + dir_ +
+          "/log/control.log");
+    }
+    started_ = true;
+    return Status::Ok();
+  }
+  // Stops it ("quit" on its control front end) and removes its pipe directory; the log stays.
+  void Stop() {
+    if (!started_) return;
+    started_ = false;
+    Result<ExitInfo> exit = Command({"/bin/sh", "-c", "echo quit | nvidia-cuda-mps-control"}, Environment());
+    if (!exit.ok() || exit->ShellCode() != 0)
+      LogWarning("the MPS control daemon did not quit cleanly; see " + dir_ + "/log");
+    std::error_code ec;
+    fs::remove_all(dir_ + "/pipe", ec);
+  }
+  ~MpsDaemon() { Stop(); }
+  // What the runs' environment gains.
+  const std::vector<std::string>& env() const { return env_; }
+
+ private:
+  std::vector<std::string> Environment() const {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    env.insert(env.end(), env_.begin(), env_.end());
+    return env;
+  }
+  static Result<ExitInfo> Command(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+    SpawnOptions spawn;
+    spawn.argv = argv;
+    spawn.environment = env;
+    spawn.stdin_mode = Stdio::kDevNull;
+    Result<ChildProcess> child = ChildProcess::Spawn(spawn);
+    if (!child.ok()) return child.status();
+    return child->Wait();
+  }
+  std::string dir_;
+  std::vector<std::string> env_;
+  bool started_ = false;
+};
+
 bool Runnable(const ExperimentRow& row, bool rerun) {
   if (row.status == "FINISHED") return false;
   if (row.status == "FAILED") return rerun;
@@ -78,12 +142,22 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
           Concat({o.file, ":", std::to_string(row.line), ": column ", column, ": ", what}));
     };
     std::string c = row.collocation;
-    if (!c.empty() && c != "-") {
-      if (c == "MPS" || StartsWith(c, "MPS:") || c.find('g') != std::string::npos) {
+    if (IsMps(c)) {
+      uint64_t percent = c.size() > 4 ? ParseUint(std::string_view(c).substr(4)).value_or(0) : 0;
+      if (c.size() > 3 && (c[3] != ':' || percent < 1 || percent > 100)) {
+        return bad("Collocation",
+                   "'" + c + "': MPS takes an active-thread percentage from 1 to 100, as MPS:50");
+      }
+      if (!FindExecutable("nvidia-cuda-mps-control")) {
+        return bad("Collocation",
+                   "MPS needs nvidia-cuda-mps-control on PATH (it comes with NVIDIA's driver)");
+      }
+    } else if (!c.empty() && c != "-") {
+      if (c.find('g') != std::string::npos) {
         return bad("Collocation",
                    "'" + c +
-                       "' (MPS and MIG collocation) is not supported by this trainbench yet; use - "
-                       "to share the device naively");
+                       "' (MIG collocation) is not supported by this trainbench yet; use - to share "
+                       "the device naively, or MPS");
       }
       return bad("Collocation", "'" + c + "' is not -, MPS, MPS:PERCENT or a MIG profile such as 3g.20gb");
     }
@@ -216,11 +290,31 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
                 FormatDuration(WallMillis() - started_ms).c_str());
     std::fflush(stdout);
     // Every run is set up (spawned) before any is waited for: they start together.
+    MpsDaemon mps;
+    const PlannedRun* mps_run = nullptr;
+    for (const PlannedRun* r : runs) {
+      if (IsMps(r->row.collocation)) mps_run = r;
+    }
+    if (mps_run != nullptr) {
+      std::string devices = mps_run->row.devices == "-" ? "" : mps_run->row.devices;
+      Status started = mps.Start(devices);
+      if (!started.ok()) return started;
+      std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n",
+                  devices.empty() ? "all" : devices.c_str(), mps.env()[0].c_str());
+    }
     std::vector<ChildProcess> children;
     std::vector<std::thread> readers;
     for (size_t i = 0; i < runs.size(); ++i) {
       SpawnOptions spawn;
       spawn.argv = runs[i]->argv;
+      if (IsMps(runs[i]->row.collocation)) {
+        std::vector<std::string> env;
+        for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+        env.insert(env.end(), mps.env().begin(), mps.env().end());
+        const std::string& c = runs[i]->row.collocation;
+        if (c.size() > 4) env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
+        spawn.environment = std::move(env);
+      }
       spawn.new_process_group = true;
       spawn.stdin_mode = Stdio::kDevNull;
       spawn.stdout_mode = Stdio::kPipe;
@@ -252,6 +346,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     }
     for (ChildProcess& c : children) c.Wait();
     for (std::thread& t : readers) t.join();
+    mps.Stop();
 
     // Status and Run back into the file, re-read so that edits made meanwhile are kept.
     std::vector<CellUpdate> updates;

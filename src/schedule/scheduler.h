@@ -5,8 +5,11 @@
 // rename); FINISHED rows are skipped on the next start, FAILED ones rerun with --rerun,
 // and an interrupted workload runs again.
 //
-// Collocation: "-" (or empty) shares the device naively. MPS and MIG profiles are
-// refused before anything runs (not built yet).
+// Collocation: "-" (or empty) shares the device naively. "MPS" (or "MPS:PERCENT") starts an
+// MPS control daemon for the workload with its own pipe and log directories, points the
+// runs at it (CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, and
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) and quits it after the workload, also when runs fail
+// or are interrupted. MIG profiles are refused before anything runs (not built yet).
 #pragma once
 
 #include <string>
