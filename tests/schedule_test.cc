@@ -16,6 +16,9 @@ const char* kScript = R"(
 import os, sys, time, trainbench
 args = sys.argv
 secs = 30.0 if os.path.exists("slow") else float(args[args.index("--seconds") + 1])
+if "SEEN" in os.environ:  # what a run with an Env cell sees
+    with open(os.environ["SEEN"], "w") as f:
+        f.write(sys.executable + " " + os.environ.get("VIRTUAL_ENV", "") + " " + os.environ.get("FOO", ""))
 if "CUDA_MPS_PIPE_DIRECTORY" in os.environ:  # what an MPS run sees
     with open("mps-" + os.environ["TRAINBENCH_RUN_ID"], "w") as f:
         f.write(os.environ["CUDA_MPS_PIPE_DIRECTORY"] + " " + os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "") + " "
@@ -132,6 +135,26 @@ TEST_F(ScheduleTest, BadFilesAreRefusedBeforeAnythingRunsAndDryRunChangesNothing
   EXPECT_NE(dry.out.find("--seconds 1 --fail"), std::string::npos) << dry.out;
   EXPECT_EQ(Slurp(dir_ / "exp.csv"), kTwoWorkloads);
   EXPECT_FALSE(fs::exists(dir_ / "tb.db"));
+}
+
+TEST_F(ScheduleTest, TheEnvColumnSetsVariablesAndChoosesAVenv) {
+  fs::create_directories(dir_ / "venv" / "bin");
+  fs::create_symlink("/usr/bin/python3", dir_ / "venv" / "bin" / "python");
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
+      "e,1,,,-,-,work.py,top,--seconds 0.1,venv FOO=bar SEEN=seen.txt\n"
+      "e,2,,,-,-,work.py,top,--seconds 0.1,no-such-env\n");
+  Shell bad = Trainbench("schedule exp.csv");
+  EXPECT_NE(bad.err.find("exp.csv:3: column Env"), std::string::npos) << bad.err;
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
+      "e,1,,,-,-,work.py,top,--seconds 0.1,venv FOO=bar SEEN=seen.txt\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string seen = Slurp(dir_ / "seen.txt");
+  EXPECT_NE(seen.find((dir_ / "venv" / "bin" / "python").string()), std::string::npos) << seen;
+  EXPECT_NE(seen.find(" bar"), std::string::npos) << seen;
+  EXPECT_NE(OnlyRun(*OpenStore()).command.find("venv/bin/python"), std::string::npos);
 }
 
 TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRunsFail) {

@@ -1,7 +1,8 @@
 // Experiment files: radT's CSV (header Experiment, Workload, Status, Run, Devices,
 // Collocation, File, Listeners, Params, in any order, cells padded with spaces, quoted
 // fields), plus optional columns trainbench understands: MaxTime (a run's time limit, as
-// --max-time takes it) and Env (KEY=VALUE pairs separated by spaces for the run).
+// --max-time takes it) and Env (KEY=VALUE pairs separated by spaces for the run, and the
+// directory of a venv or conda environment to run the File with).
 //
 // Parsing keeps every line's raw text so that writing Status and Run back changes those
 // two cells only: other cells, columns, padding, comments and rows stay as the user wrote

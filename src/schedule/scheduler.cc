@@ -33,6 +33,7 @@ struct PlannedRun {
   std::string id;
   std::string script;  // the File, resolved
   std::vector<std::string> argv;
+  std::vector<std::string> env;  // KEY=VALUE the run's environment gains (Env column)
 };
 
 struct Workload {
@@ -200,7 +201,26 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
     if (!row.listeners.empty()) run.argv.insert(run.argv.end(), {"--listeners", row.listeners});
     if (!devices.empty()) run.argv.insert(run.argv.end(), {"--devices", devices});
     if (!row.max_time.empty()) run.argv.insert(run.argv.end(), {"--max-time", row.max_time});
-    if (!o.python.empty()) run.argv.insert(run.argv.end(), {"--python", o.python});
+    std::string python = o.python;
+    // Env: KEY=VALUE items, and the directory of a venv or conda environment whose
+    // interpreter runs the File.
+    for (const std::string& item : SplitWords(row.env)) {
+      if (item.find('=') != std::string::npos && item[0] != '/' && item[0] != '.') {
+        run.env.push_back(item);
+        continue;
+      }
+      fs::path prefix = fs::path(item).is_absolute() ? fs::path(item) : base / item;
+      if (!fs::exists(prefix / "bin" / "python", ec)) {
+        return bad("Env", "'" + item + "' is neither KEY=VALUE nor a venv or conda environment (no " +
+                              (prefix / "bin" / "python").string() + ")");
+      }
+      python = (prefix / "bin" / "python").string();
+      const char* path = std::getenv("PATH");
+      run.env.push_back("PATH=" + (prefix / "bin").string() +
+                        (path != nullptr ? std::string(":") + path : ""));
+      run.env.push_back("VIRTUAL_ENV=" + prefix.string());
+    }
+    if (!python.empty()) run.argv.insert(run.argv.end(), {"--python", python});
     run.argv.push_back(run.script);
     for (std::string& w : SplitWords(row.params)) run.argv.push_back(std::move(w));
     it->runs.push_back(std::move(run));
@@ -277,7 +297,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   bool interrupted = false;
   int failed = 0, finished = 0;
   int64_t started_ms = WallMillis();
-  size_t index = 0;
+  size_t index = 0, done_workloads = 0;
   for (const Workload& w : *plan) {
     ++index;
     std::vector<const PlannedRun*> runs;
@@ -285,9 +305,17 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       if (Runnable(r.row, o.rerun)) runs.push_back(&r);
     }
     if (runs.empty()) continue;
-    std::printf("trainbench: workload %zu of %zu (%s/%s): %zu runs; elapsed %s\n", index, total,
-                w.experiment.c_str(), w.workload.c_str(), runs.size(),
-                FormatDuration(WallMillis() - started_ms).c_str());
+    int64_t elapsed = WallMillis() - started_ms;
+    std::string left =
+        done_workloads > 0
+            ? "; about " +
+                  FormatDuration(elapsed / done_workloads * static_cast<int64_t>(todo - done_workloads)) +
+                  " left"
+            : "";
+    std::printf(
+        "trainbench: workload %zu of %zu (%s/%s): %zu runs; %d finished, %d failed so far; elapsed %s%s\n",
+        index, total, w.experiment.c_str(), w.workload.c_str(), runs.size(), finished, failed,
+        FormatDuration(elapsed).c_str(), left.c_str());
     std::fflush(stdout);
     // Every run is set up (spawned) before any is waited for: they start together.
     MpsDaemon mps;
@@ -307,12 +335,22 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     for (size_t i = 0; i < runs.size(); ++i) {
       SpawnOptions spawn;
       spawn.argv = runs[i]->argv;
-      if (IsMps(runs[i]->row.collocation)) {
+      if (IsMps(runs[i]->row.collocation) || !runs[i]->env.empty()) {
         std::vector<std::string> env;
-        for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-        env.insert(env.end(), mps.env().begin(), mps.env().end());
-        const std::string& c = runs[i]->row.collocation;
-        if (c.size() > 4) env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
+        std::vector<std::string> extra = runs[i]->env;
+        if (IsMps(runs[i]->row.collocation)) {
+          extra.insert(extra.end(), mps.env().begin(), mps.env().end());
+          const std::string& c = runs[i]->row.collocation;
+          if (c.size() > 4) extra.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
+        }
+        for (char** e = environ; *e != nullptr; ++e) {
+          std::string_view kv = *e;
+          bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
+            return kv.substr(0, kv.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
+          });
+          if (!replaced) env.emplace_back(kv);
+        }
+        env.insert(env.end(), extra.begin(), extra.end());
         spawn.environment = std::move(env);
       }
       spawn.new_process_group = true;
@@ -362,6 +400,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     const ExperimentFile& target = current.ok() ? *current : *file;
     Status written = WriteFileAtomically(o.file, UpdateStatusAndRun(target, updates));
     if (!written.ok()) LogError("cannot write the statuses back: " + written.message());
+    ++done_workloads;
     if (interrupted) break;
   }
   std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", o.file.c_str(), finished,
