@@ -1,6 +1,7 @@
 #include "base/strings.h"
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tb {
@@ -103,6 +104,35 @@ std::string JoinShellWords(const std::vector<std::string>& words) {
     out += ShellQuote(w);
   }
   return out;
+}
+
+std::string JsonQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace tb

@@ -30,5 +30,7 @@ std::optional<uint64_t> ScanUint(std::string_view s, size_t& pos);
 // Quotes a string for a POSIX shell when it needs quoting ("it's" -> 'it'\''s').
 std::string ShellQuote(std::string_view s);
 std::string JoinShellWords(const std::vector<std::string>& words);
+// `s` as a JSON string literal, quotes included (control characters escaped).
+std::string JsonQuote(std::string_view s);
 
 }  // namespace tb

@@ -14,23 +14,6 @@ namespace {
 // Artifacts (checkpoints, models) can be large; JSON calls are limited by their APIs.
 constexpr size_t kMaxPayloadBytes = size_t{1} << 30;
 
-std::string JsonQuote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string ContentType(std::string_view path) {
   static const std::pair<const char*, const char*> kTypes[] = {{".html", "text/html; charset=utf-8"},
                                                                {".js", "text/javascript"},

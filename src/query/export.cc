@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/strings.h"
 #include "metrics/catalog.h"
 
 namespace tb {
@@ -14,35 +15,6 @@ std::string CsvField(const std::string& s) {
   for (char c : s) {
     if (c == '"') out += '"';
     out += c;
-  }
-  return out + "\"";
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
   }
   return out + "\"";
 }
@@ -78,7 +50,7 @@ Status ExportRun(Store& store, const std::string& run_id, const std::string& met
   if (format == ExportFormat::kCsv) {
     std::fputs("run_id,metric,labels,time_ms,step,value\n", out);
   } else {
-    std::fprintf(out, "{\"run_id\":%s,\"series\":[", JsonString(run_id).c_str());
+    std::fprintf(out, "{\"run_id\":%s,\"series\":[", JsonQuote(run_id).c_str());
   }
   for (size_t i = 0; i < series.size(); ++i) {
     const SeriesInfo& s = series[i];
@@ -94,8 +66,8 @@ Status ExportRun(Store& store, const std::string& run_id, const std::string& met
     } else {
       const MetricInfo* info = FindMetric(s.metric);
       std::fprintf(out, "%s{\"metric\":%s,\"labels\":%s,\"unit\":%s,\"points\":[", i ? "," : "",
-                   JsonString(s.metric).c_str(), JsonString(s.labels).c_str(),
-                   JsonString(info ? std::string(info->unit) : "").c_str());
+                   JsonQuote(s.metric).c_str(), JsonQuote(s.labels).c_str(),
+                   JsonQuote(info ? std::string(info->unit) : "").c_str());
       for (size_t j = 0; j < points->size(); ++j) {
         const Point& p = (*points)[j];
         std::fprintf(out, "%s[%lld,%s", j ? "," : "", static_cast<long long>(p.time_ms),
