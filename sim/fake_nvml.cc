@@ -366,8 +366,8 @@ int nvmlDeviceGetProcessUtilization(void* device, ProcessUtilizationSample* samp
 int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending) {
   if (current == nullptr || pending == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
-    if (mig != nullptr) return kNotSupported;
-    *current = *pending = gpu->mig.empty() ? 0 : 1;  // NVML_DEVICE_MIG_DISABLE / ENABLE
+    if (mig != nullptr || gpu->mig_mode == "[N/A]") return kNotSupported;
+    *current = *pending = gpu->mig_mode == "Enabled" ? 1 : 0;  // NVML_DEVICE_MIG_ENABLE / DISABLE
     return kSuccess;
   });
 }
@@ -375,7 +375,7 @@ int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pend
 int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
   if (count == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
-    *count = gpu->mig.empty() ? 0 : 7;  // an A100 can hold up to 7 MIG devices
+    *count = gpu->mig_mode == "Enabled" ? 7 : 0;  // an A100 can hold up to 7 MIG devices
     return kSuccess;
   });
 }

@@ -42,7 +42,20 @@ std::string DirectoryOf(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+constexpr MigProfile kMigProfiles[] = {
+    {"1g.5gb", 19, 1, 1, 4864, 0},  {"1g.5gb+me", 20, 1, 1, 4864, 0}, {"1g.10gb", 15, 1, 2, 9856, 0},
+    {"2g.10gb", 14, 2, 2, 9856, 1}, {"3g.20gb", 9, 3, 4, 19968, 2},   {"4g.20gb", 5, 4, 4, 19968, 3},
+    {"7g.40gb", 0, 7, 8, 40192, 4},
+};
+
 }  // namespace
+
+const MigProfile* FindMigProfile(const std::string& name_or_id) {
+  for (const MigProfile& p : kMigProfiles) {
+    if (name_or_id == p.name || name_or_id == std::to_string(p.id)) return &p;
+  }
+  return nullptr;
+}
 
 std::optional<Scenario> Scenario::Load(std::string* error) {
   const char* path = std::getenv("TRAINBENCH_SIM_SCENARIO");
@@ -65,6 +78,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
     return std::nullopt;
   }
   Scenario s;
+  s.path = path;
   s.driver_version = j.value("driver_version", s.driver_version);
   s.cuda_driver_version = j.value("cuda_driver_version", s.cuda_driver_version);
   s.dcgm_host_engine = j.value("dcgm_host_engine", true);
@@ -90,6 +104,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
       mi.memory_used_bytes = static_cast<uint64_t>(m.value("memory_used_mib", 0.0) * 1048576);
       gpu.mig.push_back(mi);
     }
+    gpu.mig_mode = g.value("mig_mode", gpu.mig.empty() ? "Disabled" : "Enabled");
     for (const json& p : g.value("processes", json::array())) {
       ProcessRule r;
       r.match = p.value("match", "");
@@ -113,6 +128,16 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
       for (const json& v : column) values.push_back(v.is_number() ? v.get<double>() : std::nan(""));
       s.trace[name] = std::move(values);
     }
+  }
+  std::ifstream state(s.MigStateFile());
+  size_t index;
+  MigInstance mi;
+  while (state >> index >> mi.gpu_instance_id >> mi.compute_instance_id >> mi.profile >> mi.uuid) {
+    const MigProfile* profile = FindMigProfile(mi.profile);
+    if (index >= s.gpus.size() || profile == nullptr) continue;
+    mi.created = true;
+    mi.memory_total_bytes = uint64_t{profile->memory_mib} * 1048576;
+    s.gpus[index].mig.push_back(mi);
   }
   if (const char* start = std::getenv("TRAINBENCH_SIM_START")) {
     s.start_s = std::atof(start);

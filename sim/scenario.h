@@ -30,6 +30,8 @@ struct MigInstance {
   std::string uuid;
   std::string profile;  // "3g.20gb"
   unsigned gpu_instance_id = 0;
+  int compute_instance_id = 0;  // -1: a GPU instance without a compute instance (no device)
+  bool created = false;         // by `nvidia-smi mig -cgi` (kept in the MIG state file), not the scenario
   uint64_t memory_total_bytes = 0;
   uint64_t memory_used_bytes = 0;
 };
@@ -47,9 +49,20 @@ struct Gpu {
   std::set<std::string> unsupported;            // metric keys the GPU does not support
   double lost_after_s = -1;                     // falls off the bus this long after start
   int call_delay_us = 0;                        // each NVML call on it takes this long (waiting)
+  std::string mig_mode = "Disabled";            // "Enabled", "Disabled", or "[N/A]" (no MIG on this GPU)
   std::vector<MigInstance> mig;
   std::vector<ProcessRule> processes;
 };
+
+// A MIG GPU instance profile of the A100 40GB (NVIDIA's MIG user guide): its name, GPU
+// instance profile id, compute and memory slices, memory, and the compute instance
+// profile id of a compute instance spanning the whole GPU instance.
+struct MigProfile {
+  const char* name;
+  unsigned id, compute_slices, memory_slices, memory_mib, ci_profile_id;
+};
+// By name ("3g.20gb") or id ("9"); null when there is no such profile.
+const MigProfile* FindMigProfile(const std::string& name_or_id);
 
 struct Scenario {
   std::string driver_version = "535.104.05";
@@ -60,6 +73,12 @@ struct Scenario {
   int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
   bool tool_garbage = false;                         // the tools print one malformed line first
   double start_s = 0;                                // Unix seconds the scenario started at
+  std::string path;                                  // the scenario file
+
+  // MIG instances created by the simulated nvidia-smi live in PATH.mig (one line each:
+  // gpu gi ci profile uuid), so NVML and every tool see them; PATH.mig.log records each
+  // `nvidia-smi mig` command with its outcome.
+  std::string MigStateFile() const { return path + ".mig"; }
 
   // Loads the file named by TRAINBENCH_SIM_SCENARIO. Empty error string on success.
   static std::optional<Scenario> Load(std::string* error);

@@ -3,6 +3,7 @@
 // sim/bin/nvidia-cuda-mps-control):
 //   nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-l SEC | -lms MS] [-i IDS]
 //   nvidia-smi -L | -q
+//   nvidia-smi mig -i GPU -cgi PROFILES [-C] | -gi ID -dci | -gi ID -dgi | -lgi
 //   dcgmi discovery -l
 //   dcgmi group -c NAME -a IDS | -d ID | -l
 //   dcgmi dmon -e FIELDS [-d MS] [-g GROUP | -i IDS] [-c COUNT]
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -96,10 +98,180 @@ std::string SmiField(const Scenario& s, const Gpu& g, size_t index, const std::s
     return p ? "P" + std::to_string(static_cast<int>(*p)) : "[Not Supported]";
   }
   if (field == "fan.speed") return "[N/A]";
+  if (field == "mig.mode.current" || field == "mig.mode.pending") return g.mig_mode;
   return "";
 }
 
-int NvidiaSmi(const Scenario& s, int argc, char** argv) {
+// A MIG UUID for a created instance, derived from its GPU and GPU instance, in the
+// 8-4-4-4-12 shape of real ones.
+std::string MigUuid(const Gpu& g, unsigned gi) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : g.uuid + "/" + std::to_string(gi)) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "MIG-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(h >> 32),
+                static_cast<unsigned>(h >> 16) & 0xffff, static_cast<unsigned>(h) & 0xffff, gi,
+                static_cast<unsigned long long>(h & 0xffffffffffffull));
+  return buf;
+}
+
+// `nvidia-smi mig`: creates and destroys GPU and compute instances on a GPU in MIG mode
+// (root only, as the real one), keeping them in the scenario's MIG state file. A100 40GB
+// capacity: 7 compute and 8 memory slices. Each command and its outcome is appended to
+// the MIG log, which tests read.
+int NvidiaSmiMig(Scenario& s, int argc, char** argv) {
+  std::string gpu_arg, create, gi_arg;
+  bool default_ci = false, destroy_ci = false, destroy_gi = false, list = false;
+  std::string command = "nvidia-smi";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    command += " " + a;
+    bool has_value = i + 1 < argc;
+    if ((a == "-i" || a == "--id") && has_value) gpu_arg = argv[i + 1];
+    if ((a == "-cgi" || a == "--create-gpu-instance") && has_value) create = argv[i + 1];
+    if ((a == "-gi" || a == "--gpu-instance-id") && has_value) gi_arg = argv[i + 1];
+    default_ci |= a == "-C" || a == "--default-compute-instance";
+    destroy_ci |= a == "-dci" || a == "--destroy-compute-instance";
+    destroy_gi |= a == "-dgi" || a == "--destroy-gpu-instance";
+    list |= a == "-lgi" || a == "--list-gpu-instances";
+  }
+  std::string outcome;
+  auto log = [&](int code) {
+    if (std::FILE* f = std::fopen((s.MigStateFile() + ".log").c_str(), "a")) {
+      std::fprintf(f, "%s => %d %s\n", command.c_str(), code, outcome.c_str());
+      std::fclose(f);
+    }
+    return code;
+  };
+  auto save = [&] {
+    std::ofstream out(s.MigStateFile());
+    for (size_t g = 0; g < s.gpus.size(); ++g) {
+      for (const tb::sim::MigInstance& m : s.gpus[g].mig) {
+        if (m.created)
+          out << g << " " << m.gpu_instance_id << " " << m.compute_instance_id << " " << m.profile << " "
+              << m.uuid << "\n";
+      }
+    }
+  };
+  size_t index = gpu_arg.empty() ? 0 : static_cast<size_t>(std::atoi(gpu_arg.c_str()));
+  if (index >= s.gpus.size() || s.gpus[index].mig_mode != "Enabled") {
+    std::printf("No MIG-enabled devices found.\n");
+    outcome = "no MIG-enabled device";
+    return log(6);
+  }
+  Gpu& g = s.gpus[index];
+  if (list) {
+    std::printf(
+        "+----------------------------------------------------+\n"
+        "| GPU instances:                                     |\n"
+        "| GPU   Name          Profile  Instance   Placement  |\n"
+        "|                       ID       ID       Start:Size |\n"
+        "|====================================================|\n");
+    for (const tb::sim::MigInstance& m : g.mig) {
+      const tb::sim::MigProfile* p = tb::sim::FindMigProfile(m.profile);
+      std::printf("|  %2zu  MIG %-9s %4u   %6u          -:-    |\n", index, m.profile.c_str(), p ? p->id : 0,
+                  m.gpu_instance_id);
+    }
+    std::printf("+----------------------------------------------------+\n");
+    return 0;
+  }
+  if ((!create.empty() || destroy_ci || destroy_gi) && geteuid() != 0) {
+    std::printf("Unable to %s on GPU %2zu: Insufficient Permissions\n",
+                create.empty() ? "destroy instances" : "create a GPU instance", index);
+    outcome = "insufficient permissions";
+    return log(4);
+  }
+  if (!create.empty()) {
+    int code = 0;
+    for (const std::string& name : SplitOn(create, ',')) {
+      const tb::sim::MigProfile* p = tb::sim::FindMigProfile(name);
+      if (p == nullptr) {
+        std::printf("Unable to create a GPU instance on GPU %2zu using profile %s: Not Found\n", index,
+                    name.c_str());
+        outcome += "unknown profile " + name + ";";
+        code = 2;
+        continue;
+      }
+      unsigned compute = 0, memory = 0;
+      for (const tb::sim::MigInstance& m : g.mig) {
+        const tb::sim::MigProfile* used = tb::sim::FindMigProfile(m.profile);
+        compute += used ? used->compute_slices : 0;
+        memory += used ? used->memory_slices : 0;
+      }
+      if (compute + p->compute_slices > 7 || memory + p->memory_slices > 8) {
+        std::printf("Unable to create a GPU instance on GPU %2zu using profile %u: Insufficient Resources\n",
+                    index, p->id);
+        outcome += "no room for " + name + ";";
+        code = 2;
+        continue;
+      }
+      unsigned gi = 1;
+      while (std::any_of(g.mig.begin(), g.mig.end(), [&](const auto& m) { return m.gpu_instance_id == gi; }))
+        ++gi;
+      tb::sim::MigInstance m;
+      m.profile = p->name;
+      m.gpu_instance_id = gi;
+      m.uuid = MigUuid(g, gi);
+      m.created = true;
+      m.compute_instance_id = default_ci ? 0 : -1;
+      m.memory_total_bytes = uint64_t{p->memory_mib} * 1048576;
+      g.mig.push_back(m);
+      std::printf("Successfully created GPU instance ID %2u on GPU %2zu using profile MIG %s (ID %2u)\n", gi,
+                  index, p->name, p->id);
+      if (default_ci) {
+        std::printf(
+            "Successfully created compute instance ID %2d on GPU %2zu GPU instance ID %2u using profile MIG "
+            "%s (ID "
+            "%2u)\n",
+            m.compute_instance_id, index, gi, p->name, p->ci_profile_id);
+      }
+      outcome += "created gi " + std::to_string(gi) + " " + p->name + ";";
+    }
+    save();
+    return log(code);
+  }
+  if (destroy_ci || destroy_gi) {
+    unsigned gi = static_cast<unsigned>(std::atoi(gi_arg.c_str()));
+    auto it =
+        std::find_if(g.mig.begin(), g.mig.end(), [&](const auto& m) { return m.gpu_instance_id == gi; });
+    if (gi_arg.empty() || it == g.mig.end()) {
+      std::printf("Unable to destroy %s instance ID %s from GPU %2zu: Not Found\n",
+                  destroy_ci ? "compute" : "GPU", gi_arg.c_str(), index);
+      outcome = "not found";
+      return log(2);
+    }
+    // Each GPU instance holds at most one compute instance here (-1 once destroyed).
+    if (destroy_ci) {
+      if (it->compute_instance_id < 0) {
+        std::printf("Unable to destroy compute instance from GPU %2zu GPU instance ID %2u: Not Found\n",
+                    index, gi);
+        outcome = "no ci in gi " + std::to_string(gi);
+        return log(2);
+      }
+      std::printf("Successfully destroyed compute instance ID %2d from GPU %2zu GPU instance ID %2u\n",
+                  it->compute_instance_id, index, gi);
+      outcome = "destroyed ci of gi " + std::to_string(gi);
+      it->compute_instance_id = -1;
+      save();
+      return log(0);
+    }
+    if (it->compute_instance_id >= 0) {
+      std::printf("Unable to destroy GPU instance ID %2u from GPU %2zu: In use by another client\n", gi,
+                  index);
+      outcome = "gi " + std::to_string(gi) + " still has a compute instance";
+      return log(2);
+    }
+    std::printf("Successfully destroyed GPU instance ID %2u from GPU %2zu\n", gi, index);
+    outcome = "destroyed gi " + std::to_string(gi);
+    g.mig.erase(it);
+    save();
+    return log(0);
+  }
+  std::printf("simulated nvidia-smi mig: -cgi, -dci, -dgi and -lgi are supported\n");
+  return 2;
+}
+
+int NvidiaSmi(Scenario& s, int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "mig") return NvidiaSmiMig(s, argc, argv);
   std::string query, format, ids;
   long loop_ms = 0;
   for (int i = 1; i < argc; ++i) {
@@ -112,6 +284,11 @@ int NvidiaSmi(const Scenario& s, int argc, char** argv) {
     if (a == "-L" || a == "--list-gpus") {
       for (size_t g = 0; g < s.gpus.size(); ++g) {
         std::printf("GPU %zu: %s (UUID: %s)\n", g, s.gpus[g].name.c_str(), s.gpus[g].uuid.c_str());
+        for (size_t m = 0; m < s.gpus[g].mig.size(); ++m) {
+          const tb::sim::MigInstance& mig = s.gpus[g].mig[m];
+          if (mig.compute_instance_id < 0) continue;  // a GPU instance without compute: no device
+          std::printf("  MIG %-12sDevice %2zu: (UUID: %s)\n", mig.profile.c_str(), m, mig.uuid.c_str());
+        }
       }
       return 0;
     }
