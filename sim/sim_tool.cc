@@ -7,16 +7,20 @@
 //   dcgmi discovery -l
 //   dcgmi group -c NAME -a IDS | -d ID | -l
 //   dcgmi dmon -e FIELDS [-d MS] [-g GROUP | -i IDS] [-c COUNT]
+//   dcgmi profile --pause | --resume
 //   nvidia-cuda-mps-control -d | (commands such as "quit" on stdin)
+//   nsys profile [OPTIONS] COMMAND...; ncu [OPTIONS] COMMAND...
 // They print the real tools' formats (see ../shared/data/README.md) from the scenario in
 // TRAINBENCH_SIM_SCENARIO, and its faults: unsupported fields, a lost GPU, no DCGM host
 // engine, profiling watches refused. dcgmi's groups live in a small state file beside the
 // scenario so that separate invocations see each other's groups, as with a host engine.
 #include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -404,6 +408,11 @@ void WriteGroups(const std::map<int, std::string>& groups) {
   for (const auto& [id, gpus] : groups) out << id << " " << gpus << "\n";
 }
 
+std::string ProfilingPausedFile() {
+  const char* scenario = std::getenv("TRAINBENCH_SIM_SCENARIO");
+  return std::string(scenario != nullptr ? scenario : "/tmp/trainbench-sim") + ".dcgm-profiling-paused";
+}
+
 int Dcgmi(const Scenario& s, int argc, char** argv) {
   if (!s.dcgm_host_engine) {
     std::printf(
@@ -456,10 +465,28 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
       std::printf("| Group ID | %d\n| Entities | GPU %s\n", id, gpus.c_str());
     return 0;
   }
+  if (command == "profile") {
+    // Paused profiling (for Nsight tools) is a file beside the scenario; dmon then reports
+    // the profiling fields as N/A. Each pause and resume is logged for tests.
+    bool pause = opts.count("--pause") != 0;
+    if (!pause && opts.count("--resume") == 0) {
+      std::printf("Error: profile needs --pause or --resume\n");
+      return 1;
+    }
+    if (pause) {
+      std::ofstream(ProfilingPausedFile()) << "paused\n";
+    } else {
+      std::remove(ProfilingPausedFile().c_str());
+    }
+    std::ofstream(ProfilingPausedFile() + ".log", std::ios::app) << (pause ? "pause" : "resume") << "\n";
+    std::printf("Successfully %s profiling.\n", pause ? "paused" : "resumed");
+    return 0;
+  }
   if (command != "dmon") {
-    std::printf("simulated dcgmi: discovery, group and dmon are supported\n");
+    std::printf("simulated dcgmi: discovery, group, profile and dmon are supported\n");
     return 1;
   }
+  bool profiling_paused = access(ProfilingPausedFile().c_str(), F_OK) == 0;
   std::vector<const DcgmField*> fields;
   int profiling = 0;
   for (const std::string& id : SplitOn(opts["-e"], ',')) {
@@ -505,7 +532,8 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
       std::printf("GPU %-6zu", index);
       for (const DcgmField* f : fields) {
         std::optional<double> v;
-        if (!s.Lost(g)) v = f->id == 156 ? s.EnergyMillijoules(g) : s.Value(g, f->key);
+        if (!s.Lost(g) && !(profiling_paused && f->id >= 1001))
+          v = f->id == 156 ? s.EnergyMillijoules(g) : s.Value(g, f->key);
         char buf[64];
         if (v) {
           std::snprintf(buf, sizeof buf, f->format, *v);
@@ -579,11 +607,87 @@ int MpsControl(int argc, char** argv) {
   return 0;
 }
 
+// --- nsys, ncu ------------------------------------------------------------------------------
+// Nsight Systems (`nsys profile`) and Nsight Compute (`ncu`): run the command after the
+// options, then write a report at -o's path with the tool's extension (.nsys-rep,
+// .ncu-rep) naming the options and the command, and exit with the command's exit code.
+int Nsight(bool systems, int argc, char** argv) {
+  // Options that take a separate value, as the tools define them (a subset).
+  const std::vector<std::string> with_value = systems ? std::vector<std::string>{"--capture-range",
+                                                                                 "--nvtx-capture",
+                                                                                 "--capture-range-end",
+                                                                                 "-o",
+                                                                                 "--output",
+                                                                                 "-f",
+                                                                                 "--force-overwrite",
+                                                                                 "-w",
+                                                                                 "--show-output",
+                                                                                 "-x",
+                                                                                 "--stop-on-exit",
+                                                                                 "-t",
+                                                                                 "--trace",
+                                                                                 "--cuda-memory-usage",
+                                                                                 "-d",
+                                                                                 "--duration"}
+                                                      : std::vector<std::string>{"-o",
+                                                                                 "--export",
+                                                                                 "--nvtx-include",
+                                                                                 "-c",
+                                                                                 "--launch-count",
+                                                                                 "--mode",
+                                                                                 "--target-processes",
+                                                                                 "-k",
+                                                                                 "--kernel-name",
+                                                                                 "--section"};
+  int i = 1;
+  if (systems) {
+    if (argc < 2 || std::string(argv[1]) != "profile") {
+      std::fprintf(stderr, "simulated nsys: only `nsys profile` is supported\n");
+      return 1;
+    }
+    i = 2;
+  }
+  std::string output = "report1", options;
+  for (; i < argc && argv[i][0] == '-'; ++i) {
+    std::string a = argv[i];
+    options += " " + a;
+    if (std::find(with_value.begin(), with_value.end(), a) != with_value.end() && i + 1 < argc) {
+      options += std::string(" ") + argv[i + 1];
+      if (a == "-o" || a == "--output" || a == "--export") output = argv[i + 1];
+      ++i;
+    }
+  }
+  if (i >= argc) {
+    std::fprintf(stderr, "simulated %s: no command to profile\n", systems ? "nsys" : "ncu");
+    return 1;
+  }
+  std::string command;
+  for (int j = i; j < argc; ++j) command += std::string(j > i ? " " : "") + argv[j];
+  pid_t pid = fork();
+  if (pid == 0) {
+    execvp(argv[i], argv + i);
+    std::fprintf(stderr, "%s: command not found\n", argv[i]);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::string report = output + (systems ? ".nsys-rep" : ".ncu-rep");
+  std::ofstream(report) << "simulated Nsight " << (systems ? "Systems" : "Compute")
+                        << " report\noptions:" << options << "\ncommand: " << command
+                        << "\nexit code: " << code << "\n";
+  std::printf(systems ? "Generated:\n    %s\n" : "==PROF== Report: %s\n", report.c_str());
+  return code;
+}
+
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_DFL);
   {
     std::string tool = argv[0];
-    if (tool.substr(tool.rfind('/') + 1) == "nvidia-cuda-mps-control") return MpsControl(argc, argv);
+    tool = tool.substr(tool.rfind('/') + 1);
+    if (tool == "nvidia-cuda-mps-control") return MpsControl(argc, argv);
+    if (tool == "nsys" || tool == "ncu") return Nsight(tool == "nsys", argc, argv);
   }
   std::string error;
   std::optional<Scenario> s = Scenario::Load(&error);

@@ -19,6 +19,9 @@ secs = 30.0 if os.path.exists("slow") else float(args[args.index("--seconds") + 
 if "SEEN" in os.environ:  # what a run with an Env cell sees
     with open(os.environ["SEEN"], "w") as f:
         f.write(sys.executable + " " + os.environ.get("VIRTUAL_ENV", "") + " " + os.environ.get("FOO", ""))
+if "--seen" in args:  # what the run saw: its devices and arguments
+    with open("seen-" + os.environ["TRAINBENCH_RUN_ID"], "w") as f:
+        f.write(os.environ.get("CUDA_VISIBLE_DEVICES", "") + " " + " ".join(args[1:]))
 if "CUDA_MPS_PIPE_DIRECTORY" in os.environ:  # what an MPS run sees
     with open("mps-" + os.environ["TRAINBENCH_RUN_ID"], "w") as f:
         f.write(os.environ["CUDA_MPS_PIPE_DIRECTORY"] + " " + os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "") + " "
@@ -39,6 +42,17 @@ class ScheduleTest : public CliTest {
   void File(const std::string& text) { std::ofstream(dir_ / "exp.csv") << text; }
   ExperimentFile Read() { return ParseExperimentFile(Slurp(dir_ / "exp.csv"), "exp.csv").value(); }
   size_t RunCount() { return OpenStore()->ListRuns("").value().size(); }
+  // A Status cell's outcome ("FINISHED work.py A-" -> FINISHED).
+  static std::string Outcome(const ExperimentRow& row) { return row.status.substr(0, row.status.find(' ')); }
+  // The simulated GPU: GPU 0 without MIG, GPU 1 in MIG mode with no instances yet.
+  void SimulatedGpu() {
+    std::ofstream(dir_ / "sim.json") << R"({"gpus": [
+      {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80, "util_gpu_pct": 50}},
+      {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "mig_mode": "Enabled", "metrics": {"power_w": 90}}]})";
+    env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
+            " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
+            ":$PATH";
+  }
 };
 
 const char* kTwoWorkloads =
@@ -53,9 +67,9 @@ TEST_F(ScheduleTest, WorkloadsRunInOrderTheirRunsTogetherAndStatusesAreWrittenBa
   EXPECT_EQ(r.code, 1) << r.err;    // one run failed; the experiment went on
   ExperimentFile f = Read();
   ASSERT_EQ(f.rows.size(), 3u);
-  EXPECT_EQ(f.rows[0].status, "FINISHED");
-  EXPECT_EQ(f.rows[1].status, "FINISHED");
-  EXPECT_EQ(f.rows[2].status, "FAILED");
+  EXPECT_EQ(Outcome(f.rows[0]), "FINISHED");
+  EXPECT_EQ(Outcome(f.rows[1]), "FINISHED");
+  EXPECT_EQ(Outcome(f.rows[2]), "FAILED");
   EXPECT_EQ(f.lines[0], "Experiment,Workload,Status,Run,Devices,Collocation,    File,Listeners,Params");
   EXPECT_NE(f.lines[1].find(",      -,          -, work.py,      top,--seconds 0.2"), std::string::npos)
       << f.lines[1];
@@ -98,7 +112,7 @@ TEST_F(ScheduleTest, CtrlCStopsTheRunsInFlightAndTheNextStartResumes) {
   ExitInfo exit = scheduler.Wait().value();
   EXPECT_EQ(exit.exit_code, 130) << Slurp(dir_ / "sched.err");
   ExperimentFile f = Read();
-  EXPECT_EQ(f.rows[0].status, "KILLED");
+  EXPECT_EQ(Outcome(f.rows[0]), "KILLED");
   EXPECT_EQ(f.rows[1].status, "");  // never started
   EXPECT_EQ(OpenStore()->FindRun(f.rows[0].run)->status, kKilled);
 
@@ -106,9 +120,9 @@ TEST_F(ScheduleTest, CtrlCStopsTheRunsInFlightAndTheNextStartResumes) {
   Shell resume = Trainbench("schedule exp.csv");
   EXPECT_EQ(resume.code, 1) << resume.err;
   ExperimentFile after = Read();
-  EXPECT_EQ(after.rows[0].status, "FINISHED");
+  EXPECT_EQ(Outcome(after.rows[0]), "FINISHED");
   EXPECT_NE(after.rows[0].run, f.rows[0].run);
-  EXPECT_EQ(after.rows[1].status, "FINISHED");
+  EXPECT_EQ(Outcome(after.rows[1]), "FINISHED");
   EXPECT_EQ(RunCount(), 4u);
 }
 
@@ -158,7 +172,7 @@ TEST_F(ScheduleTest, TheEnvColumnSetsVariablesAndChoosesAVenv) {
 }
 
 TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRunsFail) {
-  env_ += " PATH=" + std::string(TRAINBENCH_SIM_BIN) + ":$PATH";
+  SimulatedGpu();
   File(
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
       "e,1,,,0,MPS:50,work.py,top,--seconds 0.3\n"
@@ -167,9 +181,9 @@ TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRu
   Shell r = Trainbench("schedule exp.csv");
   EXPECT_EQ(r.code, 1) << r.err;
   ExperimentFile f = Read();
-  EXPECT_EQ(f.rows[0].status, "FINISHED");
-  EXPECT_EQ(f.rows[1].status, "FAILED");
-  EXPECT_EQ(f.rows[2].status, "FINISHED");
+  EXPECT_EQ(Outcome(f.rows[0]), "FINISHED");
+  EXPECT_EQ(Outcome(f.rows[1]), "FAILED");
+  EXPECT_EQ(Outcome(f.rows[2]), "FINISHED");
   // Both runs of the MPS workload saw the same daemon, running, and the percentage.
   std::string a = Slurp(dir_ / ("mps-" + f.rows[0].run)), b = Slurp(dir_ / ("mps-" + f.rows[1].run));
   EXPECT_EQ(a, b);
@@ -187,6 +201,153 @@ TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRu
       "\n");
   Shell bad = Trainbench("schedule exp.csv");
   EXPECT_NE(bad.err.find("exp.csv:2: column Collocation"), std::string::npos) << bad.err;
+}
+
+TEST_F(ScheduleTest, MigWorkloadsGetTheirOwnInstancesWhichAreDestroyedAfterwards) {
+  SimulatedGpu();
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,1,2g.10gb,work.py,top+nvml,--seconds 0.3 --seen\n"
+      "e,1,,,1,2g.10gb,work.py,top+nvml,--seconds 0.3 --seen --fail\n"
+      "e,2,,,1,3g.20gb,work.py,top,--seconds 0.1 --seen\n");
+  Shell dry = Trainbench("schedule --dry-run exp.csv");
+  EXPECT_NE(dry.out.find("<MIG 2g.10gb instance created on GPU 1>"), std::string::npos) << dry.out;
+  EXPECT_FALSE(fs::exists(dir_ / "sim.json.mig.log"));  // a dry run creates nothing
+
+  Shell r = Trainbench("schedule exp.csv");
+  EXPECT_EQ(r.code, 1) << r.err;
+  ExperimentFile f = Read();
+  EXPECT_EQ(Outcome(f.rows[0]), "FINISHED");
+  EXPECT_EQ(Outcome(f.rows[1]), "FAILED");
+  EXPECT_EQ(Outcome(f.rows[2]), "FINISHED");
+  // Each run saw its own MIG instance, by its UUID.
+  std::string a = Slurp(dir_ / ("seen-" + f.rows[0].run)), b = Slurp(dir_ / ("seen-" + f.rows[1].run));
+  EXPECT_EQ(a.rfind("MIG-", 0), 0u) << a;
+  EXPECT_EQ(b.rfind("MIG-", 0), 0u) << b;
+  EXPECT_NE(a.substr(0, a.find(' ')), b.substr(0, b.find(' ')));
+  auto store = OpenStore();
+  EXPECT_EQ(store->FindRun(f.rows[0].run)->devices, a.substr(0, a.find(' ')));
+  // The GPU listener watched the MIG instance's GPU.
+  EXPECT_FALSE(Series(*store, f.rows[0].run, "gpu.power.draw_watts", "gpu=1").empty());
+  // Both instances of workload 1 were created in one call and destroyed (the failed run too),
+  // compute instances first; nothing is left on the GPU.
+  std::string log = Slurp(dir_ / "sim.json.mig.log");
+  EXPECT_NE(log.find("-cgi 2g.10gb,2g.10gb -C => 0"), std::string::npos) << log;
+  EXPECT_NE(log.find("-cgi 3g.20gb -C => 0"), std::string::npos) << log;
+  for (const char* gi : {"-gi 1", "-gi 2"}) {
+    size_t ci = log.find(std::string(gi) + " -ci 0 -dci => 0"), g = log.find(std::string(gi) + " -dgi => 0");
+    EXPECT_NE(ci, std::string::npos) << log;
+    EXPECT_NE(g, std::string::npos) << log;
+    EXPECT_LT(ci, g) << log;
+  }
+  EXPECT_EQ(Slurp(dir_ / "sim.json.mig"), "");
+}
+
+TEST_F(ScheduleTest, MigIsCheckedBeforeAnythingRunsAndAFailedCreationSkipsOnlyItsWorkload) {
+  SimulatedGpu();
+  const std::string header = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n";
+  // GPU 0 is not in MIG mode: refused before workload 1 runs.
+  File(header + "e,1,,,-,-,work.py,top,--seconds 0.1\ne,2,,,0,1g.5gb,work.py,top,--seconds 0.1\n");
+  Shell off = Trainbench("schedule exp.csv");
+  EXPECT_NE(off.err.find("exp.csv:3: column Collocation: 1g.5gb needs MIG mode on GPU 0, which is Disabled"),
+            std::string::npos)
+      << off.err;
+  EXPECT_FALSE(fs::exists(dir_ / "tb.db"));
+  // Devices must exist.
+  File(header + "e,1,,,7,-,work.py,top,--seconds 0.1\n");
+  Shell missing = Trainbench("schedule exp.csv");
+  EXPECT_NE(missing.err.find("exp.csv:2: column Devices: GPU 7 does not exist"), std::string::npos)
+      << missing.err;
+  // Without root: refused before anything runs (setpriv drops to nobody).
+  File(header + "e,1,,,1,1g.5gb,work.py,top,--seconds 0.1\n");
+  fs::permissions(dir_, fs::perms::all);
+  std::string as_nobody = "cd " + dir_.string() + " && " + env_ +
+                          " setpriv --reuid=65534 --regid=65534 --clear-groups " + kTrainbench +
+                          " schedule exp.csv 2> nobody.err";
+  EXPECT_NE(std::system(as_nobody.c_str()), 0);
+  EXPECT_NE(Slurp(dir_ / "nobody.err").find("column Collocation: creating MIG instances (1g.5gb) needs root"),
+            std::string::npos)
+      << Slurp(dir_ / "nobody.err");
+  // More than the GPU holds: that workload fails, nothing stays created, the next one runs.
+  File(header +
+       "e,1,,,1,4g.20gb,work.py,top,--seconds 0.1\ne,1,,,1,4g.20gb,work.py,top,--seconds 0.1\n"
+       "e,2,,,-,-,work.py,top,--seconds 0.1\n");
+  Shell full = Trainbench("schedule exp.csv");
+  EXPECT_EQ(full.code, 1) << full.err;
+  EXPECT_NE(full.err.find("Insufficient Resources"), std::string::npos) << full.err;
+  ExperimentFile f = Read();
+  EXPECT_EQ(Outcome(f.rows[0]), "FAILED");
+  EXPECT_EQ(f.rows[0].run, "");
+  EXPECT_EQ(Outcome(f.rows[2]), "FINISHED");
+  EXPECT_EQ(Slurp(dir_ / "sim.json.mig"), "");
+  EXPECT_NE(Slurp(dir_ / "sim.json.mig.log").find("-gi 1 -dgi => 0"), std::string::npos);
+}
+
+TEST_F(ScheduleTest, NsightListenersWrapTheRunAndTheirReportsBecomeArtifacts) {
+  SimulatedGpu();
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,0,-,work.py,top+nsys,--seconds 0.1 --seen\n"
+      "e,1,,,0,-,work.py,top,--seconds 0.1\n"
+      "e,2,,,0,-,work.py,ncuraw,\"seconds=0.1,seen=yes\"\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExperimentFile f = Read();
+  auto store = OpenStore();
+  auto artifact_names = [&](const std::string& run) {
+    std::string names;
+    for (const ArtifactRecord& a : store->ListArtifacts(run).value()) names += a.name + " ";
+    return names;
+  };
+  // The report lands with the run, and names the script it profiled with radT's capture range.
+  std::string nsys = artifact_names(f.rows[0].run);
+  EXPECT_NE(nsys.find("nsys_e_1_0A-.nsys-rep"), std::string::npos) << nsys;
+  std::string report = Slurp(fs::path(db_ + ".artifacts") / f.rows[0].run / "nsys_e_1_0A-.nsys-rep");
+  EXPECT_NE(report.find("--capture-range nvtx --nvtx-capture profile"), std::string::npos) << report;
+  EXPECT_NE(report.find("work.py --seconds 0.1 --seen"), std::string::npos) << report;
+  EXPECT_EQ(artifact_names(f.rows[1].run).find(".nsys-rep"), std::string::npos);
+  EXPECT_NE(artifact_names(f.rows[2].run).find("ncuraw_e_2_0A-.ncu-rep"), std::string::npos);
+  // The params are the script's, not the profiler's; radT's key=value Params became options.
+  RunRecord profiled = store->FindRun(f.rows[2].run).value();
+  EXPECT_EQ(profiled.params, (KeyValues{{"seconds", "0.1"}, {"seen", "yes"}}));
+  EXPECT_NE(Slurp(dir_ / ("seen-" + f.rows[2].run)).find("--seconds 0.1 --seen yes"), std::string::npos);
+  // DCGM's profiling was paused for each profiled workload and resumed.
+  EXPECT_EQ(Slurp(dir_ / "sim.json.dcgm-profiling-paused.log"), "pause\nresume\npause\nresume\n");
+  // The workload's interleaved output is kept with each of its runs.
+  std::string wl = Slurp(fs::path(db_ + ".artifacts") / f.rows[1].run / "workload.log");
+  EXPECT_NE(wl.find("[0A-] "), std::string::npos) << wl;
+  EXPECT_NE(wl.find("[0B-] "), std::string::npos) << wl;
+  EXPECT_NE(artifact_names(f.rows[0].run).find("workload.log"), std::string::npos);
+  // The summary table lists every run.
+  EXPECT_NE(r.out.find("e/2                  0A-            FINISHED"), std::string::npos) << r.out;
+}
+
+TEST_F(ScheduleTest, EditsMadeWhileItRunsAreKeptAndStatusesFindTheirRows) {
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,-,-,work.py,top,--seconds 1.5\n"
+      "e,2,,,-,-,work.py,top,--seconds 0.1\n");
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sh", "-c",
+                "cd " + dir_.string() + " && TRAINBENCH_PYTHON=/usr/bin/python3 TRAINBENCH_STORE=" + db_ +
+                    " exec " + kTrainbench + " schedule exp.csv > sched.out 2> sched.err"};
+  ChildProcess scheduler = ChildProcess::Spawn(spawn).value();
+  for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // While workload 1 runs, the user adds a row above it and changes workload 2's params.
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,0,,,-,-,work.py,top,--seconds 0.1\n"
+      "e,1,,,-,-,work.py,top,--seconds 1.5\n"
+      "e,2,,,-,-,work.py,top,--seconds 0.2\n");
+  ExitInfo exit = scheduler.Wait().value();
+  EXPECT_EQ(exit.exit_code, 0) << Slurp(dir_ / "sched.err");
+  ExperimentFile f = Read();
+  ASSERT_EQ(f.rows.size(), 3u);
+  EXPECT_EQ(f.rows[0].status, "");               // the new row: not part of this start
+  EXPECT_EQ(Outcome(f.rows[1]), "FINISHED");     // moved down a line, found
+  EXPECT_EQ(f.rows[2].params, "--seconds 0.2");  // the user's edit kept
+  EXPECT_EQ(f.rows[2].status, "");               // it changed, so it is not the row that ran
+  EXPECT_NE(Slurp(dir_ / "sched.err").find("the row was changed or removed while it ran"), std::string::npos);
 }
 
 }  // namespace

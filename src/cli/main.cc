@@ -176,11 +176,12 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
     o.python = python;
     o.script = command[0];
     command.insert(command.begin(), python);
-  } else if (StartsWith(BaseName(command[0]), "python")) {
-    o.python = command[0];
+  } else {
+    // The script in a longer command ("python3 -u train.py", "nsys profile ... python3 train.py").
     for (size_t i = 1; i < command.size(); ++i) {
       if (EndsWith(command[i], ".py")) {
         o.script = command[i];
+        if (StartsWith(BaseName(command[i - 1]), "python")) o.python = command[i - 1];
         break;
       }
     }
@@ -544,6 +545,8 @@ int Main(int argc, char** argv) {
   schedule->add_flag("--dry-run", so.dry_run,
                      "Print the plan (workloads, runs, commands) and change nothing");
   schedule->add_flag("--rerun", so.rerun, "Run FAILED rows again (FINISHED rows are always skipped)");
+  schedule->add_flag("--drop-caches", so.drop_caches,
+                     "Drop the page cache before each workload, so each reads its data cold (needs root)");
 
   ServeArgs sa;
   CLI::App* serve =

@@ -299,7 +299,11 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   run.start_ms = WallMillis();
   for (const std::string& l : gpu.listeners) run.listeners += (run.listeners.empty() ? "" : "+") + l;
   run.interval_ms = options.interval_ms;
-  std::vector<std::string> args(options.command.begin() + 1, options.command.end());
+  // The script's arguments when there is a script (not the interpreter's or a profiler's).
+  auto script = std::find(options.command.begin(), options.command.end(), options.script);
+  std::vector<std::string> args(
+      options.script.empty() || script == options.command.end() ? options.command.begin() + 1 : script + 1,
+      options.command.end());
   run.params = MergeParams(ParamsFromArguments(args), options.params);
   run.tags = options.tags;
   run.devices = options.devices;

@@ -180,3 +180,46 @@ std::vector<std::string> SplitWords(std::string_view s) {
 }
 
 }  // namespace tb
+
+namespace tb {
+
+std::vector<std::string> ParamsToArguments(std::string_view params) {
+  std::vector<std::string> words = SplitWords(params);
+  bool radt_form = !words.empty();
+  std::vector<std::string> items;
+  for (const std::string& w : words) {
+    for (std::string_view item : Split(w, ',')) {
+      item = Trim(item);
+      if (item.empty()) continue;
+      if (item[0] == '-' || item.find('=') == std::string_view::npos) radt_form = false;
+      items.emplace_back(item);
+    }
+  }
+  if (!radt_form) return words;
+  std::vector<std::string> args;
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    args.push_back("--" + item.substr(0, eq));
+    args.push_back(item.substr(eq + 1));
+  }
+  return args;
+}
+
+std::optional<size_t> MatchRow(const ExperimentFile& current, const ExperimentRow& original,
+                               const std::set<size_t>& taken) {
+  auto same = [&](const ExperimentRow& r) {
+    return r.experiment == original.experiment && r.workload == original.workload &&
+           r.devices == original.devices && r.collocation == original.collocation &&
+           r.file == original.file && r.listeners == original.listeners && r.params == original.params &&
+           taken.count(r.line) == 0;
+  };
+  for (const ExperimentRow& r : current.rows) {
+    if (r.line == original.line && same(r)) return r.line;
+  }
+  for (const ExperimentRow& r : current.rows) {
+    if (same(r)) return r.line;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tb

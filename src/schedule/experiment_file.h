@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,5 +55,16 @@ std::string UpdateStatusAndRun(const ExperimentFile& file, const std::vector<Cel
 
 // Splits a Params cell into words as a shell would (spaces separate, quotes group).
 std::vector<std::string> SplitWords(std::string_view s);
+
+// A Params cell as the script's arguments: words as a shell splits them ("--batch-size
+// 64"), or radT's form "batch-size=64,epochs=2", which becomes --batch-size 64 --epochs 2.
+std::vector<std::string> ParamsToArguments(std::string_view params);
+
+// The line of `current` (the file as it is now) holding the row that was `original` when
+// the experiment started: the same line if it still holds the same row (Status and Run
+// aside), else the first such row elsewhere (the user inserted or removed lines above),
+// skipping lines in `taken`; nullopt when the user deleted or changed it.
+std::optional<size_t> MatchRow(const ExperimentFile& current, const ExperimentRow& original,
+                               const std::set<size_t>& taken);
 
 }  // namespace tb

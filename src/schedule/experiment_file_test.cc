@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "schedule/gpu_sharing.h"
+
 namespace tb {
 namespace {
 
@@ -61,6 +63,58 @@ TEST(ExperimentFile, ErrorsNameTheLineAndColumn) {
           "x.csv")
           .status();
   EXPECT_NE(file.message().find("x.csv:2: column File"), std::string::npos) << file.message();
+}
+
+TEST(ExperimentFile, ParamsInRadtsKeyValueFormBecomeOptions) {
+  EXPECT_EQ(ParamsToArguments("batch-size=64,epochs=2"),
+            (std::vector<std::string>{"--batch-size", "64", "--epochs", "2"}));
+  EXPECT_EQ(ParamsToArguments("batch-size=64, epochs=2"),
+            (std::vector<std::string>{"--batch-size", "64", "--epochs", "2"}));
+  EXPECT_EQ(ParamsToArguments("--batch-size 64 --lr=0.1"),
+            (std::vector<std::string>{"--batch-size", "64", "--lr=0.1"}));
+  EXPECT_EQ(ParamsToArguments("data.csv"), (std::vector<std::string>{"data.csv"}));
+  EXPECT_TRUE(ParamsToArguments("").empty());
+}
+
+TEST(ExperimentFile, RowsAreFoundAgainAfterTheUserMovedThem) {
+  const std::string header = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n";
+  ExperimentFile before =
+      ParseExperimentFile(header + "e,1,,,0,-,t.py,top,--a 1\ne,1,,,0,-,t.py,top,--a 1\n", "x").value();
+  ExperimentFile after =
+      ParseExperimentFile(
+          header + "# a note\ne,0,,,0,-,t.py,top,\ne,1,,,0,-,t.py,top,--a 1\ne,1,,,0,-,t.py,top,--a 1\n", "x")
+          .value();
+  std::set<size_t> taken;
+  std::optional<size_t> first = MatchRow(after, before.rows[0], taken);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(*first, 4u);
+  taken.insert(*first);
+  EXPECT_EQ(MatchRow(after, before.rows[1], taken), 5u);  // identical rows map one to one
+  taken.insert(5);
+  EXPECT_FALSE(MatchRow(after, before.rows[1], taken));
+  ExperimentFile edited = ParseExperimentFile(header + "e,1,,,0,-,t.py,top,--a 2\n", "x").value();
+  EXPECT_FALSE(MatchRow(edited, before.rows[0], {}));
+}
+
+TEST(GpuSharing, NvidiaSmiListingsAndMigProfilesAreRead) {
+  std::vector<SmiGpu> gpus = ParseGpuQuery(
+      "0, GPU-3f6c2a91-5b1e-4d0a-9c7e-1a2b3c4d5e60, Disabled\n1, GPU-8d1e7b42-0c3f-4e9a-a5b6-7c8d9e0f1a21, "
+      "Enabled\n");
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[1].mig_mode, "Enabled");
+  AddMigDevices(
+      "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-3f6c2a91-5b1e-4d0a-9c7e-1a2b3c4d5e60)\n"
+      "GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-8d1e7b42-0c3f-4e9a-a5b6-7c8d9e0f1a21)\n"
+      "  MIG 3g.20gb     Device  0: (UUID: MIG-5e1f0a3b-6c2d-5e8f-9a0b-1c2d3e4f5a6b)\n"
+      "  MIG 1g.5gb      Device  1: (UUID: MIG-7a2b1c3d-8e4f-5a6b-7c8d-9e0f1a2b3c4d)\n",
+      gpus);
+  EXPECT_TRUE(gpus[0].mig.empty());
+  ASSERT_EQ(gpus[1].mig.size(), 2u);
+  EXPECT_EQ(gpus[1].mig[1].profile, "1g.5gb");
+  EXPECT_EQ(gpus[1].mig[1].uuid, "MIG-7a2b1c3d-8e4f-5a6b-7c8d-9e0f1a2b3c4d");
+  for (const char* p : {"1g.5gb", "3g.20gb", "7g.80gb", "1g.10gb+me"}) EXPECT_TRUE(IsMigProfile(p)) << p;
+  for (const char* p : {"MPS", "-", "3g", "g.5gb", "3g.20", "3g.20gb+", "3g.20gbx"})
+    EXPECT_FALSE(IsMigProfile(p)) << p;
 }
 
 }  // namespace

@@ -1,14 +1,18 @@
 #include "schedule/scheduler.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -18,6 +22,7 @@
 #include "base/time.h"
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
+#include "schedule/gpu_sharing.h"
 #include "store/store.h"
 
 extern char** environ;
@@ -31,9 +36,13 @@ struct PlannedRun {
   ExperimentRow row;
   std::string letter;  // devices, A/B/..., collocation: "0A-"
   std::string id;
-  std::string script;  // the File, resolved
-  std::vector<std::string> argv;
-  std::vector<std::string> env;  // KEY=VALUE the run's environment gains (Env column)
+  std::string script;               // the File, resolved
+  std::string python;               // its interpreter ("" : trainbench run's default)
+  std::string listeners;            // the run's listeners (without the workload listener)
+  std::string profiler;             // nsys, nsysraw, ncu, ncuraw or ""
+  std::optional<unsigned> mig_gpu;  // a MIG collocation: the GPU its instance is made on
+  std::vector<std::string> params;  // the script's arguments
+  std::vector<std::string> env;     // KEY=VALUE the run's environment gains (Env column)
 };
 
 struct Workload {
@@ -68,68 +77,88 @@ std::string SelfExecutable() {
 
 bool IsMps(const std::string& collocation) { return collocation == "MPS" || StartsWith(collocation, "MPS:"); }
 
-// An MPS control daemon for one workload, with its own pipe and log directories; shut
-// down when the workload ends, however it ends.
-class MpsDaemon {
- public:
-  // Starts it for `devices` ("" for all GPUs).
-  Status Start(const std::string& devices) {
-    char dir[] = "/tmp/trainbench-mps-XXXXXX";
-    if (mkdtemp(dir) == nullptr) return Status::FromErrno("cannot create a directory for MPS", errno);
-    dir_ = dir;
-    env_ = {"CUDA_MPS_PIPE_DIRECTORY=" + dir_ + "/pipe", "CUDA_MPS_LOG_DIRECTORY=" + dir_ + "/log"};
-    fs::create_directories(dir_ + "/pipe");
-    fs::create_directories(dir_ + "/log");
-    std::vector<std::string> env = Environment();
-    if (!devices.empty()) env.push_back("CUDA_VISIBLE_DEVICES=" + devices);
-    Result<ExitInfo> exit = Command({"nvidia-cuda-mps-control", "-d"}, env);
-    if (!exit.ok() || exit->ShellCode() != 0) {
-      return Status::Unavailable(
-          "the MPS control daemon did not start (nvidia-cuda-mps-control -d" +
-          std::string(exit.ok() ? " exited " + std::to_string(exit->ShellCode()) : "") + "); see " + dir_ +
-          "/log/control.log");
-    }
-    started_ = true;
-    return Status::Ok();
+// radT's workload listeners: the Nsight tool wraps the run's command (nsys and ncu
+// profile the NVTX range named "profile", the raw forms everything, ncu its first 100
+// kernels); `report` is the report's path without extension.
+std::optional<std::vector<std::string>> ProfilerCommand(const std::string& name, const std::string& report) {
+  if (name == "nsys") {
+    return std::vector<std::string>{"nsys",
+                                    "profile",
+                                    "--capture-range",
+                                    "nvtx",
+                                    "--nvtx-capture",
+                                    "profile",
+                                    "--cuda-memory-usage=true",
+                                    "--capture-range-end",
+                                    "repeat",
+                                    "-o",
+                                    report,
+                                    "-f",
+                                    "true",
+                                    "-w",
+                                    "true",
+                                    "-x",
+                                    "true",
+                                    "-t",
+                                    "cuda,nvtx"};
   }
-  // Stops it ("quit" on its control front end) and removes its pipe directory; the log stays.
-  void Stop() {
-    if (!started_) return;
-    started_ = false;
-    Result<ExitInfo> exit = Command({"/bin/sh", "-c", "echo quit | nvidia-cuda-mps-control"}, Environment());
-    if (!exit.ok() || exit->ShellCode() != 0)
-      LogWarning("the MPS control daemon did not quit cleanly; see " + dir_ + "/log");
-    std::error_code ec;
-    fs::remove_all(dir_ + "/pipe", ec);
+  if (name == "nsysraw") {
+    return std::vector<std::string>{"nsys", "profile",  "--cuda-memory-usage",
+                                    "true", "-o",       report,
+                                    "-f",   "true",     "-w",
+                                    "true", "-x",       "true",
+                                    "-t",   "cuda,nvtx"};
   }
-  ~MpsDaemon() { Stop(); }
-  // What the runs' environment gains.
-  const std::vector<std::string>& env() const { return env_; }
+  if (name == "ncu")
+    return std::vector<std::string>{"ncu", "-o", report, "-f", "--nvtx", "--nvtx-include", "profile"};
+  if (name == "ncuraw") return std::vector<std::string>{"ncu", "-o", report, "-f", "-c", "100"};
+  return std::nullopt;
+}
 
- private:
-  std::vector<std::string> Environment() const {
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-    env.insert(env.end(), env_.begin(), env_.end());
-    return env;
+// The `trainbench run` command of a run. `devices` replaces the row's Devices (a MIG
+// instance's UUID); `report` is where the profiler's report goes.
+std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, const std::string& devices,
+                                 const std::string& report) {
+  const std::string& c = r.row.collocation;
+  std::vector<std::string> argv = {
+      SelfExecutable(), "run",
+      "--store",        o.store,
+      "--experiment",   r.row.experiment,
+      "--workload",     r.row.workload,
+      "--name",         fs::path(r.row.file).filename().string() + " " + r.letter,
+      "--run-id",       r.id,
+      "--tag",          "trainbench.letter=" + r.letter,
+      "--tag",          "trainbench.collocation=" + (c.empty() ? "-" : c)};
+  if (!r.listeners.empty()) argv.insert(argv.end(), {"--listeners", r.listeners});
+  if (!devices.empty()) argv.insert(argv.end(), {"--devices", devices});
+  if (!r.row.max_time.empty()) argv.insert(argv.end(), {"--max-time", r.row.max_time});
+  if (r.profiler.empty()) {
+    if (!r.python.empty()) argv.insert(argv.end(), {"--python", r.python});
+    argv.push_back(r.script);
+  } else {
+    // The profiler runs the interpreter (the params are still the script's arguments).
+    argv.push_back("--");
+    std::vector<std::string> wrapper = ProfilerCommand(r.profiler, report).value();
+    argv.insert(argv.end(), wrapper.begin(), wrapper.end());
+    argv.push_back(r.python.empty() ? "python3" : r.python);
+    argv.push_back(r.script);
   }
-  static Result<ExitInfo> Command(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-    SpawnOptions spawn;
-    spawn.argv = argv;
-    spawn.environment = env;
-    spawn.stdin_mode = Stdio::kDevNull;
-    Result<ChildProcess> child = ChildProcess::Spawn(spawn);
-    if (!child.ok()) return child.status();
-    return child->Wait();
-  }
-  std::string dir_;
-  std::vector<std::string> env_;
-  bool started_ = false;
-};
+  argv.insert(argv.end(), r.params.begin(), r.params.end());
+  return argv;
+}
+
+// A Status cell's outcome: its first word ("FINISHED w.py 0A-" is FINISHED, as radT writes them).
+std::string StatusWord(std::string_view cell) {
+  std::vector<std::string_view> words = SplitWhitespace(cell);
+  std::string word(words.empty() ? std::string_view() : words[0]);
+  for (char& ch : word) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return word;
+}
 
 bool Runnable(const ExperimentRow& row, bool rerun) {
-  if (row.status == "FINISHED") return false;
-  if (row.status == "FAILED") return rerun;
+  std::string status = StatusWord(row.status);
+  if (status == kFinished) return false;
+  if (status == kFailed) return rerun;
   return true;  // empty, KILLED (interrupted), RUNNING (trainbench itself died)
 }
 
@@ -137,12 +166,42 @@ bool Runnable(const ExperimentRow& row, bool rerun) {
 Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOptions& o) {
   fs::path base = fs::path(o.file).parent_path();
   std::vector<Workload> plan;
+  std::optional<Result<std::vector<SmiGpu>>> gpus;  // asked of nvidia-smi once, when a row names devices
   for (const ExperimentRow& row : file.rows) {
     auto bad = [&](const char* column, const std::string& what) {
       return Status::InvalidArgument(
           Concat({o.file, ":", std::to_string(row.line), ": column ", column, ": ", what}));
     };
+    PlannedRun run;
+    run.row = row;
     std::string c = row.collocation;
+    std::string devices = row.devices == "-" ? "" : row.devices;
+    std::vector<std::string_view> device_list;
+    for (std::string_view d : Split(devices, '+')) {
+      if (!Trim(d).empty()) device_list.push_back(Trim(d));
+    }
+    // Devices: indices, GPU or MIG UUIDs that nvidia-smi lists.
+    for (std::string_view t : device_list) {
+      if (!ParseUint(t) && !StartsWith(t, "GPU-") && !StartsWith(t, "MIG-")) {
+        return bad("Devices",
+                   "'" + row.devices + "' is not a GPU index, indices joined by + or GPU/MIG UUIDs");
+      }
+      if (!gpus) gpus = ListGpus();
+      if (!gpus->ok()) {
+        return bad("Devices", "'" + row.devices + "': no GPU can be found: " + gpus->status().message() +
+                                  "; use - for a run without a GPU");
+      }
+      bool found = false;
+      for (const SmiGpu& g : gpus->value()) {
+        found |= std::to_string(g.index) == t || g.uuid == t;
+        for (const SmiGpu::MigDevice& m : g.mig) found |= m.uuid == t;
+      }
+      if (!found) {
+        return bad("Devices", "GPU " + std::string(t) + " does not exist here (nvidia-smi lists " +
+                                  std::to_string(gpus->value().size()) +
+                                  "); `trainbench devices` lists them");
+      }
+    }
     if (IsMps(c)) {
       uint64_t percent = c.size() > 4 ? ParseUint(std::string_view(c).substr(4)).value_or(0) : 0;
       if (c.size() > 3 && (c[3] != ':' || percent < 1 || percent > 100)) {
@@ -153,13 +212,29 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
         return bad("Collocation",
                    "MPS needs nvidia-cuda-mps-control on PATH (it comes with NVIDIA's driver)");
       }
-    } else if (!c.empty() && c != "-") {
-      if (c.find('g') != std::string::npos) {
-        return bad("Collocation",
-                   "'" + c +
-                       "' (MIG collocation) is not supported by this trainbench yet; use - to share "
-                       "the device naively, or MPS");
+    } else if (IsMigProfile(c)) {
+      if (device_list.size() != 1 || StartsWith(device_list[0], "MIG-")) {
+        return bad("Devices", "a MIG collocation (" + c +
+                                  ") needs one GPU to create its instance on, as 0 or a GPU UUID");
       }
+      const SmiGpu* gpu = nullptr;
+      for (const SmiGpu& g : gpus->value()) {
+        if (std::to_string(g.index) == device_list[0] || g.uuid == device_list[0]) gpu = &g;
+      }
+      if (gpu == nullptr) return bad("Devices", "GPU " + row.devices + " is not listed by nvidia-smi");
+      if (gpu->mig_mode != "Enabled") {
+        return bad("Collocation", c + " needs MIG mode on GPU " + std::to_string(gpu->index) + ", which is " +
+                                      gpu->mig_mode + " (as root: nvidia-smi -i " +
+                                      std::to_string(gpu->index) + " -mig 1, then reset the GPU)");
+      }
+      if (!MayConfigureMig()) {
+        return bad("Collocation",
+                   "creating MIG instances (" + c +
+                       ") needs root or NVIDIA's MIG configuration capability "
+                       "(/proc/driver/nvidia/capabilities/mig/config); run the experiment as root");
+      }
+      run.mig_gpu = gpu->index;
+    } else if (!c.empty() && c != "-") {
       return bad("Collocation", "'" + c + "' is not -, MPS, MPS:PERCENT or a MIG profile such as 3g.20gb");
     }
     fs::path script = fs::path(row.file).is_absolute() ? fs::path(row.file) : base / row.file;
@@ -167,41 +242,34 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
     if (!fs::exists(script, ec)) {
       return bad("File", row.file + " does not exist (looked for " + script.string() + ")");
     }
-    for (std::string_view d : Split(row.devices, '+')) {
-      std::string_view t = Trim(d);
-      if (!t.empty() && t != "-" && !ParseUint(t) && !StartsWith(t, "GPU-") && !StartsWith(t, "MIG-")) {
-        return bad("Devices",
-                   "'" + row.devices + "' is not a GPU index, indices joined by + or GPU/MIG UUIDs");
+    // Listeners: the run's own, and at most one workload listener (an Nsight tool).
+    for (std::string_view l : Split(row.listeners, '+')) {
+      std::string name(Trim(l));
+      if (!ProfilerCommand(name, "")) {
+        run.listeners += (run.listeners.empty() ? "" : "+") + name;
+        continue;
       }
+      if (!run.profiler.empty()) return bad("Listeners", "one of nsys, nsysraw, ncu and ncuraw at a time");
+      std::string tool = ProfilerCommand(name, "")->front();
+      if (!FindExecutable(tool)) {
+        return bad("Listeners", Concat({name, " needs ", tool, " (NVIDIA Nsight ",
+                                        tool == "nsys" ? "Systems" : "Compute", ") on PATH"}));
+      }
+      run.profiler = name;
     }
-    if (plan.empty() || plan.back().experiment != row.experiment || plan.back().workload != row.workload) {
-      // Rows of a workload belong together even when the file interleaves them.
-      auto it = std::find_if(plan.begin(), plan.end(), [&](const Workload& w) {
-        return w.experiment == row.experiment && w.workload == row.workload;
-      });
-      if (it == plan.end()) plan.push_back({row.experiment, row.workload, {}});
-    }
-    auto it = std::find_if(plan.begin(), plan.end(), [&](const Workload& w) {
+    auto same_workload = [&](const Workload& w) {
       return w.experiment == row.experiment && w.workload == row.workload;
-    });
-    PlannedRun run;
-    run.row = row;
+    };
+    // Rows of a workload belong together even when the file interleaves them.
+    auto it = std::find_if(plan.begin(), plan.end(), same_workload);
+    if (it == plan.end()) {
+      plan.push_back({row.experiment, row.workload, {}});
+      it = plan.end() - 1;
+    }
     run.script = script.string();
-    std::string devices = row.devices == "-" ? "" : row.devices;
     run.letter = devices + static_cast<char>('A' + it->runs.size() % 26) + (c.empty() ? "-" : c);
     run.id = NewRunId();
-    run.argv = {SelfExecutable(), "run",
-                "--store",        o.store,
-                "--experiment",   row.experiment,
-                "--workload",     row.workload,
-                "--name",         fs::path(row.file).filename().string() + " " + run.letter,
-                "--run-id",       run.id,
-                "--tag",          "trainbench.letter=" + run.letter,
-                "--tag",          "trainbench.collocation=" + (c.empty() ? "-" : c)};
-    if (!row.listeners.empty()) run.argv.insert(run.argv.end(), {"--listeners", row.listeners});
-    if (!devices.empty()) run.argv.insert(run.argv.end(), {"--devices", devices});
-    if (!row.max_time.empty()) run.argv.insert(run.argv.end(), {"--max-time", row.max_time});
-    std::string python = o.python;
+    run.python = o.python;
     // Env: KEY=VALUE items, and the directory of a venv or conda environment whose
     // interpreter runs the File.
     for (const std::string& item : SplitWords(row.env)) {
@@ -214,40 +282,94 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
         return bad("Env", "'" + item + "' is neither KEY=VALUE nor a venv or conda environment (no " +
                               (prefix / "bin" / "python").string() + ")");
       }
-      python = (prefix / "bin" / "python").string();
+      run.python = (prefix / "bin" / "python").string();
       const char* path = std::getenv("PATH");
       run.env.push_back("PATH=" + (prefix / "bin").string() +
                         (path != nullptr ? std::string(":") + path : ""));
       run.env.push_back("VIRTUAL_ENV=" + prefix.string());
     }
-    if (!python.empty()) run.argv.insert(run.argv.end(), {"--python", python});
-    run.argv.push_back(run.script);
-    for (std::string& w : SplitWords(row.params)) run.argv.push_back(std::move(w));
+    if (IsMps(c) && c.size() > 4) run.env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
+    run.params = ParamsToArguments(row.params);
     it->runs.push_back(std::move(run));
   }
   return plan;
 }
 
-// Copies a child's output to ours, line by line, behind its letter.
-void PrefixLines(int fd, const std::string& prefix, std::FILE* out, std::mutex& mu) {
+// Copies a child's output to ours, line by line, behind its letter, and into the
+// workload's log (`log` may be null).
+void PrefixLines(int fd, const std::string& prefix, const std::string& plain_prefix, std::FILE* out,
+                 std::FILE* log, std::mutex& mu) {
   std::string pending;
   char buf[4096];
   ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) {
+  auto emit = [&](std::string_view line) {
+    std::lock_guard lock(mu);
+    std::fprintf(out, "%s%.*s\n", prefix.c_str(), static_cast<int>(line.size()), line.data());
+    std::fflush(out);
+    if (log != nullptr)
+      std::fprintf(log, "%s%.*s\n", plain_prefix.c_str(), static_cast<int>(line.size()), line.data());
+  };
+  while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n < 0) continue;
     pending.append(buf, static_cast<size_t>(n));
     size_t nl;
     while ((nl = pending.find('\n')) != std::string::npos) {
-      std::lock_guard lock(mu);
-      std::fprintf(out, "%s%s\n", prefix.c_str(), pending.substr(0, nl).c_str());
-      std::fflush(out);
+      emit(std::string_view(pending).substr(0, nl));
       pending.erase(0, nl + 1);
     }
   }
-  if (!pending.empty()) {
-    std::lock_guard lock(mu);
-    std::fprintf(out, "%s%s\n", prefix.c_str(), pending.c_str());
-  }
+  if (!pending.empty()) emit(pending);
   close(fd);
+}
+
+// Drops the page cache so that every workload reads its data cold; says once when it cannot.
+void DropPageCache(bool& warned) {
+  sync();
+  std::ofstream drop("/proc/sys/vm/drop_caches");
+  drop << "3\n";
+  drop.flush();
+  if ((!drop || !drop.is_open()) && !warned) {
+    warned = true;
+    LogWarning(
+        "cannot drop the page cache (it needs root and a writable /proc/sys/vm/drop_caches); workloads run "
+        "with whatever the cache holds");
+  }
+}
+
+struct Outcome {
+  std::string workload, letter, status, run_id;
+  int64_t duration_ms = 0;
+};
+
+void PrintSummary(const std::vector<Outcome>& outcomes) {
+  if (outcomes.empty()) return;
+  std::printf("\n%-20s %-14s %-9s %-10s %s\n", "WORKLOAD", "RUN", "STATUS", "DURATION", "ID");
+  for (const Outcome& x : outcomes) {
+    std::printf("%-20s %-14s %-9s %-10s %s\n", x.workload.c_str(), x.letter.c_str(), x.status.c_str(),
+                x.duration_ms > 0 ? FormatDuration(x.duration_ms).c_str() : "-",
+                x.run_id.empty() ? "-" : x.run_id.c_str());
+  }
+}
+
+void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o) {
+  for (const Workload& w : plan) {
+    std::printf("workload %s/%s\n", w.experiment.c_str(), w.workload.c_str());
+    for (const PlannedRun& r : w.runs) {
+      if (!Runnable(r.row, o.rerun)) {
+        std::printf("  %-10s line %zu  skipped (%s)\n", r.letter.c_str(), r.row.line, r.row.status.c_str());
+        continue;
+      }
+      std::string devices = r.mig_gpu ? "<MIG " + r.row.collocation + " instance created on GPU " +
+                                            std::to_string(*r.mig_gpu) + ">"
+                                      : (r.row.devices == "-" ? "" : r.row.devices);
+      std::string report = "<artifacts of run " + r.id + ">/" + r.profiler;
+      std::printf("  %-10s line %zu  runs: %s\n", r.letter.c_str(), r.row.line,
+                  JoinShellWords(RunArgv(r, o, devices, report)).c_str());
+      std::vector<std::string> env = r.env;
+      if (IsMps(r.row.collocation)) env.emplace_back("CUDA_MPS_PIPE_DIRECTORY=<the workload's MPS daemon>");
+      if (!env.empty()) std::printf("  %-10s environment: %s\n", "", JoinShellWords(env).c_str());
+    }
+  }
 }
 
 }  // namespace
@@ -268,15 +390,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   std::printf("trainbench: %s: %zu workloads, %zu to run%s\n", o.file.c_str(), total, todo,
               o.dry_run ? " (dry run: nothing runs, the file is not changed)" : "");
   if (o.dry_run) {
-    for (const Workload& w : *plan) {
-      std::printf("workload %s/%s\n", w.experiment.c_str(), w.workload.c_str());
-      for (const PlannedRun& r : w.runs) {
-        bool runs = Runnable(r.row, o.rerun);
-        std::printf("  %-8s line %zu  %s  %s\n", r.letter.c_str(), r.row.line,
-                    runs ? "runs:" : ("skipped (" + r.row.status + ")").c_str(),
-                    runs ? JoinShellWords(r.argv).c_str() : "");
-      }
-    }
+    PrintPlan(*plan, o);
     return 0;
   }
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
@@ -294,10 +408,11 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   static const char* const kColors[] = {"\033[36m", "\033[35m", "\033[33m",
                                         "\033[32m", "\033[34m", "\033[31m"};
   std::mutex out_mu;
-  bool interrupted = false;
+  bool interrupted = false, cache_warned = false;
   int failed = 0, finished = 0;
   int64_t started_ms = WallMillis();
   size_t index = 0, done_workloads = 0;
+  std::vector<Outcome> outcomes;
   for (const Workload& w : *plan) {
     ++index;
     std::vector<const PlannedRun*> runs;
@@ -317,52 +432,89 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
         index, total, w.experiment.c_str(), w.workload.c_str(), runs.size(), finished, failed,
         FormatDuration(elapsed).c_str(), left.c_str());
     std::fflush(stdout);
-    // Every run is set up (spawned) before any is waited for: they start together.
+    if (o.drop_caches) DropPageCache(cache_warned);
+
+    // The GPU set up for sharing: an MPS daemon, MIG instances, DCGM profiling paused for
+    // Nsight. Undone when this scope ends, however the workload ends.
     MpsDaemon mps;
-    const PlannedRun* mps_run = nullptr;
-    for (const PlannedRun* r : runs) {
-      if (IsMps(r->row.collocation)) mps_run = r;
+    std::map<unsigned, MigInstances> migs;
+    DcgmProfilingPause dcgm_pause;
+    std::vector<std::string> devices(runs.size());
+    Status setup = Status::Ok();
+    for (size_t i = 0; i < runs.size(); ++i)
+      devices[i] = runs[i]->row.devices == "-" ? "" : runs[i]->row.devices;
+    auto mps_run =
+        std::find_if(runs.begin(), runs.end(), [](const PlannedRun* r) { return IsMps(r->row.collocation); });
+    if (mps_run != runs.end()) {
+      std::string on = (*mps_run)->row.devices == "-" ? "" : (*mps_run)->row.devices;
+      setup = mps.Start(on);
+      if (setup.ok())
+        std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n",
+                    on.empty() ? "all" : on.c_str(), mps.env()[0].c_str());
     }
-    if (mps_run != nullptr) {
-      std::string devices = mps_run->row.devices == "-" ? "" : mps_run->row.devices;
-      Status started = mps.Start(devices);
-      if (!started.ok()) return started;
-      std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n",
-                  devices.empty() ? "all" : devices.c_str(), mps.env()[0].c_str());
+    for (size_t i = 0; i < runs.size() && setup.ok(); ++i) {
+      if (!runs[i]->mig_gpu || migs.count(*runs[i]->mig_gpu) != 0) continue;
+      unsigned gpu = *runs[i]->mig_gpu;
+      std::vector<size_t> members;
+      std::vector<std::string> profiles;
+      for (size_t j = i; j < runs.size(); ++j) {
+        if (runs[j]->mig_gpu == gpu) {
+          members.push_back(j);
+          profiles.push_back(runs[j]->row.collocation);
+        }
+      }
+      Result<std::vector<std::string>> uuids = migs[gpu].Create(gpu, profiles);
+      if (!uuids.ok()) {
+        setup = uuids.status();
+        break;
+      }
+      for (size_t k = 0; k < members.size(); ++k) {
+        devices[members[k]] = (*uuids)[k];
+        std::printf("trainbench: MIG %s instance %s created on GPU %u for run %s\n", profiles[k].c_str(),
+                    (*uuids)[k].c_str(), gpu, runs[members[k]]->letter.c_str());
+      }
     }
+    if (setup.ok() &&
+        std::any_of(runs.begin(), runs.end(), [](const PlannedRun* r) { return !r->profiler.empty(); }) &&
+        dcgm_pause.Pause()) {
+      std::printf("trainbench: DCGM profiling paused while Nsight profiles this workload\n");
+    }
+    if (!setup.ok())
+      LogError("workload " + w.experiment + "/" + w.workload + " cannot run: " + setup.message());
+
+    // The workload's log, in the first run's artifact directory, later linked into the others'.
+    std::string workload_log;
+    std::FILE* log = nullptr;
+    if (Result<std::string> dir = (*store)->ArtifactDirectory(runs[0]->id); dir.ok() && setup.ok()) {
+      workload_log = *dir + "/workload.log";
+      log = std::fopen(workload_log.c_str(), "w");
+    }
+    // Every run is set up (spawned) before any is waited for: they start together.
     std::vector<ChildProcess> children;
     std::vector<std::thread> readers;
-    for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t i = 0; i < runs.size() && setup.ok(); ++i) {
+      const PlannedRun& r = *runs[i];
+      Result<std::string> dir = (*store)->ArtifactDirectory(r.id);
+      std::string report = (dir.ok() ? *dir : std::string(".")) + "/" + r.profiler + "_" + w.experiment +
+                           "_" + w.workload + "_" + r.letter;
       SpawnOptions spawn;
-      spawn.argv = runs[i]->argv;
-      if (IsMps(runs[i]->row.collocation) || !runs[i]->env.empty()) {
-        std::vector<std::string> env;
-        std::vector<std::string> extra = runs[i]->env;
-        if (IsMps(runs[i]->row.collocation)) {
-          extra.insert(extra.end(), mps.env().begin(), mps.env().end());
-          const std::string& c = runs[i]->row.collocation;
-          if (c.size() > 4) extra.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
-        }
-        for (char** e = environ; *e != nullptr; ++e) {
-          std::string_view kv = *e;
-          bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
-            return kv.substr(0, kv.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
-          });
-          if (!replaced) env.emplace_back(kv);
-        }
-        env.insert(env.end(), extra.begin(), extra.end());
-        spawn.environment = std::move(env);
-      }
+      spawn.argv = RunArgv(r, o, devices[i], report);
+      std::vector<std::string> extra = r.env;
+      if (IsMps(r.row.collocation)) extra.insert(extra.end(), mps.env().begin(), mps.env().end());
+      if (!extra.empty()) spawn.environment = EnvironmentWith(extra);
       spawn.new_process_group = true;
       spawn.stdin_mode = Stdio::kDevNull;
       spawn.stdout_mode = Stdio::kPipe;
       spawn.stderr_mode = Stdio::kPipe;
       Result<ChildProcess> child = ChildProcess::Spawn(spawn);
-      if (!child.ok()) return child.status();
-      std::string prefix = o.color ? std::string(kColors[i % 6]) + "[" + runs[i]->letter + "]\033[0m "
-                                   : "[" + runs[i]->letter + "] ";
-      readers.emplace_back(PrefixLines, child->ReleaseStdout(), prefix, stdout, std::ref(out_mu));
-      readers.emplace_back(PrefixLines, child->ReleaseStderr(), prefix, stderr, std::ref(out_mu));
+      if (!child.ok()) {
+        setup = child.status();
+        break;
+      }
+      std::string plain = "[" + r.letter + "] ";
+      std::string prefix = o.color ? std::string(kColors[i % 6]) + "[" + r.letter + "]\033[0m " : plain;
+      readers.emplace_back(PrefixLines, child->ReleaseStdout(), prefix, plain, stdout, log, std::ref(out_mu));
+      readers.emplace_back(PrefixLines, child->ReleaseStderr(), prefix, plain, stderr, log, std::ref(out_mu));
       children.push_back(std::move(child.value()));
     }
     auto all_exited = [&] {
@@ -384,25 +536,52 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     }
     for (ChildProcess& c : children) c.Wait();
     for (std::thread& t : readers) t.join();
+    if (log != nullptr) std::fclose(log);
+    dcgm_pause.Resume();
     mps.Stop();
+    for (auto& [gpu, instances] : migs) instances.Destroy();
 
     // Status and Run back into the file, re-read so that edits made meanwhile are kept.
     std::vector<CellUpdate> updates;
+    Result<std::string> now = ReadFile(o.file);
+    Result<ExperimentFile> current = now.ok() ? ParseExperimentFile(*now, o.file) : now.status();
+    const ExperimentFile& target = current.ok() ? *current : *file;
+    std::set<size_t> taken;
     for (const PlannedRun* r : runs) {
       Result<RunRecord> rec = (*store)->FindRun(r->id);
       std::string status = rec.ok() ? rec->status : kFailed;
       if (status == kRunning) status = kKilled;
       (status == kFinished ? finished : failed) += 1;
-      updates.push_back({r->row.line, status, r->id});
+      outcomes.push_back({w.experiment + "/" + w.workload, r->letter, status, rec.ok() ? r->id : "",
+                          rec.ok() && rec->end_ms > 0 ? rec->end_ms - rec->start_ms : 0});
+      if (rec.ok() && !workload_log.empty()) {
+        Result<std::string> dir = (*store)->ArtifactDirectory(r->id);
+        std::error_code ec;
+        std::string copy = dir.ok() ? *dir + "/workload.log" : "";
+        if (!copy.empty() && copy != workload_log) {
+          fs::create_hard_link(workload_log, copy, ec);
+          if (ec) fs::copy_file(workload_log, copy, fs::copy_options::overwrite_existing, ec);
+        }
+        if (!copy.empty() && !ec)
+          (*store)->PutArtifact(
+              {r->id, "workload.log", static_cast<int64_t>(fs::file_size(copy, ec)), "", copy});
+      }
+      std::optional<size_t> line = MatchRow(target, r->row, taken);
+      if (!line) {
+        LogWarning(Concat({o.file, ":", std::to_string(r->row.line),
+                           ": the row was changed or removed while it ran; ", r->letter, " ended ", status,
+                           " (run ", r->id, "), not written back"}));
+        continue;
+      }
+      taken.insert(*line);
+      updates.push_back({*line, rec.ok() ? status + " " + rec->name : status, rec.ok() ? r->id : ""});
     }
-    Result<std::string> now = ReadFile(o.file);
-    Result<ExperimentFile> current = now.ok() ? ParseExperimentFile(*now, o.file) : now.status();
-    const ExperimentFile& target = current.ok() ? *current : *file;
     Status written = WriteFileAtomically(o.file, UpdateStatusAndRun(target, updates));
     if (!written.ok()) LogError("cannot write the statuses back: " + written.message());
     ++done_workloads;
     if (interrupted) break;
   }
+  PrintSummary(outcomes);
   std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", o.file.c_str(), finished,
               failed, FormatDuration(WallMillis() - started_ms).c_str(),
               interrupted ? "; interrupted: run the same command again to resume" : "");

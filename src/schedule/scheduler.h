@@ -9,7 +9,14 @@
 // MPS control daemon for the workload with its own pipe and log directories, points the
 // runs at it (CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, and
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) and quits it after the workload, also when runs fail
-// or are interrupted. MIG profiles are refused before anything runs (not built yet).
+// or are interrupted. A MIG profile ("2g.10gb") creates one GPU and compute instance per
+// run on the row's GPU (which must be in MIG mode; root), gives each run its instance's
+// MIG UUID, and destroys the instances afterwards. The Listeners nsys, nsysraw, ncu and
+// ncuraw wrap the run's command in Nsight Systems or Compute (radT's options), with the
+// report written into the run's artifacts and DCGM's profiling paused meanwhile.
+// Devices and MIG mode are checked with nvidia-smi before anything runs.
+//
+// Each workload's interleaved output is stored as workload.log with each of its runs.
 #pragma once
 
 #include <string>
@@ -23,8 +30,9 @@ struct ScheduleOptions {
   std::string store;
   std::string python;  // interpreter for the File column's scripts
   bool dry_run = false;
-  bool rerun = false;  // FAILED rows run again
-  bool color = false;  // colour each run's output prefix
+  bool rerun = false;        // FAILED rows run again
+  bool color = false;        // colour each run's output prefix
+  bool drop_caches = false;  // drop the page cache before each workload (root)
 };
 
 // Runs the experiment; returns trainbench's exit code (0 when every run finished, 1 when
