@@ -2,6 +2,7 @@
 // concurrent runs of a workload, write-back, failures, Ctrl-C and resume, bad files.
 #include <signal.h>
 
+#include <map>
 #include <thread>
 
 #include "platform/process.h"
@@ -348,6 +349,37 @@ TEST_F(ScheduleTest, EditsMadeWhileItRunsAreKeptAndStatusesFindTheirRows) {
   EXPECT_EQ(f.rows[2].params, "--seconds 0.2");  // the user's edit kept
   EXPECT_EQ(f.rows[2].status, "");               // it changed, so it is not the row that ran
   EXPECT_NE(Slurp(dir_ / "sched.err").find("the row was changed or removed while it ran"), std::string::npos);
+}
+
+// The README's experiment: real PyTorch training alone, collocated, under MPS and on MIG
+// instances of the simulated GPU (one epoch per run).
+TEST_F(ScheduleTest, TheDigitsExampleExperimentRunsEndToEndOnTheSimulatedGpu) {
+  SimulatedGpu();
+  fs::path example = fs::path(TRAINBENCH_SOURCE_DIR) / "examples" / "digits";
+  fs::copy_file(example / "experiment.csv", dir_ / "experiment.csv");
+  fs::create_symlink(example / "train.py", dir_ / "train.py");
+  Shell r = Trainbench("schedule experiment.csv --max-epochs 1");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ExperimentFile f = ParseExperimentFile(Slurp(dir_ / "experiment.csv"), "experiment.csv").value();
+  ASSERT_EQ(f.rows.size(), 8u);
+  auto store = OpenStore();
+  std::map<std::string, std::vector<RunRecord>> workloads;
+  for (const ExperimentRow& row : f.rows) {
+    EXPECT_EQ(Outcome(row), "FINISHED") << row.status;
+    RunRecord run = store->FindRun(row.run).value();
+    EXPECT_EQ(Series(*store, run.id, "train.epoch_loss").size(), 1u) << run.name;  // --max-epochs 1
+    workloads[run.workload].push_back(run);
+  }
+  for (const char* pair : {"cpu-pair", "gpu-mps", "gpu-mig"}) {
+    const std::vector<RunRecord>& runs = workloads[pair];
+    ASSERT_EQ(runs.size(), 2u) << pair;
+    EXPECT_TRUE(runs[0].start_ms < runs[1].end_ms && runs[1].start_ms < runs[0].end_ms) << pair;
+  }
+  for (const RunRecord& run : workloads["gpu-mig"])
+    EXPECT_EQ(run.devices.rfind("MIG-", 0), 0u) << run.devices;
+  EXPECT_NE(r.out.find("MPS control daemon started for GPU 0"), std::string::npos) << r.out;
+  EXPECT_EQ(Slurp(dir_ / "sim.json.mig"), "");  // the MIG instances are gone again
+  EXPECT_FALSE(Series(*store, workloads["gpu-alone"][0].id, "gpu.power.draw_watts", "gpu=0").empty());
 }
 
 }  // namespace

@@ -545,6 +545,10 @@ int Main(int argc, char** argv) {
   schedule->add_flag("--dry-run", so.dry_run,
                      "Print the plan (workloads, runs, commands) and change nothing");
   schedule->add_flag("--rerun", so.rerun, "Run FAILED rows again (FINISHED rows are always skipped)");
+  schedule->add_option("--max-epochs", so.max_epochs,
+                       "End each run after N epochs (scripts that log epochs through trainbench's client)");
+  schedule->add_option("--max-time", so.max_time,
+                       "Each run's time limit (90s, 30m, 2h) unless its MaxTime cell says otherwise");
   schedule->add_flag("--drop-caches", so.drop_caches,
                      "Drop the page cache before each workload, so each reads its data cold (needs root)");
 

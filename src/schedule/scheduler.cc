@@ -131,7 +131,9 @@ std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, 
       "--tag",          "trainbench.collocation=" + (c.empty() ? "-" : c)};
   if (!r.listeners.empty()) argv.insert(argv.end(), {"--listeners", r.listeners});
   if (!devices.empty()) argv.insert(argv.end(), {"--devices", devices});
-  if (!r.row.max_time.empty()) argv.insert(argv.end(), {"--max-time", r.row.max_time});
+  std::string max_time = r.row.max_time.empty() ? o.max_time : r.row.max_time;
+  if (!max_time.empty()) argv.insert(argv.end(), {"--max-time", max_time});
+  if (o.max_epochs > 0) argv.insert(argv.end(), {"--max-epochs", std::to_string(o.max_epochs)});
   if (r.profiler.empty()) {
     if (!r.python.empty()) argv.insert(argv.end(), {"--python", r.python});
     argv.push_back(r.script);
@@ -236,6 +238,9 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
       run.mig_gpu = gpu->index;
     } else if (!c.empty() && c != "-") {
       return bad("Collocation", "'" + c + "' is not -, MPS, MPS:PERCENT or a MIG profile such as 3g.20gb");
+    }
+    if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok()) {
+      return bad("MaxTime", "'" + row.max_time + "' is not a duration such as 90s, 30m or 2h");
     }
     fs::path script = fs::path(row.file).is_absolute() ? fs::path(row.file) : base / row.file;
     std::error_code ec;
@@ -379,6 +384,9 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   if (!text.ok()) return text.status();
   Result<ExperimentFile> file = ParseExperimentFile(*text, o.file);
   if (!file.ok()) return file.status();
+  if (!o.max_time.empty() && !ParseDurationMillis(o.max_time).ok()) {
+    return Status::InvalidArgument("--max-time " + o.max_time + " is not a duration such as 90s, 30m or 2h");
+  }
   Result<std::vector<Workload>> plan = Plan(*file, o);
   if (!plan.ok()) return plan.status();
 

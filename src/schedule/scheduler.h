@@ -33,6 +33,8 @@ struct ScheduleOptions {
   bool rerun = false;        // FAILED rows run again
   bool color = false;        // colour each run's output prefix
   bool drop_caches = false;  // drop the page cache before each workload (root)
+  int max_epochs = 0;        // each run ends after this many epochs (0: no limit)
+  std::string max_time;      // each run's time limit unless its MaxTime cell says otherwise
 };
 
 // Runs the experiment; returns trainbench's exit code (0 when every run finished, 1 when
