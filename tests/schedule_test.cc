@@ -1,6 +1,8 @@
 // `trainbench schedule` with real child processes: experiment files in radT's format,
 // concurrent runs of a workload, write-back, failures, Ctrl-C and resume, bad files.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <map>
 #include <thread>
@@ -349,6 +351,42 @@ TEST_F(ScheduleTest, EditsMadeWhileItRunsAreKeptAndStatusesFindTheirRows) {
   EXPECT_EQ(f.rows[2].params, "--seconds 0.2");  // the user's edit kept
   EXPECT_EQ(f.rows[2].status, "");               // it changed, so it is not the row that ran
   EXPECT_NE(Slurp(dir_ / "sched.err").find("the row was changed or removed while it ran"), std::string::npos);
+}
+
+// The start gate that makes a workload's runs start together: `trainbench run` sets up,
+// says so, and starts its command only when the scheduler closes the gate.
+TEST_F(ScheduleTest, ARunWaitsAtTheStartGateUntilItOpens) {
+  int ready[2], gate[2];
+  ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);  // as the scheduler: the child gets one end of each
+  ASSERT_EQ(pipe2(gate, O_CLOEXEC), 0);
+  fcntl(ready[1], F_SETFD, 0);
+  fcntl(gate[0], F_SETFD, 0);
+  struct stat st {};
+  fstat(ready[1], &st);
+  ino_t ready_inode = st.st_ino;
+  fstat(gate[0], &st);
+  ino_t gate_inode = st.st_ino;
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sh", "-c",
+                "cd " + dir_.string() + " && TRAINBENCH_START_GATE=" + std::to_string(ready[1]) + "," +
+                    std::to_string(gate[0]) + " TRAINBENCH_STORE=" + db_ + " exec " + kTrainbench +
+                    " run -q -l top -- sh -c 'touch started; ls -l /proc/self/fd > links'"};
+  ChildProcess run = ChildProcess::Spawn(spawn).value();
+  close(ready[1]);
+  close(gate[0]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);  // set up
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(fs::exists(dir_ / "started"));  // but waiting
+  close(gate[1]);
+  EXPECT_EQ(run.Wait().value().exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir_ / "started"));
+  EXPECT_EQ(read(ready[0], &byte, 1), 0);  // the run closed its end
+  close(ready[0]);
+  // The command inherited neither pipe.
+  std::string links = Slurp(dir_ / "links");
+  for (ino_t inode : {ready_inode, gate_inode})
+    EXPECT_EQ(links.find("pipe:[" + std::to_string(inode) + "]"), std::string::npos) << links;
 }
 
 // The README's experiment: real PyTorch training alone, collocated, under MPS and on MIG

@@ -1,5 +1,6 @@
 // trainbench's command line: the only file that knows every layer. Subcommands:
 // run, ls, show, export.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -187,6 +188,19 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
     }
   }
   o.command = command;
+  // The scheduler's start gate (READY_FD,GATE_FD), for this process only.
+  if (const char* gate = std::getenv("TRAINBENCH_START_GATE")) {
+    std::vector<std::string_view> fds = Split(gate, ',');
+    if (fds.size() == 2) {
+      o.ready_fd = static_cast<int>(ParseInt(fds[0]).value_or(-1));
+      o.gate_fd = static_cast<int>(ParseInt(fds[1]).value_or(-1));
+      // Tools the listeners start must not hold them open.
+      for (int fd : {o.ready_fd, o.gate_fd}) {
+        if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
+      }
+    }
+    unsetenv("TRAINBENCH_START_GATE");
+  }
 
   // The store must be usable before anything starts.
   Result<std::unique_ptr<Store>> store = OpenStore(a.store);

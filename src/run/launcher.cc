@@ -1,5 +1,6 @@
 #include "run/launcher.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -117,6 +118,23 @@ void RecordArtifactFiles(Store& store, const std::string& run_id, const std::str
     int64_t size = static_cast<int64_t>(it->file_size(ec));
     store.PutArtifact({run_id, name, ec ? 0 : size, "", it->path().string()});
   }
+}
+
+// Says this run is set up, then waits until its siblings are too (the scheduler closes the
+// gate); both descriptors are closed after, so the command does not inherit them.
+void WaitAtStartGate(int ready_fd, int gate_fd) {
+  if (ready_fd >= 0) {
+    while (write(ready_fd, "r", 1) < 0 && errno == EINTR) {
+    }
+    close(ready_fd);
+  }
+  if (gate_fd < 0) return;
+  // The scheduler closes its end; a scheduler gone astray must not hold the run forever.
+  pollfd p{gate_fd, POLLIN, 0};
+  int64_t deadline = MonotonicNanos() + int64_t{120} * 1000000000;
+  while (MonotonicNanos() < deadline && poll(&p, 1, 1000) == 0) {
+  }
+  close(gate_fd);
 }
 
 // Merges explicit params over those parsed from the command line.
@@ -350,6 +368,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     }
   }
 
+  WaitAtStartGate(options.ready_fd, options.gate_fd);
   SpawnOptions spawn;
   spawn.argv = options.command;
   spawn.environment = ChildEnvironment(settings);

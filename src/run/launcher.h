@@ -39,6 +39,11 @@ struct RunOptions {
   std::string run_id;
   // Serve the tracking API (MLflow's REST calls, the Python client) to the script.
   bool tracking = true;
+  // A start gate shared with sibling runs (the scheduler's, TRAINBENCH_START_GATE): once
+  // the run is set up, a byte goes to `ready_fd`; the command starts when `gate_fd`
+  // reaches end of file (every sibling is set up too). -1: start at once.
+  int ready_fd = -1;
+  int gate_fd = -1;
 };
 
 struct RunOutcome {

@@ -1,6 +1,8 @@
 #include "schedule/scheduler.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -327,6 +329,27 @@ void PrefixLines(int fd, const std::string& prefix, const std::string& plain_pre
   close(fd);
 }
 
+// Waits until `runs` children said they are set up (or ended, or a minute passed), then
+// opens the gate; closes all four descriptors.
+void OpenStartGate(int ready[2], int gate[2], size_t runs) {
+  for (int fd : {ready[1], gate[0]}) {
+    if (fd >= 0) close(fd);
+  }
+  size_t said = 0;
+  int64_t deadline = MonotonicNanos() + int64_t{60} * 1000000000;
+  while (ready[0] >= 0 && said < runs && MonotonicNanos() < deadline) {
+    pollfd p{ready[0], POLLIN, 0};
+    if (poll(&p, 1, 1000) <= 0) continue;
+    char buf[64];
+    ssize_t n = read(ready[0], buf, sizeof buf);
+    if (n == 0) break;  // every child said so or ended
+    if (n > 0) said += static_cast<size_t>(n);
+  }
+  for (int fd : {ready[0], gate[1]}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
 // Drops the page cache so that every workload reads its data cold; says once when it cannot.
 void DropPageCache(bool& warned) {
   sync();
@@ -497,7 +520,19 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       workload_log = *dir + "/workload.log";
       log = std::fopen(workload_log.c_str(), "w");
     }
-    // Every run is set up (spawned) before any is waited for: they start together.
+    // The runs start together: each `trainbench run` sets itself up (store, listeners,
+    // tracking), says so on `ready`, and starts its command when `gate` closes, once all are
+    // ready. The children inherit ready's write end and gate's read end only.
+    int ready[2] = {-1, -1}, gate[2] = {-1, -1};
+    if (setup.ok() && (pipe2(ready, O_CLOEXEC) != 0 || pipe2(gate, O_CLOEXEC) != 0)) {
+      setup = Status::FromErrno("cannot create the start gate", errno);
+    }
+    if (setup.ok()) {
+      fcntl(ready[1], F_SETFD, 0);
+      fcntl(gate[0], F_SETFD, 0);
+    }
+    std::string gate_env =
+        "TRAINBENCH_START_GATE=" + std::to_string(ready[1]) + "," + std::to_string(gate[0]);
     std::vector<ChildProcess> children;
     std::vector<std::thread> readers;
     for (size_t i = 0; i < runs.size() && setup.ok(); ++i) {
@@ -509,7 +544,8 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       spawn.argv = RunArgv(r, o, devices[i], report);
       std::vector<std::string> extra = r.env;
       if (IsMps(r.row.collocation)) extra.insert(extra.end(), mps.env().begin(), mps.env().end());
-      if (!extra.empty()) spawn.environment = EnvironmentWith(extra);
+      extra.push_back(gate_env);
+      spawn.environment = EnvironmentWith(extra);
       spawn.new_process_group = true;
       spawn.stdin_mode = Stdio::kDevNull;
       spawn.stdout_mode = Stdio::kPipe;
@@ -525,6 +561,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       readers.emplace_back(PrefixLines, child->ReleaseStderr(), prefix, plain, stderr, log, std::ref(out_mu));
       children.push_back(std::move(child.value()));
     }
+    OpenStartGate(ready, gate, children.size());
     auto all_exited = [&] {
       return std::all_of(children.begin(), children.end(),
                          [](const ChildProcess& c) { return c.HasExited(); });
