@@ -204,6 +204,13 @@ TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRu
       "\n");
   Shell bad = Trainbench("schedule exp.csv");
   EXPECT_NE(bad.err.find("exp.csv:2: column Collocation"), std::string::npos) << bad.err;
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,0,MPS,work.py,top,\ne,1,,,1,MPS,work.py,top,\n");
+  Shell split = Trainbench("schedule exp.csv");
+  EXPECT_NE(split.err.find("exp.csv:3: column Devices: the MPS runs of a workload share one daemon"),
+            std::string::npos)
+      << split.err;
 }
 
 TEST_F(ScheduleTest, MigWorkloadsGetTheirOwnInstancesWhichAreDestroyedAfterwards) {

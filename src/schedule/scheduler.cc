@@ -273,6 +273,15 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
       plan.push_back({row.experiment, row.workload, {}});
       it = plan.end() - 1;
     }
+    if (IsMps(c)) {
+      // One MPS control daemon serves the workload: its MPS rows share their devices.
+      for (const PlannedRun& other : it->runs) {
+        if (IsMps(other.row.collocation) && other.row.devices != row.devices) {
+          return bad("Devices", "the MPS runs of a workload share one daemon, so one set of devices; line " +
+                                    std::to_string(other.row.line) + " has " + other.row.devices);
+        }
+      }
+    }
     run.script = script.string();
     run.letter = devices + static_cast<char>('A' + it->runs.size() % 26) + (c.empty() ? "-" : c);
     run.id = NewRunId();
