@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs every Debian package trainbench needs to build, test and run its demo.
-# Idempotent: packages already present are not touched, and `apt-get update` runs only
-# when something is missing. Must run as root (or with sudo available) on Debian 12.
+# Installs every Debian package trainbench needs to build, test and run its demo, and the
+# web UI's npm packages (web/node_modules, from web/package-lock.json).
+# Idempotent: packages already present are not touched, `apt-get update` runs only when
+# something is missing, and npm runs only when the lock file changed. Must run as root (or
+# with sudo available) on Debian 12.
 set -euo pipefail
 
 packages=(
@@ -11,7 +13,12 @@ packages=(
   clang-format clang-tidy wrk
   procps sqlite3
   python3 python3-torch python3-sklearn
+  chromium
 )
+# Node and npm: the machine's own when present (npm 10 or newer), else Debian's.
+if ! command -v npm > /dev/null || ! command -v node > /dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,14 +29,23 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} Debian packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: run as root or install sudo; missing: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup: run as root or install sudo; missing: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+# The web UI's build tools and uPlot. playwright-core brings no browser: the tests use
+# Debian's chromium.
+web="$(dirname "$0")/../web"
+if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci in web/"
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+else
+  echo "setup: web/node_modules up to date"
 fi
-echo "setup: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -13,6 +13,7 @@
 #include "metrics/catalog.h"
 #include "platform/process.h"
 #include "store/series_writer.h"
+#include "tests/helpers/recorded_trace.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -60,26 +61,12 @@ class ServeTest : public ::testing::Test {
 
   // The recorded trace as one run: each radT column under its catalog name.
   void ImportTrace(Store& store) {
-    std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
-    json trace = json::parse(in);
     trace_ = NewRun(store, "traces", "", "recorded");
     SeriesWriter writer(store, trace_.id);
-    std::vector<int64_t> times;
-    for (const json& t : trace["Timestamp"]) times.push_back(t.get<int64_t>());
-    for (auto& [column, values] : trace.items()) {
-      std::string metric = column == "DCGMI - Power Usage" ? "gpu.power.draw_watts" : "";
-      for (const MetricInfo& m : MetricCatalog()) {
-        if (m.radt_name == column) metric = std::string(m.name);
-      }
-      if (metric.empty()) continue;
-      for (size_t i = 0; i < times.size(); ++i) {
-        if (!values[i].is_number()) continue;
-        writer.Append(metric, "gpu=0", Point{times[i], values[i].get<double>()});
-        if (metric == "gpu.power.draw_watts") power_.push_back(values[i].get<double>());
-      }
-    }
+    RecordedTrace trace = WriteRecordedTrace(writer, TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
     ASSERT_TRUE(writer.Close().ok());
-    trace_start_ = times.front();
+    power_ = trace.power_watts;
+    trace_start_ = trace.start_ms;
   }
 
   // 100,000 points at 10 ms: flat at workload*10+run, one spike to 1000 and one dip to -5.

@@ -1,0 +1,142 @@
+// Writes a store for the web UI's browser tests and benchmark:
+//   tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P] [--big P]
+// - experiment "traces": the recorded DCGM trace of ../shared/data as one run;
+// - experiment "synth": workloads 1 and 2 with runs A and B each, 10 minutes at 1 Hz of GPU
+//   utilization (workload*10 + run, plus a slow wave), SM activity, power, energy, a
+//   training loss with steps and throughput, epoch events and a batch-size param;
+// - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz;
+// - with --big: experiment "big", one run of P points at 1 Hz.
+// Prints the run ids as JSON ({"synth": {"1": [a, b], "2": [...]}, "trace": id, ...}).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/series_writer.h"
+#include "store/store.h"
+#include "tests/helpers/recorded_trace.h"
+
+namespace tb {
+namespace {
+
+constexpr int64_t kStart = 1763777000000;
+
+RunRecord NewRun(Store& store, const std::string& experiment, const std::string& workload,
+                 const std::string& name, const std::string& letter, KeyValues params) {
+  RunRecord run;
+  run.id = NewRunId();
+  run.experiment = experiment;
+  run.workload = workload;
+  run.name = name;
+  run.command = "/usr/bin/python3 train.py --batch-size " + (params.empty() ? "64" : params[0].second);
+  run.start_ms = kStart;
+  run.params = std::move(params);
+  run.tags = {{"trainbench.letter", letter}, {"trainbench.collocation", "-"}};
+  run.devices = "0";
+  if (!store.EnsureExperiment(experiment).ok() || !store.CreateRun(run).ok()) {
+    std::fprintf(stderr, "cannot create run %s\n", name.c_str());
+    std::exit(1);
+  }
+  return run;
+}
+
+void Finish(Store& store, SeriesWriter& writer, const RunRecord& run, int64_t end_ms) {
+  if (!writer.Close().ok() || !store.FinishRun(run.id, end_ms, kFinished, 0, std::nullopt, "").ok()) {
+    std::fprintf(stderr, "cannot finish run %s\n", run.name.c_str());
+    std::exit(1);
+  }
+}
+
+std::string SyntheticRun(Store& store, int workload, int r) {
+  std::string letter = std::string("0") + static_cast<char>('A' + r) + "-";
+  std::string batch = workload == 1 ? "64" : "128";
+  RunRecord run =
+      NewRun(store, "synth", std::to_string(workload), "train.py " + letter, letter, {{"batch-size", batch}});
+  SeriesWriter writer(store, run.id);
+  double base = workload * 10 + r;
+  double energy = 0;
+  for (int i = 0; i < 600; ++i) {
+    int64_t t = kStart + i * 1000;
+    double util = (base + 5 * std::sin(i / 30.0)) / 100;
+    writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{t, util});
+    writer.Append("gpu.sm.active_ratio", "gpu=0", Point{t, util * 0.8});
+    double power = 100 + 200 * util;
+    energy += power;
+    writer.Append("gpu.power.draw_watts", "gpu=0", Point{t, power});
+    writer.Append("gpu.energy.consumed_joules", "gpu=0", Point{t, energy});
+    if (i % 5 == 0) {
+      Point loss{t, 2.0 * std::exp(-i / (150.0 + 50 * workload)) + 0.01 * r};
+      loss.step = i / 5;
+      writer.Append("train.loss", "", loss);
+      writer.Append("train.throughput_samples_per_second", "", Point{t, 1000.0 * workload + 50 * r});
+    }
+    if (i % 120 == 0) store.AddEvent({run.id, t, "epoch", "epoch " + std::to_string(i / 120 + 1)});
+  }
+  Finish(store, writer, run, kStart + 600000);
+  return run.id;
+}
+
+std::string FlatRun(Store& store, const std::string& experiment, const std::string& name, int64_t points,
+                    double base) {
+  RunRecord run =
+      NewRun(store, experiment, experiment == "big" ? "" : "w", name, name, {{"batch-size", "64"}});
+  SeriesWriter writer(store, run.id);
+  for (int64_t i = 0; i < points; ++i) {
+    double v = base + std::sin(static_cast<double>(i) / 500.0) + (i % 97 == 0 ? 3 : 0);
+    writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{kStart + i * 1000, v});
+  }
+  Finish(store, writer, run, kStart + points * 1000);
+  return run.id;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr,
+                 "usage: tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P] [--big P]\n");
+    return 2;
+  }
+  int64_t bench_runs = 0, bench_points = 100000, big = 0;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    int64_t v = std::atoll(argv[i + 1]);
+    if (a == "--bench-runs") bench_runs = v;
+    if (a == "--bench-points") bench_points = v;
+    if (a == "--big") big = v;
+  }
+  Result<std::unique_ptr<Store>> opened = Store::Open(argv[1]);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s\n", opened.status().message().c_str());
+    return 1;
+  }
+  Store& store = **opened;
+  std::string out = "{\"synth\": {";
+  for (int w = 1; w <= 2; ++w) {
+    out += std::string(w > 1 ? ", " : "") + "\"" + std::to_string(w) + "\": [";
+    for (int r = 0; r < 2; ++r) out += std::string(r ? ", " : "") + "\"" + SyntheticRun(store, w, r) + "\"";
+    out += "]";
+  }
+  out += "}";
+  RunRecord trace = NewRun(store, "traces", "", "recorded", "recorded", {});
+  SeriesWriter writer(store, trace.id);
+  RecordedTrace recorded = WriteRecordedTrace(writer, argv[2]);
+  Finish(store, writer, trace, recorded.start_ms + static_cast<int64_t>(recorded.power_watts.size()) * 1000);
+  out += ", \"trace\": \"" + trace.id + "\"";
+  if (bench_runs > 0) {
+    out += ", \"bench\": [";
+    for (int64_t r = 0; r < bench_runs; ++r) {
+      out += std::string(r ? ", " : "") + "\"" +
+             FlatRun(store, "bench", "b" + std::to_string(r), bench_points, static_cast<double>(r)) + "\"";
+    }
+    out += "]";
+  }
+  if (big > 0) out += ", \"big\": \"" + FlatRun(store, "big", "big", big, 0) + "\"";
+  std::printf("%s}\n", out.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tb
+
+int main(int argc, char** argv) { return tb::Main(argc, argv); }

@@ -1,0 +1,140 @@
+// The JSON API of `trainbench serve` (docs/API.md), with the page's ?token= passed on.
+
+export interface RunInfo {
+  id: string;
+  name: string;
+  experiment: string;
+  workload: string;
+  status: string;
+  start_ms: number;
+  end_ms: number;
+  duration_ms: number;
+  command: string;
+  host: string;
+  devices: string;
+  collocation: string;
+  letter: string;
+  simulated_gpu: boolean;
+  params: Record<string, string>;
+  tags: Record<string, string>;
+  summary?: SeriesSummary[];
+}
+
+export interface SeriesSummary {
+  metric: string;
+  labels: string;
+  unit: string;
+  count: number;
+  min: number;
+  max: number;
+  mean: number;
+}
+
+export interface ExperimentInfo {
+  id: number;
+  name: string;
+  runs: number;
+  running: number;
+  workloads: number;
+  last_start_ms: number;
+}
+
+export interface MetricInfo {
+  metric: string;
+  unit: string;
+  source: string;
+  description: string;
+  labels: string[];
+  runs: number;
+}
+
+export interface SeriesData {
+  run: string;
+  metric: string;
+  labels: string;
+  unit: string;
+  total_points: number;
+  last_ms: number;
+  x: number[];
+  y: (number | null)[];
+}
+
+export interface AggregateData {
+  experiment: string;
+  workload: string;
+  runs: string[];
+  x: number[];
+  mean: (number | null)[];
+  min: (number | null)[];
+  max: (number | null)[];
+}
+
+export interface EventInfo {
+  time_ms: number;
+  relative_s: number;
+  kind: string;
+  label: string;
+}
+
+const token = new URLSearchParams(location.search).get("token");
+
+export function apiUrl(path: string, params: Record<string, string | number | undefined> = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== "") q.set(k, String(v));
+  }
+  if (token) q.set("token", token);
+  const s = q.toString();
+  return "/api/v1/" + path + (s ? "?" + s : "");
+}
+
+export async function get<T>(path: string, params: Record<string, string | number | undefined> = {}): Promise<T> {
+  const r = await fetch(apiUrl(path, params), { cache: "no-store" });
+  if (!r.ok) {
+    let message = r.statusText;
+    try {
+      message = (await r.json()).message;
+    } catch {
+      // not JSON: keep the status text
+    }
+    throw new Error(message);
+  }
+  return r.json() as Promise<T>;
+}
+
+export const experiments = () => get<{ experiments: ExperimentInfo[] }>("experiments").then((r) => r.experiments);
+export const runsOf = (experiment: string) =>
+  get<{ runs: RunInfo[] }>("runs", { experiment, summary: 0 }).then((r) => r.runs);
+export const runsWithSummary = (ids: string[]) =>
+  Promise.all(ids.map((id) => get<RunInfo>("runs/" + id)));
+export const metricsOf = (runs: string[]) =>
+  get<{ metrics: MetricInfo[] }>("metrics", { runs: runs.join(",") }).then((r) => r.metrics);
+export const eventsOf = (run: string) => get<{ events: EventInfo[] }>(`runs/${run}/events`).then((r) => r.events);
+
+export interface Range {
+  from?: number;
+  to?: number;
+}
+
+export function series(runs: string[], metric: string, labels: string, x: string, budget: number, range: Range) {
+  return get<{ series: SeriesData[] }>("series", {
+    runs: runs.join(","),
+    metric,
+    labels,
+    x,
+    budget,
+    from: range.from,
+    to: range.to,
+  }).then((r) => r.series);
+}
+
+export function aggregate(workloads: string[], metric: string, labels: string, budget: number, range: Range) {
+  return get<{ workloads: AggregateData[] }>("aggregate", {
+    workloads: workloads.join(","),
+    metric,
+    labels,
+    budget,
+    from: range.from,
+    to: range.to,
+  }).then((r) => r.workloads);
+}

@@ -1,0 +1,631 @@
+// One chart: a metric over time for its own selection of runs, each run on its own, each
+// workload as a mean with a min-max band, or both; with zoom (drag, or the overview strip
+// below), finer data fetched for the zoomed range, legend toggles, smoothing, line width,
+// a monochrome mode, event markers, live updates, and exports.
+import uPlot from "uplot";
+import * as api from "./api";
+import type { ChartState, Grouping, XKind } from "./state";
+import { buildScene, toCanvas, toPdf, toSvg, type Plot, type PlotBand, type PlotSeries } from "./scene";
+import { clock, esc, value, wall, xLabel } from "./format";
+
+export interface ChartHost {
+  run(id: string): api.RunInfo | undefined;
+  changed(): void; // the chart's state changed: save the view
+  remove(chart: ChartPanel): void;
+  selection(): string[];
+  message(text: string): void;
+}
+
+const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [14, 5], [4, 4], [1, 4], [16, 4, 4, 4]];
+
+interface Line {
+  key: string; // legend identity: run id + labels, or "EXP:W"
+  name: string;
+  run?: string;
+  x: number[];
+  y: (number | null)[];
+  band?: { lo: (number | null)[]; hi: (number | null)[] };
+}
+
+function ema(y: (number | null)[], weight: number): (number | null)[] {
+  if (weight <= 0) return y;
+  const w = weight / 100;
+  let last: number | null = null;
+  let debias = 0;
+  return y.map((v) => {
+    if (v === null || !Number.isFinite(v)) return v;
+    last = last === null ? v * (1 - w) : last * w + (1 - w) * v;
+    debias = debias * w + (1 - w);
+    return last / debias;
+  });
+}
+
+export class ChartPanel {
+  readonly el: HTMLElement;
+  private plot?: uPlot;
+  private overview?: uPlot;
+  private lines: Line[] = [];
+  private full: Line[] = []; // the whole range, for the overview
+  private events: { x: number; label: string }[] = [];
+  private unit = "";
+  private timer = 0;
+  private fetching = 0;
+  private body: HTMLElement;
+  private over: HTMLElement;
+  private info: HTMLElement;
+  private details: HTMLElement;
+  private tooltip: HTMLElement;
+  onDrawn?: () => void; // after each draw (for measurements)
+
+  constructor(
+    readonly state: ChartState,
+    private host: ChartHost,
+  ) {
+    this.el = document.createElement("section");
+    this.el.className = "chart";
+    this.el.dataset.chart = state.id;
+    this.el.setAttribute("aria-label", `Chart of ${state.metric}`);
+    this.el.innerHTML = `
+      <header>
+        <h3>${esc(state.metric)}${state.labels ? ` <small>${esc(state.labels)}</small>` : ""}</h3>
+        <span class="chart-info"></span>
+        <span class="spacer"></span>
+        <label>Group <select data-k="grouping" aria-label="Grouping">
+          <option value="runs">each run</option><option value="workloads">workload mean, min-max</option>
+          <option value="mixed">workloads and runs</option></select></label>
+        <label>X <select data-k="x" aria-label="X axis">
+          <option value="relative">time since start</option><option value="wall">wall time</option>
+          <option value="step">step</option></select></label>
+        <label title="Exponential moving average">Smooth <input data-k="smoothing" type="range" min="0" max="99" aria-label="Smoothing"></label>
+        <label>Width <select data-k="width" aria-label="Line width"><option>1</option><option>2</option><option>3</option><option>4</option></select></label>
+        <label><input data-k="mono" type="checkbox"> Mono</label>
+      </header>
+      <div class="chart-tools">
+        <button data-a="selection" type="button" title="Show the runs selected in the sidebar">Use selection</button>
+        <button data-a="reset" type="button">Reset zoom</button>
+        <span class="spacer"></span>
+        <button data-a="png" type="button">PNG</button><button data-a="svg" type="button">SVG</button>
+        <button data-a="pdf" type="button">PDF</button><button data-a="csv" type="button">CSV</button>
+        <button data-a="remove" type="button" aria-label="Remove chart">✕</button>
+      </div>
+      <div class="plot" tabindex="0" aria-label="Plot: drag to zoom, + and - zoom, arrows pan, 0 resets"></div>
+      <div class="overview" aria-label="Overview: drag to choose the range"></div>
+      <div class="run-details" hidden></div>
+      <div class="tooltip" hidden></div>`;
+    this.body = this.el.querySelector(".plot")!;
+    this.over = this.el.querySelector(".overview")!;
+    this.info = this.el.querySelector(".chart-info")!;
+    this.details = this.el.querySelector(".run-details")!;
+    this.tooltip = this.el.querySelector(".tooltip")!;
+    this.bindControls();
+  }
+
+  private bindControls() {
+    const s = this.state;
+    for (const input of this.el.querySelectorAll<HTMLInputElement | HTMLSelectElement>("[data-k]")) {
+      const k = input.dataset.k as keyof ChartState;
+      if (input instanceof HTMLInputElement && input.type === "checkbox") input.checked = !!s[k];
+      else input.value = String(s[k]);
+      input.addEventListener(input.type === "range" ? "input" : "change", () => {
+        if (k === "grouping") s.grouping = input.value as Grouping;
+        if (k === "x") {
+          s.x = input.value as XKind;
+          s.zoom = null;
+        }
+        if (k === "smoothing") s.smoothing = Number(input.value);
+        if (k === "width") s.width = Number(input.value);
+        if (k === "mono") s.mono = (input as HTMLInputElement).checked;
+        this.host.changed();
+        if (k === "grouping" || k === "x") void this.load();
+        else this.draw();
+      });
+    }
+    this.el.querySelector('[data-a="selection"]')!.addEventListener("click", () => {
+      s.runs = this.host.selection();
+      s.hidden = [];
+      this.host.changed();
+      void this.load();
+    });
+    this.el.querySelector('[data-a="reset"]')!.addEventListener("click", () => this.resetZoom());
+    this.el.querySelector('[data-a="remove"]')!.addEventListener("click", () => this.host.remove(this));
+    for (const kind of ["png", "svg", "pdf", "csv"] as const) {
+      this.el.querySelector(`[data-a="${kind}"]`)!.addEventListener("click", () => this.export(kind));
+    }
+    this.body.addEventListener("keydown", (e) => this.key(e));
+    this.body.addEventListener("mouseleave", () => (this.tooltip.hidden = true));
+  }
+
+  destroy() {
+    clearInterval(this.timer);
+    this.plot?.destroy();
+    this.overview?.destroy();
+    this.el.remove();
+  }
+
+  private effectiveX(): XKind {
+    // Workload means align runs on the time since their start.
+    return this.state.grouping === "runs" ? this.state.x : "relative";
+  }
+
+  private budget(): number {
+    return Math.max(400, Math.min(4000, Math.round((this.body.clientWidth || 800) * 2)));
+  }
+
+  // Fetches the data for the chart's runs (the zoomed range when `zoomed`) and draws.
+  async load(zoomedOnly = false): Promise<void> {
+    const s = this.state;
+    const token = ++this.fetching;
+    const runs = s.runs.filter((id) => /^[0-9a-f]{32}$/.test(id));
+    if (!runs.length) {
+      this.info.textContent = "no runs: select some and press Use selection";
+      this.lines = [];
+      this.full = [];
+      this.draw();
+      return;
+    }
+    const x = this.effectiveX();
+    const range: api.Range = s.zoom ? { from: s.zoom[0], to: s.zoom[1] } : {};
+    try {
+      const lines = await this.fetchLines(runs, x, range);
+      // The overview always shows the whole range.
+      const full = !s.zoom ? lines : zoomedOnly && this.full.length ? this.full : await this.fetchLines(runs, x, {});
+      if (token !== this.fetching) return; // a newer request won
+      this.lines = lines;
+      this.full = full;
+      if (!zoomedOnly) await this.loadEvents(runs, x);
+      const points = lines.reduce((n, l) => n + l.x.length, 0);
+      this.info.textContent = `${runs.length} run${runs.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
+      this.draw();
+      this.live();
+    } catch (e) {
+      if (token !== this.fetching) return;
+      this.info.textContent = "";
+      this.host.message(`${s.metric}: ${(e as Error).message}`);
+    }
+  }
+
+  private async fetchLines(runs: string[], x: XKind, range: api.Range): Promise<Line[]> {
+    const s = this.state;
+    const lines: Line[] = [];
+    if (s.grouping !== "runs") {
+      const keys = new Set<string>();
+      for (const id of runs) {
+        const r = this.host.run(id);
+        if (r && r.workload) keys.add(`${r.experiment}:${r.workload}`);
+      }
+      if (keys.size) {
+        const agg = await api.aggregate([...keys], s.metric, s.labels, Math.round(this.budget() / 4), range);
+        for (const w of agg) {
+          lines.push({
+            key: `${w.experiment}:${w.workload}`,
+            name: `${w.experiment}/${w.workload} mean (${w.runs.length} runs)`,
+            x: w.x,
+            y: w.mean,
+            band: { lo: w.min, hi: w.max },
+          });
+        }
+      }
+    }
+    if (s.grouping !== "workloads") {
+      const data = await api.series(runs, s.metric, s.labels, x, this.budget(), range);
+      for (const d of data) {
+        const r = this.host.run(d.run);
+        const base = r ? `${r.name}${r.workload ? ` (${r.experiment}/${r.workload})` : ""}` : d.run.slice(0, 8);
+        this.unit = d.unit;
+        lines.push({ key: d.run + "|" + d.labels, name: base + (d.labels ? ` ${d.labels}` : ""), run: d.run, x: d.x, y: d.y });
+      }
+    }
+    return lines;
+  }
+
+  private async loadEvents(runs: string[], x: XKind) {
+    this.events = [];
+    if (x === "step" || this.state.grouping === "workloads") return;
+    const shown = runs.slice(0, 12);
+    const all = await Promise.all(shown.map((id) => api.eventsOf(id).catch(() => [])));
+    // The same event of several runs at about the same time is drawn once.
+    const seen = new Map<string, { x: number; label: string; runs: string[] }>();
+    all.forEach((events, i) => {
+      const letter = this.host.run(shown[i])?.letter || shown[i].slice(0, 4);
+      for (const e of events) {
+        if (e.kind === "listener" || e.kind === "tracking") continue;
+        const at = x === "wall" ? e.time_ms : e.relative_s;
+        const key = `${e.label}@${Math.round(x === "wall" ? at / 1000 : at)}`;
+        if (!seen.has(key)) seen.set(key, { x: at, label: e.label, runs: [] });
+        seen.get(key)!.runs.push(letter);
+      }
+    });
+    for (const e of seen.values()) {
+      const who = shown.length > 1 && e.runs.length < shown.length ? e.runs.join(",") + " " : "";
+      this.events.push({ x: e.x, label: who + e.label });
+    }
+  }
+
+  // Charts of running runs fetch again every few seconds.
+  private live() {
+    const running = this.state.runs.some((id) => this.host.run(id)?.status === "RUNNING");
+    clearInterval(this.timer);
+    if (running) this.timer = window.setInterval(() => void this.load(), 3000);
+  }
+
+  private style(i: number) {
+    const s = this.state;
+    return {
+      color: s.mono ? (i % 2 ? "#555555" : "#000000") : PALETTE[i % PALETTE.length],
+      dash: s.mono ? DASHES[i % DASHES.length] : [],
+    };
+  }
+
+  // What is drawn: smoothed lines, bands, in the chart's styles.
+  private plotted(lines: Line[]): { series: PlotSeries[]; bands: PlotBand[] } {
+    const series: PlotSeries[] = [];
+    const bands: PlotBand[] = [];
+    lines.forEach((l, i) => {
+      const st = this.style(i);
+      const width = l.band ? this.state.width + 1 : this.state.width;
+      series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y: ema(l.y, this.state.smoothing) });
+      if (l.band) bands.push({ name: l.name.replace(" mean", " min-max"), color: st.color, x: l.x, lo: l.band.lo, hi: l.band.hi });
+    });
+    return { series, bands };
+  }
+
+  private uplotData(lines: Line[]): uPlot.AlignedData {
+    const { series, bands } = this.plotted(lines);
+    const tables: uPlot.AlignedData[] = series.map((s, i) => {
+      const b = lines[i].band;
+      return (b ? [s.x, s.y, b.hi, b.lo] : [s.x, s.y]) as uPlot.AlignedData;
+    });
+    void bands;
+    if (!tables.length) return [[]];
+    const data = (tables.length === 1 ? tables[0] : uPlot.join(tables)) as (number | null | undefined)[][];
+    // uPlot's time scale counts seconds; wall times come in milliseconds.
+    if (this.effectiveX() === "wall") data[0] = (data[0] as number[]).map((v) => v / 1000);
+    return data as uPlot.AlignedData;
+  }
+
+  private uplotSeries(lines: Line[], forOverview: boolean): { series: uPlot.Series[]; bands: uPlot.Band[] } {
+    const series: uPlot.Series[] = [{ label: this.xName(), value: (_u, v) => (v == null ? "-" : xLabel(this.effectiveX(), v)) }];
+    const bands: uPlot.Band[] = [];
+    lines.forEach((l, i) => {
+      const st = this.style(i);
+      const shown = !this.state.hidden.includes(l.key);
+      series.push({
+        label: l.name,
+        stroke: st.color,
+        dash: st.dash,
+        width: forOverview ? 1 : l.band ? this.state.width + 1 : this.state.width,
+        show: shown,
+        spanGaps: false,
+        points: { show: false },
+        value: (_u, v) => value(v),
+      });
+      if (l.band) {
+        const hi = series.length;
+        series.push({ label: l.name + " max", stroke: "transparent", show: shown, points: { show: false } });
+        series.push({ label: l.name + " min", stroke: "transparent", show: shown, points: { show: false } });
+        bands.push({ series: [hi, hi + 1], fill: st.color + "2e" });
+      }
+    });
+    return { series, bands };
+  }
+
+  private xName() {
+    const x = this.effectiveX();
+    return x === "relative" ? "time since start" : x === "wall" ? "time" : "step";
+  }
+
+  draw() {
+    const width = Math.max(320, this.body.clientWidth || 800);
+    const { series, bands } = this.uplotSeries(this.lines, false);
+    const data = this.uplotData(this.lines);
+    const x = this.effectiveX();
+    const opts: uPlot.Options = {
+      width,
+      height: 300,
+      series,
+      bands,
+      scales: { x: { time: x === "wall" } },
+      axes: [
+        {
+          values: x === "wall" ? undefined : (_u, ticks) => ticks.map((t) => xLabel(x, t)),
+        },
+        { values: (_u, ticks) => ticks.map((t) => value(t)), size: 60 },
+      ],
+      // A drag selects a range; the chart then fetches it (rather than uPlot rescaling).
+      cursor: { drag: { x: true, y: false, setScale: false } },
+      legend: { live: true },
+      hooks: {
+        setSelect: [(u) => this.selected(u)],
+        setSeries: [(u, idx) => idx != null && this.toggled(u, idx)],
+        setCursor: [(u) => this.hover(u)],
+        draw: [(u) => this.drawEvents(u)],
+      },
+    };
+    this.plot?.destroy();
+    this.body.innerHTML = "";
+    this.plot = new uPlot(opts, data, this.body);
+    // A band's bounds are series to uPlot, but not legend entries.
+    const rows = this.plot.root.querySelectorAll<HTMLElement>(".u-legend .u-series");
+    series.forEach((sr, i) => {
+      if (sr.stroke === "transparent" && rows[i]) rows[i].style.display = "none";
+    });
+    this.plot.over.addEventListener("click", () => this.showDetails());
+    this.plot.over.addEventListener("dblclick", () => this.resetZoom());
+    if (this.state.zoom) {
+      const [a, b] = this.state.zoom;
+      this.plot.setScale("x", x === "wall" ? { min: a / 1000, max: b / 1000 } : { min: a, max: b });
+    }
+    this.drawOverview(width);
+    this.el.dataset.series = String(this.lines.length);
+    this.el.dataset.drawn = String(Number(this.el.dataset.drawn || 0) + 1);
+    this.onDrawn?.();
+  }
+
+  private drawOverview(width: number) {
+    const { series, bands } = this.uplotSeries(this.full, true);
+    const data = this.uplotData(this.full);
+    this.overview?.destroy();
+    this.over.innerHTML = "";
+    this.overview = new uPlot(
+      {
+        width,
+        height: 70,
+        series,
+        bands,
+        legend: { show: false },
+        axes: [{ show: false }, { show: false }],
+        scales: { x: { time: this.effectiveX() === "wall" } },
+        cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false }, y: false },
+        select: { show: true, left: 0, top: 0, width: 0, height: 0 },
+        hooks: {
+          setSelect: [
+            (u) => {
+              if (u.select.width < 2) return;
+              const a = u.posToVal(u.select.left, "x");
+              const b = u.posToVal(u.select.left + u.select.width, "x");
+              const scale = this.effectiveX() === "wall" ? 1000 : 1;
+              this.setZoom([a * scale, b * scale]);
+            },
+          ],
+        },
+      },
+      data,
+      this.over,
+    );
+    this.markOverview();
+  }
+
+  // The zoomed range as a rectangle on the overview strip.
+  private markOverview() {
+    const o = this.overview;
+    if (!o || !this.state.zoom) return;
+    const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    const left = o.valToPos(this.state.zoom[0] / scale, "x");
+    const right = o.valToPos(this.state.zoom[1] / scale, "x");
+    o.setSelect({ left, width: Math.max(2, right - left), top: 0, height: o.bbox.height / devicePixelRatio }, false);
+  }
+
+  // A range dragged on the plot: zoom to it.
+  private selected(u: uPlot) {
+    if (u.select.width < 3) return;
+    const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    const a = u.posToVal(u.select.left, "x") * scale;
+    const b = u.posToVal(u.select.left + u.select.width, "x") * scale;
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    this.setZoom([a, b]);
+  }
+
+  setZoom(range: [number, number] | null) {
+    this.state.zoom = range;
+    this.host.changed();
+    void this.load(range !== null);
+  }
+
+  resetZoom() {
+    this.setZoom(null);
+  }
+
+  private key(e: KeyboardEvent) {
+    const u = this.plot;
+    if (!u) return;
+    const min = u.scales.x.min ?? 0;
+    const max = u.scales.x.max ?? 1;
+    const span = max - min;
+    const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    let next: [number, number] | null | undefined;
+    if (e.key === "+" || e.key === "=") next = [min + span / 4, max - span / 4];
+    else if (e.key === "-") next = [min - span / 2, max + span / 2];
+    else if (e.key === "ArrowLeft") next = [min - span / 5, max - span / 5];
+    else if (e.key === "ArrowRight") next = [min + span / 5, max + span / 5];
+    else if (e.key === "0") next = null;
+    if (next === undefined) return;
+    e.preventDefault();
+    this.setZoom(next && [next[0] * scale, next[1] * scale]);
+  }
+
+  private toggled(u: uPlot, idx: number) {
+    const label = u.series[idx].label as string;
+    const line = this.lines.find((l) => l.name === label);
+    if (!line) return;
+    const shown = u.series[idx].show;
+    const hidden = new Set(this.state.hidden);
+    if (shown) hidden.delete(line.key);
+    else hidden.add(line.key);
+    this.state.hidden = [...hidden];
+    // A workload's band follows its mean.
+    if (line.band) {
+      for (let i = idx + 1; i <= idx + 2 && i < u.series.length; i++) {
+        if (u.series[i].show !== shown) u.setSeries(i, { show: shown });
+      }
+    }
+    this.host.changed();
+  }
+
+  // The nearest line at the cursor, for the tooltip and the details.
+  private nearest(u: uPlot): { line: Line; value: number; x: number } | null {
+    const idx = u.cursor.idx;
+    const top = u.cursor.top;
+    if (idx == null || top == null || top < 0) return null;
+    let best: { line: Line; value: number; x: number } | null = null;
+    let bestDist = Infinity;
+    let si = 1;
+    for (const line of this.lines) {
+      const s = u.series[si];
+      const v = u.data[si][idx];
+      if (s.show && v != null) {
+        const dist = Math.abs(u.valToPos(v, "y") - top);
+        if (dist < bestDist) {
+          bestDist = dist;
+          best = { line, value: v, x: u.data[0][idx] };
+        }
+      }
+      si += line.band ? 3 : 1;
+    }
+    return best;
+  }
+
+  private hover(u: uPlot) {
+    const n = this.nearest(u);
+    if (!n) {
+      this.tooltip.hidden = true;
+      return;
+    }
+    const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    const x = this.effectiveX() === "relative" ? clock(n.x) : this.effectiveX() === "wall" ? wall(n.x * scale) : `step ${n.x}`;
+    this.tooltip.innerHTML = `<b>${esc(n.line.name)}</b><br>${esc(value(n.value))}${this.unit ? " " + esc(this.unit) : ""} at ${esc(x)}${n.line.run ? "<br><i>click for the run's details</i>" : ""}`;
+    this.tooltip.hidden = false;
+    this.tooltip.style.left = `${Math.min((u.cursor.left ?? 0) + 70, u.width - 180)}px`;
+    this.tooltip.style.top = `${(u.cursor.top ?? 0) + 40}px`;
+  }
+
+  private showDetails() {
+    if (!this.plot) return;
+    const n = this.nearest(this.plot);
+    const r = n?.line.run ? this.host.run(n.line.run) : undefined;
+    if (!r) {
+      this.details.hidden = true;
+      return;
+    }
+    const params = Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" ");
+    this.details.hidden = false;
+    this.details.innerHTML = `<button type="button" class="close" aria-label="Close details">✕</button>
+      <b>${esc(r.name)}</b> <span class="status ${r.status}">${r.status}</span> ${esc(r.experiment)}/${esc(r.workload || "-")}
+      <br><code>${esc(r.command)}</code><br>params: ${esc(params || "-")}; devices: ${esc(r.devices || "-")};
+      collocation: ${esc(r.collocation || "-")}; ${esc(duration(r))}; id ${r.id}`;
+    this.details.querySelector(".close")!.addEventListener("click", () => (this.details.hidden = true));
+  }
+
+  private drawEvents(u: uPlot) {
+    if (!this.events.length) return;
+    const ctx = u.ctx;
+    const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    ctx.save();
+    ctx.strokeStyle = "#888";
+    ctx.fillStyle = "#555";
+    ctx.setLineDash([3, 3]);
+    ctx.lineWidth = devicePixelRatio;
+    ctx.font = `${10 * devicePixelRatio}px sans-serif`;
+    for (const e of this.events) {
+      const x = u.valToPos(e.x / scale, "x", true);
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+      ctx.fillText(e.label, x + 3 * devicePixelRatio, u.bbox.top + 10 * devicePixelRatio);
+    }
+    ctx.restore();
+  }
+
+  // The chart as the export renderers see it: the visible lines in the visible range.
+  toPlot(): Plot {
+    const visible = this.lines.filter((l) => !this.state.hidden.includes(l.key));
+    const { series, bands } = this.plotted(visible);
+    const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    let x0 = Infinity;
+    let x1 = -Infinity;
+    let y0 = Infinity;
+    let y1 = -Infinity;
+    const u = this.plot;
+    if (u && u.scales.x.min != null && u.scales.x.max != null) {
+      x0 = u.scales.x.min * scale;
+      x1 = u.scales.x.max * scale;
+    }
+    const inRange = (x: number) => !Number.isFinite(x0) || (x >= x0 && x <= x1);
+    for (const s of series) {
+      s.x.forEach((x, i) => {
+        if (!Number.isFinite(x0)) {
+          x0 = Math.min(x0, x);
+          x1 = Math.max(x1, x);
+        }
+        const y = s.y[i];
+        if (y != null && inRange(x)) {
+          y0 = Math.min(y0, y);
+          y1 = Math.max(y1, y);
+        }
+      });
+    }
+    for (const b of bands) {
+      b.x.forEach((x, i) => {
+        if (!inRange(x)) return;
+        if (b.lo[i] != null) y0 = Math.min(y0, b.lo[i]!);
+        if (b.hi[i] != null) y1 = Math.max(y1, b.hi[i]!);
+      });
+    }
+    if (!Number.isFinite(y0)) [y0, y1] = [0, 1];
+    if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
+    const pad = (y1 - y0) * 0.05;
+    return {
+      title: this.state.metric + (this.state.labels ? ` ${this.state.labels}` : ""),
+      xKind: this.effectiveX(),
+      unit: this.unit,
+      series,
+      bands,
+      events: this.events,
+      xRange: [x0, x1],
+      yRange: [y0 - pad, y1 + pad],
+    };
+  }
+
+  export(kind: "png" | "svg" | "pdf" | "csv") {
+    const plot = this.toPlot();
+    const name = `trainbench-${this.state.metric.replace(/[^\w.-]+/g, "_")}`;
+    if (kind === "csv") return download(`${name}.csv`, new Blob([plotCsv(plot)], { type: "text/csv" }));
+    const scene = buildScene(plot);
+    if (kind === "svg") return download(`${name}.svg`, new Blob([toSvg(scene)], { type: "image/svg+xml" }));
+    if (kind === "pdf") return download(`${name}.pdf`, new Blob([toPdf(scene) as BlobPart], { type: "application/pdf" }));
+    toCanvas(scene).toBlob((b) => b && download(`${name}.png`, b), "image/png");
+  }
+}
+
+function duration(r: api.RunInfo) {
+  return r.duration_ms ? `ran ${clock(Math.round(r.duration_ms / 1000))}` : "";
+}
+
+// The plotted values as CSV: one row per x, one column per line (and band bound).
+export function plotCsv(p: Plot): string {
+  const cols: { name: string; x: number[]; y: (number | null | undefined)[] }[] = [
+    ...p.series.map((s) => ({ name: s.name, x: s.x, y: s.y })),
+    ...p.bands.flatMap((b) => [
+      { name: b.name + " low", x: b.x, y: b.lo },
+      { name: b.name + " high", x: b.x, y: b.hi },
+    ]),
+  ];
+  const xs = [...new Set(cols.flatMap((c) => c.x.filter((x) => x >= p.xRange[0] && x <= p.xRange[1])))].sort((a, b) => a - b);
+  const index = cols.map((c) => new Map(c.x.map((x, i) => [x, c.y[i]])));
+  const quote = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const head = [p.xKind === "relative" ? "seconds_since_start" : p.xKind === "wall" ? "time_ms" : "step", ...cols.map((c) => quote(c.name))];
+  const rows = xs.map((x) => [x, ...index.map((m) => m.get(x) ?? "")].join(","));
+  return [head.join(","), ...rows].join("\n") + "\n";
+}
+
+export function download(name: string, blob: Blob) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}

@@ -1,0 +1,61 @@
+// How times, durations and values read on the page.
+
+export function clock(seconds: number): string {
+  const neg = seconds < 0;
+  let s = Math.abs(seconds);
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  const sec = s < 10 ? "0" + s.toFixed(0) : s.toFixed(0);
+  const body = h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec.padStart(2, "0")}` : `${m}:${sec.padStart(2, "0")}`;
+  return (neg ? "-" : "") + body;
+}
+
+export function duration(ms: number): string {
+  if (!ms || ms < 0) return "-";
+  return clock(Math.round(ms / 1000));
+}
+
+export function ago(ms: number, now = Date.now()): string {
+  const s = Math.max(0, (now - ms) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+export function wall(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export function value(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "-";
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e6 || a < 1e-3)) return v.toExponential(3);
+  return String(+v.toPrecision(4));
+}
+
+// The x axis's label for a value, by axis kind.
+export function xLabel(kind: string, x: number): string {
+  if (kind === "relative") return clock(x);
+  if (kind === "wall") return wall(x).slice(11);
+  return String(Math.round(x));
+}
+
+export function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+// Ticks at round numbers: about `count` of them between lo and hi.
+export function niceTicks(lo: number, hi: number, count: number): number[] {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi <= lo) return [lo];
+  const raw = (hi - lo) / Math.max(1, count);
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
+  const out: number[] = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(+t.toPrecision(12));
+  return out;
+}

@@ -1,0 +1,62 @@
+// What the browser tests and the benchmark share: a fixture store, a real `trainbench
+// serve` on it, and Debian's chromium driven by playwright-core (never a downloaded one).
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repo = join(here, "..", "..");
+export const trainbench = process.env.TRAINBENCH_BINARY ?? join(repo, "build", "trainbench");
+export const fixtureStore = process.env.TB_FIXTURE_STORE ?? join(repo, "build", "tests", "tb_fixture_store");
+export const sharedData = process.env.TRAINBENCH_SHARED_DATA ?? join(repo, "..", "shared", "data");
+
+export function scratch(prefix = "tb-web-") {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// Writes the fixture store; returns the run ids it made.
+export function makeStore(db, extra = []) {
+  const out = execFileSync(fixtureStore, [db, join(sharedData, "radt-dcgm-trace-1hz.json"), ...extra], {
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+  });
+  return JSON.parse(out);
+}
+
+// `trainbench serve` on a free port; resolves with its address once it listens.
+export function serve(db) {
+  const child = spawn(trainbench, ["serve", "--store", db, "--port", "0", "--web", join(repo, "web", "dist")], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let err = "";
+  child.stderr.on("data", (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/http:\/\/127\.0\.0\.1:(\d+)/);
+      if (m) resolve({ url: `http://127.0.0.1:${m[1]}/`, stop: () => child.kill("SIGTERM"), child });
+    });
+    child.on("exit", (code) => reject(new Error(`trainbench serve exited ${code}: ${err}`)));
+  });
+}
+
+// A fresh profile each launch (playwright makes and removes it).
+export function browser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
