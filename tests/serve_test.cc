@@ -191,6 +191,13 @@ TEST_F(ServeTest, DownsampledSeriesKeepEverySpikeAndZoomGivesFullDetail) {
   Served s = Get("/api/v1/series?runs=" + runs + "&metric=gpu.utilization.gpu_ratio&budget=2000");
   ASSERT_EQ(s.status, 200) << s.raw;
   ASSERT_EQ(s.body["series"].size(), 2u);
+  // A browser's request: large answers come gzip-compressed (never with brotli's slowest
+  // quality, which cpp-httplib would pick), and decompress to the same answer.
+  auto packed = client_->Get("/api/v1/series?runs=" + runs + "&metric=gpu.utilization.gpu_ratio&budget=2000",
+                             {{"Accept-Encoding", "gzip, deflate, br"}});
+  ASSERT_TRUE(packed);
+  EXPECT_EQ(packed->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(json::parse(packed->body), s.body);
   for (const json& series : s.body["series"]) {
     EXPECT_LE(series["x"].size(), 2000u);
     EXPECT_EQ(series["total_points"], 100000);

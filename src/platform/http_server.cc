@@ -1,6 +1,7 @@
 #include "platform/http_server.h"
 
 #include <httplib.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <fstream>
@@ -47,10 +48,38 @@ bool Authorized(const httplib::Request& req, const std::string& token) {
   return req.has_param("token") && req.get_param_value("token") == token;
 }
 
-void Send(ApiResponse response, httplib::Response& res) {
+// The body gzip-compressed at zlib's fastest level; nullopt when it fails.
+std::optional<std::string> Gzip(const std::string& body) {
+  z_stream z{};
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return std::nullopt;
+  std::string out(deflateBound(&z, body.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+  z.avail_in = static_cast<uInt>(body.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int code = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (code != Z_STREAM_END) return std::nullopt;
+  return out;
+}
+
+bool Compressible(std::string_view type) {
+  return StartsWith(type, "text/") || StartsWith(type, "application/json") || type == "image/svg+xml";
+}
+
+// `gzip`: the client accepts gzip, and large bodies are sent compressed.
+void Send(ApiResponse response, httplib::Response& res, bool gzip = false) {
   res.status = response.status;
   for (const auto& [k, v] : response.headers) res.set_header(k, v);
   if (!response.stream) {
+    if (gzip && response.body.size() >= 16384 && Compressible(response.content_type)) {
+      if (std::optional<std::string> packed = Gzip(response.body)) {
+        res.set_header("Content-Encoding", "gzip");
+        res.set_header("Vary", "Accept-Encoding");
+        response.body = std::move(*packed);
+      }
+    }
     res.set_content(response.body, response.content_type);
     return;
   }
@@ -100,6 +129,10 @@ Status HttpServer::Start(const HttpServerOptions& options) {
            res);
       return;
     }
+    // cpp-httplib would compress JSON and text itself with brotli at its slowest quality
+    // (seconds for a megabyte of JSON); trainbench compresses large bodies quickly with gzip.
+    bool gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+    const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
     ApiRequest request;
     request.method = req.method;
     request.path = req.path;
@@ -109,7 +142,7 @@ Status HttpServer::Start(const HttpServerOptions& options) {
     request.body = req.body;
     for (const ApiHandler& h : handlers_) {
       if (std::optional<ApiResponse> r = h(request)) {
-        Send(std::move(*r), res);
+        Send(std::move(*r), res, gzip);
         return;
       }
     }
@@ -123,7 +156,7 @@ Status HttpServer::Start(const HttpServerOptions& options) {
       if (in) {
         std::ostringstream content;
         content << in.rdbuf();
-        res.set_content(content.str(), ContentType(*file));
+        Send({200, ContentType(*file), content.str(), nullptr, {}}, res, gzip);
         return;
       }
     }

@@ -763,7 +763,12 @@ Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t serie
 
   // Sealed chunks not cached yet, decoded and cached.
   if (cached_chunks < sealed.size()) {
-    auto grown = std::make_shared<std::vector<Point>>(base ? *base : std::vector<Point>{});
+    // Sized once: a long run read for the first time is millions of points.
+    int64_t total = base ? static_cast<int64_t>(base->size()) : 0;
+    for (const ChunkRecord& c : *chunks) total += c.sealed ? c.count : 0;
+    auto grown = std::make_shared<std::vector<Point>>();
+    grown->reserve(static_cast<size_t>(total));
+    if (base) grown->insert(grown->end(), base->begin(), base->end());
     for (size_t i = cached_chunks; i < sealed.size(); ++i) {
       Result<std::string> data = store_.ReadChunkData(sealed[i]);
       if (!data.ok()) return data.status();

@@ -149,6 +149,9 @@ export class ChartPanel {
   }
 
   private budget(): number {
+    // ?budget=N overrides the points per series (benchmarks compare against full resolution).
+    const forced = Number(new URLSearchParams(location.search).get("budget"));
+    if (forced >= 4) return forced;
     return Math.max(400, Math.min(4000, Math.round((this.body.clientWidth || 800) * 2)));
   }
 

@@ -1,0 +1,71 @@
+// From a click on "Add chart" to the drawn chart, in headless chromium against a real
+// `trainbench serve`: 50 runs of 100,000 points each, and one run of 10 million points,
+// with the longest main-thread task meanwhile. Side by side: the same clicks with every
+// point fetched (?budget=full resolution), as trackers that do not downsample do.
+//   node bench/ui_chart.mjs [REPEATS]       (after scripts/build.sh; see docs/PERFORMANCE.md)
+import { join } from "node:path";
+import { browser, makeStore, scratch, serve } from "../web/tests/harness.mjs";
+
+const repeats = Number(process.argv[2] ?? 5);
+const work = scratch("tb-ui-bench-");
+const db = join(work.dir, "bench.db");
+let t = Date.now();
+const ids = makeStore(db, ["--bench-runs", "50", "--bench-points", "100000", "--big", "10000000"]);
+console.log(`store: 50 x 100,000 + 10,000,000 points written in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+const server = await serve(db);
+const chrome = await browser();
+
+// One measurement: select the experiment's runs, click Add chart, wait for the drawn frame.
+async function measure(experiment, workload, query) {
+  const context = await chrome.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(server.url + query);
+  await page.waitForSelector("body[data-ready='1']");
+  await page.click(`button[data-exp="${experiment}"]`);
+  await page.check(`input[data-workload="${experiment}:${workload}"]`);
+  await page.waitForSelector('#metric option[value="gpu.utilization.gpu_ratio|"]', { state: "attached" });
+  await page.selectOption("#metric", "gpu.utilization.gpu_ratio|");
+  await page.evaluate(() => {
+    window.__bench = { longest: 0 };
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__bench.longest = Math.max(window.__bench.longest, e.duration);
+    }).observe({ type: "longtask" });
+    document.querySelector("#add-chart").addEventListener("click", () => (window.__bench.t0 = performance.now()), { capture: true });
+    new MutationObserver(() => {
+      const chart = document.querySelector("section.chart[data-drawn]");
+      if (chart && !window.__bench.t1) {
+        requestAnimationFrame(() => requestAnimationFrame(() => (window.__bench.t1 = performance.now())));
+      }
+    }).observe(document.querySelector("#charts"), { subtree: true, attributes: true, attributeFilter: ["data-drawn"] });
+  });
+  await page.click("#add-chart");
+  await page.waitForFunction(() => window.__bench.t1, null, { timeout: 300000 });
+  await page.waitForTimeout(300); // long tasks are reported after they end
+  const r = await page.evaluate(() => ({ ms: window.__bench.t1 - window.__bench.t0, longest: window.__bench.longest }));
+  r.points = await page.locator(".chart-info").innerText();
+  await context.close();
+  return r;
+}
+
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+async function series(label, experiment, workload, query, n) {
+  const rs = [];
+  for (let i = 0; i < n; i++) rs.push(await measure(experiment, workload, query));
+  const ms = rs.map((r) => r.ms);
+  const longest = Math.max(...rs.map((r) => r.longest));
+  console.log(
+    `${label.padEnd(44)} click to drawn: median ${median(ms).toFixed(0)} ms (min ${Math.min(...ms).toFixed(0)}, max ${Math.max(...ms).toFixed(0)}), longest task ${longest.toFixed(0)} ms; ${rs[0].points}`,
+  );
+  return median(ms);
+}
+
+console.log(`chromium headless, ${repeats} repeats each (first of each is with a cold server cache)`);
+const a = await series("50 runs x 100,000 points (budgeted)", "bench", "w", "", repeats);
+const b = await series("1 run x 10,000,000 points (budgeted)", "big", "", "", repeats);
+const af = await series("50 runs x 100,000 points, every point", "bench", "w", "?budget=100000", 1);
+console.log(`every point vs budgeted, 50 runs: ${(af / a).toFixed(1)}x slower`);
+void ids;
+void b;
+await chrome.close();
+server.stop();
+work.remove();
