@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  libsqlite3-dev libzstd-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev zlib1g-dev
+  libsqlite3-dev libzstd-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev zlib1g-dev libpq-dev postgresql
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy wrk
   procps sqlite3

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "store/series_writer.h"
+#include "tests/helpers/postgres_cluster.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -25,25 +26,69 @@ class StoreTest : public ::testing::Test {
     return s.ok() ? std::move(s.value()) : nullptr;
   }
 
-  RunRecord NewRun(Store& store, const std::string& name = "train.py") {
-    RunRecord r;
-    r.id = NewRunId();
-    r.experiment = "exp";
-    r.name = name;
-    r.command = "python3 train.py --batch-size 128";
-    r.start_ms = 1763777000000;
-    r.params = {{"batch-size", "128"}, {"lr", "0.1"}};
-    r.tags = {{"model", "cnn"}};
-    EXPECT_TRUE(store.EnsureExperiment("exp").ok());
-    EXPECT_TRUE(store.CreateRun(r).ok());
-    return r;
-  }
-
   ScratchDirectory scratch_{"tb-store"};
   const fs::path& dir_ = scratch_.path();
 };
 
-TEST_F(StoreTest, RunsRoundTripAndAreFoundByPrefixOrName) {
+RunRecord NewRun(Store& store, const std::string& name = "train.py") {
+  RunRecord r;
+  r.id = NewRunId();
+  r.experiment = "exp";
+  r.name = name;
+  r.command = "python3 train.py --batch-size 128";
+  r.start_ms = 1763777000000;
+  r.params = {{"batch-size", "128"}, {"lr", "0.1"}};
+  r.tags = {{"model", "cnn"}};
+  EXPECT_TRUE(store.EnsureExperiment("exp").ok());
+  EXPECT_TRUE(store.CreateRun(r).ok());
+  return r;
+}
+
+// One throw-away PostgreSQL server for the whole test program, started on first use.
+PostgresCluster& Cluster() {
+  static PostgresCluster* cluster = new PostgresCluster();
+  return *cluster;
+}
+struct StopCluster : ::testing::Environment {
+  void TearDown() override { delete &Cluster(); }
+};
+
+// The tests every backend must pass: "sqlite" (a file) and "postgresql" (a database of a
+// local test server; each test gets a fresh one).
+class BackendTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "sqlite") {
+      uri_ = (dir_ / "t.db").string();
+      return;
+    }
+    ASSERT_TRUE(Cluster().ok()) << Cluster().error();
+    static int databases = 0;
+    uri_ = Cluster().CreateDatabase("store_test_" + std::to_string(++databases));
+    setenv("TRAINBENCH_ARTIFACT_DIR", (dir_ / "shared").c_str(), 1);
+    setenv("TRAINBENCH_SPOOL_DIR", (dir_ / "spool").c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("TRAINBENCH_ARTIFACT_DIR");
+    unsetenv("TRAINBENCH_SPOOL_DIR");
+  }
+  bool sqlite() const { return GetParam() == "sqlite"; }
+
+  std::unique_ptr<Store> OpenOk() {
+    Result<std::unique_ptr<Store>> s = Store::Open(uri_);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? std::move(s.value()) : nullptr;
+  }
+
+  ScratchDirectory scratch_{"tb-store"};
+  const fs::path& dir_ = scratch_.path();
+  std::string uri_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, BackendTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+TEST_P(BackendTest, RunsRoundTripAndAreFoundByPrefixOrName) {
   auto store = OpenOk();
   RunRecord a = NewRun(*store, "first");
   RunRecord b = NewRun(*store, "second");
@@ -63,7 +108,7 @@ TEST_F(StoreTest, RunsRoundTripAndAreFoundByPrefixOrName) {
   EXPECT_TRUE(store->ListRuns("other")->empty());
 }
 
-TEST_F(StoreTest, ReopensWithDataIntact) {
+TEST_P(BackendTest, ReopensWithDataIntact) {
   std::string id;
   {
     auto store = OpenOk();
@@ -199,7 +244,7 @@ class FlakyStore : public Store {
   Store& inner_;
 };
 
-TEST_F(StoreTest, WriterJournalsThenCheckpointsThenSeals) {
+TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   auto store = OpenOk();
   RunRecord run = NewRun(*store);
   SeriesWriter writer(*store, run.id, /*seal_points=*/10, /*checkpoint_flushes=*/3);
@@ -241,7 +286,7 @@ TEST_F(StoreTest, WriterJournalsThenCheckpointsThenSeals) {
   EXPECT_EQ(points[11].value, 61.5);
 }
 
-TEST_F(StoreTest, FailedFlushLosesNothing) {
+TEST_P(BackendTest, FailedFlushLosesNothing) {
   auto real = OpenOk();
   FlakyStore store(*real);
   RunRecord run = NewRun(store);
@@ -263,7 +308,7 @@ TEST_F(StoreTest, FailedFlushLosesNothing) {
   EXPECT_EQ(points[2].step, 3);
 }
 
-TEST_F(StoreTest, ArtifactsInlineAndBesideTheStore) {
+TEST_P(BackendTest, ArtifactsInlineAndBesideTheStore) {
   auto store = OpenOk();
   RunRecord run = NewRun(*store);
   std::string dir = store->ArtifactDirectory(run.id).value();
@@ -271,13 +316,27 @@ TEST_F(StoreTest, ArtifactsInlineAndBesideTheStore) {
   ASSERT_TRUE(store->PutArtifact({run.id, "stdout.log", 8, "", dir + "/stdout.log"}).ok());
   ASSERT_TRUE(store->PutArtifact({run.id, "manifest.json", 2, "{}", ""}).ok());
   EXPECT_EQ(store->ListArtifacts(run.id)->size(), 2u);
-  // The path is kept relative to the store and resolved on the way out.
-  EXPECT_EQ(store->ListArtifacts(run.id).value()[1].path, "t.db.artifacts/" + run.id + "/stdout.log");
-  EXPECT_EQ(store->GetArtifact(run.id, "stdout.log")->path, dir + "/stdout.log");
+  if (sqlite()) {
+    // The path is kept relative to the store and resolved on the way out.
+    EXPECT_EQ(store->ListArtifacts(run.id).value()[1].path, "t.db.artifacts/" + run.id + "/stdout.log");
+    EXPECT_EQ(store->GetArtifact(run.id, "stdout.log")->path, dir + "/stdout.log");
+  } else {
+    // Every machine reads the database: a small file goes into it...
+    EXPECT_EQ(store->GetArtifact(run.id, "stdout.log")->content, "epoch 1\n");
+    EXPECT_EQ(store->GetArtifact(run.id, "stdout.log")->path, "");
+    // ...a large one stays in the shared directory, recorded by its path.
+    std::string big = dir + "/report.nsys-rep";
+    std::ofstream(big) << std::string((9 << 20), 'x');
+    ASSERT_TRUE(store->PutArtifact({run.id, "report.nsys-rep", 0, "", big}).ok());
+    ArtifactRecord a = store->GetArtifact(run.id, "report.nsys-rep").value();
+    EXPECT_EQ(a.path, big);
+    EXPECT_EQ(a.size, 9 << 20);
+    EXPECT_TRUE(a.content.empty());
+  }
   EXPECT_EQ(store->GetArtifact(run.id, "manifest.json")->content, "{}");
 }
 
-TEST_F(StoreTest, ParamsAreWrittenOnceTagsReplacedAllOrNothing) {
+TEST_P(BackendTest, ParamsAreWrittenOnceTagsReplacedAllOrNothing) {
   auto store = OpenOk();
   RunRecord run = NewRun(*store);
   EXPECT_TRUE(store->LogParams(run.id, {{"epochs", "5"}, {"lr", "0.1"}}).ok());  // lr: same value
@@ -295,6 +354,9 @@ TEST_F(StoreTest, ParamsAreWrittenOnceTagsReplacedAllOrNothing) {
   EXPECT_EQ(back.params, (KeyValues{{"batch-size", "128"}, {"lr", "0.1"}, {"epochs", "5"}}));
   EXPECT_EQ(back.tags, (KeyValues{{"model", "resnet"}}));
 }
+
+[[maybe_unused]] ::testing::Environment* const kStopCluster =
+    ::testing::AddGlobalTestEnvironment(new StopCluster);
 
 }  // namespace
 }  // namespace tb

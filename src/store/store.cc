@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/strings.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 #include "store/varint.h"
 
@@ -83,17 +84,13 @@ Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<
 }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& uri) {
-  if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) {
-    return Status::InvalidArgument(
-        "PostgreSQL stores are not available in this build yet; use a SQLite file "
-        "(--store sqlite:///path/to/trainbench.db)");
-  }
+  if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) return OpenPostgresStore(uri);
   std::string path = uri;
   if (StartsWith(uri, "sqlite://")) {
     path = uri.substr(9);  // "sqlite:///abs" keeps its leading '/'
   } else if (uri.find("://") != std::string::npos) {
     return Status::InvalidArgument("unknown store URI '" + uri +
-                                   "'; use a path or sqlite:///path/to/trainbench.db");
+                                   "'; use a path, sqlite:///path/to/trainbench.db or postgresql://host/db");
   }
   if (path.empty()) return Status::InvalidArgument("store URI '" + uri + "' names no file");
   return OpenSqliteStore(path);

@@ -1,0 +1,947 @@
+#include "store/postgres_store.h"
+
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "store/sqlite_store.h"
+
+namespace tb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Migrations, in step with the SQLite store's (its number 3 only dropped an SQLite index).
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE experiments(
+  id BIGINT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_ms BIGINT NOT NULL);
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY,
+  experiment_id BIGINT NOT NULL REFERENCES experiments(id),
+  workload TEXT NOT NULL DEFAULT '',
+  name TEXT NOT NULL,
+  command TEXT NOT NULL,
+  working_directory TEXT NOT NULL DEFAULT '',
+  host TEXT NOT NULL DEFAULT '',
+  supervisor_pid BIGINT NOT NULL DEFAULT 0,
+  start_ms BIGINT NOT NULL,
+  end_ms BIGINT NOT NULL DEFAULT 0,
+  status TEXT NOT NULL,
+  exit_code BIGINT,
+  signal BIGINT,
+  reason TEXT NOT NULL DEFAULT '',
+  listeners TEXT NOT NULL DEFAULT '',
+  interval_ms BIGINT NOT NULL DEFAULT 0);
+CREATE INDEX runs_by_experiment ON runs(experiment_id, start_ms);
+CREATE TABLE params(
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  seq BIGSERIAL,
+  PRIMARY KEY(run_id, key));
+CREATE TABLE tags(
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  seq BIGSERIAL,
+  PRIMARY KEY(run_id, key));
+CREATE TABLE series(
+  id BIGINT PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  metric TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  UNIQUE(run_id, metric, labels));
+CREATE TABLE chunks(
+  id BIGINT PRIMARY KEY,
+  series_id BIGINT NOT NULL REFERENCES series(id),
+  first_ms BIGINT NOT NULL,
+  last_ms BIGINT NOT NULL,
+  count BIGINT NOT NULL,
+  min DOUBLE PRECISION,
+  max DOUBLE PRECISION,
+  sum DOUBLE PRECISION,
+  sealed BIGINT NOT NULL,
+  data BYTEA NOT NULL);
+CREATE INDEX chunks_by_series ON chunks(series_id, first_ms);
+CREATE TABLE events(
+  id BIGINT PRIMARY KEY,
+  seq BIGSERIAL,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  time_ms BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  label TEXT NOT NULL);
+CREATE INDEX events_by_run ON events(run_id, time_ms);
+CREATE TABLE journal(
+  id BIGINT PRIMARY KEY,
+  seq BIGSERIAL,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  data BYTEA NOT NULL);
+CREATE INDEX journal_by_run ON journal(run_id, seq);
+CREATE TABLE artifacts(
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  name TEXT NOT NULL,
+  size BIGINT NOT NULL,
+  content BYTEA,
+  path TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(run_id, name));
+)sql",
+    "ALTER TABLE runs ADD COLUMN devices TEXT NOT NULL DEFAULT '';",
+    "SELECT 1;",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
+
+constexpr int64_t kInlineArtifactBytes = int64_t{8} << 20;
+
+// A statement parameter: text (or NULL), or binary for BYTEA.
+struct Param {
+  bool null = false;
+  bool binary = false;
+  std::string bytes;
+};
+Param Text(std::string s) { return {false, false, std::move(s)}; }
+Param Int(int64_t v) { return {false, false, std::to_string(v)}; }
+Param Bytes(std::string s) { return {false, true, std::move(s)}; }
+Param Real(std::optional<double> v) {
+  if (!v) return {true, false, ""};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", *v);
+  return {false, false, buf};
+}
+Param OptInt(std::optional<int> v) { return v ? Int(*v) : Param{true, false, ""}; }
+
+struct Stmt {
+  std::string sql;
+  std::vector<Param> params;
+};
+
+// 63 bits of a hash (FNV-1a, then mixed): the id of what a name identifies.
+int64_t HashId(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return static_cast<int64_t>(h >> 1);
+}
+
+int64_t RandomId() {
+  uint64_t v = 0;
+  while (getrandom(&v, sizeof v, 0) != sizeof v) {
+  }
+  return static_cast<int64_t>(v >> 1);
+}
+
+// --- spool files ------------------------------------------------------------------------------
+// A spool file is a sequence of batches: "TBSB", u32 length, then the batch: u32 statement
+// count; per statement u32 SQL length, SQL, u32 parameter count; per parameter i32 length
+// (-1: NULL), the bytes, u8 binary. A batch cut short by a crash is ignored.
+
+void PutU32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+bool GetU32(std::string_view in, size_t& pos, uint32_t& v) {
+  if (in.size() - pos < 4) return false;
+  v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
+  pos += 4;
+  return true;
+}
+
+std::string EncodeBatch(const std::vector<Stmt>& batch) {
+  std::string body;
+  PutU32(body, static_cast<uint32_t>(batch.size()));
+  for (const Stmt& s : batch) {
+    PutU32(body, static_cast<uint32_t>(s.sql.size()));
+    body += s.sql;
+    PutU32(body, static_cast<uint32_t>(s.params.size()));
+    for (const Param& p : s.params) {
+      PutU32(body, p.null ? 0xffffffffu : static_cast<uint32_t>(p.bytes.size()));
+      body += p.bytes;
+      body += static_cast<char>(p.binary ? 1 : 0);
+    }
+  }
+  std::string out = "TBSB";
+  PutU32(out, static_cast<uint32_t>(body.size()));
+  return out + body;
+}
+
+// The complete batches of a spool file.
+std::vector<std::vector<Stmt>> DecodeSpool(std::string_view in) {
+  std::vector<std::vector<Stmt>> batches;
+  size_t pos = 0;
+  while (in.size() - pos >= 8 && in.substr(pos, 4) == "TBSB") {
+    pos += 4;
+    uint32_t len = 0;
+    if (!GetU32(in, pos, len) || in.size() - pos < len) break;
+    std::string_view body = in.substr(pos, len);
+    pos += len;
+    size_t p = 0;
+    uint32_t n = 0;
+    if (!GetU32(body, p, n)) break;
+    std::vector<Stmt> batch;
+    bool ok = true;
+    for (uint32_t i = 0; i < n && ok; ++i) {
+      Stmt s;
+      uint32_t sql_len = 0, params = 0;
+      ok = GetU32(body, p, sql_len) && body.size() - p >= sql_len;
+      if (!ok) break;
+      s.sql = std::string(body.substr(p, sql_len));
+      p += sql_len;
+      ok = GetU32(body, p, params);
+      for (uint32_t j = 0; j < params && ok; ++j) {
+        uint32_t plen = 0;
+        ok = GetU32(body, p, plen);
+        if (!ok) break;
+        Param prm;
+        prm.null = plen == 0xffffffffu;
+        if (!prm.null) {
+          ok = body.size() - p >= plen;
+          if (!ok) break;
+          prm.bytes = std::string(body.substr(p, plen));
+          p += plen;
+        }
+        ok = p < body.size();
+        if (!ok) break;
+        prm.binary = body[p++] != 0;
+        s.params.push_back(std::move(prm));
+      }
+      batch.push_back(std::move(s));
+    }
+    if (!ok) break;
+    batches.push_back(std::move(batch));
+  }
+  return batches;
+}
+
+// --- results --------------------------------------------------------------------------------
+
+using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+// A result read in binary: BIGINT as 8 big-endian bytes, DOUBLE PRECISION as IEEE 754.
+class Rows {
+ public:
+  explicit Rows(ResultPtr r) : r_(std::move(r)) {}
+  int size() const { return PQntuples(r_.get()); }
+  bool IsNull(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
+  int64_t Int(int row, int col) const {
+    uint64_t v = 0;
+    const char* p = PQgetvalue(r_.get(), row, col);
+    if (PQgetlength(r_.get(), row, col) != 8) return 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+    return static_cast<int64_t>(v);
+  }
+  double Double(int row, int col) const { return std::bit_cast<double>(Int(row, col)); }
+  std::string Str(int row, int col) const {
+    return std::string(PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col)));
+  }
+
+ private:
+  ResultPtr r_;
+};
+
+std::string HomeDir() {
+  const char* home = std::getenv("HOME");
+  return home != nullptr && *home != '\0' ? home : "/tmp";
+}
+
+// The URI without its password, for messages.
+std::string Redacted(const std::string& uri) {
+  size_t scheme = uri.find("://");
+  size_t at = uri.find('@');
+  if (scheme == std::string::npos || at == std::string::npos) return uri;
+  size_t colon = uri.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return uri;
+  return uri.substr(0, colon) + ":***" + uri.substr(at);
+}
+
+class PostgresStore : public Store {
+ public:
+  explicit PostgresStore(std::string uri) : uri_(std::move(uri)) {}
+  ~PostgresStore() override {
+    {
+      std::lock_guard lock(wake_mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (reconnector_.joinable()) reconnector_.join();
+    std::lock_guard lock(mu_);
+    if (spool_fd_ >= 0) {
+      LogWarning("the database " + Redacted(uri_) +
+                 " is still unreachable: what this run recorded meanwhile is in " + spool_path_ +
+                 ", written by the next trainbench command that reaches the database");
+      close(spool_fd_);
+    }
+    if (conn_ != nullptr) PQfinish(conn_);
+  }
+
+  Status Initialize() {
+    std::lock_guard lock(mu_);
+    Status connected = ConnectLocked();
+    if (!connected.ok()) {
+      // A run still starts: it spools until the database answers.
+      GoOfflineLocked(connected.message());
+      return Status::Ok();
+    }
+    TB_RETURN_IF_ERROR(MigrateLocked());
+    ReplayOrphansLocked();
+    return Status::Ok();
+  }
+
+  // Whether the database answered when the store was opened (reads need it).
+  Status Reachable() {
+    std::lock_guard lock(mu_);
+    if (conn_ == nullptr) return Unreachable();
+    return Status::Ok();
+  }
+
+  std::string Describe() const override { return Redacted(uri_); }
+
+  Result<std::string> ArtifactDirectory(const std::string& run_id) override {
+    std::error_code ec;
+    fs::path dir = fs::path(ArtifactRoot()) / run_id;
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError("cannot create artifact directory " + dir.string() + ": " + ec.message());
+    return dir.string();
+  }
+
+  Result<int64_t> EnsureExperiment(const std::string& name) override {
+    int64_t id = HashId("experiment\n" + name);
+    TB_RETURN_IF_ERROR(
+        Write({{"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
+                {Int(id), Text(name), Int(WallMillis())}}}));
+    return id;
+  }
+
+  Status CreateRun(const RunRecord& run) override {
+    std::vector<Stmt> batch = {
+        {"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
+         {Int(HashId("experiment\n" + run.experiment)), Text(run.experiment), Int(WallMillis())}},
+        {"INSERT INTO runs(id, experiment_id, workload, name, command, working_directory, host, "
+         "supervisor_pid, "
+         "start_ms, end_ms, status, exit_code, signal, reason, listeners, interval_ms, devices) "
+         "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO "
+         "NOTHING",
+         {Text(run.id), Int(HashId("experiment\n" + run.experiment)), Text(run.workload), Text(run.name),
+          Text(run.command), Text(run.working_directory), Text(run.host), Int(run.supervisor_pid),
+          Int(run.start_ms), Int(run.end_ms), Text(run.status), OptInt(run.exit_code), OptInt(run.signal),
+          Text(run.reason), Text(run.listeners), Int(run.interval_ms), Text(run.devices)}},
+    };
+    for (const auto& [k, v] : run.params) batch.push_back(InsertParam(run.id, k, v));
+    for (const auto& [k, v] : run.tags) batch.push_back(UpsertTag(run.id, k, v));
+    std::vector<int64_t> changed;
+    TB_RETURN_IF_ERROR(Write(batch, &changed));
+    if (changed.size() > 1 && changed[1] == 0)
+      return Status::InvalidArgument("run " + run.id + " exists already");
+    return Status::Ok();
+  }
+
+  Status FinishRun(const std::string& run_id, int64_t end_ms, const std::string& status,
+                   std::optional<int> exit_code, std::optional<int> signal,
+                   const std::string& reason) override {
+    return Write(
+        {{"UPDATE runs SET end_ms = $1, status = $2, exit_code = $3, signal = $4, reason = $5 WHERE id = $6",
+          {Int(end_ms), Text(status), OptInt(exit_code), OptInt(signal), Text(reason), Text(run_id)}}});
+  }
+
+  Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
+                               const std::string& labels) override {
+    int64_t id = HashId(run_id + "\n" + metric + "\n" + labels);
+    TB_RETURN_IF_ERROR(Write(
+        {{"INSERT INTO series(id, run_id, metric, labels) VALUES($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+          {Int(id), Text(run_id), Text(metric), Text(labels)}}}));
+    return id;
+  }
+
+  Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) override {
+    int64_t id = RandomId();
+    TB_RETURN_IF_ERROR(
+        Write({{"INSERT INTO journal(id, run_id, data) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
+                {Int(id), Text(run_id), Bytes(data)}}}));
+    return id;
+  }
+
+  Status WriteChunks(ChunkBatch& batch) override {
+    std::vector<Stmt> stmts;
+    for (ChunkRecord& c : batch.inserts) {
+      c.id = RandomId();
+      stmts.push_back(
+          {"INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data) "
+           "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+           {Int(c.id), Int(c.series_id), Int(c.first_ms), Int(c.last_ms), Int(c.count), Real(c.min),
+            Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data)}});
+    }
+    for (int64_t id : batch.deletes)
+      stmts.push_back({"DELETE FROM chunks WHERE id = $1 AND sealed = 0", {Int(id)}});
+    for (int64_t id : batch.journal_deletes)
+      stmts.push_back({"DELETE FROM journal WHERE id = $1", {Int(id)}});
+    return Write(stmts);
+  }
+
+  Status LogParams(const std::string& run_id, const KeyValues& params) override {
+    // A value changed is refused when the database can say so; while spooling, the first wins.
+    if (Reachable().ok()) {
+      for (const auto& [k, v] : params) {
+        Result<Rows> rows =
+            Query({"SELECT value FROM params WHERE run_id = $1 AND key = $2", {Text(run_id), Text(k)}});
+        if (!rows.ok()) break;
+        if (rows->size() > 0 && rows->Str(0, 0) != v) {
+          return Status::InvalidArgument(
+              Concat({"Changing param values is not allowed. Param with key='", k,
+                      "' was already logged with value='", rows->Str(0, 0), "' for run ID='", run_id,
+                      "'. Attempted logging new value '", v, "'."}));
+        }
+      }
+    }
+    std::vector<Stmt> batch;
+    for (const auto& [k, v] : params) batch.push_back(InsertParam(run_id, k, v));
+    return Write(batch);
+  }
+
+  Status SetTags(const std::string& run_id, const KeyValues& tags) override {
+    std::vector<Stmt> batch;
+    for (const auto& [k, v] : tags) batch.push_back(UpsertTag(run_id, k, v));
+    return Write(batch);
+  }
+
+  Status DeleteTag(const std::string& run_id, const std::string& key) override {
+    std::vector<int64_t> changed;
+    TB_RETURN_IF_ERROR(
+        Write({{"DELETE FROM tags WHERE run_id = $1 AND key = $2", {Text(run_id), Text(key)}}}, &changed));
+    if (!changed.empty() && changed[0] == 0) {
+      return Status::NotFound("No tag with name: " + key + " in run with id " + run_id);
+    }
+    return Status::Ok();
+  }
+
+  Status RenameRun(const std::string& run_id, const std::string& name) override {
+    return Write({{"UPDATE runs SET name = $1 WHERE id = $2", {Text(name), Text(run_id)}}});
+  }
+
+  Status AddEvent(const EventRecord& e) override {
+    return Write(
+        {{"INSERT INTO events(id, run_id, time_ms, kind, label) VALUES($1, $2, $3, $4, $5) "
+          "ON CONFLICT DO NOTHING",
+          {Int(RandomId()), Text(e.run_id), Int(e.time_ms), Text(e.kind), Text(e.label)}}});
+  }
+
+  Status PutArtifact(const ArtifactRecord& a) override {
+    std::string content = a.content;
+    std::string path = a.path;
+    int64_t size = a.size;
+    // A small file goes into the database, so that every machine can read it; a large one
+    // (an Nsight report) stays where it is, best in the shared TRAINBENCH_ARTIFACT_DIR.
+    if (!path.empty()) {
+      std::error_code ec;
+      auto file_size = static_cast<int64_t>(fs::file_size(path, ec));
+      if (!ec && file_size <= kInlineArtifactBytes) {
+        std::ifstream in(path, std::ios::binary);
+        content.assign(std::istreambuf_iterator<char>(in), {});
+        size = static_cast<int64_t>(content.size());
+        path.clear();
+      } else if (!ec) {
+        size = file_size;
+      }
+    }
+    return Write(
+        {{"INSERT INTO artifacts(run_id, name, size, content, path) VALUES($1, $2, $3, $4, $5) "
+          "ON CONFLICT (run_id, name) DO UPDATE SET size = EXCLUDED.size, content = EXCLUDED.content, "
+          "path = EXCLUDED.path",
+          {Text(a.run_id), Text(a.name), Int(size), Bytes(content), Text(path)}}});
+  }
+
+  Result<std::vector<ExperimentInfo>> ListExperiments() override {
+    Result<Rows> rows = Query({"SELECT id, name, created_ms FROM experiments ORDER BY created_ms, id", {}});
+    if (!rows.ok()) return rows.status();
+    std::vector<ExperimentInfo> out;
+    for (int i = 0; i < rows->size(); ++i) out.push_back({rows->Int(i, 0), rows->Str(i, 1), rows->Int(i, 2)});
+    return out;
+  }
+
+  Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) override {
+    if (experiment.empty()) return ReadRuns({std::string(kRunSelect) + " ORDER BY r.start_ms, r.id", {}});
+    return ReadRuns(
+        {std::string(kRunSelect) + " WHERE e.name = $1 ORDER BY r.start_ms, r.id", {Text(experiment)}});
+  }
+
+  Result<RunRecord> FindRun(const std::string& key) override {
+    Result<std::vector<RunRecord>> runs =
+        ReadRuns({std::string(kRunSelect) +
+                      " WHERE r.id = $1 OR (length($1) >= 4 AND left(r.id, length($1)) = $1) OR r.name = $1 "
+                      "ORDER BY r.start_ms DESC",
+                  {Text(key)}});
+    if (!runs.ok()) return runs.status();
+    std::vector<RunRecord> by_id;
+    for (auto& r : *runs) {
+      if (r.id == key) return r;
+      if (StartsWith(r.id, key)) by_id.push_back(r);
+    }
+    if (by_id.size() > 1) {
+      return Status::InvalidArgument("run id prefix '" + key + "' is ambiguous: " + by_id[0].id + ", " +
+                                     by_id[1].id + "...; give more digits");
+    }
+    if (by_id.size() == 1) return by_id[0];
+    if (!runs->empty()) return runs->front();
+    return Status::NotFound("no run '" + key + "' in " + Describe() + "; `trainbench ls` lists the runs");
+  }
+
+  Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
+    Result<Rows> rows =
+        Query({"SELECT id, run_id, metric, labels FROM series WHERE run_id = $1 ORDER BY metric, labels",
+               {Text(run_id)}});
+    if (!rows.ok()) return rows.status();
+    std::vector<SeriesInfo> out;
+    for (int i = 0; i < rows->size(); ++i)
+      out.push_back({rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2), rows->Str(i, 3)});
+    return out;
+  }
+
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override { return Chunks(series_id, true); }
+  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override {
+    return Chunks(series_id, false);
+  }
+
+  Result<std::string> ReadChunkData(int64_t chunk_id) override {
+    Result<Rows> rows = Query({"SELECT data FROM chunks WHERE id = $1", {Int(chunk_id)}});
+    if (!rows.ok()) return rows.status();
+    if (rows->size() == 0) return Status::NotFound("no chunk " + std::to_string(chunk_id));
+    return rows->Str(0, 0);
+  }
+
+  Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) override {
+    Result<Rows> rows =
+        Query({"SELECT j.id, j.data FROM journal j JOIN series s ON s.run_id = j.run_id "
+               "WHERE s.id = $1 ORDER BY j.seq",
+               {Int(series_id)}});
+    if (!rows.ok()) return rows.status();
+    std::vector<JournalEntry> out;
+    for (int i = 0; i < rows->size(); ++i) out.push_back({rows->Int(i, 0), rows->Str(i, 1)});
+    return out;
+  }
+
+  Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {
+    Result<Rows> rows = Query(
+        {"SELECT time_ms, kind, label FROM events WHERE run_id = $1 ORDER BY time_ms, seq", {Text(run_id)}});
+    if (!rows.ok()) return rows.status();
+    std::vector<EventRecord> out;
+    for (int i = 0; i < rows->size(); ++i)
+      out.push_back({run_id, rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2)});
+    return out;
+  }
+
+  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override {
+    Result<Rows> rows =
+        Query({"SELECT name, size, path FROM artifacts WHERE run_id = $1 ORDER BY name", {Text(run_id)}});
+    if (!rows.ok()) return rows.status();
+    std::vector<ArtifactRecord> out;
+    for (int i = 0; i < rows->size(); ++i)
+      out.push_back({run_id, rows->Str(i, 0), rows->Int(i, 1), "", rows->Str(i, 2)});
+    return out;
+  }
+
+  Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override {
+    Result<Rows> rows = Query({"SELECT size, content, path FROM artifacts WHERE run_id = $1 AND name = $2",
+                               {Text(run_id), Text(name)}});
+    if (!rows.ok()) return rows.status();
+    if (rows->size() == 0) return Status::NotFound("run " + run_id + " has no artifact " + name);
+    return ArtifactRecord{run_id, name, rows->Int(0, 0), rows->Str(0, 1), rows->Str(0, 2)};
+  }
+
+ private:
+  static constexpr const char* kRunSelect =
+      "SELECT r.id, e.name, r.workload, r.name, r.command, r.working_directory, r.host, "
+      "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
+      "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
+
+  static Stmt InsertParam(const std::string& run_id, const std::string& k, const std::string& v) {
+    return {"INSERT INTO params(run_id, key, value) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
+            {Text(run_id), Text(k), Text(v)}};
+  }
+  static Stmt UpsertTag(const std::string& run_id, const std::string& k, const std::string& v) {
+    return {
+        "INSERT INTO tags(run_id, key, value) VALUES($1, $2, $3) "
+        "ON CONFLICT (run_id, key) DO UPDATE SET value = EXCLUDED.value",
+        {Text(run_id), Text(k), Text(v)}};
+  }
+
+  static std::string ArtifactRoot() {
+    const char* dir = std::getenv("TRAINBENCH_ARTIFACT_DIR");
+    if (dir != nullptr && *dir != '\0') return dir;
+    return HomeDir() + "/.local/share/trainbench/artifacts";
+  }
+
+  Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
+    Result<Rows> rows = Query({with_data ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data "
+                                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id"
+                                         : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed "
+                                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id",
+                               {Int(series_id)}});
+    if (!rows.ok()) return rows.status();
+    std::vector<ChunkRecord> out;
+    for (int i = 0; i < rows->size(); ++i) {
+      ChunkRecord c;
+      c.id = rows->Int(i, 0);
+      c.series_id = series_id;
+      c.first_ms = rows->Int(i, 1);
+      c.last_ms = rows->Int(i, 2);
+      c.count = rows->Int(i, 3);
+      if (!rows->IsNull(i, 4)) c.min = rows->Double(i, 4);
+      if (!rows->IsNull(i, 5)) c.max = rows->Double(i, 5);
+      c.sum = rows->IsNull(i, 6) ? 0 : rows->Double(i, 6);
+      c.sealed = rows->Int(i, 7) != 0;
+      if (with_data) c.data = rows->Str(i, 8);
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  Result<std::vector<RunRecord>> ReadRuns(const Stmt& select) {
+    Result<Rows> rows = Query(select);
+    if (!rows.ok()) return rows.status();
+    std::vector<RunRecord> runs;
+    std::map<std::string, size_t> index;
+    for (int i = 0; i < rows->size(); ++i) {
+      RunRecord r;
+      r.id = rows->Str(i, 0);
+      r.experiment = rows->Str(i, 1);
+      r.workload = rows->Str(i, 2);
+      r.name = rows->Str(i, 3);
+      r.command = rows->Str(i, 4);
+      r.working_directory = rows->Str(i, 5);
+      r.host = rows->Str(i, 6);
+      r.supervisor_pid = rows->Int(i, 7);
+      r.start_ms = rows->Int(i, 8);
+      r.end_ms = rows->Int(i, 9);
+      r.status = rows->Str(i, 10);
+      if (!rows->IsNull(i, 11)) r.exit_code = static_cast<int>(rows->Int(i, 11));
+      if (!rows->IsNull(i, 12)) r.signal = static_cast<int>(rows->Int(i, 12));
+      r.reason = rows->Str(i, 13);
+      r.listeners = rows->Str(i, 14);
+      r.interval_ms = rows->Int(i, 15);
+      r.devices = rows->Str(i, 16);
+      index[r.id] = runs.size();
+      runs.push_back(std::move(r));
+    }
+    if (runs.empty()) return runs;
+    // Params and tags of all of them in two queries.
+    std::string ids = "{";
+    for (const RunRecord& r : runs) ids += (ids.size() > 1 ? "," : "") + r.id;
+    ids += "}";
+    for (const char* table : {"params", "tags"}) {
+      Result<Rows> kv = Query({std::string("SELECT run_id, key, value FROM ") + table +
+                                   " WHERE run_id = ANY($1::text[]) ORDER BY seq",
+                               {Text(ids)}});
+      if (!kv.ok()) return kv.status();
+      for (int i = 0; i < kv->size(); ++i) {
+        RunRecord& r = runs[index[kv->Str(i, 0)]];
+        (std::string_view(table) == "params" ? r.params : r.tags).emplace_back(kv->Str(i, 1), kv->Str(i, 2));
+      }
+    }
+    return runs;
+  }
+
+  // --- the connection ------------------------------------------------------------------------
+
+  // A new connection (waiting up to 5 s), or why there is none.
+  Result<PGconn*> Connect() const {
+    const char* keys[] = {"connect_timeout", "dbname", nullptr};
+    const char* values[] = {"5", uri_.c_str(), nullptr};
+    PGconn* c = PQconnectdbParams(keys, values, 1);
+    if (PQstatus(c) != CONNECTION_OK) {
+      std::string msg = c != nullptr ? PQerrorMessage(c) : "out of memory";
+      PQfinish(c);
+      while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+      return Status::Unavailable("cannot reach the database " + Redacted(uri_) + ": " + msg);
+    }
+    // Notices ("relation exists, skipping") are not for users.
+    PQsetNoticeProcessor(
+        c, [](void*, const char*) {}, nullptr);
+    return c;
+  }
+
+  Status ConnectLocked() {
+    Result<PGconn*> c = Connect();
+    if (!c.ok()) return c.status();
+    if (conn_ != nullptr) PQfinish(conn_);
+    conn_ = *c;
+    return Status::Ok();
+  }
+
+  Status Unreachable() const {
+    return Status::Unavailable("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
+                               "); is the server running and the connection string right?");
+  }
+
+  Result<ResultPtr> ExecLocked(const Stmt& s, bool binary_result) {
+    std::vector<const char*> values;
+    std::vector<int> lengths, formats;
+    for (const Param& p : s.params) {
+      values.push_back(p.null ? nullptr : p.bytes.data());
+      lengths.push_back(static_cast<int>(p.bytes.size()));
+      formats.push_back(p.binary ? 1 : 0);
+    }
+    ResultPtr r(PQexecParams(conn_, s.sql.c_str(), static_cast<int>(s.params.size()), nullptr, values.data(),
+                             lengths.data(), formats.data(), binary_result ? 1 : 0),
+                &PQclear);
+    ExecStatusType st = PQresultStatus(r.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
+    std::string msg = PQerrorMessage(conn_);
+    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    if (PQstatus(conn_) != CONNECTION_OK) return Status::Unavailable(msg);
+    return Status::IoError("database " + Redacted(uri_) + ": " + msg);
+  }
+
+  Result<Rows> Query(const Stmt& s) {
+    std::lock_guard lock(mu_);
+    if (conn_ == nullptr) return Unreachable();
+    Result<ResultPtr> r = ExecLocked(s, true);
+    if (!r.ok()) {
+      if (r.status().code() == Status::Code::kUnavailable) GoOfflineLocked(r.status().message());
+      return r.status();
+    }
+    return Rows(std::move(*r));
+  }
+
+  // Runs the statements in one transaction; `changed` gets each one's affected rows.
+  Status ExecBatchLocked(const std::vector<Stmt>& batch, std::vector<int64_t>* changed) {
+    bool single = batch.size() == 1;
+    if (!single) {
+      Result<ResultPtr> begin = ExecLocked({"BEGIN", {}}, false);
+      if (!begin.ok()) return begin.status();
+    }
+    for (const Stmt& s : batch) {
+      Result<ResultPtr> r = ExecLocked(s, false);
+      if (!r.ok()) {
+        if (!single && PQstatus(conn_) == CONNECTION_OK) ExecLocked({"ROLLBACK", {}}, false);
+        return r.status();
+      }
+      if (changed != nullptr) changed->push_back(ParseInt(PQcmdTuples(r->get())).value_or(0));
+    }
+    if (!single) {
+      Result<ResultPtr> commit = ExecLocked({"COMMIT", {}}, false);
+      if (!commit.ok()) return commit.status();
+    }
+    return Status::Ok();
+  }
+
+  // Writes now, or into the spool while the database is away.
+  Status Write(const std::vector<Stmt>& batch, std::vector<int64_t>* changed = nullptr) {
+    if (batch.empty()) return Status::Ok();
+    std::lock_guard lock(mu_);
+    if (conn_ != nullptr && spool_fd_ < 0) {
+      Status s = ExecBatchLocked(batch, changed);
+      if (s.ok() || s.code() != Status::Code::kUnavailable) return s;
+      GoOfflineLocked(s.message());
+    }
+    if (changed != nullptr) changed->clear();  // unknown while spooling
+    return SpoolLocked(batch);
+  }
+
+  void GoOfflineLocked(const std::string& why) {
+    offline_reason_ = why;
+    if (conn_ != nullptr) {
+      PQfinish(conn_);
+      conn_ = nullptr;
+    }
+    if (!reconnector_.joinable()) reconnector_ = std::thread([this] { Reconnect(); });
+  }
+
+  Status SpoolLocked(const std::vector<Stmt>& batch) {
+    if (spool_fd_ < 0) {
+      std::string dir = SpoolDirectory() + "/" + DatabaseKey();
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      spool_path_ =
+          dir + "/" + std::to_string(getpid()) + "-" + std::to_string(RandomId() % 1000000) + ".spool";
+      spool_fd_ = open(spool_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (spool_fd_ < 0) return Status::FromErrno("cannot spool to " + spool_path_, errno);
+      flock(spool_fd_, LOCK_EX);  // held while this process may still add to it
+      LogWarning("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
+                 "); the run goes on and its samples are kept in " + spool_path_ + " until it answers");
+    }
+    std::string bytes = EncodeBatch(batch);
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(spool_fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Status::FromErrno("cannot spool to " + spool_path_, errno);
+      done += static_cast<size_t>(n);
+    }
+    ++spooled_batches_;
+    return Status::Ok();
+  }
+
+  // The background thread while the database is away: reconnects every second, then
+  // writes the spool in order and goes back to writing directly.
+  void Reconnect() {
+    while (true) {
+      {
+        std::unique_lock wait(wake_mu_);
+        wake_.wait_for(wait, std::chrono::seconds(1), [this] { return stop_; });
+        if (stop_) return;
+      }
+      bool need_connection;
+      {
+        std::lock_guard lock(mu_);
+        if (conn_ != nullptr && spool_fd_ < 0) continue;
+        need_connection = conn_ == nullptr;
+      }
+      // Connecting may wait seconds: writers keep spooling meanwhile.
+      Result<PGconn*> fresh = need_connection ? Connect() : Result<PGconn*>(nullptr);
+      if (!fresh.ok()) continue;
+      std::lock_guard lock(mu_);
+      if (*fresh != nullptr) {
+        if (conn_ != nullptr) PQfinish(conn_);
+        conn_ = *fresh;
+      }
+      if (!schema_checked_ && !MigrateLocked().ok()) continue;
+      if (spool_fd_ >= 0) {
+        Status replayed = ReplayFileLocked(spool_path_);
+        if (!replayed.ok()) {
+          if (conn_ != nullptr && PQstatus(conn_) != CONNECTION_OK) {
+            PQfinish(conn_);
+            conn_ = nullptr;
+          }
+          continue;
+        }
+        close(spool_fd_);
+        spool_fd_ = -1;
+        std::remove(spool_path_.c_str());
+        LogInfo("the database " + Redacted(uri_) + " answers again: " + std::to_string(spooled_batches_) +
+                " spooled writes are in it");
+        spooled_batches_ = 0;
+      }
+      ReplayOrphansLocked();
+    }
+  }
+
+  Status ReplayFileLocked(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    // Every statement can be applied twice (inserts skip what exists), so a replay cut
+    // short is simply done again.
+    for (const std::vector<Stmt>& batch : DecodeSpool(bytes))
+      TB_RETURN_IF_ERROR(ExecBatchLocked(batch, nullptr));
+    return Status::Ok();
+  }
+
+  // Spools of processes that ended while the database was away.
+  void ReplayOrphansLocked() {
+    std::error_code ec;
+    std::string dir = SpoolDirectory() + "/" + DatabaseKey();
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      std::string path = entry.path().string();
+      if (path == spool_path_ || !path.ends_with(".spool")) continue;
+      int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        if (ReplayFileLocked(path).ok()) {
+          std::remove(path.c_str());
+          LogInfo("wrote what an earlier run spooled while the database was away (" + path + ")");
+        }
+      }
+      close(fd);
+    }
+  }
+
+  // Spools of one database share a directory: the URI hashed.
+  std::string DatabaseKey() const {
+    char buf[20];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(HashId(uri_)));
+    return buf;
+  }
+
+  Status MigrateLocked() {
+    // Several machines may start at once: one migrates, the others wait for it.
+    std::vector<Stmt> steps = {
+        {"SELECT pg_advisory_xact_lock(7465627)", {}},
+        {"CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)", {}},
+    };
+    Result<ResultPtr> begin = ExecLocked({"BEGIN", {}}, false);
+    if (!begin.ok()) return begin.status();
+    auto fail = [&](const Status& s) {
+      if (PQstatus(conn_) == CONNECTION_OK) ExecLocked({"ROLLBACK", {}}, false);
+      return s;
+    };
+    for (const Stmt& s : steps) {
+      Result<ResultPtr> r = ExecLocked(s, false);
+      if (!r.ok()) return fail(r.status());
+    }
+    Result<ResultPtr> v =
+        ExecLocked({"SELECT value FROM trainbench_meta WHERE key = 'schema_version'", {}}, false);
+    if (!v.ok()) return fail(v.status());
+    int version =
+        PQntuples(v->get()) > 0 ? static_cast<int>(ParseInt(PQgetvalue(v->get(), 0, 0)).value_or(0)) : 0;
+    if (version > kSchemaVersion) {
+      return fail(Status::InvalidArgument(Redacted(uri_) + " was written by a newer trainbench (schema " +
+                                          std::to_string(version) + ", this build knows " +
+                                          std::to_string(kSchemaVersion) + "); upgrade trainbench"));
+    }
+    for (int i = version; i < kSchemaVersion; ++i) {
+      // A migration is a script of several statements: the simple query protocol takes it.
+      ResultPtr r(PQexec(conn_, kMigrations[i]), &PQclear);
+      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+        return fail(
+            Status::IoError("cannot set up the database " + Redacted(uri_) + ": " + PQerrorMessage(conn_)));
+      }
+    }
+    Result<ResultPtr> set =
+        ExecLocked({"INSERT INTO trainbench_meta(key, value) VALUES('schema_version', $1) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    {Text(std::to_string(kSchemaVersion))}},
+                   false);
+    if (!set.ok()) return fail(set.status());
+    Result<ResultPtr> commit = ExecLocked({"COMMIT", {}}, false);
+    if (!commit.ok()) return commit.status();
+    schema_checked_ = true;
+    return Status::Ok();
+  }
+
+  std::string uri_;
+  std::mutex mu_;  // the connection, the spool
+  PGconn* conn_ = nullptr;
+  bool schema_checked_ = false;
+  std::string offline_reason_;
+  int spool_fd_ = -1;
+  std::string spool_path_;
+  int64_t spooled_batches_ = 0;
+  std::thread reconnector_;
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+std::string SpoolDirectory() {
+  const char* dir = std::getenv("TRAINBENCH_SPOOL_DIR");
+  if (dir != nullptr && *dir != '\0') return dir;
+  return HomeDir() + "/.local/state/trainbench/spool";
+}
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri) {
+  auto store = std::make_unique<PostgresStore>(uri);
+  TB_RETURN_IF_ERROR(store->Initialize());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace tb
