@@ -26,6 +26,7 @@
 #include "run/launcher.h"
 #include "schedule/scheduler.h"
 #include "serve/serve_api.h"
+#include "store/migrate.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
 
@@ -260,6 +261,29 @@ int CommandDevices() {
   std::printf("\nlisteners\n  top, ps, iostat, net   available\n  nvml                   %s\n",
               devices->empty() ? "not available: NVML finds no GPU" : "available");
   PrintToolListeners();
+  return 0;
+}
+
+// --- migrate -----------------------------------------------------------------------------
+
+int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
+  if (from_uri == to_uri) return Fail(Status::InvalidArgument("--from and --to name the same store"));
+  Result<std::unique_ptr<Store>> from = Store::Open(from_uri);
+  if (!from.ok()) return Fail(from.status());
+  Result<std::unique_ptr<Store>> to = Store::Open(to_uri);
+  if (!to.ok()) return Fail(to.status());
+  // Both must answer now: a migration is not spooled.
+  if (Result<std::vector<ExperimentInfo>> probe = (*to)->ListExperiments(); !probe.ok())
+    return Fail(probe.status());
+  Result<MigrationResult> done = MigrateRuns(**from, **to, [](const RunRecord& r) {
+    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), r.experiment.c_str(),
+                r.workload.empty() ? "-" : r.workload.c_str(), r.name.c_str());
+    std::fflush(stdout);
+  });
+  if (!done.ok()) return Fail(done.status());
+  std::printf("trainbench: %d run%s copied (%lld points), %d already there, from %s to %s\n", done->copied,
+              done->copied == 1 ? "" : "s", static_cast<long long>(done->points), done->skipped,
+              (*from)->Describe().c_str(), (*to)->Describe().c_str());
   return 0;
 }
 
@@ -524,6 +548,13 @@ int Main(int argc, char** argv) {
 
   std::string store_uri = StoreFromEnvironment();
   std::string ls_experiment;
+  std::string migrate_from, migrate_to;
+  CLI::App* migrate = app.add_subcommand(
+      "migrate", "Copy the runs of one store into another (a SQLite file into the shared PostgreSQL store)");
+  migrate->add_option("--from", migrate_from, "Store to read: a SQLite file or sqlite:///path")->required();
+  migrate
+      ->add_option("--to", migrate_to, "Store to write: postgresql://user@host/db (or another SQLite file)")
+      ->required();
   CLI::App* ls = app.add_subcommand("ls", "List experiments, their workloads and runs");
   ls->add_option("experiment", ls_experiment, "Only this experiment");
   ls->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")
@@ -599,6 +630,7 @@ int Main(int argc, char** argv) {
     return CommandRun(ra, command);
   }
   if (ls->parsed()) return CommandLs(store_uri, ls_experiment);
+  if (migrate->parsed()) return CommandMigrate(migrate_from, migrate_to);
   if (devices->parsed()) return CommandDevices();
   if (show->parsed()) return CommandShow(store_uri, run_key);
   if (serve->parsed()) return CommandServe(sa);

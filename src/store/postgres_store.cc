@@ -383,7 +383,7 @@ class PostgresStore : public Store {
   Status WriteChunks(ChunkBatch& batch) override {
     std::vector<Stmt> stmts;
     for (ChunkRecord& c : batch.inserts) {
-      c.id = RandomId();
+      if (c.id == 0) c.id = RandomId();  // a migration sets its own, repeatable ids
       stmts.push_back(
           {"INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data) "
            "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",

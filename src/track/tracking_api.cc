@@ -285,6 +285,17 @@ class TrackingApi::Call {
     return std::move(run.value());
   }
 
+  // That the run exists: a run this process supervises does (and needs no read of a
+  // store that may be away for a moment); another is looked up.
+  void Exists(const std::string& run_id) {
+    {
+      std::lock_guard lock(api_.mu_);
+      auto it = api_.slots_.find(run_id);
+      if (it != api_.slots_.end() && it->second->supervised) return;
+    }
+    Run(run_id);
+  }
+
   std::shared_ptr<RunSlot> Slot(const std::string& run_id) {
     Status missing;
     std::shared_ptr<RunSlot> slot = api_.Slot(run_id, missing);
@@ -512,7 +523,7 @@ class TrackingApi::Call {
 
   ApiResponse LogMetric() {
     std::string run_id = RunIdField();
-    Run(run_id);
+    Exists(run_id);
     json metric = Body();
     StoreMetrics(run_id, {ReadMetric(metric)});
     return Json(json::object());
@@ -555,7 +566,7 @@ class TrackingApi::Call {
     if (metrics.is_array()) {
       for (const json& m : metrics) parsed.push_back(ReadMetric(m));
     }
-    Run(run_id);
+    Exists(run_id);
     // Everything is validated; params can still be refused (a changed value), so they go first.
     if (!params.empty()) Check(api_.store_.LogParams(run_id, params));
     if (!tags.empty()) Check(api_.store_.SetTags(run_id, tags));
@@ -572,7 +583,7 @@ class TrackingApi::Call {
       throw Invalid("Param value of '" + key + "' is " + std::to_string(value.size()) +
                     " characters long; at most " + std::to_string(kMaxParamValueLength) + " are allowed.");
     }
-    Run(run_id);
+    Exists(run_id);
     Check(api_.store_.LogParams(run_id, {{key, value}}));
     return Json(json::object());
   }
@@ -586,7 +597,7 @@ class TrackingApi::Call {
       throw Invalid("Tag value of '" + key + "' is " + std::to_string(value.size()) +
                     " characters long; at most " + std::to_string(kMaxTagValueLength) + " are allowed.");
     }
-    Run(run_id);
+    Exists(run_id);
     Check(api_.store_.SetTags(run_id, {{key, value}}));
     if (key == "mlflow.runName" && !value.empty()) Check(api_.store_.RenameRun(run_id, value));
     return Json(json::object());
@@ -595,7 +606,7 @@ class TrackingApi::Call {
   ApiResponse DeleteTag() {
     std::string run_id = RunIdField();
     std::string key = Required("key");
-    Run(run_id);
+    Exists(run_id);
     Check(api_.store_.DeleteTag(run_id, key));
     return Json(json::object());
   }
@@ -603,7 +614,7 @@ class TrackingApi::Call {
   ApiResponse GetMetricHistory() {
     std::string run_id = RunIdField();
     std::string key = Required("metric_key");
-    Run(run_id);
+    Exists(run_id);
     int64_t max_results = 25000;
     if (std::optional<std::string> m = Text("max_results")) {
       std::optional<int64_t> n = ParseInt(*m);
@@ -653,7 +664,7 @@ class TrackingApi::Call {
       records.push_back({run_id, *t, kind->get<std::string>(),
                          label != e.end() && label->is_string() ? label->get<std::string>() : ""});
     }
-    Run(run_id);
+    Exists(run_id);
     for (const EventRecord& r : records) Check(api_.store_.AddEvent(r));
     return Json(json::object());
   }
@@ -668,7 +679,7 @@ class TrackingApi::Call {
     std::string run_id(parts[1]);
     std::string relative(rest.substr(1 + parts[0].size() + 1 + parts[1].size() + 1 + parts[2].size() + 1));
     if (auto bad = BadName("artifact", relative)) throw Invalid(*bad);
-    Run(run_id);
+    Exists(run_id);
     if (request_.method == "GET") {
       Result<ArtifactRecord> a = api_.store_.GetArtifact(run_id, relative);
       if (!a.ok()) throw FromStatus(a.status());

@@ -1,0 +1,88 @@
+#include "store/migrate.h"
+
+#include <algorithm>
+
+#include "store/chunk_codec.h"
+
+namespace tb {
+namespace {
+
+bool Complete(const RunRecord& r) {
+  return std::any_of(r.tags.begin(), r.tags.end(), [](const auto& kv) { return kv.first == kMigratedTag; });
+}
+
+// A chunk id from what the chunk is (the destination keeps the first of equal ids).
+int64_t ChunkId(const std::string& run_id, const SeriesInfo& s, size_t index) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : run_id + "\n" + s.metric + "\n" + s.labels + "\n" + std::to_string(index))
+    h = (h ^ c) * 1099511628211ull;
+  h ^= h >> 31;
+  return static_cast<int64_t>(h >> 1);
+}
+
+Status CopyRun(Store& from, Store& to, RunRecord run, int64_t& points) {
+  Result<RunRecord> existing = to.FindRun(run.id);
+  bool present = existing.ok() && existing->id == run.id;
+  TB_RETURN_IF_ERROR(to.EnsureExperiment(run.experiment).status());
+  std::vector<std::pair<std::string, std::string>> tags = run.tags;
+  if (!present) TB_RETURN_IF_ERROR(to.CreateRun(run));
+  Result<std::vector<SeriesInfo>> series = from.ListSeries(run.id);
+  if (!series.ok()) return series.status();
+  for (const SeriesInfo& s : *series) {
+    Result<int64_t> id = to.EnsureSeries(run.id, s.metric, s.labels);
+    if (!id.ok()) return id.status();
+    // Everything the source holds (sealed chunks, a provisional one, the journal), as
+    // sealed chunks of the usual size.
+    Result<std::vector<Point>> all = ReadSeriesPoints(from, s.id);
+    if (!all.ok()) return all.status();
+    constexpr size_t kChunk = 4096;
+    ChunkBatch batch;
+    for (size_t at = 0, index = 0; at < all->size(); at += kChunk, ++index) {
+      size_t n = std::min(kChunk, all->size() - at);
+      ChunkRecord c = MakeChunk(*id, std::span<const Point>(all->data() + at, n), true);
+      c.id = ChunkId(run.id, s, index);
+      batch.inserts.push_back(std::move(c));
+    }
+    points += static_cast<int64_t>(all->size());
+    TB_RETURN_IF_ERROR(to.WriteChunks(batch));
+  }
+  // Events only once: a run cut short in them is rare, and doubling them worse.
+  Result<std::vector<EventRecord>> there = to.ListEvents(run.id);
+  Result<std::vector<EventRecord>> events = from.ListEvents(run.id);
+  if (!events.ok()) return events.status();
+  if (there.ok() && there->empty()) {
+    for (const EventRecord& e : *events) TB_RETURN_IF_ERROR(to.AddEvent(e));
+  }
+  Result<std::vector<ArtifactRecord>> artifacts = from.ListArtifacts(run.id);
+  if (!artifacts.ok()) return artifacts.status();
+  for (const ArtifactRecord& listed : *artifacts) {
+    Result<ArtifactRecord> a = from.GetArtifact(run.id, listed.name);
+    if (a.ok()) TB_RETURN_IF_ERROR(to.PutArtifact(*a));
+  }
+  if (run.end_ms > 0) {
+    TB_RETURN_IF_ERROR(to.FinishRun(run.id, run.end_ms, run.status, run.exit_code, run.signal, run.reason));
+  }
+  return to.SetTags(run.id, {{kMigratedTag, "true"}});
+}
+
+}  // namespace
+
+Result<MigrationResult> MigrateRuns(Store& from, Store& to,
+                                    const std::function<void(const RunRecord&)>& progress) {
+  Result<std::vector<RunRecord>> runs = from.ListRuns("");
+  if (!runs.ok()) return runs.status();
+  MigrationResult result;
+  for (const RunRecord& run : *runs) {
+    Result<RunRecord> there = to.FindRun(run.id);
+    if (there.ok() && there->id == run.id && Complete(*there)) {
+      ++result.skipped;
+      continue;
+    }
+    if (progress) progress(run);
+    TB_RETURN_IF_ERROR(CopyRun(from, to, run, result.points));
+    ++result.copied;
+  }
+  return result;
+}
+
+}  // namespace tb

@@ -1,0 +1,26 @@
+// Copies the runs of one store into another (`trainbench migrate`): experiments, runs with
+// params and tags, every series' points, events and artifacts. A run is marked with the tag
+// trainbench.migrated once it is complete in the destination: complete runs are skipped
+// when migrating again; a run cut short is copied again, its chunks landing on the same ids
+// (made from the run, the series and the chunk's position) so nothing doubles.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "store/store.h"
+
+namespace tb {
+
+struct MigrationResult {
+  int copied = 0;
+  int skipped = 0;  // complete in the destination already
+  int64_t points = 0;
+};
+
+Result<MigrationResult> MigrateRuns(Store& from, Store& to,
+                                    const std::function<void(const RunRecord&)>& progress = nullptr);
+
+inline constexpr const char* kMigratedTag = "trainbench.migrated";
+
+}  // namespace tb
