@@ -5,6 +5,7 @@
 #include <cmath>
 #include <future>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -17,6 +18,9 @@
 
 namespace tb {
 namespace {
+
+// A run that has ended: its series are complete.
+bool Finished(const RunRecord& r) { return r.end_ms > 0 && r.status != kRunning; }
 
 using json = nlohmann::json;
 constexpr std::string_view kPrefix = "/api/v1/";
@@ -440,9 +444,9 @@ class ServeApi::Call {
                                const std::optional<std::string>& labels) {
     std::vector<Selected> out;
     for (const RunRecord& r : runs) {
-      Result<std::vector<SeriesInfo>> series = store_.ListSeries(r.id);
+      Result<std::shared_ptr<const std::vector<SeriesInfo>>> series = api_.SeriesOf(r);
       Check(series.status());
-      for (const SeriesInfo& s : *series) {
+      for (const SeriesInfo& s : **series) {
         if ((metric.empty() || s.metric == metric) && (!labels || s.labels == *labels))
           out.push_back({&r, s});
       }
@@ -468,7 +472,7 @@ class ServeApi::Call {
     // Also called by the stream after this Call is gone: it holds nothing of it.
     ServeApi* api = &api_;
     auto series_json = [api, axis, from, to, since, budget, full](const Selected& s) -> std::string {
-      Result<std::shared_ptr<const std::vector<Point>>> loaded = api->Points(s.series.id);
+      Result<std::shared_ptr<const std::vector<Point>>> loaded = api->Points(s.series.id, Finished(*s.run));
       Check(loaded.status());
       std::shared_ptr<const std::vector<Point>> points = *loaded;
       const std::vector<Point>& p = *points;
@@ -736,9 +740,45 @@ ApiResponse ServeApi::Handle(const ApiRequest& request) {
   }
 }
 
-Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t series_id, bool retried) {
-  Result<std::vector<ChunkRecord>> chunks = store_.ListChunkInfo(series_id);
+Result<std::shared_ptr<const std::vector<SeriesInfo>>> ServeApi::SeriesOf(const RunRecord& run) {
+  bool finished = Finished(run);
+  if (finished) {
+    std::lock_guard lock(mu_);
+    if (auto it = series_of_.find(run.id); it != series_of_.end()) return it->second;
+  }
+  Result<std::vector<SeriesInfo>> listed = store_.ListSeries(run.id);
+  if (!listed.ok()) return listed.status();
+  auto series = std::make_shared<const std::vector<SeriesInfo>>(std::move(*listed));
+  if (finished) {
+    std::lock_guard lock(mu_);
+    if (series_of_.size() >= 100000) series_of_.clear();  // a bound, not a policy: it is cheap to refill
+    series_of_[run.id] = series;
+  }
+  return series;
+}
+
+Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t series_id, bool finished,
+                                                                   bool retried) {
+  bool known;
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(series_id);
+    known = it != cache_.end();
+    // A finished run's series do not change: what is cached is all of it, with no query
+    // (on a database server each query is a round trip).
+    if (known && finished) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.points;
+    }
+  }
+  // Read for the first time: the chunks with their data in one query.
+  Result<std::vector<ChunkRecord>> chunks =
+      known ? store_.ListChunkInfo(series_id) : store_.ReadChunks(series_id);
   if (!chunks.ok()) return chunks.status();
+  std::map<int64_t, const std::string*> fetched;
+  for (const ChunkRecord& c : *chunks) {
+    if (!c.data.empty()) fetched[c.id] = &c.data;
+  }
   std::vector<int64_t> sealed;
   for (const ChunkRecord& c : *chunks) {
     if (c.sealed) sealed.push_back(c.id);
@@ -756,7 +796,10 @@ Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t serie
     }
   }
   bool has_newer = sealed.size() < chunks->size();
-  Result<std::vector<JournalEntry>> journal = store_.ReadJournal(series_id);
+  // A finished run's journal is empty (its writer sealed everything).
+  Result<std::vector<JournalEntry>> journal =
+      finished ? Result<std::vector<JournalEntry>>(std::vector<JournalEntry>{})
+               : store_.ReadJournal(series_id);
   if (!journal.ok()) return journal.status();
   has_newer |= !journal->empty();
   if (base && cached_chunks == sealed.size() && !has_newer) return base;
@@ -770,6 +813,10 @@ Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t serie
     grown->reserve(static_cast<size_t>(total));
     if (base) grown->insert(grown->end(), base->begin(), base->end());
     for (size_t i = cached_chunks; i < sealed.size(); ++i) {
+      if (auto f = fetched.find(sealed[i]); f != fetched.end()) {
+        TB_RETURN_IF_ERROR(DecodeChunk(*f->second, *grown));
+        continue;
+      }
       Result<std::string> data = store_.ReadChunkData(sealed[i]);
       if (!data.ok()) return data.status();
       TB_RETURN_IF_ERROR(DecodeChunk(*data, *grown));
@@ -800,7 +847,7 @@ Result<std::shared_ptr<const std::vector<Point>>> ServeApi::Points(int64_t serie
     Result<std::string> data = store_.ReadChunkData(c.id);
     // The writer replaced this provisional chunk meanwhile (a checkpoint): read again.
     if (!data.ok() && data.status().code() == Status::Code::kNotFound && !retried)
-      return Points(series_id, true);
+      return Points(series_id, finished, true);
     if (!data.ok()) return data.status();
     TB_RETURN_IF_ERROR(DecodeChunk(*data, *all));
   }

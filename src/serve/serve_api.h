@@ -48,8 +48,12 @@ class ServeApi {
   // Handle() for /api/v1/, for HttpServer.
   ApiHandler Handler();
 
+  // The series of a run; a finished run's are kept (they no longer change).
+  Result<std::shared_ptr<const std::vector<SeriesInfo>>> SeriesOf(const RunRecord& run);
   // Every point of a series in time order (cached sealed chunks, then the newer points).
-  Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id, bool retried = false);
+  // `finished`: the series' run has ended, so a cached copy is complete.
+  Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id, bool finished = false,
+                                                           bool retried = false);
 
  private:
   class Call;
@@ -63,7 +67,9 @@ class ServeApi {
   size_t cache_points_;
   std::mutex mu_;
   std::unordered_map<int64_t, Cached> cache_;  // by series id
-  std::list<int64_t> lru_;                     // most recently used first
+  std::unordered_map<std::string, std::shared_ptr<const std::vector<SeriesInfo>>>
+      series_of_;           // finished runs
+  std::list<int64_t> lru_;  // most recently used first
   size_t cached_points_ = 0;
 };
 

@@ -484,6 +484,13 @@ class PostgresStore : public Store {
   }
 
   Result<RunRecord> FindRun(const std::string& key) override {
+    // A full id: one index lookup (the serve API asks this for every run of a chart).
+    if (key.size() == 32 && key.find_first_not_of("0123456789abcdef") == std::string::npos) {
+      Result<std::vector<RunRecord>> exact =
+          ReadRuns({std::string(kRunSelect) + " WHERE r.id = $1", {Text(key)}});
+      if (!exact.ok()) return exact.status();
+      if (!exact->empty()) return std::move(exact->front());
+    }
     Result<std::vector<RunRecord>> runs =
         ReadRuns({std::string(kRunSelect) +
                       " WHERE r.id = $1 OR (length($1) >= 4 AND left(r.id, length($1)) = $1) OR r.name = $1 "
@@ -646,15 +653,16 @@ class PostgresStore : public Store {
     std::string ids = "{";
     for (const RunRecord& r : runs) ids += (ids.size() > 1 ? "," : "") + r.id;
     ids += "}";
-    for (const char* table : {"params", "tags"}) {
-      Result<Rows> kv = Query({std::string("SELECT run_id, key, value FROM ") + table +
-                                   " WHERE run_id = ANY($1::text[]) ORDER BY seq",
-                               {Text(ids)}});
-      if (!kv.ok()) return kv.status();
-      for (int i = 0; i < kv->size(); ++i) {
-        RunRecord& r = runs[index[kv->Str(i, 0)]];
-        (std::string_view(table) == "params" ? r.params : r.tags).emplace_back(kv->Str(i, 1), kv->Str(i, 2));
-      }
+    // Params and tags of all of them in one query.
+    Result<Rows> kv =
+        Query({"SELECT run_id, key, value, 0::bigint AS kind, seq FROM params WHERE run_id = ANY($1::text[]) "
+               "UNION ALL SELECT run_id, key, value, 1::bigint, seq FROM tags WHERE run_id = ANY($1::text[]) "
+               "ORDER BY kind, seq",
+               {Text(ids)}});
+    if (!kv.ok()) return kv.status();
+    for (int i = 0; i < kv->size(); ++i) {
+      RunRecord& r = runs[index[kv->Str(i, 0)]];
+      (kv->Int(i, 3) == 0 ? r.params : r.tags).emplace_back(kv->Str(i, 1), kv->Str(i, 2));
     }
     return runs;
   }
