@@ -81,6 +81,29 @@ TEST_F(PostgresTest, SeveralProcessesWriteAtOnceAndEveryRunIsComplete) {
   Shell ls = Trainbench("ls --store " + uri_);
   EXPECT_EQ(ls.code, 0) << ls.err;
   EXPECT_NE(ls.out.find("experiment shared  (3 runs)"), std::string::npos) << ls.out;
+  // `trainbench serve` on the database shows them (and their points).
+  SpawnOptions spawn;
+  spawn.argv = {kTrainbench, "serve", "--store", uri_, "--port", "0"};
+  spawn.stdout_mode = Stdio::kPipe;
+  ChildProcess server = ChildProcess::Spawn(spawn).value();
+  std::string line;
+  char c;
+  while (read(server.stdout_fd(), &c, 1) == 1 && c != '\n') line += c;
+  size_t at = line.find("http://");
+  ASSERT_NE(at, std::string::npos) << line;
+  std::string url = line.substr(at, line.find('/', at + 7) - at);
+  std::string id = store->FindRun("w0")->id;
+  std::ofstream(dir_ / "get.py") << "import json, sys, urllib.request\n"
+                                    "r = json.load(urllib.request.urlopen(sys.argv[1]))\n"
+                                    "print(len(r['runs']), len(json.load(urllib.request.urlopen(sys.argv[2]))"
+                                    "['series'][0]['x']))\n";
+  std::string get = "cd " + dir_.string() + " && /usr/bin/python3 get.py '" + url +
+                    "/api/v1/runs?experiment=shared&summary=0' '" + url + "/api/v1/series?runs=" + id +
+                    "&metric=train.value' > got.txt 2>&1";
+  EXPECT_EQ(std::system(get.c_str()), 0);
+  server.Signal(SIGTERM);
+  server.Wait();
+  EXPECT_EQ(Slurp(dir_ / "got.txt"), "3 40\n");
 }
 
 TEST_F(PostgresTest, TheServerGoesAwayMidRunAndEverySampleArrives) {
