@@ -20,7 +20,7 @@ int64_t ChunkId(const std::string& run_id, const SeriesInfo& s, size_t index) {
   return static_cast<int64_t>(h >> 1);
 }
 
-Status CopyRun(Store& from, Store& to, RunRecord run, int64_t& points) {
+Status CopyRun(Store& from, Store& to, const RunRecord& run, int64_t& points) {
   Result<RunRecord> existing = to.FindRun(run.id);
   bool present = existing.ok() && existing->id == run.id;
   TB_RETURN_IF_ERROR(to.EnsureExperiment(run.experiment).status());

@@ -259,6 +259,15 @@ class Rows {
   ResultPtr r_;
 };
 
+// Each row made into a T.
+template <typename T, typename Make>
+std::vector<T> Collect(const Rows& rows, Make make) {
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) out.push_back(make(i));
+  return out;
+}
+
 std::string HomeDir() {
   const char* home = std::getenv("HOME");
   return home != nullptr && *home != '\0' ? home : "/tmp";
@@ -472,9 +481,9 @@ class PostgresStore : public Store {
   Result<std::vector<ExperimentInfo>> ListExperiments() override {
     Result<Rows> rows = Query({"SELECT id, name, created_ms FROM experiments ORDER BY created_ms, id", {}});
     if (!rows.ok()) return rows.status();
-    std::vector<ExperimentInfo> out;
-    for (int i = 0; i < rows->size(); ++i) out.push_back({rows->Int(i, 0), rows->Str(i, 1), rows->Int(i, 2)});
-    return out;
+    return Collect<ExperimentInfo>(*rows, [&](int i) {
+      return ExperimentInfo{rows->Int(i, 0), rows->Str(i, 1), rows->Int(i, 2)};
+    });
   }
 
   Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) override {
@@ -516,10 +525,9 @@ class PostgresStore : public Store {
         Query({"SELECT id, run_id, metric, labels FROM series WHERE run_id = $1 ORDER BY metric, labels",
                {Text(run_id)}});
     if (!rows.ok()) return rows.status();
-    std::vector<SeriesInfo> out;
-    for (int i = 0; i < rows->size(); ++i)
-      out.push_back({rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2), rows->Str(i, 3)});
-    return out;
+    return Collect<SeriesInfo>(*rows, [&](int i) {
+      return SeriesInfo{rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2), rows->Str(i, 3)};
+    });
   }
 
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override { return Chunks(series_id, true); }
@@ -540,29 +548,27 @@ class PostgresStore : public Store {
                "WHERE s.id = $1 ORDER BY j.seq",
                {Int(series_id)}});
     if (!rows.ok()) return rows.status();
-    std::vector<JournalEntry> out;
-    for (int i = 0; i < rows->size(); ++i) out.push_back({rows->Int(i, 0), rows->Str(i, 1)});
-    return out;
+    return Collect<JournalEntry>(*rows, [&](int i) {
+      return JournalEntry{rows->Int(i, 0), rows->Str(i, 1)};
+    });
   }
 
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {
     Result<Rows> rows = Query(
         {"SELECT time_ms, kind, label FROM events WHERE run_id = $1 ORDER BY time_ms, seq", {Text(run_id)}});
     if (!rows.ok()) return rows.status();
-    std::vector<EventRecord> out;
-    for (int i = 0; i < rows->size(); ++i)
-      out.push_back({run_id, rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2)});
-    return out;
+    return Collect<EventRecord>(*rows, [&](int i) {
+      return EventRecord{run_id, rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2)};
+    });
   }
 
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override {
     Result<Rows> rows =
         Query({"SELECT name, size, path FROM artifacts WHERE run_id = $1 ORDER BY name", {Text(run_id)}});
     if (!rows.ok()) return rows.status();
-    std::vector<ArtifactRecord> out;
-    for (int i = 0; i < rows->size(); ++i)
-      out.push_back({run_id, rows->Str(i, 0), rows->Int(i, 1), "", rows->Str(i, 2)});
-    return out;
+    return Collect<ArtifactRecord>(*rows, [&](int i) {
+      return ArtifactRecord{run_id, rows->Str(i, 0), rows->Int(i, 1), "", rows->Str(i, 2)};
+    });
   }
 
   Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override {
