@@ -24,7 +24,6 @@ Status CopyRun(Store& from, Store& to, const RunRecord& run, int64_t& points) {
   Result<RunRecord> existing = to.FindRun(run.id);
   bool present = existing.ok() && existing->id == run.id;
   TB_RETURN_IF_ERROR(to.EnsureExperiment(run.experiment).status());
-  std::vector<std::pair<std::string, std::string>> tags = run.tags;
   if (!present) TB_RETURN_IF_ERROR(to.CreateRun(run));
   Result<std::vector<SeriesInfo>> series = from.ListSeries(run.id);
   if (!series.ok()) return series.status();
