@@ -4,9 +4,12 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <map>
+#include <sstream>
 #include <thread>
 
+#include "base/strings.h"
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
 #include "tests/helpers/cli_fixture.h"
@@ -50,7 +53,7 @@ class ScheduleTest : public CliTest {
   // The simulated GPU: GPU 0 without MIG, GPU 1 in MIG mode with no instances yet.
   void SimulatedGpu() {
     std::ofstream(dir_ / "sim.json") << R"({"gpus": [
-      {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80, "util_gpu_pct": 50}},
+      {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80, "util_gpu_pct": 50, "util_mem_pct": 20}},
       {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "mig_mode": "Enabled", "metrics": {"power_w": 90}}]})";
     env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
             " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
@@ -425,6 +428,62 @@ TEST_F(ScheduleTest, TheDigitsExampleExperimentRunsEndToEndOnTheSimulatedGpu) {
   EXPECT_NE(r.out.find("MPS control daemon started for GPU 0"), std::string::npos) << r.out;
   EXPECT_EQ(Slurp(dir_ / "sim.json.mig"), "");  // the MIG instances are gone again
   EXPECT_FALSE(Series(*store, workloads["gpu-alone"][0].id, "gpu.power.draw_watts", "gpu=0").empty());
+}
+
+// `trainbench report` on an experiment run on the simulated GPU: one run alone, the same
+// two runs together (each slower); the speed-up is what their logged throughputs say.
+TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {
+  SimulatedGpu();
+  std::ofstream(dir_ / "tput.py") << "import os, time, trainbench\n"
+                                     "rate = float(os.environ['RATE'])\n"
+                                     "with trainbench.Run() as run:\n"
+                                     "    for epoch in range(3):\n"
+                                     "        run.epoch()\n"
+                                     "        for i in range(10):\n"
+                                     "            run.log_metric('throughput_samples_per_second', rate)\n"
+                                     "            time.sleep(0.1)\n";
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
+      "e,alone,,,0,-,tput.py,top+nvml,--batch-size 64,RATE=100\n"
+      "e,pair,,,0,-,tput.py,top+nvml,--batch-size 64,RATE=60\n"
+      "e,pair,,,0,-,tput.py,top+nvml,--batch-size 64 --seed 1,RATE=60\n");
+  ASSERT_EQ(Trainbench("schedule exp.csv").code, 0);
+  Shell csv = Trainbench("report e --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  SCOPED_TRACE(csv.out);
+  std::istringstream lines(csv.out);
+  std::string header, alone, pair;
+  std::getline(lines, header);
+  std::getline(lines, alone);
+  std::getline(lines, pair);
+  auto cell = [&](const std::string& row, const std::string& column) {
+    std::vector<std::string_view> names = Split(header, ','), cells = Split(row, ',');
+    for (size_t i = 0; i < names.size() && i < cells.size(); ++i) {
+      if (names[i] == column) return std::string(cells[i]);
+    }
+    return std::string("?");
+  };
+  auto num = [&](const std::string& row, const std::string& column) {
+    return ParseDouble(cell(row, column)).value_or(std::nan(""));
+  };
+  EXPECT_EQ(cell(alone, "workload"), "alone");
+  EXPECT_NEAR(num(alone, "samples/s per run"), 100, 0.1) << csv.out;
+  EXPECT_NEAR(num(pair, "samples/s combined"), 120, 0.1) << csv.out;
+  EXPECT_EQ(cell(pair, "vs alone"), "alone");
+  EXPECT_NEAR(num(pair, "speed-up"), 1.2, 0.01) << csv.out;
+  EXPECT_NEAR(num(pair, "time per run"), 100.0 / 60, 0.01) << csv.out;
+  EXPECT_NEAR(num(alone, "s per epoch"), 1.0, 0.3) << csv.out;
+  EXPECT_NEAR(num(alone, "GPU util"), 0.5, 0.01) << csv.out;  // the simulated GPU's 50%
+
+  Shell table = Trainbench("report e");
+  EXPECT_NE(table.out.find("did 1.20x the work of one alone"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("note: GPU figures come from the simulated GPU"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("samples only"), std::string::npos) << table.out;
+  ASSERT_EQ(Trainbench("report e --format html -o report.html").code, 0);
+  std::string html = Slurp(dir_ / "report.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("<b>1.20x</b>"), std::string::npos);
+  EXPECT_NE(Trainbench("report nope").err.find("no runs in experiment 'nope'"), std::string::npos);
 }
 
 }  // namespace

@@ -10,9 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "analyze/phases.h"
+#include "analyze/report.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
@@ -287,6 +290,30 @@ int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
   return 0;
 }
 
+// --- report ------------------------------------------------------------------------------
+
+int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,
+                  const std::string& output) {
+  if (format != "table" && format != "csv" && format != "html")
+    return Fail(Status::InvalidArgument("--format must be table, csv or html"));
+  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<ExperimentReport> report = BuildReport(**store, experiment);
+  if (!report.ok()) return Fail(report.status());
+  std::string text = format == "csv"    ? ReportCsv(*report)
+                     : format == "html" ? ReportHtml(*report)
+                                        : ReportTable(*report);
+  if (output.empty() || output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
+  std::ofstream out(output, std::ios::binary);
+  out << text;
+  if (!out) return Fail(Status::IoError("cannot write " + output));
+  std::printf("trainbench: report of %s written to %s\n", experiment.c_str(), output.c_str());
+  return 0;
+}
+
 // --- ls ----------------------------------------------------------------------------------
 
 int CommandLs(const std::string& store_uri, const std::string& experiment) {
@@ -387,6 +414,23 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
                   FormatValue(static_cast<double>(a.size), "bytes").c_str(),
                   a.path.empty() ? "(in the store)" : a.path.c_str());
     }
+  }
+  // Phases and the steady state.
+  if (Result<RunAnalysis> a = AnalyzeStoredRun(**store, r); a.ok() && !a->phases.empty()) {
+    std::printf("\nphases (found in %s)\n", a->activity.empty() ? "-" : a->activity.c_str());
+    for (const Phase& p : a->phases) {
+      std::printf("  +%-9s %9s  %-13s %s\n", FormatDuration(p.start_ms - r.start_ms).c_str(),
+                  FormatDuration(p.end_ms - p.start_ms).c_str(), p.kind.c_str(), p.detail.c_str());
+    }
+    std::printf("\nsteady state (%d s)\n", a->steady_samples);
+    for (const auto& [metric, mean] : a->steady) {
+      const MetricInfo* info = FindMetric(metric);
+      std::printf("  %-44s %11s\n", metric.c_str(), FormatValue(mean, info ? info->unit : "").c_str());
+    }
+    if (a->epoch_seconds) std::printf("  %-44s %11.2f s\n", "time per epoch", *a->epoch_seconds);
+    if (a->energy_per_sample_joules)
+      std::printf("  %-44s %11.4g J\n", "energy per training sample", *a->energy_per_sample_joules);
+    for (const std::string& c : a->caveats) std::printf("  note: %s\n", c.c_str());
   }
   Result<std::vector<SeriesInfo>> series = (*store)->ListSeries(r.id);
   if (!series.ok()) return Fail(series.status());
@@ -555,6 +599,14 @@ int Main(int argc, char** argv) {
   migrate
       ->add_option("--to", migrate_to, "Store to write: postgresql://user@host/db (or another SQLite file)")
       ->required();
+  std::string report_experiment, report_format = "table", report_output;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Per workload: throughput, epoch times, steady-state GPU figures, energy, collocation speed-up");
+  report->add_option("experiment", report_experiment, "Experiment name")->required();
+  report->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)");
+  report->add_option("--format", report_format, "table (default), csv or html");
+  report->add_option("-o,--output", report_output, "File to write (default: standard output)");
   CLI::App* ls = app.add_subcommand("ls", "List experiments, their workloads and runs");
   ls->add_option("experiment", ls_experiment, "Only this experiment");
   ls->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)")
@@ -631,6 +683,7 @@ int Main(int argc, char** argv) {
   }
   if (ls->parsed()) return CommandLs(store_uri, ls_experiment);
   if (migrate->parsed()) return CommandMigrate(migrate_from, migrate_to);
+  if (report->parsed()) return CommandReport(store_uri, report_experiment, report_format, report_output);
   if (devices->parsed()) return CommandDevices();
   if (show->parsed()) return CommandShow(store_uri, run_key);
   if (serve->parsed()) return CommandServe(sa);

@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 
+#include "analyze/phases.h"
+#include "analyze/report.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "metrics/catalog.h"
@@ -107,11 +109,13 @@ class ServeApi::Call {
     while (!p.empty() && p.back().empty()) p.pop_back();
     if (p.size() == 1 && p[0] == "experiments") return Experiments();
     if (p.size() == 3 && p[0] == "experiments" && p[2] == "workloads") return Workloads(Experiment(p[1]));
+    if (p.size() == 3 && p[0] == "experiments" && p[2] == "report") return Report(Experiment(p[1]));
     if (p.size() == 1 && p[0] == "runs") return Runs();
     if (p.size() >= 2 && p[0] == "runs") {
       RunRecord run = Run(p[1]);
       if (p.size() == 2) return RunDetail(run);
       if (p.size() == 3 && p[2] == "events") return Events(run);
+      if (p.size() == 3 && p[2] == "phases") return Phases(run);
       if (p.size() == 3 && p[2] == "artifacts") return Artifacts(run);
       if (p.size() >= 4 && p[2] == "artifacts") {
         std::string name(std::string_view(request_.path).substr(request_.path.find("/artifacts/") + 11));
@@ -198,6 +202,38 @@ class ServeApi::Call {
     Result<RunRecord> run = store_.FindRun(std::string(id));
     if (!run.ok() || run->id != id) throw NotFound("no run " + std::string(id));
     return std::move(run.value());
+  }
+
+  // The run's phases and steady-state figures (computed from its samples; cached while
+  // nothing changes: a finished run's).
+  ApiResponse Phases(const RunRecord& run) {
+    bool finished = Finished(run);
+    if (finished) {
+      std::lock_guard lock(api_.mu_);
+      if (auto it = api_.phases_.find(run.id); it != api_.phases_.end())
+        return {200, "application/json", it->second, nullptr, {}};
+    }
+    Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
+    Check(a.status());
+    std::string body = AnalysisJson(*a);
+    if (finished) {
+      std::lock_guard lock(api_.mu_);
+      if (api_.phases_.size() >= 10000) api_.phases_.clear();
+      api_.phases_[run.id] = body;
+    }
+    return {200, "application/json", std::move(body), nullptr, {}};
+  }
+
+  // `trainbench report` for the web: ?format=html (default), csv or json (the table's rows).
+  ApiResponse Report(const ExperimentInfo& e) {
+    std::string format = Param("format").value_or("html");
+    if (format != "html" && format != "csv" && format != "text")
+      throw BadRequest("'format' must be html, csv or text");
+    Result<ExperimentReport> report = BuildReport(store_, e.name);
+    Check(report.status());
+    if (format == "csv") return {200, "text/csv", ReportCsv(*report), nullptr, {}};
+    if (format == "text") return {200, "text/plain; charset=utf-8", ReportTable(*report), nullptr, {}};
+    return {200, "text/html; charset=utf-8", ReportHtml(*report), nullptr, {}};
   }
 
   ExperimentInfo Experiment(std::string_view key) {

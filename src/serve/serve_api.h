@@ -68,8 +68,9 @@ class ServeApi {
   std::mutex mu_;
   std::unordered_map<int64_t, Cached> cache_;  // by series id
   std::unordered_map<std::string, std::shared_ptr<const std::vector<SeriesInfo>>>
-      series_of_;           // finished runs
-  std::list<int64_t> lru_;  // most recently used first
+      series_of_;                                        // finished runs
+  std::unordered_map<std::string, std::string> phases_;  // finished runs' analyses, as JSON
+  std::list<int64_t> lru_;                               // most recently used first
   size_t cached_points_ = 0;
 };
 

@@ -1,0 +1,66 @@
+// What matters in hours of samples: a run's phases (warm-up, steady state, and the segments
+// that differ from it: the GPU idle while the run is alive, the GPU's activity dropping
+// while the CPU is saturated, memory climbing, the script's own phases such as evaluation)
+// and its steady-state figures (the means of the key metrics over the steady state only,
+// energy per training sample, time per epoch).
+//
+// Method: the key metrics are averaged onto a grid of one-second buckets. The activity
+// signal is GPU utilization (else SM activity, throughput or process CPU). Its steady
+// level is the median of the run's second half, the band around it the larger of 10% of
+// the level and three robust standard deviations (MAD). Warm-up lasts until a rolling
+// median first enters the band; afterwards, samples outside the band are idle (near zero),
+// stalls (the CPU above its own band meanwhile) or dips; memory climbing is a window whose
+// memory rises steadily by more than 5%. Segments shorter than 3 buckets are dropped.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/chunk_codec.h"
+#include "store/store.h"
+
+namespace tb {
+
+struct Phase {
+  std::string kind;  // warm-up, steady, idle, stall, dip, memory-climb, or a script phase ("eval")
+  int64_t start_ms = 0, end_ms = 0;
+  std::string detail;  // the metrics that mark it, for people
+};
+
+struct RunAnalysis {
+  std::vector<Phase> phases;  // in time order (a script phase may overlap others)
+  std::string activity;       // the metric the phases rest on
+  double steady_level = 0;
+  int steady_samples = 0;
+  std::map<std::string, double> steady;  // key metric -> mean over the steady state
+  std::optional<double> throughput;      // samples/s, steady mean
+  std::optional<double> epoch_seconds;   // median time between epoch events
+  std::optional<double> energy_joules;   // whole run
+  std::optional<double> samples;         // whole run (throughput integrated)
+  std::optional<double> energy_per_sample_joules;
+  std::vector<std::string> caveats;  // few samples, a simulated GPU
+};
+
+// The key metrics the analysis reads (each series of them, all label sets).
+const std::vector<std::string>& AnalyzedMetrics();
+
+struct RunSamples {
+  int64_t start_ms = 0, end_ms = 0;
+  // metric -> its series (labels, points)
+  std::map<std::string, std::vector<std::pair<std::string, std::vector<Point>>>> series;
+  std::vector<EventRecord> events;
+  bool simulated_gpu = false;
+};
+
+RunAnalysis AnalyzeRun(const RunSamples& run);
+
+// Reads the run's key metrics and events from the store, then AnalyzeRun.
+Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run);
+
+// As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {...}, ...}.
+std::string AnalysisJson(const RunAnalysis& a);
+
+}  // namespace tb

@@ -1,0 +1,151 @@
+#include "analyze/phases.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace tb {
+namespace {
+
+constexpr int64_t kStart = 1763777000000;
+
+const Phase* Find(const RunAnalysis& a, const std::string& kind, int nth = 0) {
+  for (const Phase& p : a.phases) {
+    if (p.kind == kind && nth-- == 0) return &p;
+  }
+  return nullptr;
+}
+
+double Seconds(int64_t ms) { return static_cast<double>(ms - kStart) / 1000; }
+
+// Ten minutes at 1 Hz with planted features: a 40 s warm-up ramp, the GPU idle from 200 s
+// to 230 s, a stall from 350 s to 380 s (GPU activity down while the CPU saturates),
+// memory climbing from 450 s to 550 s, an evaluation phase 500-520 s, epochs every 100 s.
+RunSamples Planted() {
+  RunSamples run;
+  run.start_ms = kStart;
+  run.end_ms = kStart + 600000;
+  std::vector<Point> gpu, cpu, rss, tput, power;
+  for (int i = 0; i < 600; ++i) {
+    int64_t t = kStart + i * 1000;
+    double noise = 0.01 * std::sin(i * 1.7);
+    double util = i < 40 ? 0.8 * i / 40 : 0.8 + noise;
+    double load = 1.0 + noise;
+    if (i >= 200 && i < 230) util = 0;
+    if (i >= 350 && i < 380) {
+      util = 0.3;
+      load = 2.0;
+    }
+    double mem = 2e9 + (i >= 450 && i < 550 ? (i - 450) * 1e7 : i >= 550 ? 1e9 : 0);
+    gpu.push_back({t, util, kNoStep});
+    cpu.push_back({t, load, kNoStep});
+    rss.push_back({t, mem, kNoStep});
+    tput.push_back({t, util > 0.5 ? 1000.0 : util * 1000, kNoStep});
+    power.push_back({t, 100 + 200 * util, kNoStep});
+  }
+  run.series["gpu.utilization.gpu_ratio"] = {{"gpu=0", gpu}};
+  run.series["proc.cpu.utilization_ratio"] = {{"", cpu}};
+  run.series["proc.memory.rss_bytes"] = {{"", rss}};
+  run.series["train.throughput_samples_per_second"] = {{"", tput}};
+  // Two listeners report power: one of them counts.
+  run.series["gpu.power.draw_watts"] = {{"gpu=0", power}, {"gpu=0,listener=smi", power}};
+  for (int e = 0; e < 6; ++e)
+    run.events.push_back({"r", kStart + e * 100000, "epoch", "epoch " + std::to_string(e)});
+  run.events.push_back({"r", kStart + 500000, "phase.start", "eval"});
+  run.events.push_back({"r", kStart + 520000, "phase.end", "eval"});
+  return run;
+}
+
+TEST(Phases, PlantedPhasesAreFoundWithTheirBoundaries) {
+  RunAnalysis a = AnalyzeRun(Planted());
+  EXPECT_EQ(a.activity, "gpu.utilization.gpu_ratio");
+  EXPECT_NEAR(a.steady_level, 0.8, 0.02);
+  const Phase* warm = Find(a, "warm-up");
+  ASSERT_NE(warm, nullptr);
+  EXPECT_NEAR(Seconds(warm->end_ms), 36, 5);  // within the band (10% of 0.8) from about 36 s
+  const Phase* idle = Find(a, "idle");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_NEAR(Seconds(idle->start_ms), 200, 2);
+  EXPECT_NEAR(Seconds(idle->end_ms), 230, 2);
+  const Phase* stall = Find(a, "stall");
+  ASSERT_NE(stall, nullptr);
+  EXPECT_NEAR(Seconds(stall->start_ms), 350, 2);
+  EXPECT_NEAR(Seconds(stall->end_ms), 380, 2);
+  EXPECT_NE(stall->detail.find("proc.cpu.utilization_ratio"), std::string::npos);
+  const Phase* climb = Find(a, "memory-climb");
+  ASSERT_NE(climb, nullptr);
+  EXPECT_GE(Seconds(climb->start_ms), 440);
+  EXPECT_LE(Seconds(climb->end_ms), 560);
+  const Phase* eval = Find(a, "eval");
+  ASSERT_NE(eval, nullptr);
+  EXPECT_EQ(Seconds(eval->start_ms), 500);
+  EXPECT_EQ(Seconds(eval->end_ms), 520);
+  EXPECT_EQ(Find(a, "dip"), nullptr) << AnalysisJson(a);
+  // The steady state leaves all of them out: GPU utilization at its plateau, not dragged
+  // down by the idle gap and the stall.
+  EXPECT_NEAR(a.steady.at("gpu.utilization.gpu_ratio"), 0.8, 0.005);
+  EXPECT_NEAR(a.steady.at("proc.cpu.utilization_ratio"), 1.0, 0.01);
+  EXPECT_NEAR(*a.throughput, 1000, 1);
+  EXPECT_EQ(*a.epoch_seconds, 100);
+  // Energy per sample against a direct computation: power integrated (one listener) over
+  // samples integrated.
+  double joules = 0, samples = 0;
+  for (const Point& p : Planted().series["gpu.power.draw_watts"][0].second) joules += p.value;
+  for (const Point& p : Planted().series["train.throughput_samples_per_second"][0].second) samples += p.value;
+  EXPECT_NEAR(*a.energy_joules, joules, 1e-6);
+  EXPECT_NEAR(*a.energy_per_sample_joules, joules / samples, 1e-9);
+  EXPECT_TRUE(a.caveats.empty());
+}
+
+TEST(Phases, ShortOrSimulatedRunsSaySo) {
+  RunSamples run = Planted();
+  run.end_ms = kStart + 20000;
+  run.simulated_gpu = true;
+  RunAnalysis a = AnalyzeRun(run);
+  ASSERT_EQ(a.caveats.size(), 2u);
+  EXPECT_NE(a.caveats[0].find("samples only"), std::string::npos);
+  EXPECT_NE(a.caveats[1].find("simulated GPU"), std::string::npos);
+}
+
+// The recorded DCGM trace of ../shared/data: stable, plausible phases.
+TEST(Phases, TheRecordedTraceGivesStablePlausiblePhases) {
+  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
+  nlohmann::json trace = nlohmann::json::parse(in);
+  RunSamples run;
+  std::vector<int64_t> times;
+  for (const auto& t : trace["Timestamp"]) times.push_back(t.get<int64_t>());
+  run.start_ms = times.front();
+  run.end_ms = times.back() + 1000;
+  // radT's columns (the trace spells SM Active "SN Actuie"; utilization is in percent).
+  const std::pair<const char*, const char*> columns[] = {
+      {"DCGMI - GPU Utilization", "gpu.utilization.gpu_ratio"},
+      {"DCGMI - SN Actuie", "gpu.sm.active_ratio"},
+      {"DCGMI - Power Usage", "gpu.power.draw_watts"}};
+  for (const auto& [column, metric] : columns) {
+    std::vector<Point> points;
+    double scale = std::string(column).find("Utilization") != std::string::npos ? 0.01 : 1;
+    for (size_t i = 0; i < times.size(); ++i) {
+      if (trace[column][i].is_number())
+        points.push_back({times[i], trace[column][i].get<double>() * scale, kNoStep});
+    }
+    run.series[metric].emplace_back("gpu=0", points);
+  }
+  RunAnalysis a = AnalyzeRun(run);
+  ASSERT_FALSE(a.activity.empty());
+  EXPECT_GE(a.steady_level, 0);
+  // Most of a training run is its steady state; phases are in order and inside the run.
+  double length = static_cast<double>(run.end_ms - run.start_ms) / 1000;
+  EXPECT_GT(a.steady_samples, length * 0.5) << AnalysisJson(a);
+  for (const Phase& p : a.phases) {
+    EXPECT_LE(run.start_ms, p.start_ms);
+    EXPECT_LT(p.start_ms, p.end_ms);
+    EXPECT_LE(p.end_ms, run.end_ms);
+  }
+  // The same samples give the same phases.
+  EXPECT_EQ(AnalysisJson(AnalyzeRun(run)), AnalysisJson(a));
+}
+
+}  // namespace
+}  // namespace tb

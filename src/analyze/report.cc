@@ -1,0 +1,297 @@
+#include "analyze/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "base/strings.h"
+
+namespace tb {
+namespace {
+
+std::optional<double> Mean(const std::vector<std::optional<double>>& v) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& x : v) {
+    if (x) {
+      sum += *x;
+      ++n;
+    }
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+std::optional<double> Steady(const RunAnalysis& a, const char* metric) {
+  auto it = a.steady.find(metric);
+  return it == a.steady.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+// What makes two runs "the same run": the script and its params, the seed aside.
+std::string Identity(const RunRecord& r) {
+  std::string script;
+  for (std::string_view w : SplitWhitespace(r.command)) {
+    if (w.ends_with(".py")) script = std::string(w.substr(w.rfind('/') + 1));
+  }
+  std::string id = script.empty() ? r.command : script;
+  KeyValues params = r.params;
+  std::sort(params.begin(), params.end());
+  for (const auto& [k, v] : params) {
+    if (k != "seed" && k != "device") id += " " + k + "=" + v;
+  }
+  return id;
+}
+
+std::string Num(const std::optional<double>& v, const char* format = "%.4g") {
+  if (!v) return "-";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, format, *v);
+  return buf;
+}
+
+std::string Html(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+struct Column {
+  const char* title;
+  std::string (*get)(const WorkloadReport&);
+};
+
+const Column kColumns[] = {
+    {"workload", [](const WorkloadReport& w) { return w.workload.empty() ? std::string("-") : w.workload; }},
+    {"runs", [](const WorkloadReport& w) { return std::to_string(w.runs.size()); }},
+    {"collocation", [](const WorkloadReport& w) { return w.collocation; }},
+    {"samples/s per run", [](const WorkloadReport& w) { return Num(w.run_throughput, "%.1f"); }},
+    {"samples/s combined", [](const WorkloadReport& w) { return Num(w.combined_throughput, "%.1f"); }},
+    {"s per epoch", [](const WorkloadReport& w) { return Num(w.epoch_seconds, "%.2f"); }},
+    {"GPU util", [](const WorkloadReport& w) { return Num(w.gpu_util, "%.3f"); }},
+    {"SM active", [](const WorkloadReport& w) { return Num(w.sm_active, "%.3f"); }},
+    {"power W", [](const WorkloadReport& w) { return Num(w.power_watts, "%.1f"); }},
+    {"J per sample", [](const WorkloadReport& w) { return Num(w.energy_per_sample_joules, "%.4g"); }},
+    {"vs alone", [](const WorkloadReport& w) { return w.alone.empty() ? std::string("-") : w.alone; }},
+    {"speed-up", [](const WorkloadReport& w) { return Num(w.speedup, "%.2fx"); }},
+    {"time per run", [](const WorkloadReport& w) { return Num(w.run_cost, "%.2fx"); }},
+};
+
+}  // namespace
+
+Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment) {
+  Result<std::vector<RunRecord>> runs = store.ListRuns(experiment);
+  if (!runs.ok()) return runs.status();
+  if (runs->empty()) {
+    return Status::NotFound("no runs in experiment '" + experiment +
+                            "'; `trainbench ls` lists the experiments");
+  }
+  ExperimentReport report;
+  report.experiment = experiment;
+  std::set<std::string> caveats;
+  for (const RunRecord& r : *runs) {
+    auto it = std::find_if(report.workloads.begin(), report.workloads.end(),
+                           [&](const WorkloadReport& w) { return w.workload == r.workload; });
+    if (it == report.workloads.end()) {
+      report.workloads.push_back({});
+      it = report.workloads.end() - 1;
+      it->workload = r.workload;
+    }
+    Result<RunAnalysis> a = AnalyzeStoredRun(store, r);
+    if (!a.ok()) return a.status();
+    for (const std::string& c : a->caveats) caveats.insert(c);
+    it->runs.push_back(r);
+    it->analyses.push_back(std::move(*a));
+  }
+  report.caveats.assign(caveats.begin(), caveats.end());
+  for (WorkloadReport& w : report.workloads) {
+    std::set<std::string> colloc;
+    for (const RunRecord& r : w.runs) {
+      for (const auto& [k, v] : r.tags) {
+        if (k == "trainbench.collocation") colloc.insert(v);
+      }
+    }
+    w.collocation = colloc.empty() ? (w.runs.size() > 1 ? "-" : "alone") : "";
+    for (const std::string& c : colloc) w.collocation += (w.collocation.empty() ? "" : ",") + c;
+    if (w.runs.size() == 1) w.collocation = "alone";
+    std::vector<std::optional<double>> tput, epoch, gpu, sm, power, eps;
+    for (const RunAnalysis& a : w.analyses) {
+      tput.push_back(a.throughput);
+      epoch.push_back(a.epoch_seconds);
+      gpu.push_back(Steady(a, "gpu.utilization.gpu_ratio"));
+      sm.push_back(Steady(a, "gpu.sm.active_ratio"));
+      power.push_back(Steady(a, "gpu.power.draw_watts"));
+      eps.push_back(a.energy_per_sample_joules);
+    }
+    w.run_throughput = Mean(tput);
+    if (std::all_of(tput.begin(), tput.end(), [](const auto& t) { return t.has_value(); })) {
+      double sum = 0;
+      for (const auto& t : tput) sum += *t;
+      w.combined_throughput = sum;
+    }
+    w.epoch_seconds = Mean(epoch);
+    w.gpu_util = Mean(gpu);
+    w.sm_active = Mean(sm);
+    w.power_watts = Mean(power);
+    w.energy_per_sample_joules = Mean(eps);
+  }
+  // Collocated workloads against the same runs alone.
+  for (WorkloadReport& w : report.workloads) {
+    if (w.runs.size() < 2 || !w.combined_throughput) continue;
+    std::vector<std::optional<double>> alone;
+    std::set<std::string> names;
+    for (const RunRecord& r : w.runs) {
+      for (const WorkloadReport& other : report.workloads) {
+        if (&other == &w || other.runs.size() != 1 || !other.run_throughput) continue;
+        if (Identity(other.runs[0]) != Identity(r)) continue;
+        alone.push_back(other.run_throughput);
+        names.insert(other.workload);
+        break;
+      }
+    }
+    if (alone.size() != w.runs.size()) continue;  // not every run has its alone counterpart
+    for (const std::string& n : names) w.alone += (w.alone.empty() ? "" : ",") + n;
+    w.alone_throughput = Mean(alone);
+    w.speedup = *w.combined_throughput / *w.alone_throughput;
+    w.run_cost = *w.alone_throughput / *w.run_throughput;
+  }
+  return report;
+}
+
+std::string ReportTable(const ExperimentReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> width;
+  for (const Column& c : kColumns) width.push_back(std::string_view(c.title).size());
+  for (const WorkloadReport& w : r.workloads) {
+    std::vector<std::string> row;
+    for (size_t i = 0; i < std::size(kColumns); ++i) {
+      row.push_back(kColumns[i].get(w));
+      width[i] = std::max(width[i], row.back().size());
+    }
+    rows.push_back(std::move(row));
+  }
+  std::string out = "experiment " + r.experiment + ": " + std::to_string(r.workloads.size()) +
+                    " workloads (figures over each run's steady state)\n";
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      out += (i ? "  " : "") + cells[i] + std::string(width[i] - cells[i].size(), ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+  };
+  std::vector<std::string> head;
+  for (const Column& c : kColumns) head.emplace_back(c.title);
+  line(head);
+  for (const auto& row : rows) line(row);
+  for (const WorkloadReport& w : r.workloads) {
+    if (!w.speedup) continue;
+    char buf[400];
+    std::snprintf(
+        buf, sizeof buf,
+        "workload %s: %zu runs together did %.2fx the work of one alone (%.1f vs %.1f samples/s); each run "
+        "took %.2fx as long\n",
+        w.workload.c_str(), w.runs.size(), *w.speedup, *w.combined_throughput, *w.alone_throughput,
+        *w.run_cost);
+    out += buf;
+  }
+  for (const std::string& c : r.caveats) out += "note: " + c + "\n";
+  return out;
+}
+
+std::string ReportCsv(const ExperimentReport& r) {
+  std::string out = "experiment";
+  for (const Column& c : kColumns) out += std::string(",") + c.title;
+  out += "\n";
+  for (const WorkloadReport& w : r.workloads) {
+    out += r.experiment;
+    for (const Column& c : kColumns) {
+      std::string v = c.get(w);
+      if (v == "-") v.clear();
+      if (!v.empty() && v.back() == 'x' && c.title != std::string_view("collocation")) v.pop_back();
+      bool quote = v.find_first_of(",\"") != std::string::npos;
+      out += "," + (quote ? "\"" + v + "\"" : v);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string ReportHtml(const ExperimentReport& r) {
+  std::string out =
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>trainbench report: " +
+      Html(r.experiment) +
+      "</title><style>body{font:14px "
+      "system-ui,sans-serif;margin:2em;color:#1f2328}table{border-collapse:collapse}"
+      "td,th{border-bottom:1px solid #d8dee4;padding:3px 8px;text-align:left}.note{color:#9a6700}"
+      "svg text{font:11px sans-serif}</style></head><body>";
+  out += "<h1>Experiment " + Html(r.experiment) +
+         "</h1><p>Figures over each run's steady state (warm-up, idle " +
+         "gaps, stalls and the script's evaluation phases left out).</p><table><tr>";
+  for (const Column& c : kColumns) out += "<th>" + Html(c.title) + "</th>";
+  out += "</tr>";
+  for (const WorkloadReport& w : r.workloads) {
+    out += "<tr>";
+    for (const Column& c : kColumns) out += "<td>" + Html(c.get(w)) + "</td>";
+    out += "</tr>";
+  }
+  out += "</table>";
+  for (const WorkloadReport& w : r.workloads) {
+    if (!w.speedup) continue;
+    char buf[400];
+    std::snprintf(
+        buf, sizeof buf,
+        "<p>Workload <b>%s</b>: %zu runs together did <b>%.2fx</b> the work of one alone (%.1f vs %.1f "
+        "samples/s); each run took %.2fx as long.</p>",
+        Html(w.workload).c_str(), w.runs.size(), *w.speedup, *w.combined_throughput, *w.alone_throughput,
+        *w.run_cost);
+    out += buf;
+  }
+  // Charts: bars per workload.
+  auto chart = [&](const char* title, std::optional<double> WorkloadReport::*field, const char* unit) {
+    double top = 0;
+    for (const WorkloadReport& w : r.workloads) top = std::max(top, (w.*field).value_or(0));
+    if (top <= 0) return;
+    int bar = 36, gap = 14, h = 180;
+    int width = 60 + static_cast<int>(r.workloads.size()) * (bar + gap);
+    out += "<h2>" + Html(title) + "</h2><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+           std::to_string(width) + "\" height=\"" + std::to_string(h + 60) + "\" role=\"img\" aria-label=\"" +
+           Html(title) + "\">";
+    int x = 50;
+    for (const WorkloadReport& w : r.workloads) {
+      double v = (w.*field).value_or(0);
+      int bh = static_cast<int>(v / top * h);
+      out += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(10 + h - bh) + "\" width=\"" +
+             std::to_string(bar) + "\" height=\"" + std::to_string(bh) + "\" fill=\"" +
+             (w.runs.size() > 1 ? "#d62728" : "#1f77b4") + "\"><title>" + Html(w.workload) + ": " +
+             Num(w.*field) + " " + unit + "</title></rect>";
+      out += "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" + std::to_string(h + 26) +
+             "\" text-anchor=\"middle\">" + Html(w.workload) + "</text>";
+      out += "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" + std::to_string(6 + h - bh) +
+             "\" text-anchor=\"middle\">" + Num(w.*field, "%.3g") + "</text>";
+      x += bar + gap;
+    }
+    out += "<text x=\"4\" y=\"" + std::to_string(h + 50) + "\">" + Html(unit) +
+           " (red: collocated workloads)</text></svg>";
+  };
+  chart("Throughput, all runs of the workload together", &WorkloadReport::combined_throughput, "samples/s");
+  chart("Throughput per run", &WorkloadReport::run_throughput, "samples/s");
+  chart("Steady GPU utilization", &WorkloadReport::gpu_util, "ratio");
+  chart("Energy per training sample", &WorkloadReport::energy_per_sample_joules, "J");
+  for (const std::string& c : r.caveats) out += "<p class=\"note\">Note: " + Html(c) + "</p>";
+  out += "</body></html>\n";
+  return out;
+}
+
+}  // namespace tb

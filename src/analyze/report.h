@@ -1,0 +1,44 @@
+// `trainbench report EXPERIMENT`: per workload, its runs' throughput and epoch times, the
+// steady-state GPU figures and energy; for a collocated workload (several runs sharing a
+// GPU) the combined throughput against the same runs alone (a workload of one run with the
+// same script and params, the seed aside), i.e. the speed-up collocation gives and its cost
+// in each run's time. As a terminal table, CSV, or an HTML page with charts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/phases.h"
+#include "store/store.h"
+
+namespace tb {
+
+struct WorkloadReport {
+  std::string workload, collocation;
+  std::vector<RunRecord> runs;
+  std::vector<RunAnalysis> analyses;
+  std::optional<double> run_throughput;       // mean over its runs, samples/s
+  std::optional<double> combined_throughput;  // sum over its runs
+  std::optional<double> epoch_seconds;        // median over its runs
+  std::optional<double> gpu_util, sm_active, power_watts, energy_per_sample_joules;
+  // Collocated workloads: the same runs alone.
+  std::string alone;  // the workloads compared with
+  std::optional<double> alone_throughput;
+  std::optional<double> speedup;   // combined / alone
+  std::optional<double> run_cost;  // alone / per-run throughput: how much longer each run takes
+};
+
+struct ExperimentReport {
+  std::string experiment;
+  std::vector<WorkloadReport> workloads;
+  std::vector<std::string> caveats;
+};
+
+Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment);
+
+std::string ReportTable(const ExperimentReport& r);
+std::string ReportCsv(const ExperimentReport& r);
+std::string ReportHtml(const ExperimentReport& r);
+
+}  // namespace tb
