@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "analyze/phases.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
@@ -486,6 +487,14 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   store.PutArtifact({run.id, "stdout.log", pump.stdout_bytes(), "", stdout_log});
   store.PutArtifact({run.id, "stderr.log", pump.stderr_bytes(), "", stderr_log});
   TB_RETURN_IF_ERROR(store.FinishRun(run.id, end_ms, outcome.status, exit_code, signal, reason));
+  // Its phases and steady state, kept with it (serve and report compute them again when
+  // asked; this copy is what the run looked like when it ended).
+  run.end_ms = end_ms;
+  run.status = outcome.status;
+  if (Result<RunAnalysis> analysis = AnalyzeStoredRun(store, run); analysis.ok()) {
+    std::string json = AnalysisJson(*analysis);
+    store.PutArtifact({run.id, "phases.json", static_cast<int64_t>(json.size()), json, ""});
+  }
   LogInfo("run " + run.id + " " + outcome.status + " after " + FormatDuration(end_ms - run.start_ms) +
           (reason.empty() ? "" : " (" + reason + ")") + "; details: trainbench show " + run.id.substr(0, 8));
   return outcome;

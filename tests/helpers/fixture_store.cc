@@ -2,7 +2,7 @@
 //   tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P] [--big P]
 // - experiment "traces": the recorded DCGM trace of ../shared/data as one run;
 // - experiment "synth": workloads 1 and 2 with runs A and B each, 10 minutes at 1 Hz of GPU
-//   utilization (workload*10 + run, plus a slow wave), SM activity, power, energy, a
+//   utilization (workload*10 + run, plus a slow wave; run 2A idle from 300 s to 330 s), SM activity, power, energy, a
 //   training loss with steps and throughput, epoch events and a batch-size param;
 // - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz;
 // - with --big: experiment "big", one run of P points at 1 Hz.
@@ -60,6 +60,7 @@ std::string SyntheticRun(Store& store, int workload, int r) {
   for (int i = 0; i < 600; ++i) {
     int64_t t = kStart + i * 1000;
     double util = (base + 5 * std::sin(i / 30.0)) / 100;
+    if (workload == 2 && r == 0 && i >= 300 && i < 330) util = 0;  // an idle gap to find
     writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{t, util});
     writer.Append("gpu.sm.active_ratio", "gpu=0", Point{t, util * 0.8});
     double power = 100 + 200 * util;

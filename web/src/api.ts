@@ -109,6 +109,14 @@ export const runsWithSummary = (ids: string[]) =>
   Promise.all(ids.map((id) => get<RunInfo>("runs/" + id)));
 export const metricsOf = (runs: string[]) =>
   get<{ metrics: MetricInfo[] }>("metrics", { runs: runs.join(",") }).then((r) => r.metrics);
+export interface PhaseInfo {
+  kind: string;
+  start_ms: number;
+  end_ms: number;
+  detail: string;
+}
+export const phasesOf = (run: string) => get<{ phases: PhaseInfo[] }>(`runs/${run}/phases`).then((r) => r.phases);
+export const reportUrl = (experiment: string) => apiUrl(`experiments/${encodeURIComponent(experiment)}/report`);
 export const eventsOf = (run: string) => get<{ events: EventInfo[] }>(`runs/${run}/events`).then((r) => r.events);
 
 export interface Range {

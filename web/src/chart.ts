@@ -17,6 +17,13 @@ export interface ChartHost {
 }
 
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+const PHASE_COLORS: Record<string, string> = {
+  "warm-up": "rgba(128,128,128,0.15)",
+  idle: "rgba(214,39,40,0.15)",
+  stall: "rgba(255,127,14,0.18)",
+  dip: "rgba(188,189,34,0.15)",
+  "memory-climb": "rgba(148,103,189,0.15)",
+};
 const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [14, 5], [4, 4], [1, 4], [16, 4, 4, 4]];
 
 interface Line {
@@ -48,6 +55,8 @@ export class ChartPanel {
   private lines: Line[] = [];
   private full: Line[] = []; // the whole range, for the overview
   private events: { x: number; label: string }[] = [];
+  private phases: { from: number; to: number; kind: string; run: string }[] = [];
+  private runPhases = new Map<string, api.PhaseInfo[]>();
   private unit = "";
   private timer = 0;
   private fetching = 0;
@@ -176,7 +185,7 @@ export class ChartPanel {
       if (token !== this.fetching) return; // a newer request won
       this.lines = lines;
       this.full = full;
-      if (!zoomedOnly) await this.loadEvents(runs, x);
+      if (!zoomedOnly) await Promise.all([this.loadEvents(runs, x), this.loadPhases(runs, x)]);
       const points = lines.reduce((n, l) => n + l.x.length, 0);
       this.info.textContent = `${runs.length} run${runs.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
       this.draw();
@@ -220,6 +229,23 @@ export class ChartPanel {
       }
     }
     return lines;
+  }
+
+  // The runs' phases (warm-up, idle, stalls, ...) as shaded spans; the steady state is not shaded.
+  private async loadPhases(runs: string[], x: XKind) {
+    this.phases = [];
+    if (x === "step" || this.state.grouping === "workloads") return;
+    const shown = runs.slice(0, 12);
+    const all = await Promise.all(shown.map((id) => api.phasesOf(id).catch(() => [] as api.PhaseInfo[])));
+    all.forEach((phases, i) => {
+      const run = this.host.run(shown[i]);
+      this.runPhases.set(shown[i], phases);
+      for (const p of phases) {
+        if (p.kind === "steady") continue;
+        const at = (t: number) => (x === "wall" ? t : (t - (run?.start_ms ?? p.start_ms)) / 1000);
+        this.phases.push({ from: at(p.start_ms), to: at(p.end_ms), kind: p.kind, run: shown[i] });
+      }
+    });
   }
 
   private async loadEvents(runs: string[], x: XKind) {
@@ -361,6 +387,7 @@ export class ChartPanel {
     }
     this.drawOverview(width);
     this.el.dataset.series = String(this.lines.length);
+    this.el.dataset.phases = String(this.phases.length);
     this.el.dataset.drawn = String(Number(this.el.dataset.drawn || 0) + 1);
     this.onDrawn?.();
   }
@@ -515,14 +542,30 @@ export class ChartPanel {
     this.details.innerHTML = `<button type="button" class="close" aria-label="Close details">✕</button>
       <b>${esc(r.name)}</b> <span class="status ${r.status}">${r.status}</span> ${esc(r.experiment)}/${esc(r.workload || "-")}
       <br><code>${esc(r.command)}</code><br>params: ${esc(params || "-")}; devices: ${esc(r.devices || "-")};
-      collocation: ${esc(r.collocation || "-")}; ${esc(duration(r))}; id ${r.id}`;
+      collocation: ${esc(r.collocation || "-")}; ${esc(duration(r))}; id ${r.id}
+      <ul class="phases">${(this.runPhases.get(r.id) ?? [])
+        .map((p) => `<li><b>${esc(p.kind)}</b> ${clock((p.start_ms - r.start_ms) / 1000)}-${clock((p.end_ms - r.start_ms) / 1000)}: ${esc(p.detail)}</li>`)
+        .join("")}</ul>`;
     this.details.querySelector(".close")!.addEventListener("click", () => (this.details.hidden = true));
   }
 
   private drawEvents(u: uPlot) {
-    if (!this.events.length) return;
     const ctx = u.ctx;
     const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    // Phases first, as translucent spans under the lines' labels.
+    ctx.save();
+    ctx.font = `${10 * devicePixelRatio}px sans-serif`;
+    for (const p of this.phases) {
+      const a = Math.max(u.bbox.left, u.valToPos(p.from / scale, "x", true));
+      const b = Math.min(u.bbox.left + u.bbox.width, u.valToPos(p.to / scale, "x", true));
+      if (b <= a) continue;
+      ctx.fillStyle = PHASE_COLORS[p.kind] ?? "rgba(31,119,180,0.12)";
+      ctx.fillRect(a, u.bbox.top, b - a, u.bbox.height);
+      ctx.fillStyle = "#444";
+      ctx.fillText(p.kind, a + 2 * devicePixelRatio, u.bbox.top + u.bbox.height - 4 * devicePixelRatio);
+    }
+    ctx.restore();
+    if (!this.events.length) return;
     ctx.save();
     ctx.strokeStyle = "#888";
     ctx.fillStyle = "#555";

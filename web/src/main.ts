@@ -106,7 +106,8 @@ class App implements ChartHost {
       const open = this.expanded.has(e.name);
       parts.push(`<div class="exp" role="treeitem" aria-expanded="${open}">
         <button type="button" class="toggle" data-exp="${esc(e.name)}" aria-label="${open ? "Collapse" : "Expand"} ${esc(e.name)}">${open ? "▾" : "▸"}</button>
-        <span class="exp-name">${esc(e.name)}</span> <small>${e.runs} runs${e.running ? `, ${e.running} running` : ""}</small>`);
+        <span class="exp-name">${esc(e.name)}</span> <small>${e.runs} runs${e.running ? `, ${e.running} running` : ""}</small>
+        <a class="report" href="${esc(api.reportUrl(e.name))}" target="_blank" rel="noopener" title="Throughput, steady-state GPU figures, energy and collocation speed-up per workload">report</a>`);
       if (open) {
         const runs = [...this.runs.values()].filter((r) => r.experiment === e.name && this.matches(r));
         const workloads = new Map<string, api.RunInfo[]>();

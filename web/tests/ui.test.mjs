@@ -121,6 +121,13 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await selectWorkload(page, "synth", "2");
   await util.locator('[data-a="selection"]').click();
   await util.locator('xpath=self::*[@data-series="4"]').waitFor();
+  // Run 0A of workload 2 has an idle gap: shaded on the chart, found where it was planted.
+  assert.ok(Number(await util.getAttribute("data-phases")) >= 1);
+  const phases = await page.evaluate((id) => fetch(`/api/v1/runs/${id}/phases`).then((r) => r.json()), ids.synth["2"][0]);
+  const idle = phases.phases.find((p) => p.kind === "idle");
+  assert.ok(idle, JSON.stringify(phases.phases));
+  assert.ok(Math.abs((idle.start_ms - 1763777000000) / 1000 - 300) <= 2 && Math.abs((idle.end_ms - 1763777000000) / 1000 - 330) <= 2);
+  await page.screenshot({ path: join(out, "phases.png"), fullPage: true });
   await util.locator('[data-k="grouping"]').selectOption("workloads");
   await page.waitForFunction(() => document.querySelector("section.chart .u-legend").textContent.includes("mean"));
   assert.equal(await util.getAttribute("data-series"), "2");
@@ -254,6 +261,17 @@ with trainbench.Run() as run:
   await page.screenshot({ path: join(out, "live-run.png"), fullPage: true });
   await context.close();
   assert.equal(await done, 0);
+});
+
+test("an experiment's report opens from the tree", async () => {
+  const { page, context } = await open();
+  const [report] = await Promise.all([context.waitForEvent("page"), page.click('.exp:has(button[data-exp="synth"]) a.report')]);
+  await report.waitForLoadState();
+  const text = await report.locator("body").innerText();
+  assert.ok(text.includes("Experiment synth") && text.includes("samples/s per run"), text.slice(0, 300));
+  assert.ok((await report.locator("svg").count()) >= 1);
+  await report.screenshot({ path: join(out, "report.png"), fullPage: true });
+  await context.close();
 });
 
 test("the keyboard reaches the tree, the charts and the zoom", async () => {
