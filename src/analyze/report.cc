@@ -39,7 +39,7 @@ std::string Identity(const RunRecord& r) {
   KeyValues params = r.params;
   std::sort(params.begin(), params.end());
   for (const auto& [k, v] : params) {
-    if (k != "seed" && k != "device") id += " " + k + "=" + v;
+    if (k != "seed" && k != "device") id.append(" ").append(k).append("=").append(v);
   }
   return id;
 }
