@@ -3,7 +3,8 @@
 # experiment examples/digits/experiment.csv (a real PyTorch CNN on the digits data set):
 # one run alone and two runs collocated on the CPU, and on a machine with a GPU also the
 # same on GPU 0, two runs sharing it through MPS, and two on MIG instances of GPU 1.
-# Then it lists what was recorded and serves it in the browser.
+# Then it lists what was recorded, reports per workload (collocation speed-up included)
+# and serves it in the browser.
 # Runs land in demo/trainbench.db (override with TRAINBENCH_STORE); the experiment file is
 # copied to demo/experiment.csv, where trainbench writes each row's status back. An
 # interrupted demo resumes where it stopped; a finished one starts a fresh copy.
@@ -39,6 +40,9 @@ fi
 ./build/trainbench schedule demo/experiment.csv --python /usr/bin/python3
 echo
 ./build/trainbench ls digits
+echo
+# Per workload: throughput, epoch time, steady-state figures, and what collocation gave.
+./build/trainbench report digits
 echo
 # The results in the browser (the JSON API and the web page); DEMO_NO_SERVE=1 skips it.
 if [ -z "${DEMO_NO_SERVE:-}" ]; then

@@ -251,11 +251,14 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
     }
     if (e.kind == "epoch") epochs.push_back(e.time_ms);
   }
+  // A phase claims the buckets it covers for the most part (a 10 ms evaluation pass does
+  // not take a whole second out of the steady state).
   for (const Phase& p : a.phases) {
     if (p.kind == "warm-up") continue;
-    for (int64_t t = p.start_ms; t < p.end_ms; t += kStepMs) {
+    for (int64_t t = p.start_ms - (p.start_ms - run.start_ms) % kStepMs; t < p.end_ms; t += kStepMs) {
+      int64_t overlap = std::min(p.end_ms, t + kStepMs) - std::max(p.start_ms, t);
       auto b = static_cast<size_t>((t - run.start_ms) / kStepMs);
-      if (b < n) excluded[b] = true;
+      if (b < n && overlap * 2 >= kStepMs) excluded[b] = true;
     }
   }
   std::sort(a.phases.begin(), a.phases.end(),
@@ -316,7 +319,8 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
   if (a.energy_joules && a.samples) a.energy_per_sample_joules = *a.energy_joules / *a.samples;
   if (a.activity.empty()) a.caveats.push_back("no GPU, throughput or CPU series to find phases in");
   if (a.steady_samples > 0 && a.steady_samples < 30)
-    a.caveats.push_back("the steady state rests on " + std::to_string(a.steady_samples) + " samples only");
+    a.caveats.push_back("the steady state rests on " + std::to_string(a.steady_samples) + " second" +
+                        (a.steady_samples == 1 ? "" : "s") + " of samples only");
   if (run.simulated_gpu) a.caveats.push_back("GPU figures come from the simulated GPU, not hardware");
   return a;
 }

@@ -105,7 +105,7 @@ TEST(Phases, ShortOrSimulatedRunsSaySo) {
   run.simulated_gpu = true;
   RunAnalysis a = AnalyzeRun(run);
   ASSERT_EQ(a.caveats.size(), 2u);
-  EXPECT_NE(a.caveats[0].find("samples only"), std::string::npos);
+  EXPECT_NE(a.caveats[0].find("of samples only"), std::string::npos);
   EXPECT_NE(a.caveats[1].find("simulated GPU"), std::string::npos);
 }
 

@@ -544,8 +544,9 @@ int Main(int argc, char** argv) {
       "trainbench: benchmark deep-learning training on real hardware.\n"
       "Runs a training command (or a whole experiment file), samples host and GPU metrics\n"
       "while it trains, takes the script's own metrics (MLflow's API or the trainbench\n"
-      "client), stores everything in a SQLite file (trainbench.db, or --store /\n"
-      "TRAINBENCH_STORE) and serves it to a browser (trainbench serve)."};
+      "client), stores everything in a SQLite file (trainbench.db) or a shared PostgreSQL\n"
+      "database (--store / TRAINBENCH_STORE), finds each run's phases, reports per workload\n"
+      "(trainbench report) and serves it all to a browser (trainbench serve)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainbench 0.1.0");
 
