@@ -185,11 +185,17 @@ export class ChartPanel {
       if (token !== this.fetching) return; // a newer request won
       this.lines = lines;
       this.full = full;
-      if (!zoomedOnly) await Promise.all([this.loadEvents(runs, x), this.loadPhases(runs, x)]);
       const points = lines.reduce((n, l) => n + l.x.length, 0);
       this.info.textContent = `${runs.length} run${runs.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
       this.draw();
       this.live();
+      // Events and phases come after the lines: the chart is there without waiting for them.
+      if (!zoomedOnly) {
+        await Promise.all([this.loadEvents(runs, x), this.loadPhases(runs, x)]);
+        if (token !== this.fetching) return;
+        this.el.dataset.phases = String(this.phases.length);
+        this.plot?.redraw(false);
+      }
     } catch (e) {
       if (token !== this.fetching) return;
       this.info.textContent = "";

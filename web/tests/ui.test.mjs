@@ -122,7 +122,7 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await util.locator('[data-a="selection"]').click();
   await util.locator('xpath=self::*[@data-series="4"]').waitFor();
   // Run 0A of workload 2 has an idle gap: shaded on the chart, found where it was planted.
-  assert.ok(Number(await util.getAttribute("data-phases")) >= 1);
+  await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.phases) >= 1);
   const phases = await page.evaluate((id) => fetch(`/api/v1/runs/${id}/phases`).then((r) => r.json()), ids.synth["2"][0]);
   const idle = phases.phases.find((p) => p.kind === "idle");
   assert.ok(idle, JSON.stringify(phases.phases));
