@@ -68,6 +68,17 @@ std::string Html(std::string_view s) {
   return out;
 }
 
+// What collocation gave a workload, with `open`/`close` around the speed-up (HTML bold).
+std::string SpeedupSentence(const WorkloadReport& w, const char* open, const char* close) {
+  char buf[400];
+  std::snprintf(
+      buf, sizeof buf,
+      "%zu runs together did %s%.2fx%s the work of one alone (%.1f vs %.1f samples/s); each run took "
+      "%.2fx as long",
+      w.runs.size(), open, *w.speedup, close, *w.combined_throughput, *w.alone_throughput, *w.run_cost);
+  return buf;
+}
+
 struct Column {
   const char* title;
   std::string (*get)(const WorkloadReport&);
@@ -196,15 +207,7 @@ std::string ReportTable(const ExperimentReport& r) {
   line(head);
   for (const auto& row : rows) line(row);
   for (const WorkloadReport& w : r.workloads) {
-    if (!w.speedup) continue;
-    char buf[400];
-    std::snprintf(
-        buf, sizeof buf,
-        "workload %s: %zu runs together did %.2fx the work of one alone (%.1f vs %.1f samples/s); each run "
-        "took %.2fx as long\n",
-        w.workload.c_str(), w.runs.size(), *w.speedup, *w.combined_throughput, *w.alone_throughput,
-        *w.run_cost);
-    out += buf;
+    if (w.speedup) out += "workload " + w.workload + ": " + SpeedupSentence(w, "", "") + "\n";
   }
   for (const std::string& c : r.caveats) out += "note: " + c + "\n";
   return out;
@@ -248,15 +251,8 @@ std::string ReportHtml(const ExperimentReport& r) {
   }
   out += "</table>";
   for (const WorkloadReport& w : r.workloads) {
-    if (!w.speedup) continue;
-    char buf[400];
-    std::snprintf(
-        buf, sizeof buf,
-        "<p>Workload <b>%s</b>: %zu runs together did <b>%.2fx</b> the work of one alone (%.1f vs %.1f "
-        "samples/s); each run took %.2fx as long.</p>",
-        Html(w.workload).c_str(), w.runs.size(), *w.speedup, *w.combined_throughput, *w.alone_throughput,
-        *w.run_cost);
-    out += buf;
+    if (w.speedup)
+      out += "<p>Workload <b>" + Html(w.workload) + "</b>: " + SpeedupSentence(w, "<b>", "</b>") + ".</p>";
   }
   // Charts: bars per workload.
   auto chart = [&](const char* title, std::optional<double> WorkloadReport::*field, const char* unit) {
