@@ -30,6 +30,7 @@ inline int64_t ChildrenCpuNanos() {
 class DiscardSink : public SampleSink {
  public:
   void Add(std::string_view, std::string_view, double) override { ++count; }
+  void AddAt(int64_t, std::string_view, std::string_view, double) override { ++count; }
   size_t count = 0;
 };
 

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   size_t nvml_samples = 0, all_samples = 0;
   for (int round = 0; round < 3; ++round) {
     std::vector<std::unique_ptr<Collector>> only_nvml;
-    only_nvml.push_back(MakeNvmlCollector(nvml, {}));
+    only_nvml.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
     Cost a = PerTick(only_nvml, tree.pid(), ticks);
     nvml_cpu.push_back(a.cpu_ns);
     nvml_wall.push_back(a.wall_ns);
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<Collector>> all;
     for (const char* name : {"top", "iostat", "net"})
       all.push_back(std::move(MakeHostCollector(name, files).value()));
-    all.push_back(MakeNvmlCollector(nvml, {}));
+    all.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
     Cost b = PerTick(all, tree.pid(), ticks);
     all_cpu.push_back(b.cpu_ns);
     all_samples = b.samples;

@@ -8,7 +8,7 @@
 //
 //   build/bench/store_ingest [synthetic-hours=3] [rounds=3]
 //
-// Data: ../shared/data/radt-dcgm-trace-1hz.json (a real 9,345 s DCGM trace) and a
+// Data: testdata/radt-dcgm-trace-1hz.json.zst (a real 9,345 s DCGM trace) and a
 // synthetic 3-hour run of 30 metrics at 1 Hz printed with typical tool precision, and a
 // 1-hour run of 210 metrics (a wide node: many GPUs and threads).
 #include <sqlite3.h>
@@ -28,6 +28,7 @@
 #include "bench/bench_stats.h"
 #include "store/series_writer.h"
 #include "store/store.h"
+#include "tests/helpers/recorded_trace.h"
 
 namespace tb {
 namespace {
@@ -43,8 +44,7 @@ struct Dataset {
 };
 
 Dataset LoadTrace() {
-  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
-  nlohmann::json trace = nlohmann::json::parse(in);
+  nlohmann::json trace = ReadRecordedTrace(kRecordedTrace);
   Dataset d{"recorded DCGM trace", {}, {}, {}};
   for (const auto& t : trace["Timestamp"]) d.times.push_back(t.get<int64_t>());
   for (auto& [name, column] : trace.items()) {

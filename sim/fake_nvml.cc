@@ -5,6 +5,7 @@
 // clocks in MHz, PCIe throughput in KB/s. A GPU that fell off the bus answers
 // NVML_ERROR_GPU_IS_LOST; an unsupported metric NVML_ERROR_NOT_SUPPORTED.
 #include <time.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -20,16 +21,29 @@ using tb::sim::Gpu;
 using tb::sim::MigInstance;
 using tb::sim::Scenario;
 
+// nvmlReturn_t (nvml.h).
 enum Return : int {
   kSuccess = 0,
   kUninitialized = 1,
   kInvalidArgument = 2,
   kNotSupported = 3,
+  kNoPermission = 4,
   kNotFound = 6,
   kInsufficientSize = 7,
+  kDriverNotLoaded = 9,
   kGpuIsLost = 15,
+  kNoData = 21,
+  kArgumentVersionMismatch = 25,
   kUnknown = 999,
 };
+
+bool IsRoot() { return geteuid() == 0; }
+
+void SleepMs(int ms) {
+  if (ms <= 0) return;
+  timespec ts{ms / 1000, static_cast<long>(ms % 1000) * 1000000};
+  nanosleep(&ts, nullptr);
+}
 
 // A device handle: a GPU, or one MIG instance of it.
 struct Device {
@@ -122,7 +136,7 @@ int nvmlInit_v2(void) {
   std::optional<Scenario> s = Scenario::Load(&error);
   if (!s) {
     g_state.init_count = 0;
-    return 9;  // NVML_ERROR_DRIVER_NOT_LOADED
+    return kDriverNotLoaded;
   }
   g_state.scenario = std::make_unique<Scenario>(std::move(*s));
   g_state.gpus.clear();
@@ -147,6 +161,7 @@ int nvmlShutdown(void) {
   return kSuccess;
 }
 
+// The texts the real library returns.
 const char* nvmlErrorString(int result) {
   switch (result) {
     case kSuccess:
@@ -157,14 +172,28 @@ const char* nvmlErrorString(int result) {
       return "Invalid Argument";
     case kNotSupported:
       return "Not Supported";
+    case kNoPermission:
+      return "Insufficient Permissions";
+    case 5:
+      return "Already Initialized";
     case kNotFound:
       return "Not Found";
     case kInsufficientSize:
       return "Insufficient Size";
+    case 8:
+      return "Insufficient External Power";
+    case kDriverNotLoaded:
+      return "Driver Not Loaded";
+    case 10:
+      return "Timeout";
     case kGpuIsLost:
       return "GPU is lost";
-    case 9:
-      return "Driver Not Loaded";
+    case 19:
+      return "In use by another client";
+    case kNoData:
+      return "No data";
+    case kArgumentVersionMismatch:
+      return "Argument version mismatch";
     default:
       return "Unknown Error";
   }
@@ -185,6 +214,7 @@ int nvmlSystemGetCudaDriverVersion_v2(int* version) {
 }
 int nvmlSystemGetCudaDriverVersion(int* version) { return nvmlSystemGetCudaDriverVersion_v2(version); }
 
+int nvmlDeviceGetCount(unsigned int* count);
 int nvmlDeviceGetCount_v2(unsigned int* count) {
   std::lock_guard lock(g_mu);
   if (!g_state.scenario) return kUninitialized;
@@ -193,12 +223,19 @@ int nvmlDeviceGetCount_v2(unsigned int* count) {
   return kSuccess;
 }
 
+int nvmlDeviceGetCount(unsigned int* count) { return nvmlDeviceGetCount_v2(count); }
+
 int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
   std::lock_guard lock(g_mu);
   if (!g_state.scenario) return kUninitialized;
   if (device == nullptr || index >= g_state.gpus.size()) return kInvalidArgument;
+  // A GPU hidden by a cgroup is counted but cannot be opened.
+  if (g_state.scenario->gpus[index].no_permission) return kNoPermission;
   *device = g_state.gpus[index].get();
   return kSuccess;
+}
+int nvmlDeviceGetHandleByIndex(unsigned int index, void** device) {
+  return nvmlDeviceGetHandleByIndex_v2(index, device);
 }
 
 int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
@@ -239,6 +276,11 @@ struct Utilization {
 };
 int nvmlDeviceGetUtilizationRates(void* device, Utilization* utilization) {
   if (utilization == nullptr) return kInvalidArgument;
+  // NVML has no utilization for a GPU in MIG mode nor for a MIG device.
+  int mig = OnDevice(device, [&](const Gpu* gpu, const MigInstance* m) -> int {
+    return m != nullptr || gpu->mig_mode == "Enabled" ? kNotSupported : kSuccess;
+  });
+  if (mig != kSuccess) return mig;
   int a = ReadMetric(device, "util_gpu_pct", 1, &utilization->gpu);
   if (a != kSuccess) return a;
   return ReadMetric(device, "util_mem_pct", 1, &utilization->memory);
@@ -249,6 +291,8 @@ struct Memory {
   unsigned long long free;
   unsigned long long used;
 };
+// v1's `used` includes what the driver reserves; v2 reports it apart (nvidia-smi's
+// memory.used is v2's `used`, the scenario's mem_used_mib).
 int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
   if (memory == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
@@ -259,9 +303,37 @@ int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
       std::optional<double> used = g_state.scenario->Value(*gpu, "mem_used_mib");
       if (!used) return kNotSupported;
       memory->total = gpu->memory_total_bytes;
-      memory->used = static_cast<unsigned long long>(*used * 1048576);
+      memory->used = static_cast<unsigned long long>(*used * 1048576) + gpu->memory_reserved_bytes;
     }
     memory->free = memory->total - std::min(memory->total, memory->used);
+    return kSuccess;
+  });
+}
+
+struct MemoryV2 {
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+constexpr unsigned int kMemoryV2Version = static_cast<unsigned int>(sizeof(MemoryV2)) | (2U << 24);
+int nvmlDeviceGetMemoryInfo_v2(void* device, MemoryV2* memory) {
+  if (memory == nullptr) return kInvalidArgument;
+  if (memory->version != kMemoryV2Version) return kArgumentVersionMismatch;
+  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    if (mig != nullptr) {
+      memory->total = mig->memory_total_bytes;
+      memory->reserved = 0;
+      memory->used = mig->memory_used_bytes;
+    } else {
+      std::optional<double> used = g_state.scenario->Value(*gpu, "mem_used_mib");
+      if (!used) return kNotSupported;
+      memory->total = gpu->memory_total_bytes;
+      memory->reserved = gpu->memory_reserved_bytes;
+      memory->used = static_cast<unsigned long long>(*used * 1048576);
+    }
+    memory->free = memory->total - std::min(memory->total, memory->used + memory->reserved);
     return kSuccess;
   });
 }
@@ -296,8 +368,20 @@ int nvmlDeviceGetPerformanceState(void* device, int* pstate) {
   return ReadMetric(device, "pstate", 1, pstate);
 }
 
+// NVML measures PCIe throughput over a 20 ms window per call: the call blocks that long
+// (the scenario's pcie_call_ms), outside the library's lock as the real driver lets other
+// calls through meanwhile.
 int nvmlDeviceGetPcieThroughput(void* device, int counter, unsigned int* kilobytes_per_second) {
   // NVML_PCIE_UTIL_TX_BYTES 0, NVML_PCIE_UTIL_RX_BYTES 1
+  if (counter != 0 && counter != 1) return kInvalidArgument;
+  if (kilobytes_per_second == nullptr) return kInvalidArgument;
+  int wait_ms = 0;
+  int usable = OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    wait_ms = gpu->pcie_call_ms;
+    return kSuccess;
+  });
+  if (usable != kSuccess) return usable;
+  SleepMs(wait_ms);
   return ReadMetric(device, counter == 0 ? "pcie_tx_kbps" : "pcie_rx_kbps", 1, kilobytes_per_second);
 }
 
@@ -314,20 +398,47 @@ struct ProcessInfoV2 {
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
-int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
+struct ProcessInfoV1 {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+};
+constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+
+}  // extern "C"
+
+// Lists the processes into `infos` through `put(i, pid, memory)`; on a MIG-enabled GPU
+// only root may list them.
+template <typename Put>
+int ListProcesses(void* device, unsigned int* count, bool have_buffer, Put put) {
   if (count == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    if (gpu->mig_mode == "Enabled" && !IsRoot()) return kNoPermission;
     auto procs = g_state.scenario->Processes(*gpu);
-    if (infos == nullptr || *count < procs.size()) {
+    if (!have_buffer || *count < procs.size()) {
       *count = static_cast<unsigned>(procs.size());
       return procs.empty() ? kSuccess : kInsufficientSize;
     }
     *count = static_cast<unsigned>(procs.size());
     for (size_t i = 0; i < procs.size(); ++i) {
-      infos[i] = ProcessInfoV2{static_cast<unsigned>(procs[i].first), procs[i].second->memory_used_bytes,
-                               0xFFFFFFFF, 0xFFFFFFFF};
+      const tb::sim::ProcessRule* rule = procs[i].second;
+      put(i, static_cast<unsigned>(procs[i].first),
+          rule->memory_not_available ? kValueNotAvailable : rule->memory_used_bytes);
     }
     return kSuccess;
+  });
+}
+
+extern "C" {
+
+int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
+  return ListProcesses(device, count, infos != nullptr, [&](size_t i, unsigned pid, unsigned long long memory) {
+    infos[i] = ProcessInfoV2{pid, memory, 0xFFFFFFFF, 0xFFFFFFFF};
+  });
+}
+
+int nvmlDeviceGetComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* infos) {
+  return ListProcesses(device, count, infos != nullptr, [&](size_t i, unsigned pid, unsigned long long memory) {
+    infos[i] = ProcessInfoV1{pid, memory};
   });
 }
 
@@ -339,25 +450,27 @@ struct ProcessUtilizationSample {
   unsigned int encUtil;
   unsigned int decUtil;
 };
+// The driver keeps one utilization sample per process per second; only samples newer
+// than `last_seen` (microseconds) are returned, and NOT_FOUND when there are none, as real
+// drivers answer.
 int nvmlDeviceGetProcessUtilization(void* device, ProcessUtilizationSample* samples, unsigned int* count,
                                     unsigned long long last_seen) {
   if (count == nullptr) return kInvalidArgument;
-  return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+  return OnDevice(device, [&](const Gpu* gpu, const MigInstance* mig) -> int {
+    if (mig != nullptr || gpu->mig_mode == "Enabled") return kNotSupported;
     auto procs = g_state.scenario->Processes(*gpu);
-    if (procs.empty()) return 21;  // NVML_ERROR_NO_DATA: no samples since last_seen
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long sample_us = static_cast<unsigned long long>(ts.tv_sec) * 1000000ULL;  // this second's
+    if (procs.empty() || sample_us <= last_seen) return kNotFound;
     if (samples == nullptr || *count < procs.size()) {
       *count = static_cast<unsigned>(procs.size());
       return kInsufficientSize;
     }
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    unsigned long long now_us = static_cast<unsigned long long>(ts.tv_sec) * 1000000ULL +
-                                static_cast<unsigned long long>(ts.tv_nsec) / 1000;
-    (void)last_seen;
     *count = static_cast<unsigned>(procs.size());
     for (size_t i = 0; i < procs.size(); ++i) {
       samples[i] = ProcessUtilizationSample{
-          static_cast<unsigned>(procs[i].first), now_us, procs[i].second->sm_util_percent, 0, 0, 0};
+          static_cast<unsigned>(procs[i].first), sample_us, procs[i].second->sm_util_percent, 0, 0, 0};
     }
     return kSuccess;
   });
@@ -385,6 +498,8 @@ int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned int index, void**
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     auto* d = static_cast<Device*>(device);
     if (index >= gpu->mig.size()) return kNotFound;  // an empty slot
+    // A GPU instance without a compute instance is no device CUDA or NVML can use.
+    if (gpu->mig[index].compute_instance_id < 0) return kNotFound;
     *mig_device = g_state.migs[static_cast<size_t>(d->gpu)][index].get();
     return kSuccess;
   });

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/read_file.h"
+
 namespace tb::sim {
 namespace {
 
@@ -95,6 +97,9 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
     for (const json& u : g.value("unsupported", json::array())) gpu.unsupported.insert(u.get<std::string>());
     gpu.lost_after_s = g.value("lost_after_s", -1.0);
     gpu.call_delay_us = g.value("call_delay_us", 0);
+    gpu.pcie_call_ms = g.value("pcie_call_ms", 0);
+    gpu.no_permission = g.value("no_permission", false);
+    gpu.memory_reserved_bytes = static_cast<uint64_t>(g.value("memory_reserved_mib", 384.0) * 1048576);
     for (const json& m : g.value("mig", json::array())) {
       MigInstance mi;
       mi.uuid = m.value("uuid", "MIG-" + gpu.uuid.substr(4) + "-" + std::to_string(gpu.mig.size()));
@@ -108,7 +113,11 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
     for (const json& p : g.value("processes", json::array())) {
       ProcessRule r;
       r.match = p.value("match", "");
-      r.memory_used_bytes = static_cast<uint64_t>(p.value("memory_used_mib", 0.0) * 1048576);
+      if (p.contains("memory_used_mib") && p["memory_used_mib"].is_null()) {
+        r.memory_not_available = true;
+      } else {
+        r.memory_used_bytes = static_cast<uint64_t>(p.value("memory_used_mib", 0.0) * 1048576);
+      }
       r.sm_util_percent = p.value("sm_util_percent", 0u);
       gpu.processes.push_back(r);
     }
@@ -117,10 +126,14 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
   if (j.contains("trace_file")) {
     std::string trace_path = j["trace_file"].get<std::string>();
     if (!trace_path.empty() && trace_path[0] != '/') trace_path = DirectoryOf(path) + "/" + trace_path;
-    std::ifstream tin(trace_path);
-    json t = json::parse(tin, nullptr, false);
-    if (t.is_discarded()) {
-      *error = "cannot read trace " + trace_path;
+    std::string text, why;
+    if (!ReadWholeFile(trace_path, &text, &why)) {
+      *error = "cannot read trace: " + why;
+      return std::nullopt;
+    }
+    json t = json::parse(text, nullptr, false);
+    if (t.is_discarded() || !t.is_object()) {
+      *error = "trace " + trace_path + " is not radT's JSON (an object of columns)";
       return std::nullopt;
     }
     for (auto& [name, column] : t.items()) {

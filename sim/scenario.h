@@ -39,6 +39,7 @@ struct MigInstance {
 struct ProcessRule {
   std::string match;  // a process whose /proc/PID/comm equals this uses the GPU
   uint64_t memory_used_bytes = 0;
+  bool memory_not_available = false;  // usedGpuMemory answers NVML_VALUE_NOT_AVAILABLE
   unsigned sm_util_percent = 0;
 };
 
@@ -49,6 +50,9 @@ struct Gpu {
   std::set<std::string> unsupported;            // metric keys the GPU does not support
   double lost_after_s = -1;                     // falls off the bus this long after start
   int call_delay_us = 0;                        // each NVML call on it takes this long (waiting)
+  int pcie_call_ms = 0;                         // each PCIe throughput call blocks this long (NVIDIA: 20 ms)
+  bool no_permission = false;                   // its handle answers NVML_ERROR_NO_PERMISSION (cgroup)
+  uint64_t memory_reserved_bytes = 0;           // what the driver reserves (v1 `used` includes it)
   std::string mig_mode = "Disabled";            // "Enabled", "Disabled", or "[N/A]" (no MIG on this GPU)
   std::vector<MigInstance> mig;
   std::vector<ProcessRule> processes;

@@ -10,7 +10,8 @@
 //   dcgmi profile --pause | --resume
 //   nvidia-cuda-mps-control -d | (commands such as "quit" on stdin)
 //   nsys profile [OPTIONS] COMMAND...; ncu [OPTIONS] COMMAND...
-// They print the real tools' formats (see ../shared/data/README.md) from the scenario in
+//   cuda-visible-devices (a stand-in for a CUDA program: which devices it would see)
+// They print the real tools' formats (see sim/README.md) from the scenario in
 // TRAINBENCH_SIM_SCENARIO, and its faults: unsupported fields, a lost GPU, no DCGM host
 // engine, profiling watches refused. dcgmi's groups live in a small state file beside the
 // scenario so that separate invocations see each other's groups, as with a host engine.
@@ -90,8 +91,9 @@ std::string SmiField(const Scenario& s, const Gpu& g, size_t index, const std::s
   if (field == "name") return g.name;
   if (field == "uuid") return g.uuid;
   if (field == "power.draw") return num("power_w", "%.2f");
-  if (field == "utilization.gpu") return num("util_gpu_pct", "%.0f");
-  if (field == "utilization.memory") return num("util_mem_pct", "%.0f");
+  // nvidia-smi shows no utilization for a GPU in MIG mode.
+  if (field == "utilization.gpu") return g.mig_mode == "Enabled" ? "[N/A]" : num("util_gpu_pct", "%.0f");
+  if (field == "utilization.memory") return g.mig_mode == "Enabled" ? "[N/A]" : num("util_mem_pct", "%.0f");
   if (field == "memory.used") return num("mem_used_mib", "%.0f");
   if (field == "memory.total") return std::to_string(g.memory_total_bytes / 1048576);
   if (field == "temperature.gpu") return num("temp_c", "%.0f");
@@ -230,6 +232,7 @@ int NvidiaSmiMig(Scenario& s, int argc, char** argv) {
       }
       outcome += "created gi " + std::to_string(gi) + " " + p->name + ";";
     }
+    if (code != 0) std::printf("Failed to create GPU instances: Insufficient Resources\n");
     save();
     return log(code);
   }
@@ -287,6 +290,7 @@ int NvidiaSmi(Scenario& s, int argc, char** argv) {
     if ((a == "-i" || a == "--id") && i + 1 < argc) ids = argv[++i];
     if (a == "-L" || a == "--list-gpus") {
       for (size_t g = 0; g < s.gpus.size(); ++g) {
+        if (s.gpus[g].no_permission) continue;  // hidden from this process
         std::printf("GPU %zu: %s (UUID: %s)\n", g, s.gpus[g].name.c_str(), s.gpus[g].uuid.c_str());
         for (size_t m = 0; m < s.gpus[g].mig.size(); ++m) {
           const tb::sim::MigInstance& mig = s.gpus[g].mig[m];
@@ -331,7 +335,7 @@ int NvidiaSmi(Scenario& s, int argc, char** argv) {
   if (s.tool_garbage) std::printf("%%%% garbled output ###\n");
   while (true) {
     for (size_t index : SelectGpus(s, ids)) {
-      if (index >= s.gpus.size()) continue;
+      if (index >= s.gpus.size() || s.gpus[index].no_permission) continue;
       const Gpu& g = s.gpus[index];
       if (s.Lost(g)) {
         std::printf(
@@ -364,8 +368,9 @@ struct DcgmField {
 const DcgmField kDcgmFields[] = {
     {155, "POWER", "W", "power_w", "%.3f"},
     {156, "TOTEC", "mJ", "energy_mj", "%.0f"},
-    {200, "TXPCI", "KB/s", "pcie_tx_kbps", "%.0f"},
-    {201, "RXPCI", "KB/s", "pcie_rx_kbps", "%.0f"},
+    // DCGM never fills 200/201 (hard-coded not supported in every release): always N/A.
+    {200, "TXTPT", "", "", "%.0f"},
+    {201, "RXTPT", "", "", "%.0f"},
     {203, "GPUTL", "%", "util_gpu_pct", "%.0f"},
     {204, "MCUTL", "%", "util_mem_pct", "%.0f"},
     {1001, "GRACT", "", "gr_engine_active", "%.3f"},
@@ -376,10 +381,10 @@ const DcgmField kDcgmFields[] = {
     {1006, "FP64A", "", "fp64_active", "%.3f"},
     {1007, "FP32A", "", "fp32_active", "%.3f"},
     {1008, "FP16A", "", "fp16_active", "%.3f"},
-    {1009, "PCITX", "B/s", "pcie_tx_bytes", "%.0f"},
-    {1010, "PCIRX", "B/s", "pcie_rx_bytes", "%.0f"},
-    {1011, "NVLTX", "B/s", "nvlink_tx_bytes", "%.0f"},
-    {1012, "NVLRX", "B/s", "nvlink_rx_bytes", "%.0f"},
+    {1009, "PCITX", "", "pcie_tx_bytes", "%.0f"},
+    {1010, "PCIRX", "", "pcie_rx_bytes", "%.0f"},
+    {1011, "NVLTX", "", "nvlink_tx_bytes", "%.0f"},
+    {1012, "NVLRX", "", "nvlink_rx_bytes", "%.0f"},
 };
 
 const DcgmField* FindField(int id) {
@@ -413,11 +418,37 @@ std::string ProfilingPausedFile() {
   return std::string(scenario != nullptr ? scenario : "/tmp/trainbench-sim") + ".dcgm-profiling-paused";
 }
 
+// MIG GPU instances that have a compute instance, as DCGM numbers its GPU-I entities:
+// in order over the GPUs, from 0.
+struct DcgmInstance {
+  size_t gpu;
+  unsigned gpu_instance_id;
+  int compute_instance_id;
+  int entity;
+  double share;  // compute slices of 7
+  bool first_of_gpu;
+};
+std::vector<DcgmInstance> DcgmInstances(const Scenario& s) {
+  std::vector<DcgmInstance> out;
+  int entity = 0;
+  for (size_t g = 0; g < s.gpus.size(); ++g) {
+    bool first = true;
+    for (const tb::sim::MigInstance& m : s.gpus[g].mig) {
+      if (m.compute_instance_id < 0) continue;
+      const tb::sim::MigProfile* p = tb::sim::FindMigProfile(m.profile);
+      out.push_back({g, m.gpu_instance_id, m.compute_instance_id, entity++, p ? p->compute_slices / 7.0 : 1,
+                     first});
+      first = false;
+    }
+  }
+  return out;
+}
+
 int Dcgmi(const Scenario& s, int argc, char** argv) {
   if (!s.dcgm_host_engine) {
-    std::printf(
-        "Error: unable to establish a connection to the specified host: localhost\n"
-        "Error: Unable to connect to host engine. Host engine connection invalid/disconnected.\n");
+    std::fprintf(stderr,
+                 "Error: unable to establish a connection to the specified host: localhost\n"
+                 "Error: Unable to connect to host engine. Host engine connection invalid/disconnected.\n");
     return 255;
   }
   std::string command = argc > 1 ? argv[1] : "";
@@ -429,6 +460,26 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
     } else {
       opts[a] = "";
     }
+  }
+  if (command == "discovery" && opts.count("-c") != 0) {
+    // The MIG hierarchy: GPU instances and compute instances with their DCGM entity ids.
+    std::printf(
+        "+-------------------+--------------------------------------------------------------------+\n"
+        "| Instance Hierarchy                                                                     |\n"
+        "+===================+====================================================================+\n");
+    for (const DcgmInstance& in : DcgmInstances(s)) {
+      if (in.first_of_gpu) {
+        std::printf("| GPU %-13zu | GPU %s (EntityID: %zu)\n", in.gpu, s.gpus[in.gpu].uuid.c_str(), in.gpu);
+        std::printf("+-------------------+--------------------------------------------------------------------+\n");
+      }
+      char where[32];
+      std::snprintf(where, sizeof where, "I %zu/%u", in.gpu, in.gpu_instance_id);
+      std::printf("| -> %-14s | GPU Instance (EntityID: %d)\n", where, in.entity);
+      std::snprintf(where, sizeof where, "CI %zu/%u/%d", in.gpu, in.gpu_instance_id, in.compute_instance_id);
+      std::printf("|    -> %-11s | Compute Instance (EntityID: %d)\n", where, in.entity);
+      std::printf("+-------------------+--------------------------------------------------------------------+\n");
+    }
+    return 0;
   }
   if (command == "discovery") {
     std::printf("%zu GPU%s found.\n", s.gpus.size(), s.gpus.size() == 1 ? "" : "s");
@@ -492,16 +543,16 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
   for (const std::string& id : SplitOn(opts["-e"], ',')) {
     const DcgmField* f = FindField(std::atoi(id.c_str()));
     if (f == nullptr) {
-      std::printf("Error: Invalid field ID %s\n", id.c_str());
+      std::fprintf(stderr, "Error: Invalid field ID %s\n", id.c_str());
       return 1;
     }
     profiling += f->id >= 1001 ? 1 : 0;
     fields.push_back(f);
   }
   if (profiling > s.dcgm_max_profiling_fields) {
-    std::printf(
-        "Error setting watches. Result: The requested operation could not be completed because the "
-        "affected resource is in use.\n");
+    std::fprintf(stderr,
+                 "Error setting watches. Result: The requested operation could not be completed because the "
+                 "affected resource is in use.\n");
     return 1;
   }
   long delay_ms = opts.count("-d") != 0 ? std::atol(opts["-d"].c_str()) : 1000;
@@ -511,38 +562,67 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
     std::map<int, std::string> groups = ReadGroups();
     int id = std::atoi(opts["-g"].c_str());
     if (groups.count(id) == 0) {
-      std::printf("Error: The group ID %d does not exist.\n", id);
+      std::fprintf(stderr, "Error: The group ID %d does not exist.\n", id);
       return 1;
     }
     ids = groups[id];
   }
   int rows = 0;
   if (s.tool_garbage) std::printf("GPU zero garbled output\n");
+  std::vector<size_t> gpus;
+  std::vector<DcgmInstance> instances;
+  for (const std::string& e : SplitOn(ids, ',')) {
+    if (e.rfind("i:", 0) == 0) {
+      for (const DcgmInstance& in : DcgmInstances(s)) {
+        if (in.entity == std::atoi(e.c_str() + 2)) instances.push_back(in);
+      }
+    } else if (!e.empty() && e != "-") {
+      gpus.push_back(static_cast<size_t>(std::atoi(e.c_str())));
+    }
+  }
+  if (ids.empty()) gpus = SelectGpus(s, "");
+  auto header = [&] {
+    if (rows++ % 14 != 0) return;
+    std::printf("#Entity   ");
+    for (const DcgmField* f : fields) std::printf("%-16s", f->header);
+    std::printf("\nID        ");
+    for (const DcgmField* f : fields) std::printf("%-16s", f->unit);
+    std::printf("\n");
+  };
+  // A GPU instance shows its share of the GPU's activity (its compute slices of 7); power
+  // and energy exist per GPU only.
+  auto print_row = [&](const Gpu& g, const char* entity, double share, bool instance) {
+    std::printf("%-10s", entity);
+    for (const DcgmField* f : fields) {
+      std::optional<double> v;
+      if (!s.Lost(g) && !(profiling_paused && f->id >= 1001) && *f->key != '\0' &&
+          !(instance && f->id < 1001)) {
+        v = f->id == 156 ? s.EnergyMillijoules(g) : s.Value(g, f->key);
+        if (v && instance) *v *= share;
+      }
+      char buf[64];
+      if (v) {
+        std::snprintf(buf, sizeof buf, f->format, *v);
+      } else {
+        std::snprintf(buf, sizeof buf, "N/A");
+      }
+      std::printf("%-16s", buf);
+    }
+    std::printf("\n");
+  };
   for (long n = 0; count < 0 || n < count; ++n) {
-    for (size_t index : SelectGpus(s, ids)) {
+    for (size_t index : gpus) {
       if (index >= s.gpus.size()) continue;
-      if (rows++ % 14 == 0) {
-        std::printf("#Entity   ");
-        for (const DcgmField* f : fields) std::printf("%-16s", f->header);
-        std::printf("\nID        ");
-        for (const DcgmField* f : fields) std::printf("%-16s", f->unit);
-        std::printf("\n");
-      }
-      const Gpu& g = s.gpus[index];
-      std::printf("GPU %-6zu", index);
-      for (const DcgmField* f : fields) {
-        std::optional<double> v;
-        if (!s.Lost(g) && !(profiling_paused && f->id >= 1001))
-          v = f->id == 156 ? s.EnergyMillijoules(g) : s.Value(g, f->key);
-        char buf[64];
-        if (v) {
-          std::snprintf(buf, sizeof buf, f->format, *v);
-        } else {
-          std::snprintf(buf, sizeof buf, "N/A");
-        }
-        std::printf("%-16s", buf);
-      }
-      std::printf("\n");
+      header();
+      char entity[32];
+      std::snprintf(entity, sizeof entity, "GPU %zu", index);
+      print_row(s.gpus[index], entity, 1, false);
+    }
+    for (const DcgmInstance& in : instances) {
+      header();
+      char entity[32];
+      std::snprintf(entity, sizeof entity, "GPU-I %d", in.entity);
+      print_row(s.gpus[in.gpu], entity, in.share, true);
     }
     std::fflush(stdout);
     SleepMs(delay_ms);
@@ -578,15 +658,26 @@ int MpsControl(int argc, char** argv) {
       std::fprintf(stderr, "An instance of this daemon is already running\n");
       return 1;
     }
-    std::FILE* f = std::fopen(control.c_str(), "w");
-    if (f == nullptr) {
+    // The real daemon forks into the background and becomes ready a moment later: until
+    // then the front end cannot find it.
+    std::string devices = env_or("CUDA_VISIBLE_DEVICES", "");
+    if (access(pipe.c_str(), W_OK) != 0) {
       std::fprintf(stderr, "Cannot create %s\n", control.c_str());
       return 1;
     }
-    std::fprintf(f, "%s\n", env_or("CUDA_VISIBLE_DEVICES", "").c_str());
-    std::fclose(f);
-    log("Startup CUDA_VISIBLE_DEVICES=" + env_or("CUDA_VISIBLE_DEVICES", ""));
-    return 0;
+    pid_t pid = fork();
+    if (pid < 0) return 1;
+    if (pid > 0) return 0;
+    setsid();
+    SleepMs(300);
+    std::string partial = control + ".starting";
+    if (std::FILE* f = std::fopen(partial.c_str(), "w")) {
+      std::fprintf(f, "%s\n", devices.c_str());
+      std::fclose(f);
+      std::rename(partial.c_str(), control.c_str());
+    }
+    log("Startup CUDA_VISIBLE_DEVICES=" + devices);
+    _exit(0);
   }
   char line[256];
   while (std::fgets(line, sizeof line, stdin) != nullptr) {
@@ -604,6 +695,86 @@ int MpsControl(int argc, char** argv) {
     if (command == "get_server_list") continue;  // no servers: nothing to print
     log("command " + command);
   }
+  return 0;
+}
+
+// --- cuda-visible-devices --------------------------------------------------------------
+// What a CUDA program would see, printed one device a line ("0: GPU-... NAME"), with CUDA's
+// rules: CUDA_VISIBLE_DEVICES holds indices (in CUDA_DEVICE_ORDER; PCI_BUS_ID is NVML's
+// order, which the simulated GPUs have either way) or GPU-/MIG- UUIDs, comma-separated.
+// Under an MPS control daemon (CUDA_MPS_PIPE_DIRECTORY with a running daemon) the daemon's
+// own CUDA_VISIBLE_DEVICES is applied first and the client's indices count within it, as
+// NVIDIA's MPS guide says: a client naming a device outside the daemon's set fails as
+// CUDA does ("no CUDA-capable device is detected", exit 1). Tests run it as a run's
+// command to check what trainbench hands its children.
+int CudaVisibleDevices() {
+  std::string error;
+  std::optional<Scenario> s = Scenario::Load(&error);
+  if (!s) {
+    std::fprintf(stderr, "CUDA driver version is insufficient for CUDA runtime version (%s)\n", error.c_str());
+    return 1;
+  }
+  struct Dev {
+    std::string uuid, name;
+  };
+  std::vector<Dev> all;
+  for (const Gpu& g : s->gpus) {
+    if (g.no_permission) continue;
+    if (g.mig_mode == "Enabled") {
+      for (const tb::sim::MigInstance& m : g.mig) {
+        if (m.compute_instance_id >= 0) all.push_back({m.uuid, g.name + " MIG " + m.profile});
+      }
+    } else {
+      all.push_back({g.uuid, g.name});
+    }
+  }
+  // Applies a CUDA_VISIBLE_DEVICES list to `from`; false when an entry names no device.
+  auto apply = [&](const std::vector<Dev>& from, const std::string& list, std::vector<Dev>& out) {
+    if (list.empty()) {
+      out = from;
+      return true;
+    }
+    out.clear();
+    for (const std::string& raw : SplitOn(list, ',')) {
+      std::string e = raw;
+      while (!e.empty() && e.front() == ' ') e.erase(e.begin());
+      bool digits = !e.empty() && std::all_of(e.begin(), e.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (digits) {
+        size_t i = static_cast<size_t>(std::atoi(e.c_str()));
+        if (i >= from.size()) return false;
+        out.push_back(from[i]);
+        continue;
+      }
+      auto it = std::find_if(from.begin(), from.end(), [&](const Dev& d) { return d.uuid == e; });
+      if (it == from.end()) return false;
+      out.push_back(*it);
+    }
+    return true;
+  };
+  auto env_or = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  std::vector<Dev> visible = all;
+  std::string pipe = env_or("CUDA_MPS_PIPE_DIRECTORY");
+  std::ifstream control(pipe.empty() ? "/tmp/nvidia-mps/control" : pipe + "/control");
+  std::string daemon_devices;
+  if (control && std::getline(control, daemon_devices)) {
+    std::vector<Dev> served;
+    if (!apply(all, daemon_devices, served)) {
+      std::fprintf(stderr, "MPS server failed to start: CUDA_VISIBLE_DEVICES=%s names no device\n",
+                   daemon_devices.c_str());
+      return 1;
+    }
+    visible = served;
+  }
+  std::vector<Dev> seen;
+  if (!apply(visible, env_or("CUDA_VISIBLE_DEVICES"), seen) || seen.empty()) {
+    std::fprintf(stderr, "cudaErrorNoDevice: no CUDA-capable device is detected (CUDA_VISIBLE_DEVICES=%s)\n",
+                 env_or("CUDA_VISIBLE_DEVICES").c_str());
+    return 1;
+  }
+  for (size_t i = 0; i < seen.size(); ++i) std::printf("%zu: %s %s\n", i, seen[i].uuid.c_str(), seen[i].name.c_str());
   return 0;
 }
 
@@ -687,6 +858,7 @@ int main(int argc, char** argv) {
     std::string tool = argv[0];
     tool = tool.substr(tool.rfind('/') + 1);
     if (tool == "nvidia-cuda-mps-control") return MpsControl(argc, argv);
+    if (tool == "cuda-visible-devices") return CudaVisibleDevices();
     if (tool == "nsys" || tool == "ncu") return Nsight(tool == "nsys", argc, argv);
   }
   std::string error;

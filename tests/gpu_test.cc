@@ -10,6 +10,7 @@
 #include "metrics/catalog.h"
 #include "query/energy.h"
 #include "tests/helpers/cli_fixture.h"
+#include "tests/helpers/recorded_trace.h"
 
 namespace tb {
 namespace {
@@ -166,11 +167,10 @@ TEST_F(GpuTest, RecordedTraceIsStoredWithoutLoss) {
   json gpu = Gpu0();
   gpu["metrics"]["power_w"] = {{"trace", "DCGMI - Power Usage"}};
   gpu["metrics"]["energy_mj"] = {{"trace", "DCGMI - Total Energy Consumption"}};
-  UseScenario({{"gpus", {gpu}}, {"trace_file", TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json"}});
+  UseScenario({{"gpus", {gpu}}, {"trace_file", kRecordedTrace}});
   Shell r = Trainbench("run -q -i 250ms -l nvml -- sleep 3");
   ASSERT_EQ(r.code, 0) << r.err;
-  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
-  json trace = json::parse(in);
+  json trace = ReadRecordedTrace(kRecordedTrace);
   std::set<uint64_t> watts, joules;
   for (const json& v : trace["DCGMI - Power Usage"]) watts.insert(Bits(v.get<double>()));
   for (const json& v : trace["DCGMI - Total Energy Consumption"]) joules.insert(Bits(v.get<double>() / 1000));
@@ -354,11 +354,10 @@ TEST_F(GpuToolTest, RecordedTraceThroughDcgmiIsStoredWithoutLoss) {
   gpu["metrics"]["power_w"] = {{"trace", "DCGMI - Power Usage"}};
   gpu["metrics"]["energy_mj"] = {{"trace", "DCGMI - Total Energy Consumption"}};
   gpu["metrics"]["sm_active"] = {{"trace", "DCGMI - SN Actuie"}};
-  UseTools({{"gpus", {gpu}}, {"trace_file", TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json"}});
+  UseTools({{"gpus", {gpu}}, {"trace_file", kRecordedTrace}});
   Shell r = Trainbench("run -q -i 250ms -l dcgmi -- sleep 3");
   ASSERT_EQ(r.code, 0) << r.err;
-  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
-  json trace = json::parse(in);
+  json trace = ReadRecordedTrace(kRecordedTrace);
   auto store = OpenStore();
   RunRecord run = OnlyRun(*store);
   for (auto [column, metric, scale] :

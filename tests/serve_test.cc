@@ -1,5 +1,5 @@
 // `trainbench serve` as a real process over HTTP, on a store holding the recorded DCGM
-// trace of ../shared/data as a run and synthetic runs with planted features.
+// trace of testdata/ as a run and synthetic runs with planted features.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -63,7 +63,7 @@ class ServeTest : public ::testing::Test {
   void ImportTrace(Store& store) {
     trace_ = NewRun(store, "traces", "", "recorded");
     SeriesWriter writer(store, trace_.id);
-    RecordedTrace trace = WriteRecordedTrace(writer, TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
+    RecordedTrace trace = WriteRecordedTrace(writer, kRecordedTrace);
     ASSERT_TRUE(writer.Close().ok());
     power_ = trace.power_watts;
     trace_start_ = trace.start_ms;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/helpers/recorded_trace.h"
+
 namespace tb {
 namespace {
 
@@ -109,10 +111,9 @@ TEST(Phases, ShortOrSimulatedRunsSaySo) {
   EXPECT_NE(a.caveats[1].find("simulated GPU"), std::string::npos);
 }
 
-// The recorded DCGM trace of ../shared/data: stable, plausible phases.
+// The recorded DCGM trace of testdata/: stable, plausible phases.
 TEST(Phases, TheRecordedTraceGivesStablePlausiblePhases) {
-  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
-  nlohmann::json trace = nlohmann::json::parse(in);
+  nlohmann::json trace = ReadRecordedTrace(kRecordedTrace);
   RunSamples run;
   std::vector<int64_t> times;
   for (const auto& t : trace["Timestamp"]) times.push_back(t.get<int64_t>());

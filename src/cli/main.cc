@@ -250,19 +250,22 @@ int CommandDevices() {
   const Nvml& n = **nvml;
   std::printf("driver         %s%s\n", n.DriverVersion().c_str(), n.simulated() ? "  (simulated GPU)" : "");
   std::printf("CUDA           %s\n", n.CudaVersion().c_str());
-  Result<std::vector<Nvml::DeviceInfo>> devices = n.Devices();
+  Result<Nvml::DeviceList> devices = n.Devices();
   if (!devices.ok()) return Fail(devices.status());
   std::printf("\n%-5s %-28s %-42s %s\n", "index", "name", "uuid", "memory");
-  for (const Nvml::DeviceInfo& d : *devices) {
-    std::printf("%-5u %-28s %-42s %s\n", d.index, d.name.c_str(), d.uuid.c_str(),
-                FormatValue(static_cast<double>(d.memory_total_bytes), "bytes").c_str());
+  for (const Nvml::DeviceInfo& d : devices->gpus) {
+    std::printf("%-5u %-28s %-42s %s%s\n", d.index, d.name.c_str(), d.uuid.c_str(),
+                FormatValue(static_cast<double>(d.memory_total_bytes), "bytes").c_str(),
+                d.mig_enabled ? "  (MIG mode)" : "");
     for (const auto& m : d.mig) {
-      std::printf("      MIG %-24s %-42s %s\n", "", m.uuid.c_str(),
+      std::string gi = "GPU instance " + std::to_string(m.gpu_instance_id);
+      std::printf("      MIG %-24s %-42s %s\n", gi.c_str(), m.uuid.c_str(),
                   FormatValue(static_cast<double>(m.memory_total_bytes), "bytes").c_str());
     }
   }
+  for (const std::string& why : devices->skipped) std::printf("      %s\n", why.c_str());
   std::printf("\nlisteners\n  top, ps, iostat, net   available\n  nvml                   %s\n",
-              devices->empty() ? "not available: NVML finds no GPU" : "available");
+              devices->gpus.empty() ? "not available: NVML finds no GPU it may open" : "available");
   PrintToolListeners();
   return 0;
 }

@@ -23,6 +23,8 @@ class SampleSink {
   virtual ~SampleSink() = default;
   // `labels` is "key=value[,key=value]" or "" (see LabelValue for values).
   virtual void Add(std::string_view metric, std::string_view labels, double value) = 0;
+  // A sample with its own time (Unix ms): a tool's row stamped when the tool printed it.
+  virtual void AddAt(int64_t time_ms, std::string_view metric, std::string_view labels, double value) = 0;
 };
 
 // What listeners keep derived values (rates, ratios) as: integers as they are,

@@ -1,12 +1,17 @@
 #include "collect/gpu_tool_collectors.h"
 
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <regex>
 #include <string>
 
 #include "base/strings.h"
+#include "base/time.h"
 #include "collect/gpu_tool_parsers.h"
 #include "collect/tool_stream.h"
 #include "platform/process.h"
@@ -14,17 +19,24 @@
 namespace tb {
 namespace {
 
+// A tool's column: stored as value * multiply / divide, which is exact where the input is
+// (95 % is 0.95, not 95 * 0.01 = 0.9500000000000001).
 struct FieldMetric {
   const char* metric;  // empty: not stored (timestamp, index)
-  double scale;
+  double multiply = 1;
+  double divide = 1;
+  double Convert(double v) const { return v * multiply / divide; }
 };
+
+// Rows kept per entity between two ticks (a tool faster than the ticks; bounded).
+constexpr size_t kMaxRowsPerTick = 64;
 
 // The shared machinery: start the tool on the first tick, keep the newest row of each
 // GPU, store fresh rows each tick, go quiet with one notice when the tool cannot run.
 class ToolCollector : public Collector {
  public:
-  ToolCollector(std::vector<unsigned> indices, int64_t interval_ms)
-      : indices_(std::move(indices)), interval_ms_(interval_ms) {}
+  ToolCollector(const DeviceSelection& devices, int64_t interval_ms)
+      : indices_(devices.gpu_indices), mig_(devices.mig), interval_ms_(interval_ms) {}
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
     if (off_) return off_status_;  // the same notice, which the sampler reports once
@@ -38,14 +50,15 @@ class ToolCollector : public Collector {
       if (!s.ok()) return Off(s.message());
     }
     std::lock_guard lock(mu_);
-    for (auto& [entity, row] : latest_) {
-      if (!row.fresh) continue;
-      row.fresh = false;
+    for (auto& [entity, rows] : pending_) {
       std::string labels = entity + ",listener=" + std::string(name());
-      for (size_t i = 0; i < row.values.size() && i < fields_.size(); ++i) {
-        if (row.values[i] && *fields_[i].metric != '\0')
-          sink.Add(fields_[i].metric, labels, *row.values[i] * fields_[i].scale);
+      for (const Row& row : rows) {
+        for (size_t i = 0; i < row.values.size() && i < fields_.size(); ++i) {
+          if (row.values[i] && *fields_[i].metric != '\0')
+            sink.AddAt(row.time_ms, fields_[i].metric, labels, fields_[i].Convert(*row.values[i]));
+        }
       }
+      rows.clear();
     }
     if (unparsed_ > 0)
       sink.Add("trainbench.listener.unparsed_lines", "listener=" + std::string(name()), unparsed_);
@@ -59,8 +72,8 @@ class ToolCollector : public Collector {
 
  protected:
   struct Row {
+    int64_t time_ms = 0;  // when the tool printed it
     std::vector<std::optional<double>> values;
-    bool fresh = false;
   };
 
   // Starts the tool (first tick).
@@ -75,19 +88,21 @@ class ToolCollector : public Collector {
     return off_status_;
   }
 
-  // Keeps the newest row of a GPU (of the run's GPUs only).
-  void Store(int gpu, std::vector<std::optional<double>> values) {
+  // Keeps a row of a GPU (of the run's GPUs only), printed at `time_ms`.
+  void Store(int gpu, int64_t time_ms, std::vector<std::optional<double>> values) {
     if (!indices_.empty() &&
         std::find(indices_.begin(), indices_.end(), static_cast<unsigned>(gpu)) == indices_.end()) {
       return;
     }
-    StoreEntity("gpu=" + std::to_string(gpu), std::move(values));
+    StoreEntity("gpu=" + std::to_string(gpu), time_ms, std::move(values));
   }
 
-  // Keeps the newest row of any entity, named by its labels ("gpu_instance=1").
-  void StoreEntity(std::string labels, std::vector<std::optional<double>> values) {
+  // Keeps a row of any entity, named by its labels ("gpu=1,gpu_instance=2").
+  void StoreEntity(std::string labels, int64_t time_ms, std::vector<std::optional<double>> values) {
     std::lock_guard lock(mu_);
-    latest_[std::move(labels)] = Row{std::move(values), true};
+    std::deque<Row>& rows = pending_[std::move(labels)];
+    if (rows.size() >= kMaxRowsPerTick) rows.pop_front();
+    rows.push_back(Row{time_ms, std::move(values)});
   }
 
   void Unparsed(std::string_view line) {
@@ -96,6 +111,7 @@ class ToolCollector : public Collector {
   }
 
   std::vector<unsigned> indices_;
+  std::vector<MigSelection> mig_;
   int64_t interval_ms_;
   std::vector<FieldMetric> fields_;  // per column of the tool's rows
   ToolStream stream_;
@@ -106,7 +122,7 @@ class ToolCollector : public Collector {
   bool running_ = false;
   bool off_ = false;
   Status off_status_;
-  std::map<std::string, Row> latest_;  // by entity labels
+  std::map<std::string, std::deque<Row>> pending_;  // rows since the last tick, by entity labels
   int64_t unparsed_ = 0;
   bool told_unparsed_ = false;
   std::string bad_line_;
@@ -127,13 +143,14 @@ struct SmiField {
 const SmiField kSmiFields[] = {
     {"timestamp", {"", 1}},
     {"index", {"", 1}},
-    {"power.draw", {"gpu.power.draw_watts", 1}},
-    {"utilization.gpu", {"gpu.utilization.gpu_ratio", 0.01}},
-    {"utilization.memory", {"gpu.utilization.memory_ratio", 0.01}},
+    {"power.draw", {"gpu.power.draw_watts"}},
+    {"utilization.gpu", {"gpu.utilization.gpu_ratio", 1, 100}},
+    {"utilization.memory", {"gpu.utilization.memory_ratio", 1, 100}},
+    // nvidia-smi's memory.used leaves out what the driver reserves, as NVML's v2 `used`.
     {"memory.used", {"gpu.memory.used_bytes", 1048576}},
     {"memory.total", {"gpu.memory.total_bytes", 1048576}},
-    {"pstate", {"gpu.performance.state_index", 1}},
-    {"temperature.gpu", {"gpu.temperature.gpu_celsius", 1}},
+    {"pstate", {"gpu.performance.state_index"}},
+    {"temperature.gpu", {"gpu.temperature.gpu_celsius"}},
     {"clocks.sm", {"gpu.clock.sm_hertz", 1e6}},
     {"clocks.mem", {"gpu.clock.memory_hertz", 1e6}},
 };
@@ -169,7 +186,8 @@ class SmiCollector : public ToolCollector {
         return;
       }
       int gpu = static_cast<int>(*row.values[1]);
-      Store(gpu, std::move(row.values));
+      int64_t printed = ParseSmiTimestamp(row.text[0]).value_or(WallMillis());
+      Store(gpu, printed, std::move(row.values));
     });
   }
 
@@ -184,24 +202,22 @@ class SmiCollector : public ToolCollector {
 
 const std::map<int, FieldMetric>& DcgmMetrics() {
   static const std::map<int, FieldMetric> m = {
-      {155, {"gpu.power.draw_watts", 1}},
-      {156, {"gpu.energy.consumed_joules", 0.001}},
-      {200, {"gpu.pcie.transmit_bytes_per_second", 1024}},
-      {201, {"gpu.pcie.receive_bytes_per_second", 1024}},
-      {203, {"gpu.utilization.gpu_ratio", 0.01}},
-      {204, {"gpu.utilization.memory_ratio", 0.01}},
-      {1001, {"gpu.graphics.engine_active_ratio", 1}},
-      {1002, {"gpu.sm.active_ratio", 1}},
-      {1003, {"gpu.sm.occupancy_ratio", 1}},
-      {1004, {"gpu.pipe.tensor_active_ratio", 1}},
-      {1005, {"gpu.dram.active_ratio", 1}},
-      {1006, {"gpu.pipe.fp64_active_ratio", 1}},
-      {1007, {"gpu.pipe.fp32_active_ratio", 1}},
-      {1008, {"gpu.pipe.fp16_active_ratio", 1}},
-      {1009, {"gpu.pcie.tx_total_bytes_per_second", 1}},
-      {1010, {"gpu.pcie.rx_total_bytes_per_second", 1}},
-      {1011, {"gpu.nvlink.transmit_bytes_per_second", 1}},
-      {1012, {"gpu.nvlink.receive_bytes_per_second", 1}},
+      {155, {"gpu.power.draw_watts"}},
+      {156, {"gpu.energy.consumed_joules", 1, 1000}},
+      {203, {"gpu.utilization.gpu_ratio", 1, 100}},
+      {204, {"gpu.utilization.memory_ratio", 1, 100}},
+      {1001, {"gpu.graphics.engine_active_ratio"}},
+      {1002, {"gpu.sm.active_ratio"}},
+      {1003, {"gpu.sm.occupancy_ratio"}},
+      {1004, {"gpu.pipe.tensor_active_ratio"}},
+      {1005, {"gpu.dram.active_ratio"}},
+      {1006, {"gpu.pipe.fp64_active_ratio"}},
+      {1007, {"gpu.pipe.fp32_active_ratio"}},
+      {1008, {"gpu.pipe.fp16_active_ratio"}},
+      {1009, {"gpu.pcie.tx_total_bytes_per_second"}},
+      {1010, {"gpu.pcie.rx_total_bytes_per_second"}},
+      {1011, {"gpu.nvlink.transmit_bytes_per_second"}},
+      {1012, {"gpu.nvlink.receive_bytes_per_second"}},
   };
   return m;
 }
@@ -217,23 +233,29 @@ class DcgmiCollector : public ToolCollector {
 
  protected:
   Status Begin() override {
-    if (!FindExecutable("dcgmi")) return Status::Unavailable("dcgmi is not installed (no dcgmi on PATH)");
-    Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 10000);
-    if (!probe.ok() || probe->exit.ShellCode() != 0) {
-      std::string why = probe.ok() ? std::string(Trim(probe->out.substr(0, probe->out.find('\n', 7))))
-                                   : probe.status().message();
-      return Status::Unavailable("dcgmi cannot reach the DCGM host engine (" + why +
-                                 "); start it with `nv-hostengine` or `systemctl start nvidia-dcgm`");
-    }
-    std::string gpus = indices_.empty() ? std::string() : JoinIndices(indices_);
-    if (gpus.empty()) {
+    Result<std::string> probe = ProbeDcgm();
+    if (!probe.ok()) return probe.status();
+    std::string entities = indices_.empty() ? std::string() : JoinIndices(indices_);
+    if (entities.empty()) {
       // Every GPU dcgmi discovered: "N GPUs found."
-      std::optional<uint64_t> n =
-          ParseUint(SplitWhitespace(probe->out).empty() ? "" : SplitWhitespace(probe->out)[0]);
-      for (uint64_t i = 0; i < n.value_or(0); ++i) gpus += (gpus.empty() ? "" : ",") + std::to_string(i);
+      std::vector<std::string_view> words = SplitWhitespace(*probe);
+      std::optional<uint64_t> n = ParseUint(words.empty() ? "" : words[0]);
+      for (uint64_t i = 0; i < n.value_or(0); ++i)
+        entities += (entities.empty() ? "" : ",") + std::to_string(i);
     }
-    Result<CapturedOutput> created =
-        RunAndCapture({"dcgmi", "group", "-c", "trainbench-" + std::to_string(getpid()), "-a", gpus}, 10000);
+    // The run's MIG instances as DCGM GPU-I entities (their own ids, from the hierarchy).
+    if (!mig_.empty()) {
+      Result<CapturedOutput> hierarchy = RunAndCapture({"dcgmi", "discovery", "-c"}, 10000);
+      for (const MigSelection& m : mig_) {
+        std::optional<int> entity =
+            hierarchy.ok() ? FindDcgmInstanceEntity(hierarchy->out, m.gpu, m.gpu_instance_id) : std::nullopt;
+        if (!entity) continue;
+        instances_[*entity] = "gpu=" + std::to_string(m.gpu) + ",gpu_instance=" + std::to_string(m.gpu_instance_id);
+        entities += (entities.empty() ? "" : ",") + ("i:" + std::to_string(*entity));
+      }
+    }
+    Result<CapturedOutput> created = RunAndCapture(
+        {"dcgmi", "group", "-c", "trainbench-" + std::to_string(getpid()), "-a", entities}, 10000);
     std::smatch m;
     std::string out = created.ok() ? created->out : "";
     if (!created.ok() || !std::regex_search(out, m, std::regex("group ID of ([0-9]+)"))) {
@@ -283,15 +305,18 @@ class DcgmiCollector : public ToolCollector {
         [this, columns](std::string_view line) {
           DmonRow row;
           switch (ParseDmonLine(line, columns, row)) {
-            case DmonLine::kRow:
+            case DmonLine::kRow: {
+              int64_t now = WallMillis();  // dmon prints no time: the row's is its arrival
               if (row.entity_kind == "GPU") {
-                int gpu = row.entity_id;
-                Store(gpu, std::move(row.values));
+                Store(row.entity_id, now, std::move(row.values));
               } else if (row.entity_kind == "GPU-I") {  // a MIG GPU instance
-                std::string labels = "gpu_instance=" + std::to_string(row.entity_id);
-                StoreEntity(std::move(labels), std::move(row.values));
+                auto it = instances_.find(row.entity_id);
+                std::string labels =
+                    it != instances_.end() ? it->second : "gpu_instance_entity=" + std::to_string(row.entity_id);
+                StoreEntity(std::move(labels), now, std::move(row.values));
               }
               break;
+            }
             case DmonLine::kError: {
               std::lock_guard lock(mu_);
               last_error_ = std::string(Trim(line));
@@ -308,26 +333,74 @@ class DcgmiCollector : public ToolCollector {
 
   int group_ = -1;
   size_t set_ = 0;
+  std::map<int, std::string> instances_;  // DCGM GPU-I entity id -> labels
 };
 
 }  // namespace
 
 const std::vector<std::vector<int>>& DcgmiFieldSets() {
   static const std::vector<std::vector<int>> sets = {
-      {155, 156, 200, 201, 203, 204, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012},
-      {155, 156, 200, 201, 203, 204, 1001, 1002, 1003, 1004, 1005},
-      {155, 156, 200, 201, 203, 204, 1002},
-      {155, 156, 200, 201, 203, 204},
+      {155, 156, 203, 204, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012},
+      {155, 156, 203, 204, 1001, 1002, 1003, 1004, 1005, 1007, 1008, 1009, 1010, 1011, 1012},
+      {155, 156, 203, 204},
   };
   return sets;
 }
 
-std::unique_ptr<Collector> MakeSmiCollector(std::vector<unsigned> gpu_indices, int64_t interval_ms) {
-  return std::make_unique<SmiCollector>(std::move(gpu_indices), interval_ms);
+Result<std::string> ProbeDcgm() {
+  if (!FindExecutable("dcgmi")) return Status::Unavailable("dcgmi is not installed (no dcgmi on PATH)");
+  Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 10000);
+  if (!probe.ok() || probe->exit.ShellCode() != 0) {
+    std::string why = probe.ok() ? std::string(Trim(probe->out.substr(0, probe->out.find('\n', 7))))
+                                 : probe.status().message();
+    return Status::Unavailable("dcgmi cannot reach the DCGM host engine (" + why +
+                               "); start it with `nv-hostengine` or `systemctl start nvidia-dcgm`");
+  }
+  return probe->out;
 }
 
-std::unique_ptr<Collector> MakeDcgmiCollector(std::vector<unsigned> gpu_indices, int64_t interval_ms) {
-  return std::make_unique<DcgmiCollector>(std::move(gpu_indices), interval_ms);
+bool DcgmHostEngineAnswers() { return ProbeDcgm().ok(); }
+
+std::optional<int64_t> ParseSmiTimestamp(std::string_view text) {
+  // YYYY/MM/DD HH:MM:SS.mmm
+  std::string t(Trim(text));
+  tm parts{};
+  int millis = 0;
+  if (std::sscanf(t.c_str(), "%d/%d/%d %d:%d:%d.%d", &parts.tm_year, &parts.tm_mon, &parts.tm_mday,
+                  &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &millis) != 7) {
+    return std::nullopt;
+  }
+  parts.tm_year -= 1900;
+  parts.tm_mon -= 1;
+  parts.tm_isdst = -1;
+  time_t seconds = mktime(&parts);
+  if (seconds == -1) return std::nullopt;
+  return int64_t{seconds} * 1000 + millis;
+}
+
+std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu, unsigned gpu_instance_id) {
+  std::string want = "I " + std::to_string(gpu) + "/" + std::to_string(gpu_instance_id);
+  for (std::string_view line : Split(hierarchy, '\n')) {
+    size_t arrow = line.find("-> ");
+    if (arrow == std::string_view::npos) continue;
+    std::string_view rest = Trim(line.substr(arrow + 3));
+    size_t end = rest.find_first_of(" |");
+    if (rest.substr(0, end) != "I" || Trim(rest.substr(0, rest.find('|'))) != want) continue;
+    size_t at = line.find("(EntityID: ");
+    if (at == std::string_view::npos) continue;
+    std::string_view id = line.substr(at + 11);
+    id = id.substr(0, id.find(')'));
+    if (std::optional<uint64_t> v = ParseUint(Trim(id))) return static_cast<int>(*v);
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Collector> MakeSmiCollector(const DeviceSelection& devices, int64_t interval_ms) {
+  return std::make_unique<SmiCollector>(devices, interval_ms);
+}
+
+std::unique_ptr<Collector> MakeDcgmiCollector(const DeviceSelection& devices, int64_t interval_ms) {
+  return std::make_unique<DcgmiCollector>(devices, interval_ms);
 }
 
 }  // namespace tb

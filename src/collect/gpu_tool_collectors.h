@@ -7,23 +7,46 @@
 //    set (SM, tensor, DRAM active...) and falling back to smaller sets when dcgmi answers
 //    "Error setting watches", down to the basic fields. Profiling never runs faster than
 //    every 100 ms.
-// Each tick stores the newest row the tool printed for each GPU. Their series carry the
-// label listener=smi or listener=dcgmi beside gpu=N, so they never mix with nvml's.
+// Each row is stamped with the time it was printed (nvidia-smi's timestamp field; for
+// dcgmi, the moment its line arrived) and stored on the next tick with that time, so the
+// tools' series line up with nvml's. Their series carry the label listener=smi or
+// listener=dcgmi beside gpu=N, so they never mix with nvml's. Only the run's GPUs are
+// watched; under MIG, dcgmi also watches the run's GPU instances (DCGM GPU-I entities,
+// labelled gpu=N,gpu_instance=G), the one source of activity inside a MIG instance.
+// DCGM never fills PCIe throughput fields 200/201, so PCIe traffic comes from the
+// profiling fields 1009/1010, and is absent (not zero) where they cannot be watched.
 // A tool that is missing or cannot reach its driver or host engine is reported once and
 // the listener goes quiet; lines that do not parse are counted and reported, never fatal.
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "collect/collector.h"
+#include "collect/gpu_devices.h"
 
 namespace tb {
 
-std::unique_ptr<Collector> MakeSmiCollector(std::vector<unsigned> gpu_indices, int64_t interval_ms);
-std::unique_ptr<Collector> MakeDcgmiCollector(std::vector<unsigned> gpu_indices, int64_t interval_ms);
+std::unique_ptr<Collector> MakeSmiCollector(const DeviceSelection& devices, int64_t interval_ms);
+std::unique_ptr<Collector> MakeDcgmiCollector(const DeviceSelection& devices, int64_t interval_ms);
 
-// dcgmi's field sets, richest first (radT's order of fallback).
+// dcgmi's field sets, richest first, in radT's order of fallback: everything (A100, H100),
+// without FP64 (A10-class GPUs), then the basic fields.
 const std::vector<std::vector<int>>& DcgmiFieldSets();
+
+// `dcgmi discovery -l`, once: its output when a DCGM host engine answers, else why not
+// (with what to do).
+Result<std::string> ProbeDcgm();
+bool DcgmHostEngineAnswers();
+
+// "2022/08/29 21:41:17.905" (nvidia-smi's timestamp field, local time) as Unix ms.
+std::optional<int64_t> ParseSmiTimestamp(std::string_view text);
+
+// `dcgmi discovery -c`: the DCGM entity id of GPU instance `gpu_instance_id` on GPU `gpu`,
+// from lines such as "| -> I 0/1          | GPU Instance (EntityID: 0)   |".
+std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu, unsigned gpu_instance_id);
 
 }  // namespace tb

@@ -1,5 +1,5 @@
 // The text of NVIDIA's tools, in the formats the real tools print
-// (see ../shared/data/README.md).
+// (see sim/README.md).
 #include "collect/gpu_tool_parsers.h"
 
 #include <gtest/gtest.h>

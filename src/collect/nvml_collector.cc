@@ -1,30 +1,50 @@
 #include "collect/nvml_collector.h"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "base/time.h"
 #include "collect/process_tree.h"
 
 namespace tb {
 namespace {
 
 using nvml::kGpuIsLost;
+using nvml::kNoPermission;
 using nvml::kNotSupported;
 using nvml::kSuccess;
+
+// How often the slow PCIe counters are read (each call blocks about 20 ms in the driver).
+constexpr int64_t kPcieEveryMs = 1000;
 
 class NvmlCollector : public Collector {
  public:
   NvmlCollector(std::shared_ptr<Nvml> nvml, std::vector<unsigned> indices)
       : nvml_(std::move(nvml)), indices_(std::move(indices)) {}
 
+  ~NvmlCollector() override {
+    {
+      std::lock_guard lock(pcie_mu_);
+      pcie_stop_ = true;
+    }
+    pcie_wake_.notify_all();
+    if (pcie_thread_.joinable()) pcie_thread_.join();
+  }
+
   std::string_view name() const override { return "nvml"; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
-    if (!opened_) TB_RETURN_IF_ERROR(OpenDevices());
+    if (!opened_) TB_RETURN_IF_ERROR(OpenDevices(tick));
     std::unordered_set<pid_t> tree;
     if (tick.tree != nullptr) {
       for (const PidStat& p : tick.tree->Processes()) tree.insert(p.pid);
@@ -32,6 +52,7 @@ class NvmlCollector : public Collector {
     for (GpuState& g : gpus_) {
       if (!g.lost) SampleGpu(g, tree, tick, sink);
     }
+    EmitPcie(sink);
     return Status::Ok();
   }
 
@@ -39,15 +60,20 @@ class NvmlCollector : public Collector {
   struct GpuState {
     Nvml::DeviceInfo info;
     std::string labels;                 // "gpu=0"
-    std::set<std::string> unsupported;  // metric keys NVML said NOT_SUPPORTED for
+    std::set<std::string> unsupported;  // metric keys NVML said NOT_SUPPORTED / NO_PERMISSION for
     bool lost = false;
     unsigned long long last_process_sample_us = 0;
+    std::optional<double> power_watts;  // this tick's reading, for the run's energy share
+    double run_energy_joules = 0;       // the counter proc.gpu.energy_joules
+    int64_t last_share_ns = 0;
+    std::map<unsigned, unsigned> sm_by_pid;  // newest SM utilization (percent) per process
   };
 
-  Status OpenDevices() {
-    Result<std::vector<Nvml::DeviceInfo>> devices = nvml_->Devices();
+  Status OpenDevices(const Tick& tick) {
+    Result<Nvml::DeviceList> devices = nvml_->Devices();
     if (!devices.ok()) return devices.status();
-    for (Nvml::DeviceInfo& d : *devices) {
+    for (const std::string& why : devices->skipped) Tell(tick, "gpu", why);
+    for (Nvml::DeviceInfo& d : devices->gpus) {
       if (!indices_.empty() && std::find(indices_.begin(), indices_.end(), d.index) == indices_.end())
         continue;
       GpuState g;
@@ -56,20 +82,26 @@ class NvmlCollector : public Collector {
       gpus_.push_back(std::move(g));
     }
     opened_ = true;
+    if (nvml_->fn().DeviceGetPcieThroughput != nullptr && !gpus_.empty()) {
+      pcie_thread_ = std::thread([this] { PcieLoop(); });
+    }
     return Status::Ok();
   }
 
-  // Handles one NVML answer: true when the value can be used. NOT_SUPPORTED is learnt;
-  // GPU_IS_LOST ends sampling of this GPU with one event.
+  static void Tell(const Tick& tick, const std::string& kind, const std::string& what) {
+    if (tick.event != nullptr && *tick.event) (*tick.event)(kind, what);
+  }
+
+  // Handles one NVML answer: true when the value can be used. NOT_SUPPORTED and
+  // NO_PERMISSION are learnt; GPU_IS_LOST ends sampling of this GPU with one event.
   bool Check(GpuState& g, const char* key, nvml::Return r, const Tick& tick) {
     if (r == kSuccess) return true;
-    if (r == kNotSupported) g.unsupported.insert(key);
+    if (r == kNotSupported || r == kNoPermission) g.unsupported.insert(key);
     if (r == kGpuIsLost && !g.lost) {
       g.lost = true;
-      if (tick.event != nullptr && *tick.event) {
-        (*tick.event)("gpu", "GPU " + std::to_string(g.info.index) + " (" + g.info.uuid +
-                                 ") is lost: " + nvml_->Error(r) + "; its sampling stopped, the run goes on");
-      }
+      Tell(tick, "gpu",
+           "GPU " + std::to_string(g.info.index) + " (" + g.info.uuid + ") is lost: " + nvml_->Error(r) +
+               "; its sampling stopped, the run goes on");
     }
     return false;
   }
@@ -83,24 +115,27 @@ class NvmlCollector : public Collector {
     const nvml::Functions& f = nvml_->fn();
     nvml::Device d = g.info.handle;
     const std::string& l = g.labels;
+    g.power_watts.reset();
     if (Wanted(g, "utilization", reinterpret_cast<const void*>(f.DeviceGetUtilizationRates))) {
       nvml::Utilization u{};
-      if (Check(g, "utilization", f.DeviceGetUtilizationRates(d, &u), tick)) {
+      nvml::Return r = f.DeviceGetUtilizationRates(d, &u);
+      if (Check(g, "utilization", r, tick)) {
         sink.Add("gpu.utilization.gpu_ratio", l, u.gpu / 100.0);
         sink.Add("gpu.utilization.memory_ratio", l, u.memory / 100.0);
+      } else if (r == kNotSupported && g.info.mig_enabled) {
+        Tell(tick, "gpu",
+             "GPU " + std::to_string(g.info.index) +
+                 " is in MIG mode, where NVML reports no utilization; the dcgmi listener measures "
+                 "activity per GPU instance");
       }
     }
-    if (!g.lost && Wanted(g, "memory", reinterpret_cast<const void*>(f.DeviceGetMemoryInfo))) {
-      nvml::Memory m{};
-      if (Check(g, "memory", f.DeviceGetMemoryInfo(d, &m), tick)) {
-        sink.Add("gpu.memory.used_bytes", l, static_cast<double>(m.used));
-        sink.Add("gpu.memory.total_bytes", l, static_cast<double>(m.total));
-      }
-    }
+    if (!g.lost) SampleMemory(g, tick, sink);
     if (!g.lost && Wanted(g, "power", reinterpret_cast<const void*>(f.DeviceGetPowerUsage))) {
       unsigned int mw = 0;
-      if (Check(g, "power", f.DeviceGetPowerUsage(d, &mw), tick))
-        sink.Add("gpu.power.draw_watts", l, mw / 1000.0);
+      if (Check(g, "power", f.DeviceGetPowerUsage(d, &mw), tick)) {
+        g.power_watts = mw / 1000.0;
+        sink.Add("gpu.power.draw_watts", l, *g.power_watts);
+      }
     }
     if (!g.lost && Wanted(g, "energy", reinterpret_cast<const void*>(f.DeviceGetTotalEnergyConsumption))) {
       unsigned long long mj = 0;
@@ -126,29 +161,50 @@ class NvmlCollector : public Collector {
         sink.Add("gpu.performance.state_index", l, p);
       }
     }
-    for (auto [key, counter, metric] :
-         {std::tuple{"pcie_tx", nvml::kPcieTxBytes, "gpu.pcie.transmit_bytes_per_second"},
-          std::tuple{"pcie_rx", nvml::kPcieRxBytes, "gpu.pcie.receive_bytes_per_second"}}) {
-      if (g.lost || !Wanted(g, key, reinterpret_cast<const void*>(f.DeviceGetPcieThroughput))) continue;
-      unsigned int kbps = 0;
-      if (Check(g, key, f.DeviceGetPcieThroughput(d, counter, &kbps), tick))
-        sink.Add(metric, l, kbps * 1024.0);
-    }
     if (!g.lost && Wanted(g, "throttle", reinterpret_cast<const void*>(f.DeviceGetClocksEventReasons))) {
       unsigned long long reasons = 0;
       if (Check(g, "throttle", f.DeviceGetClocksEventReasons(d, &reasons), tick)) {
         sink.Add("gpu.clock.event_reasons_bitmask", l, static_cast<double>(reasons));
       }
     }
-    if (!g.lost && !tree.empty()) SampleProcesses(g, tree, tick, sink);
+    if (!g.lost && tick.tree != nullptr) SampleProcesses(g, tree, tick, sink);
     if (!g.lost) SampleMig(g, tick, sink);
   }
 
-  void SampleProcesses(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick,
-                       SampleSink& sink) {
+  // nvmlMemory_v2's `used` leaves out the driver's reservation (as nvidia-smi does), which
+  // is recorded apart; v1's `used` includes it, so v1 is only the fallback for old drivers.
+  void SampleMemory(GpuState& g, const Tick& tick, SampleSink& sink) {
+    const nvml::Functions& f = nvml_->fn();
+    if (Wanted(g, "memory_v2", reinterpret_cast<const void*>(f.DeviceGetMemoryInfoV2))) {
+      nvml::MemoryV2 m{};
+      m.version = nvml::kMemoryV2Version;
+      nvml::Return r = f.DeviceGetMemoryInfoV2(g.info.handle, &m);
+      if (r == kSuccess) {
+        sink.Add("gpu.memory.used_bytes", g.labels, static_cast<double>(m.used));
+        sink.Add("gpu.memory.reserved_bytes", g.labels, static_cast<double>(m.reserved));
+        sink.Add("gpu.memory.total_bytes", g.labels, static_cast<double>(m.total));
+        return;
+      }
+      if (r == kGpuIsLost) {
+        Check(g, "memory_v2", r, tick);
+        return;
+      }
+      g.unsupported.insert("memory_v2");  // an older driver: v1 from now on
+    }
+    if (!Wanted(g, "memory", reinterpret_cast<const void*>(f.DeviceGetMemoryInfo))) return;
+    nvml::Memory m{};
+    if (Check(g, "memory", f.DeviceGetMemoryInfo(g.info.handle, &m), tick)) {
+      sink.Add("gpu.memory.used_bytes", g.labels, static_cast<double>(m.used));
+      sink.Add("gpu.memory.total_bytes", g.labels, static_cast<double>(m.total));
+    }
+  }
+
+  // Every compute process on the GPU (v2 listing, else v1 on drivers before 455): host PIDs,
+  // also inside containers; `usedGpuMemory` may be NVML_VALUE_NOT_AVAILABLE.
+  bool ListProcesses(GpuState& g, const Tick& tick, std::vector<std::pair<unsigned, unsigned long long>>& out) {
     const nvml::Functions& f = nvml_->fn();
     nvml::Device d = g.info.handle;
-    auto labels = [&](unsigned pid) { return g.labels + ",pid=" + std::to_string(pid); };
+    out.clear();
     if (Wanted(g, "processes", reinterpret_cast<const void*>(f.DeviceGetComputeRunningProcessesV2))) {
       unsigned count = static_cast<unsigned>(processes_.size());
       nvml::Return r = f.DeviceGetComputeRunningProcessesV2(d, &count, processes_.data());
@@ -157,13 +213,49 @@ class NvmlCollector : public Collector {
         count = static_cast<unsigned>(processes_.size());
         r = f.DeviceGetComputeRunningProcessesV2(d, &count, processes_.data());
       }
-      if (Check(g, "processes", r, tick)) {
-        for (unsigned i = 0; i < count; ++i) {
-          const nvml::ProcessInfoV2& p = processes_[i];
-          if (tree.count(static_cast<pid_t>(p.pid)) == 0) continue;
-          sink.Add("proc.gpu.memory_used_bytes", labels(p.pid), static_cast<double>(p.usedGpuMemory));
-        }
-      }
+      if (r == kNoPermission) TellProcessesNeedPrivileges(g, tick);
+      if (!Check(g, "processes", r, tick)) return false;
+      for (unsigned i = 0; i < count; ++i) out.emplace_back(processes_[i].pid, processes_[i].usedGpuMemory);
+      return true;
+    }
+    if (!Wanted(g, "processes_v1", reinterpret_cast<const void*>(f.DeviceGetComputeRunningProcessesV1))) {
+      return false;
+    }
+    unsigned count = static_cast<unsigned>(processes_v1_.size());
+    nvml::Return r = f.DeviceGetComputeRunningProcessesV1(d, &count, processes_v1_.data());
+    if (r == nvml::kInsufficientSize) {
+      processes_v1_.resize(count + 8);
+      count = static_cast<unsigned>(processes_v1_.size());
+      r = f.DeviceGetComputeRunningProcessesV1(d, &count, processes_v1_.data());
+    }
+    if (r == kNoPermission) TellProcessesNeedPrivileges(g, tick);
+    if (!Check(g, "processes_v1", r, tick)) return false;
+    for (unsigned i = 0; i < count; ++i) out.emplace_back(processes_v1_[i].pid, processes_v1_[i].usedGpuMemory);
+    return true;
+  }
+
+  void TellProcessesNeedPrivileges(const GpuState& g, const Tick& tick) {
+    Tell(tick, "gpu",
+         "NVML does not list the processes on GPU " + std::to_string(g.info.index) +
+             " to this user (Insufficient Permissions; MIG instances need root): the run's own GPU memory, "
+             "SM share and energy share are not recorded");
+  }
+
+  void SampleProcesses(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick, SampleSink& sink) {
+    const nvml::Functions& f = nvml_->fn();
+    nvml::Device d = g.info.handle;
+    auto labels = [&](unsigned pid) { return g.labels + ",pid=" + std::to_string(pid); };
+    std::vector<std::pair<unsigned, unsigned long long>> procs;
+    bool listed = ListProcesses(g, tick, procs);
+    double tree_memory = 0;
+    bool tree_has_memory = false;
+    std::set<unsigned> present;
+    for (const auto& [pid, memory] : procs) {
+      present.insert(pid);
+      if (tree.count(static_cast<pid_t>(pid)) == 0 || memory == nvml::kValueNotAvailable) continue;
+      sink.Add("proc.gpu.memory_used_bytes", labels(pid), static_cast<double>(memory));
+      tree_memory += static_cast<double>(memory);
+      tree_has_memory = true;
     }
     if (!g.lost &&
         Wanted(g, "process_utilization", reinterpret_cast<const void*>(f.DeviceGetProcessUtilization))) {
@@ -174,15 +266,49 @@ class NvmlCollector : public Collector {
         count = static_cast<unsigned>(samples_.size());
         r = f.DeviceGetProcessUtilization(d, samples_.data(), &count, g.last_process_sample_us);
       }
-      if (r == nvml::kNoData) return;  // nothing ran since the last sample
-      if (Check(g, "process_utilization", r, tick)) {
+      // NOT_FOUND (real drivers) or NO_DATA: no samples since the last: the newest stand.
+      if (r != nvml::kNotFound && r != nvml::kNoData && Check(g, "process_utilization", r, tick)) {
         for (unsigned i = 0; i < count; ++i) {
           const nvml::ProcessUtilizationSample& s = samples_[i];
-          g.last_process_sample_us = std::max(g.last_process_sample_us, s.timeStamp);
-          if (tree.count(static_cast<pid_t>(s.pid)) == 0) continue;
-          sink.Add("proc.gpu.sm_utilization_ratio", labels(s.pid), s.smUtil / 100.0);
+          if (s.timeStamp <= g.last_process_sample_us) continue;
+          g.sm_by_pid[s.pid] = s.smUtil;
         }
+        for (unsigned i = 0; i < count; ++i)
+          g.last_process_sample_us = std::max(g.last_process_sample_us, samples_[i].timeStamp);
       }
+    }
+    // Processes that left the GPU no longer count.
+    if (listed) std::erase_if(g.sm_by_pid, [&](const auto& e) { return present.count(e.first) == 0; });
+    double tree_sm = 0, all_sm = 0;
+    size_t tree_procs = 0;
+    for (const auto& [pid, sm] : g.sm_by_pid) {
+      all_sm += sm;
+      if (tree.count(static_cast<pid_t>(pid)) != 0) {
+        tree_sm += sm;
+        sink.Add("proc.gpu.sm_utilization_ratio", labels(pid), sm / 100.0);
+      }
+    }
+    for (unsigned pid : present) tree_procs += tree.count(static_cast<pid_t>(pid));
+    if (!listed) return;
+    if (tree_has_memory) sink.Add("proc.gpu.tree_memory_used_bytes", g.labels, tree_memory);
+    if (!g.sm_by_pid.empty()) sink.Add("proc.gpu.tree_sm_utilization_ratio", g.labels, tree_sm / 100.0);
+    // The run's share of the device: its SM utilization over every process's; with nothing
+    // computing, an equal part per process present.
+    double share = 0;
+    if (all_sm > 0) {
+      share = tree_sm / all_sm;
+    } else if (!present.empty()) {
+      share = static_cast<double>(tree_procs) / static_cast<double>(present.size());
+    }
+    share = RoundForStorage(share);
+    sink.Add("proc.gpu.share_ratio", g.labels, share);
+    if (g.power_watts) {
+      if (g.last_share_ns != 0) {
+        double seconds = static_cast<double>(tick.monotonic_ns - g.last_share_ns) / 1e9;
+        g.run_energy_joules += *g.power_watts * seconds * share;
+      }
+      g.last_share_ns = tick.monotonic_ns;
+      sink.Add("proc.gpu.energy_joules", g.labels, RoundForStorage(g.run_energy_joules));
     }
   }
 
@@ -198,18 +324,73 @@ class NvmlCollector : public Collector {
     }
   }
 
+  // --- PCIe, off the tick's path ----------------------------------------------------------
+
+  struct PcieReading {
+    int64_t time_ms = 0;
+    std::optional<double> tx, rx;  // bytes/s
+    bool fresh = false;
+  };
+
+  void PcieLoop() {
+    const nvml::Functions& f = nvml_->fn();
+    std::vector<std::array<bool, 2>> off(gpus_.size(), {false, false});
+    std::unique_lock lock(pcie_mu_);
+    while (!pcie_stop_) {
+      lock.unlock();
+      for (size_t i = 0; i < gpus_.size(); ++i) {
+        PcieReading reading;
+        for (int counter : {nvml::kPcieTxBytes, nvml::kPcieRxBytes}) {
+          if (off[i][counter]) continue;
+          unsigned int kbps = 0;
+          nvml::Return r = f.DeviceGetPcieThroughput(gpus_[i].info.handle, counter, &kbps);
+          if (r == kSuccess) {
+            (counter == nvml::kPcieTxBytes ? reading.tx : reading.rx) = kbps * 1024.0;
+          } else if (r == kNotSupported || r == kNoPermission || r == kGpuIsLost) {
+            off[i][counter] = true;
+          }
+        }
+        reading.time_ms = WallMillis();
+        reading.fresh = reading.tx || reading.rx;
+        std::lock_guard readings(pcie_readings_mu_);
+        if (reading.fresh) pcie_[i] = reading;
+      }
+      lock.lock();
+      pcie_wake_.wait_for(lock, std::chrono::milliseconds(kPcieEveryMs), [this] { return pcie_stop_; });
+    }
+  }
+
+  void EmitPcie(SampleSink& sink) {
+    std::lock_guard lock(pcie_readings_mu_);
+    for (auto& [i, reading] : pcie_) {
+      if (!reading.fresh) continue;
+      reading.fresh = false;
+      const std::string& l = gpus_[i].labels;
+      if (reading.tx) sink.AddAt(reading.time_ms, "gpu.pcie.transmit_bytes_per_second", l, *reading.tx);
+      if (reading.rx) sink.AddAt(reading.time_ms, "gpu.pcie.receive_bytes_per_second", l, *reading.rx);
+    }
+  }
+
   std::shared_ptr<Nvml> nvml_;
   std::vector<unsigned> indices_;
   bool opened_ = false;
   std::vector<GpuState> gpus_;
   std::vector<nvml::ProcessInfoV2> processes_ = std::vector<nvml::ProcessInfoV2>(64);
+  std::vector<nvml::ProcessInfoV1> processes_v1_ = std::vector<nvml::ProcessInfoV1>(64);
   std::vector<nvml::ProcessUtilizationSample> samples_ = std::vector<nvml::ProcessUtilizationSample>(64);
+
+  std::mutex pcie_mu_;
+  std::condition_variable pcie_wake_;
+  bool pcie_stop_ = false;
+  std::thread pcie_thread_;
+  std::mutex pcie_readings_mu_;
+  std::map<size_t, PcieReading> pcie_;  // by index into gpus_
 };
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeNvmlCollector(std::shared_ptr<Nvml> nvml, std::vector<unsigned> gpu_indices) {
-  return std::make_unique<NvmlCollector>(std::move(nvml), std::move(gpu_indices));
+std::unique_ptr<Collector> MakeNvmlCollector(std::shared_ptr<Nvml> nvml, const DeviceSelection& devices) {
+  return std::make_unique<NvmlCollector>(std::move(nvml), devices.gpu_indices);
 }
 
 }  // namespace tb

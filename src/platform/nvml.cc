@@ -52,6 +52,7 @@ Result<std::unique_ptr<Nvml>> Nvml::Open() {
   Bind(library, f.DeviceGetUUID, {"nvmlDeviceGetUUID"});
   Bind(library, f.DeviceGetUtilizationRates, {"nvmlDeviceGetUtilizationRates"});
   Bind(library, f.DeviceGetMemoryInfo, {"nvmlDeviceGetMemoryInfo"});
+  Bind(library, f.DeviceGetMemoryInfoV2, {"nvmlDeviceGetMemoryInfo_v2"});
   Bind(library, f.DeviceGetPowerUsage, {"nvmlDeviceGetPowerUsage"});
   Bind(library, f.DeviceGetTotalEnergyConsumption, {"nvmlDeviceGetTotalEnergyConsumption"});
   Bind(library, f.DeviceGetTemperature, {"nvmlDeviceGetTemperature"});
@@ -66,6 +67,8 @@ Result<std::unique_ptr<Nvml>> Nvml::Open() {
   Bind(library, f.DeviceGetMigMode, {"nvmlDeviceGetMigMode"});
   Bind(library, f.DeviceGetMaxMigDeviceCount, {"nvmlDeviceGetMaxMigDeviceCount"});
   Bind(library, f.DeviceGetMigDeviceHandleByIndex, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+  Bind(library, f.DeviceGetGpuInstanceId, {"nvmlDeviceGetGpuInstanceId"});
+  Bind(library, f.DeviceGetPciBusId, {"nvmlDeviceGetPciBusId_v2", "nvmlDeviceGetPciBusId"});
   if (f.Init == nullptr || f.Shutdown == nullptr || f.DeviceGetCount == nullptr ||
       f.DeviceGetHandleByIndex == nullptr) {
     dlclose(library);
@@ -111,17 +114,23 @@ std::string Nvml::CudaVersion() const {
   return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
 
-Result<std::vector<Nvml::DeviceInfo>> Nvml::Devices() const {
+Result<Nvml::DeviceList> Nvml::Devices() const {
   unsigned count = 0;
   nvml::Return r = fn_.DeviceGetCount(&count);
   if (r != nvml::kSuccess) return Status::Unavailable("cannot count GPUs: " + Error(r));
-  std::vector<DeviceInfo> out;
+  DeviceList out;
   for (unsigned i = 0; i < count; ++i) {
     DeviceInfo d;
     d.index = i;
     r = fn_.DeviceGetHandleByIndex(i, &d.handle);
-    if (r != nvml::kSuccess)
-      return Status::Unavailable("cannot open GPU " + std::to_string(i) + ": " + Error(r));
+    if (r != nvml::kSuccess) {
+      std::string why = r == nvml::kNoPermission
+                            ? "; it is hidden from this process (a container or cgroup that gives it other GPUs)"
+                            : "";
+      out.skipped.push_back("GPU " + std::to_string(i) + " cannot be opened: " + Error(r) + why +
+                            "; the other GPUs are sampled");
+      continue;
+    }
     char buf[96] = {};
     if (fn_.DeviceGetName != nullptr && fn_.DeviceGetName(d.handle, buf, sizeof buf) == nvml::kSuccess)
       d.name = buf;
@@ -132,16 +141,22 @@ Result<std::vector<Nvml::DeviceInfo>> Nvml::Devices() const {
       d.memory_total_bytes = mem.total;
     }
     unsigned current = 0, pending = 0, max_mig = 0;
-    if (fn_.DeviceGetMigMode != nullptr &&
-        fn_.DeviceGetMigMode(d.handle, &current, &pending) == nvml::kSuccess && current == 1 &&
-        fn_.DeviceGetMaxMigDeviceCount != nullptr && fn_.DeviceGetMigDeviceHandleByIndex != nullptr &&
+    d.mig_enabled = fn_.DeviceGetMigMode != nullptr &&
+                    fn_.DeviceGetMigMode(d.handle, &current, &pending) == nvml::kSuccess && current == 1;
+    if (d.mig_enabled && fn_.DeviceGetMaxMigDeviceCount != nullptr &&
+        fn_.DeviceGetMigDeviceHandleByIndex != nullptr &&
         fn_.DeviceGetMaxMigDeviceCount(d.handle, &max_mig) == nvml::kSuccess) {
       for (unsigned m = 0; m < max_mig; ++m) {
         DeviceInfo::Mig mig;
+        // NOT_FOUND: an empty slot (or a GPU instance without a compute instance).
         if (fn_.DeviceGetMigDeviceHandleByIndex(d.handle, m, &mig.handle) != nvml::kSuccess) continue;
         if (fn_.DeviceGetUUID != nullptr &&
             fn_.DeviceGetUUID(mig.handle, buf, sizeof buf) == nvml::kSuccess) {
           mig.uuid = buf;
+        }
+        if (fn_.DeviceGetGpuInstanceId != nullptr) {
+          unsigned gi = 0;
+          if (fn_.DeviceGetGpuInstanceId(mig.handle, &gi) == nvml::kSuccess) mig.gpu_instance_id = gi;
         }
         if (fn_.DeviceGetMemoryInfo != nullptr &&
             fn_.DeviceGetMemoryInfo(mig.handle, &mem) == nvml::kSuccess) {
@@ -150,7 +165,7 @@ Result<std::vector<Nvml::DeviceInfo>> Nvml::Devices() const {
         d.mig.push_back(mig);
       }
     }
-    out.push_back(std::move(d));
+    out.gpus.push_back(std::move(d));
   }
   return out;
 }

@@ -20,11 +20,17 @@ namespace tb {
 namespace nvml {
 using Return = int;
 inline constexpr Return kSuccess = 0;
+inline constexpr Return kInvalidArgument = 2;
 inline constexpr Return kNotSupported = 3;
+inline constexpr Return kNoPermission = 4;
 inline constexpr Return kNotFound = 6;
 inline constexpr Return kInsufficientSize = 7;
 inline constexpr Return kGpuIsLost = 15;
 inline constexpr Return kNoData = 21;
+inline constexpr Return kArgumentVersionMismatch = 25;
+
+// usedGpuMemory when the driver cannot tell (NVML_VALUE_NOT_AVAILABLE, -1 as unsigned).
+inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
 using Device = struct DeviceOpaque*;  // nvmlDevice_t
 
@@ -37,6 +43,15 @@ struct Memory {  // nvmlMemory_t
   unsigned long long free;
   unsigned long long used;
 };
+struct MemoryV2 {  // nvmlMemory_v2_t: `used` leaves out what the driver reserves
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+// nvmlMemory_v2: NVML_STRUCT_VERSION(Memory, 2), the structure's size with 2 in the top byte.
+inline constexpr unsigned int kMemoryV2Version = static_cast<unsigned int>(sizeof(MemoryV2)) | (2U << 24);
 struct ProcessInfoV1 {  // nvmlProcessInfo_v1_t
   unsigned int pid;
   unsigned long long usedGpuMemory;
@@ -75,6 +90,7 @@ struct Functions {
   Return (*DeviceGetUUID)(Device, char*, unsigned int) = nullptr;
   Return (*DeviceGetUtilizationRates)(Device, Utilization*) = nullptr;
   Return (*DeviceGetMemoryInfo)(Device, Memory*) = nullptr;
+  Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*) = nullptr;  // drivers from R510 on
   Return (*DeviceGetPowerUsage)(Device, unsigned int*) = nullptr;                    // mW
   Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;  // mJ
   Return (*DeviceGetTemperature)(Device, int, unsigned int*) = nullptr;
@@ -89,6 +105,8 @@ struct Functions {
   Return (*DeviceGetMigMode)(Device, unsigned int*, unsigned int*) = nullptr;
   Return (*DeviceGetMaxMigDeviceCount)(Device, unsigned int*) = nullptr;
   Return (*DeviceGetMigDeviceHandleByIndex)(Device, unsigned int, Device*) = nullptr;
+  Return (*DeviceGetGpuInstanceId)(Device, unsigned int*) = nullptr;
+  Return (*DeviceGetPciBusId)(Device, char*, unsigned int) = nullptr;
 };
 }  // namespace nvml
 
@@ -115,15 +133,23 @@ class Nvml {
     unsigned index = 0;
     std::string name, uuid;
     uint64_t memory_total_bytes = 0;
+    bool mig_enabled = false;
     struct Mig {
       nvml::Device handle = nullptr;
       std::string uuid;
+      unsigned gpu_instance_id = 0;  // NVML's GPU instance id on its GPU
       uint64_t memory_total_bytes = 0;
     };
     std::vector<Mig> mig;  // empty unless MIG is enabled
   };
-  // Every GPU with its MIG devices.
-  Result<std::vector<DeviceInfo>> Devices() const;
+  struct DeviceList {
+    std::vector<DeviceInfo> gpus;  // the GPUs that could be opened, by NVML index
+    // One sentence per GPU that could not be opened (hidden by a cgroup: NO_PERMISSION;
+    // fallen off the bus: GPU_IS_LOST); the others are listed and sampled.
+    std::vector<std::string> skipped;
+  };
+  // Every GPU with its MIG devices. Fails only when NVML cannot count the GPUs.
+  Result<DeviceList> Devices() const;
 
  private:
   Nvml() = default;

@@ -19,7 +19,7 @@
 #include "collect/nvml_collector.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
-#include "run/gpu_devices.h"
+#include "collect/gpu_devices.h"
 #include "run/manifest.h"
 #include "run/output_pump.h"
 #include "sample/sampler.h"
@@ -170,50 +170,52 @@ bool IsSimulatedTool(const std::string& tool) {
   return BaseName(resolved) == "sim_tool";
 }
 
-// Opens NVML when a GPU listener is wanted and resolves the run's devices. A machine
-// without NVML is not an error: the GPU listeners are skipped with one message.
-// With no listeners given, chooses the machine's default set from the same NVML it opens
-// (opening NVML can take a while on a real GPU machine, so it is opened once).
+// Opens NVML when any GPU listener is wanted or devices are named (nvidia-smi and dcgmi
+// are NVML clients too: NVML resolves the run's devices for all three) and resolves the
+// run's devices. A machine without NVML is not an error: the GPU listeners are skipped
+// with one message. With no listeners given, chooses the machine's default set from the
+// same NVML it opens (opening NVML can take a while on a real GPU machine, so it is
+// opened once). GPUs NVML may not open are told once and left out.
 GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& notices) {
   GpuSetup setup;
   bool automatic = options.listeners.empty();
   setup.listeners = options.listeners;
-  bool wants_nvml = automatic || std::find(options.listeners.begin(), options.listeners.end(), "nvml") !=
-                                     options.listeners.end();
+  auto chosen = [&](const char* name) {
+    return std::find(options.listeners.begin(), options.listeners.end(), name) != options.listeners.end();
+  };
+  bool wants_gpu = automatic || chosen("nvml") || chosen("smi") || chosen("dcgmi") ||
+                   !Trim(options.devices).empty();
   std::vector<Nvml::DeviceInfo> devices;
   bool have_devices = false;
-  if (wants_nvml) {
+  if (wants_gpu) {
     Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
     if (!nvml.ok()) {
-      if (!automatic) {  // no GPU is normal for the default set; asking for nvml is not
+      if (!automatic && chosen("nvml")) {  // no GPU is normal for the default set; asking for nvml is not
         std::string msg = "GPU listener nvml skipped: " + nvml.status().message();
         LogWarning(msg);
         notices.push_back(msg);
       }
     } else {
       setup.nvml = std::move(nvml.value());
-      setup.simulated = setup.nvml->simulated();
-      Result<std::vector<Nvml::DeviceInfo>> found = setup.nvml->Devices();
+      Result<Nvml::DeviceList> found = setup.nvml->Devices();
       if (found.ok()) {
-        devices = std::move(found.value());
+        devices = std::move(found->gpus);
         have_devices = true;
+        for (const std::string& why : found->skipped) {
+          LogWarning(why);
+          notices.push_back(why);
+        }
       }
     }
   }
   if (automatic) {
     setup.listeners = {"top", "iostat", "net"};
-    if (have_devices && !devices.empty()) {
-      setup.listeners.emplace_back("nvml");
-    } else {
-      setup.nvml.reset();
-      setup.simulated = false;
-    }
+    if (have_devices && !devices.empty()) setup.listeners.emplace_back("nvml");
     // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
-    if (FindExecutable("dcgmi")) {
-      Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 5000);
-      if (probe.ok() && probe->exit.ShellCode() == 0) setup.listeners.emplace_back("dcgmi");
-    }
+    if (DcgmHostEngineAnswers()) setup.listeners.emplace_back("dcgmi");
   }
+  bool nvml_listener = std::find(setup.listeners.begin(), setup.listeners.end(), "nvml") != setup.listeners.end();
+  setup.simulated = setup.nvml != nullptr && nvml_listener && setup.nvml->simulated();
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   Result<DeviceSelection> selection =
       SelectDevices(options.devices, visible != nullptr ? visible : "", have_devices ? &devices : nullptr);
@@ -222,6 +224,12 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
     return setup;
   }
   setup.selection = std::move(selection.value());
+  if (!setup.selection.resolved && !Trim(options.devices).empty() && (chosen("smi") || chosen("dcgmi"))) {
+    std::string msg = "NVML cannot tell which GPUs " + options.devices +
+                      " are, so nvidia-smi and dcgmi watch every GPU of this machine";
+    LogWarning(msg);
+    notices.push_back(msg);
+  }
   return setup;
 }
 
@@ -289,13 +297,13 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   if (!gpu.status.ok()) return gpu.status;
   for (const std::string& name : gpu.listeners) {
     if (name == "nvml") {
-      if (gpu.nvml) collectors.push_back(MakeNvmlCollector(gpu.nvml, gpu.selection.gpu_indices));
+      if (gpu.nvml) collectors.push_back(MakeNvmlCollector(gpu.nvml, gpu.selection));
       continue;
     }
     if (name == "smi" || name == "dcgmi") {
       collectors.push_back(name == "smi"
-                               ? MakeSmiCollector(gpu.selection.gpu_indices, options.interval_ms)
-                               : MakeDcgmiCollector(gpu.selection.gpu_indices, options.interval_ms));
+                               ? MakeSmiCollector(gpu.selection, options.interval_ms)
+                               : MakeDcgmiCollector(gpu.selection, options.interval_ms));
       gpu.simulated |= IsSimulatedTool(name == "smi" ? "nvidia-smi" : "dcgmi");
       continue;
     }
@@ -377,6 +385,11 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     std::erase_if(*spawn.environment,
                   [](const std::string& kv) { return StartsWith(kv, "CUDA_VISIBLE_DEVICES="); });
     spawn.environment->push_back("CUDA_VISIBLE_DEVICES=" + gpu.selection.cuda_visible_devices);
+  }
+  // CUDA orders GPUs fastest first unless told otherwise; nvidia-smi and NVML by PCI bus.
+  if (std::none_of(spawn.environment->begin(), spawn.environment->end(),
+                   [](const std::string& kv) { return StartsWith(kv, "CUDA_DEVICE_ORDER="); })) {
+    spawn.environment->push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
   }
   spawn.new_process_group = true;
   spawn.stdin_mode = Stdio::kDevNull;

@@ -231,7 +231,11 @@ Status MpsDaemon::Start(const std::string& devices) {
   fs::create_directories(dir_ + "/pipe");
   fs::create_directories(dir_ + "/log");
   std::vector<std::string> extra = env_;
-  if (!devices.empty()) extra.push_back("CUDA_VISIBLE_DEVICES=" + devices);
+  if (!devices.empty()) {
+    Result<std::string> uuids = DevicesAsUuids(devices);
+    if (!uuids.ok()) return uuids.status();
+    extra.push_back("CUDA_VISIBLE_DEVICES=" + *uuids);
+  }
   Result<ToolResult> r = RunTool({"nvidia-cuda-mps-control", "-d"}, extra);
   if (!r.ok() || r->code != 0) {
     return Status::Unavailable("the MPS control daemon did not start (nvidia-cuda-mps-control -d" +
@@ -239,7 +243,35 @@ Status MpsDaemon::Start(const std::string& devices) {
                                dir_ + "/log/control.log");
   }
   started_ = true;
-  return Status::Ok();
+  // Ready once its front end finds it.
+  std::string last;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    Result<ToolResult> ready = RunTool({"/bin/sh", "-c", "echo get_server_list | nvidia-cuda-mps-control"}, env_);
+    if (ready.ok() && ready->code == 0) return Status::Ok();
+    last = ready.ok() ? std::string(Trim(ready->out)) : ready.status().message();
+    usleep(100000);
+  }
+  Stop();
+  return Status::Unavailable("the MPS control daemon did not become ready within 10 s (" + last + "); see " +
+                             dir_ + "/log/control.log");
+}
+
+Result<std::string> DevicesAsUuids(const std::string& devices) {
+  Result<std::vector<SmiGpu>> gpus = ListGpus();
+  if (!gpus.ok()) return gpus.status();
+  std::string out;
+  for (std::string_view part : Split(devices, '+')) {
+    std::string t(Trim(part));
+    if (t.empty()) continue;
+    const SmiGpu* found = nullptr;
+    for (const SmiGpu& g : *gpus) {
+      if (std::to_string(g.index) == t || g.uuid == t) found = &g;
+    }
+    if (found == nullptr)
+      return Status::InvalidArgument("GPU " + t + " is not on this machine (nvidia-smi -L lists them)");
+    out += (out.empty() ? "" : ",") + found->uuid;
+  }
+  return out;
 }
 
 void MpsDaemon::Stop() {

@@ -56,9 +56,14 @@ class MigInstances {
 };
 
 // An MPS control daemon for one workload, with its own pipe and log directories.
+// NVIDIA's MPS guide: the daemon's CUDA_VISIBLE_DEVICES remaps the devices its clients see,
+// so the daemon is given the GPUs' UUIDs (comma-separated, CUDA's syntax), and clients name
+// their GPUs by UUID too (which the remapping keeps meaning the same GPU).
 class MpsDaemon {
  public:
-  // Starts it for `devices` ("" for all GPUs).
+  // Starts it for `devices` (indices or GPU UUIDs joined with '+', as a Devices cell; ""
+  // for all GPUs) and waits until its front end answers (the daemon starts in the
+  // background and is ready a moment later).
   Status Start(const std::string& devices);
   // Stops it ("quit" on its control front end) and removes its pipe directory; the log stays.
   void Stop();
@@ -92,6 +97,11 @@ struct ToolResult {
   std::string out;
 };
 Result<ToolResult> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& extra = {});
+
+// A Devices cell ("1", "1+2", GPU UUIDs) as CUDA_VISIBLE_DEVICES names them unambiguously:
+// each GPU's UUID, comma-separated, looked up with nvidia-smi. InvalidArgument for a GPU
+// nvidia-smi does not list.
+Result<std::string> DevicesAsUuids(const std::string& devices);
 
 // Our environment with `extra` (KEY=VALUE) replacing or adding variables.
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra);

@@ -491,6 +491,20 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       if (setup.ok())
         std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n",
                     on.empty() ? "all" : on.c_str(), mps.env()[0].c_str());
+      // Its clients name their GPUs by UUID: an index would count within the daemon's
+      // remapped set, not the machine's.
+      if (setup.ok() && !on.empty()) {
+        Result<std::string> uuids = DevicesAsUuids(on);
+        if (uuids.ok()) {
+          std::string cell = *uuids;
+          std::replace(cell.begin(), cell.end(), ',', '+');
+          for (size_t i = 0; i < runs.size(); ++i) {
+            if (IsMps(runs[i]->row.collocation)) devices[i] = cell;
+          }
+        } else {
+          setup = uuids.status();
+        }
+      }
     }
     for (size_t i = 0; i < runs.size() && setup.ok(); ++i) {
       if (!runs[i]->mig_gpu || migs.count(*runs[i]->mig_gpu) != 0) continue;

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "tests/helpers/recorded_trace.h"
+
 namespace tb {
 namespace {
 
@@ -94,9 +96,7 @@ TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
 // The recorded DCGM trace: every column round-trips exactly and the whole trace packs
 // well below the 2.7 bytes a point that general compression of raw doubles reaches.
 TEST(ChunkCodec, RecordedTraceRoundTripsCompactly) {
-  std::ifstream in(TRAINBENCH_SHARED_DATA "/radt-dcgm-trace-1hz.json");
-  ASSERT_TRUE(in.good()) << "needs ../shared/data beside the repository";
-  nlohmann::json trace = nlohmann::json::parse(in);
+  nlohmann::json trace = ReadRecordedTrace(kRecordedTrace);
   const auto& stamps = trace["Timestamp"];
   size_t total_points = 0, total_bytes = 0;
   for (auto& [name, column] : trace.items()) {

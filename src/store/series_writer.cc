@@ -30,6 +30,10 @@ SeriesWriter::SeriesHandle SeriesWriter::Handle(std::string_view metric, std::st
   return HandleLocked(metric, labels);
 }
 
+void SeriesWriter::AddAt(int64_t time_ms, std::string_view metric, std::string_view labels, double value) {
+  Append(metric, labels, Point{time_ms, value, kNoStep});
+}
+
 void SeriesWriter::Add(std::string_view metric, std::string_view labels, double value) {
   std::lock_guard lock(mu_);
   series_[HandleLocked(metric, labels)].open.push_back(Point{time_ms_, value, kNoStep});

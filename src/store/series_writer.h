@@ -36,6 +36,7 @@ class SeriesWriter : public SampleSink {
   // Time given to samples added through the SampleSink interface.
   void SetTime(int64_t time_ms);
   void Add(std::string_view metric, std::string_view labels, double value) override;
+  void AddAt(int64_t time_ms, std::string_view metric, std::string_view labels, double value) override;
   void Append(std::string_view metric, std::string_view labels, const Point& point);
   // For callers appending to the same series many times: look the series up once.
   using SeriesHandle = size_t;

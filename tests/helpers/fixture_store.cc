@@ -1,6 +1,6 @@
 // Writes a store for the web UI's browser tests and benchmark:
 //   tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P] [--big P]
-// - experiment "traces": the recorded DCGM trace of ../shared/data as one run;
+// - experiment "traces": the recorded DCGM trace of testdata/ as one run;
 // - experiment "synth": workloads 1 and 2 with runs A and B each, 10 minutes at 1 Hz of GPU
 //   utilization (workload*10 + run, plus a slow wave; run 2A idle from 300 s to 330 s), SM activity, power,
 //   energy, a training loss with steps and throughput, epoch events and a batch-size param;

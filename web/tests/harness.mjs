@@ -11,7 +11,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const repo = join(here, "..", "..");
 export const trainbench = process.env.TRAINBENCH_BINARY ?? join(repo, "build", "trainbench");
 export const fixtureStore = process.env.TB_FIXTURE_STORE ?? join(repo, "build", "tests", "tb_fixture_store");
-export const sharedData = process.env.TRAINBENCH_SHARED_DATA ?? join(repo, "..", "shared", "data");
+export const recordedData = process.env.TRAINBENCH_RECORDED_DATA ?? join(repo, "testdata");
 
 export function scratch(prefix = "tb-web-") {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -20,7 +20,7 @@ export function scratch(prefix = "tb-web-") {
 
 // Writes the fixture store; returns the run ids it made.
 export function makeStore(db, extra = []) {
-  const out = execFileSync(fixtureStore, [db, join(sharedData, "radt-dcgm-trace-1hz.json"), ...extra], {
+  const out = execFileSync(fixtureStore, [db, join(recordedData, "radt-dcgm-trace-1hz.json.zst"), ...extra], {
     encoding: "utf8",
     maxBuffer: 1 << 26,
   });
