@@ -19,7 +19,7 @@ namespace {
 
 // Sleeps --seconds (30 while the file "slow" exists), logs one value, fails on --fail.
 const char* kScript = R"(
-import os, sys, time, trainbench
+import os, subprocess, sys, time, trainbench
 args = sys.argv
 secs = 30.0 if os.path.exists("slow") else float(args[args.index("--seconds") + 1])
 if "SEEN" in os.environ:  # what a run with an Env cell sees
@@ -32,6 +32,9 @@ if "CUDA_MPS_PIPE_DIRECTORY" in os.environ:  # what an MPS run sees
     with open("mps-" + os.environ["TRAINBENCH_RUN_ID"], "w") as f:
         f.write(os.environ["CUDA_MPS_PIPE_DIRECTORY"] + " " + os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "") + " "
                 + str(os.path.exists(os.path.join(os.environ["CUDA_MPS_PIPE_DIRECTORY"], "control"))))
+        # What CUDA would see through the daemon (the simulated GPU's stand-in for a CUDA program).
+        seen = subprocess.run(["cuda-visible-devices"], capture_output=True, text=True)
+        f.write(" cuda=%d:%s%s" % (seen.returncode, seen.stdout.strip(), seen.stderr.strip()))
 with trainbench.Run() as run:
     run.log_metric("loss", secs)
     time.sleep(secs)
@@ -177,6 +180,31 @@ TEST_F(ScheduleTest, TheEnvColumnSetsVariablesAndChoosesAVenv) {
   EXPECT_NE(OnlyRun(*OpenStore()).command.find("venv/bin/python"), std::string::npos);
 }
 
+// NVIDIA's MPS guide: the daemon's CUDA_VISIBLE_DEVICES remaps what its clients see, so a
+// client keeping the machine's index of a GPU other than 0 finds no device. MPS on GPUs 1
+// and 2 of three must give every run those two GPUs.
+TEST_F(ScheduleTest, MpsOnGpusOtherThanTheFirstReachesThoseGpus) {
+  std::ofstream(dir_ / "sim.json") << R"({"gpus": [
+      {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80}},
+      {"uuid": "GPU-11111111-1111-2222-3333-444444444444", "metrics": {"power_w": 81}},
+      {"uuid": "GPU-22222222-1111-2222-3333-444444444444", "metrics": {"power_w": 82}}]})";
+  env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
+          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN + ":$PATH";
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,1+2,MPS,work.py,top,--seconds 0.2\n"
+      "e,1,,,1+2,MPS,work.py,top,--seconds 0.2\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ExperimentFile f = Read();
+  for (const ExperimentRow& row : f.rows) {
+    std::string seen = Slurp(dir_ / ("mps-" + row.run));
+    EXPECT_NE(seen.find("cuda=0:0: GPU-11111111-1111-2222-3333-444444444444"), std::string::npos) << seen;
+    EXPECT_NE(seen.find("1: GPU-22222222-1111-2222-3333-444444444444"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("GPU-00000000"), std::string::npos) << seen;
+  }
+}
+
 TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRunsFail) {
   SimulatedGpu();
   File(
@@ -197,7 +225,10 @@ TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRu
   std::string pipe = a.substr(0, a.find(' '));
   EXPECT_FALSE(fs::exists(pipe + "/control"));  // quit after the workload, though a run failed
   std::string log = Slurp(fs::path(pipe).parent_path() / "log" / "control.log");
-  EXPECT_NE(log.find("Startup CUDA_VISIBLE_DEVICES=0"), std::string::npos) << log;
+  // The daemon is given the GPU's UUID (CUDA's syntax), and its clients see that GPU.
+  EXPECT_NE(log.find("Startup CUDA_VISIBLE_DEVICES=GPU-00000000-1111-2222-3333-444444444444"), std::string::npos)
+      << log;
+  EXPECT_NE(a.find("cuda=0:0: GPU-00000000-1111-2222-3333-444444444444"), std::string::npos) << a;
   EXPECT_NE(log.find("quit"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(dir_ / ("mps-" + f.rows[2].run)));  // the naive workload has no daemon
   fs::remove_all(fs::path(pipe).parent_path());

@@ -141,6 +141,7 @@ const std::vector<std::string>& AnalyzedMetrics() {
       "gpu.utilization.gpu_ratio",    "gpu.sm.active_ratio",
       "gpu.pipe.tensor_active_ratio", "gpu.dram.active_ratio",
       "gpu.power.draw_watts",         "gpu.energy.consumed_joules",
+      "proc.gpu.energy_joules",
       "gpu.memory.used_bytes",        "proc.cpu.utilization_ratio",
       "proc.memory.rss_bytes",        "train.throughput_samples_per_second"};
   return metrics;
@@ -279,7 +280,7 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
               [](const Phase& x, const Phase& y) { return x.start_ms < y.start_ms; });
   }
   for (const auto& [metric, g] : grid) {
-    if (metric == "gpu.energy.consumed_joules") continue;
+    if (metric == "gpu.energy.consumed_joules" || metric == "proc.gpu.energy_joules") continue;
     double sum = 0;
     int count = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -297,8 +298,16 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
       gaps.push_back(static_cast<double>(epochs[i] - epochs[i - 1]) / 1000);
     a.epoch_seconds = Median(gaps);
   }
-  // Energy: the GPUs' counters (last minus first), else power integrated.
-  if (auto it = run.series.find("gpu.energy.consumed_joules"); it != run.series.end()) {
+  // Energy: the run's attributed share of its GPUs (runs sharing a GPU split its energy, so
+  // none is counted twice); else the GPUs' counters (last minus first); else power integrated.
+  if (auto it = run.series.find("proc.gpu.energy_joules"); it != run.series.end()) {
+    double joules = 0;
+    for (const std::vector<Point>* points : OneListener(it->second)) {
+      if (points->size() >= 2) joules += points->back().value - points->front().value;
+    }
+    if (joules > 0) a.energy_joules = joules;
+  }
+  if (auto it = run.series.find("gpu.energy.consumed_joules"); !a.energy_joules && it != run.series.end()) {
     double joules = 0;
     for (const std::vector<Point>* points : OneListener(it->second)) {
       if (points->size() >= 2) joules += points->back().value - points->front().value;
