@@ -431,15 +431,17 @@ int ListProcesses(void* device, unsigned int* count, bool have_buffer, Put put) 
 extern "C" {
 
 int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
-  return ListProcesses(device, count, infos != nullptr, [&](size_t i, unsigned pid, unsigned long long memory) {
-    infos[i] = ProcessInfoV2{pid, memory, 0xFFFFFFFF, 0xFFFFFFFF};
-  });
+  return ListProcesses(device, count, infos != nullptr,
+                       [&](size_t i, unsigned pid, unsigned long long memory) {
+                         infos[i] = ProcessInfoV2{pid, memory, 0xFFFFFFFF, 0xFFFFFFFF};
+                       });
 }
 
 int nvmlDeviceGetComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* infos) {
-  return ListProcesses(device, count, infos != nullptr, [&](size_t i, unsigned pid, unsigned long long memory) {
-    infos[i] = ProcessInfoV1{pid, memory};
-  });
+  return ListProcesses(device, count, infos != nullptr,
+                       [&](size_t i, unsigned pid, unsigned long long memory) {
+                         infos[i] = ProcessInfoV1{pid, memory};
+                       });
 }
 
 struct ProcessUtilizationSample {

@@ -436,8 +436,8 @@ std::vector<DcgmInstance> DcgmInstances(const Scenario& s) {
     for (const tb::sim::MigInstance& m : s.gpus[g].mig) {
       if (m.compute_instance_id < 0) continue;
       const tb::sim::MigProfile* p = tb::sim::FindMigProfile(m.profile);
-      out.push_back({g, m.gpu_instance_id, m.compute_instance_id, entity++, p ? p->compute_slices / 7.0 : 1,
-                     first});
+      out.push_back(
+          {g, m.gpu_instance_id, m.compute_instance_id, entity++, p ? p->compute_slices / 7.0 : 1, first});
       first = false;
     }
   }
@@ -470,14 +470,16 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
     for (const DcgmInstance& in : DcgmInstances(s)) {
       if (in.first_of_gpu) {
         std::printf("| GPU %-13zu | GPU %s (EntityID: %zu)\n", in.gpu, s.gpus[in.gpu].uuid.c_str(), in.gpu);
-        std::printf("+-------------------+--------------------------------------------------------------------+\n");
+        std::printf(
+            "+-------------------+--------------------------------------------------------------------+\n");
       }
       char where[32];
       std::snprintf(where, sizeof where, "I %zu/%u", in.gpu, in.gpu_instance_id);
       std::printf("| -> %-14s | GPU Instance (EntityID: %d)\n", where, in.entity);
       std::snprintf(where, sizeof where, "CI %zu/%u/%d", in.gpu, in.gpu_instance_id, in.compute_instance_id);
       std::printf("|    -> %-11s | Compute Instance (EntityID: %d)\n", where, in.entity);
-      std::printf("+-------------------+--------------------------------------------------------------------+\n");
+      std::printf(
+          "+-------------------+--------------------------------------------------------------------+\n");
     }
     return 0;
   }
@@ -711,7 +713,8 @@ int CudaVisibleDevices() {
   std::string error;
   std::optional<Scenario> s = Scenario::Load(&error);
   if (!s) {
-    std::fprintf(stderr, "CUDA driver version is insufficient for CUDA runtime version (%s)\n", error.c_str());
+    std::fprintf(stderr, "CUDA driver version is insufficient for CUDA runtime version (%s)\n",
+                 error.c_str());
     return 1;
   }
   struct Dev {
@@ -738,7 +741,8 @@ int CudaVisibleDevices() {
     for (const std::string& raw : SplitOn(list, ',')) {
       std::string e = raw;
       while (!e.empty() && e.front() == ' ') e.erase(e.begin());
-      bool digits = !e.empty() && std::all_of(e.begin(), e.end(), [](char c) { return c >= '0' && c <= '9'; });
+      bool digits =
+          !e.empty() && std::all_of(e.begin(), e.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (digits) {
         size_t i = static_cast<size_t>(std::atoi(e.c_str()));
         if (i >= from.size()) return false;
@@ -774,7 +778,8 @@ int CudaVisibleDevices() {
                  env_or("CUDA_VISIBLE_DEVICES").c_str());
     return 1;
   }
-  for (size_t i = 0; i < seen.size(); ++i) std::printf("%zu: %s %s\n", i, seen[i].uuid.c_str(), seen[i].name.c_str());
+  for (size_t i = 0; i < seen.size(); ++i)
+    std::printf("%zu: %s %s\n", i, seen[i].uuid.c_str(), seen[i].name.c_str());
   return 0;
 }
 

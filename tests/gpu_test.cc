@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analyze/phases.h"
 #include "metrics/catalog.h"
 #include "query/energy.h"
 #include "tests/helpers/cli_fixture.h"
@@ -205,11 +207,13 @@ TEST_F(GpuTest, RecordedTraceIsStoredWithoutLoss) {
 TEST_F(GpuTest, DevicesChooseTheGpusAndTheChildSeesThem) {
   UseScenario({{"gpus", {Gpu0(), Gpu1()}}});
   Shell r = Trainbench(
-      "run -i 200ms -l nvml --devices 1 -- sh -c 'echo visible=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER; "
+      "run -i 200ms -l nvml --devices 1 -- sh -c 'echo visible=$CUDA_VISIBLE_DEVICES "
+      "order=$CUDA_DEVICE_ORDER; "
       "sleep 0.5'");
   ASSERT_EQ(r.code, 0) << r.err;
   // NVML's index 1 is named by its UUID, which means the same GPU to CUDA.
-  EXPECT_NE(r.out.find("visible=GPU-66666666-7777-8888-9999-000000000000 order=PCI_BUS_ID"), std::string::npos)
+  EXPECT_NE(r.out.find("visible=GPU-66666666-7777-8888-9999-000000000000 order=PCI_BUS_ID"),
+            std::string::npos)
       << r.out;
   auto store = OpenStore();
   RunRecord run = OnlyRun(*store);
@@ -328,7 +332,8 @@ TEST_F(GpuToolTest, DcgmiFallsBackWhenProfilingWatchesAreRefused) {
   EXPECT_FALSE(Series(*store, partial.id, "gpu.pipe.tensor_active_ratio", "gpu=0,listener=dcgmi").empty());
   EXPECT_FALSE(Series(*store, partial.id, "gpu.pipe.fp32_active_ratio", "gpu=0,listener=dcgmi").empty());
   EXPECT_FALSE(Series(*store, partial.id, "gpu.pipe.fp16_active_ratio", "gpu=0,listener=dcgmi").empty());
-  EXPECT_FALSE(Series(*store, partial.id, "gpu.pcie.tx_total_bytes_per_second", "gpu=0,listener=dcgmi").empty());
+  EXPECT_FALSE(
+      Series(*store, partial.id, "gpu.pcie.tx_total_bytes_per_second", "gpu=0,listener=dcgmi").empty());
   EXPECT_TRUE(Series(*store, partial.id, "gpu.pipe.fp64_active_ratio", "gpu=0,listener=dcgmi").empty());
   std::vector<EventRecord> events = store->ListEvents(partial.id).value();
   ASSERT_EQ(events.size(), 1u);
@@ -390,6 +395,120 @@ TEST_F(GpuToolTest, RecordedTraceThroughDcgmiIsStoredWithoutLoss) {
     ASSERT_GE(points.size(), 8u) << metric;
     for (const Point& p : points) EXPECT_EQ(expected.count(Bits(p.value)), 1u) << metric << " " << p.value;
   }
+}
+
+}  // namespace
+}  // namespace tb
+
+namespace tb {
+namespace {
+
+// Two runs on one GPU (here: the run's burner and a stranger's process): the run's share is
+// its SM utilization over all processes', and its energy is the GPU's power times that
+// share, so the shares of everything on the GPU add up to the GPU's energy.
+TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
+  json gpu = Gpu0();
+  gpu["processes"].push_back(
+      json::parse(R"({"match": "tb_stranger", "memory_used_mib": null, "sm_util_percent": 15})"));
+  UseScenario({{"gpus", {gpu}}});
+  // Another user's process on the GPU (a copy of sleep, so that nothing else matches).
+  fs::copy_file("/bin/sleep", dir_ / "tb_stranger");
+  ASSERT_EQ(std::system(((dir_ / "tb_stranger").string() + " 4 > /dev/null 2>&1 &").c_str()), 0);
+  Shell r = Trainbench("run -q -i 200ms -l nvml -- " + kBurner + " --duty 0.1 --seconds 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::vector<Point> share = Series(*store, run.id, "proc.gpu.share_ratio", "gpu=0");
+  ASSERT_GE(share.size(), 5u);
+  EXPECT_EQ(share.back().value, 0.75);  // 45 of 45 + 15
+  std::vector<Point> energy = Series(*store, run.id, "proc.gpu.energy_joules", "gpu=0");
+  ASSERT_GE(energy.size(), 5u);
+  double seconds = static_cast<double>(energy.back().time_ms - energy[1].time_ms) / 1000;
+  EXPECT_NEAR(energy.back().value - energy[1].value, 0.75 * 251.5 * seconds, 0.05 * 251.5 * seconds);
+  // The stranger's memory is not the run's, and "not available" is no value at all.
+  EXPECT_EQ(Series(*store, run.id, "proc.gpu.tree_memory_used_bytes", "gpu=0").back().value,
+            2048.0 * 1048576);
+  for (const SeriesInfo& s : store->ListSeries(run.id).value()) {
+    for (const Point& p : ReadSeriesPoints(*store, s.id).value()) EXPECT_LT(p.value, 1e15) << s.metric;
+  }
+  // The report's energy is the run's share, not the whole GPU's.
+  Result<RunAnalysis> analysis = AnalyzeStoredRun(*store, run);
+  ASSERT_TRUE(analysis.ok());
+  ASSERT_TRUE(analysis->energy_joules.has_value());
+  double run_seconds = static_cast<double>(run.end_ms - run.start_ms) / 1000;
+  EXPECT_LT(*analysis->energy_joules, 0.8 * 251.5 * run_seconds);
+  EXPECT_GT(*analysis->energy_joules, 0.5 * 251.5 * run_seconds);
+  (void)std::system(("pkill -f " + (dir_ / "tb_stranger").string()).c_str());
+}
+
+// A node whose cgroup hides a GPU: NVML counts it but may not open it.
+TEST_F(GpuTest, AGpuHiddenFromTheRunIsSkippedWithOneMessage) {
+  json hidden = Gpu0();
+  hidden["no_permission"] = true;
+  json visible = Gpu0();
+  visible["uuid"] = "GPU-99999999-2222-3333-4444-555555555555";
+  UseScenario({{"gpus", {hidden, visible}}});
+  Shell devices = Trainbench("devices");
+  ASSERT_EQ(devices.code, 0) << devices.err;
+  EXPECT_NE(devices.out.find("GPU 0 cannot be opened: Insufficient Permissions"), std::string::npos)
+      << devices.out;
+  EXPECT_NE(devices.out.find("GPU-99999999"), std::string::npos) << devices.out;
+  Shell r = Trainbench("run -q -i 200ms -l nvml -- sleep 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(Labels(*store, run.id, "gpu.power.draw_watts"), (std::set<std::string>{"gpu=1"}));
+  std::vector<EventRecord> events = store->ListEvents(run.id).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].label.find("Insufficient Permissions"), std::string::npos) << events[0].label;
+}
+
+// NVIDIA: nvmlDeviceGetPcieThroughput measures over 20 ms per call. Eight GPUs read on the
+// tick would take 320 ms, longer than a 100 ms interval; off the tick, every tick is on time.
+TEST_F(GpuTest, SlowPcieCallsOnEightGpusDoNotDelayTheTicks) {
+  json gpus = json::array();
+  for (int i = 0; i < 8; ++i) {
+    json g = Gpu0();
+    g["uuid"] = "GPU-0000000" + std::to_string(i) + "-2222-3333-4444-555555555555";
+    g["pcie_call_ms"] = 20;
+    g.erase("processes");
+    gpus.push_back(g);
+  }
+  UseScenario({{"gpus", gpus}});
+  Shell r = Trainbench("run -q -i 100ms -l nvml -- sleep 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  for (int i = 0; i < 8; ++i) {
+    std::string gpu = "gpu=" + std::to_string(i);
+    EXPECT_GE(Series(*store, run.id, "gpu.power.draw_watts", gpu).size(), 15u) << gpu;  // of about 20
+    EXPECT_FALSE(Series(*store, run.id, "gpu.pcie.receive_bytes_per_second", gpu).empty()) << gpu;
+  }
+}
+
+// radT's default listeners have no nvml: a run on a MIG device with smi and dcgmi must still
+// watch only its GPU and its GPU instance, and its energy is that one GPU's.
+TEST_F(GpuToolTest, AMigRunWithSmiAndDcgmiWatchesOnlyItsGpuAndInstance) {
+  json gpu1 = Gpu1();
+  gpu1["metrics"]["sm_active"] = 0.7;
+  UseTools({{"gpus", {Gpu0(), gpu1}}});
+  Shell r = Trainbench(
+      "run -q -i 200ms -l smi+dcgmi --devices MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee -- sleep 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(Labels(*store, run.id, "gpu.power.draw_watts"),
+            (std::set<std::string>{"gpu=1,listener=dcgmi", "gpu=1,listener=smi"}));
+  // DCGM's GPU-instance entity: a 3g.20gb instance does 3/7 of the GPU's SM activity here.
+  std::vector<Point> sm =
+      Series(*store, run.id, "gpu.sm.active_ratio", "gpu=1,gpu_instance=1,listener=dcgmi");
+  ASSERT_FALSE(sm.empty());
+  EXPECT_NEAR(sm.back().value, 0.3, 0.001);
+  // nvidia-smi shows [N/A] utilization in MIG mode: absent, not zero.
+  EXPECT_TRUE(Series(*store, run.id, "gpu.utilization.gpu_ratio", "gpu=1,listener=smi").empty());
+  std::optional<GpuEnergy> e = RunGpuEnergy(*store, run.id).value();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->gpus, 1);
 }
 
 }  // namespace

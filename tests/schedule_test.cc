@@ -189,7 +189,8 @@ TEST_F(ScheduleTest, MpsOnGpusOtherThanTheFirstReachesThoseGpus) {
       {"uuid": "GPU-11111111-1111-2222-3333-444444444444", "metrics": {"power_w": 81}},
       {"uuid": "GPU-22222222-1111-2222-3333-444444444444", "metrics": {"power_w": 82}}]})";
   env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
-          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN + ":$PATH";
+          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
+          ":$PATH";
   File(
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
       "e,1,,,1+2,MPS,work.py,top,--seconds 0.2\n"
@@ -226,7 +227,8 @@ TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRu
   EXPECT_FALSE(fs::exists(pipe + "/control"));  // quit after the workload, though a run failed
   std::string log = Slurp(fs::path(pipe).parent_path() / "log" / "control.log");
   // The daemon is given the GPU's UUID (CUDA's syntax), and its clients see that GPU.
-  EXPECT_NE(log.find("Startup CUDA_VISIBLE_DEVICES=GPU-00000000-1111-2222-3333-444444444444"), std::string::npos)
+  EXPECT_NE(log.find("Startup CUDA_VISIBLE_DEVICES=GPU-00000000-1111-2222-3333-444444444444"),
+            std::string::npos)
       << log;
   EXPECT_NE(a.find("cuda=0:0: GPU-00000000-1111-2222-3333-444444444444"), std::string::npos) << a;
   EXPECT_NE(log.find("quit"), std::string::npos) << log;

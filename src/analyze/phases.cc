@@ -137,13 +137,17 @@ std::string Fmt(double v) {
 }  // namespace
 
 const std::vector<std::string>& AnalyzedMetrics() {
-  static const std::vector<std::string> metrics = {
-      "gpu.utilization.gpu_ratio",    "gpu.sm.active_ratio",
-      "gpu.pipe.tensor_active_ratio", "gpu.dram.active_ratio",
-      "gpu.power.draw_watts",         "gpu.energy.consumed_joules",
-      "proc.gpu.energy_joules",
-      "gpu.memory.used_bytes",        "proc.cpu.utilization_ratio",
-      "proc.memory.rss_bytes",        "train.throughput_samples_per_second"};
+  static const std::vector<std::string> metrics = {"gpu.utilization.gpu_ratio",
+                                                   "gpu.sm.active_ratio",
+                                                   "gpu.pipe.tensor_active_ratio",
+                                                   "gpu.dram.active_ratio",
+                                                   "gpu.power.draw_watts",
+                                                   "gpu.energy.consumed_joules",
+                                                   "proc.gpu.energy_joules",
+                                                   "gpu.memory.used_bytes",
+                                                   "proc.cpu.utilization_ratio",
+                                                   "proc.memory.rss_bytes",
+                                                   "train.throughput_samples_per_second"};
   return metrics;
 }
 

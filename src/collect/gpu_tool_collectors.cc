@@ -250,7 +250,8 @@ class DcgmiCollector : public ToolCollector {
         std::optional<int> entity =
             hierarchy.ok() ? FindDcgmInstanceEntity(hierarchy->out, m.gpu, m.gpu_instance_id) : std::nullopt;
         if (!entity) continue;
-        instances_[*entity] = "gpu=" + std::to_string(m.gpu) + ",gpu_instance=" + std::to_string(m.gpu_instance_id);
+        instances_[*entity] =
+            "gpu=" + std::to_string(m.gpu) + ",gpu_instance=" + std::to_string(m.gpu_instance_id);
         entities += (entities.empty() ? "" : ",") + ("i:" + std::to_string(*entity));
       }
     }
@@ -311,8 +312,9 @@ class DcgmiCollector : public ToolCollector {
                 Store(row.entity_id, now, std::move(row.values));
               } else if (row.entity_kind == "GPU-I") {  // a MIG GPU instance
                 auto it = instances_.find(row.entity_id);
-                std::string labels =
-                    it != instances_.end() ? it->second : "gpu_instance_entity=" + std::to_string(row.entity_id);
+                std::string labels = it != instances_.end()
+                                         ? it->second
+                                         : "gpu_instance_entity=" + std::to_string(row.entity_id);
                 StoreEntity(std::move(labels), now, std::move(row.values));
               }
               break;
@@ -378,7 +380,8 @@ std::optional<int64_t> ParseSmiTimestamp(std::string_view text) {
   return int64_t{seconds} * 1000 + millis;
 }
 
-std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu, unsigned gpu_instance_id) {
+std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu,
+                                          unsigned gpu_instance_id) {
   std::string want = "I " + std::to_string(gpu) + "/" + std::to_string(gpu_instance_id);
   for (std::string_view line : Split(hierarchy, '\n')) {
     size_t arrow = line.find("-> ");

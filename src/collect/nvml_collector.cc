@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -44,7 +44,7 @@ class NvmlCollector : public Collector {
   std::string_view name() const override { return "nvml"; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
-    if (!opened_) TB_RETURN_IF_ERROR(OpenDevices(tick));
+    if (!opened_) TB_RETURN_IF_ERROR(OpenDevices());
     std::unordered_set<pid_t> tree;
     if (tick.tree != nullptr) {
       for (const PidStat& p : tick.tree->Processes()) tree.insert(p.pid);
@@ -69,10 +69,10 @@ class NvmlCollector : public Collector {
     std::map<unsigned, unsigned> sm_by_pid;  // newest SM utilization (percent) per process
   };
 
-  Status OpenDevices(const Tick& tick) {
+  Status OpenDevices() {
     Result<Nvml::DeviceList> devices = nvml_->Devices();
     if (!devices.ok()) return devices.status();
-    for (const std::string& why : devices->skipped) Tell(tick, "gpu", why);
+    // GPUs that cannot be opened were told by whoever resolved the run's devices.
     for (Nvml::DeviceInfo& d : devices->gpus) {
       if (!indices_.empty() && std::find(indices_.begin(), indices_.end(), d.index) == indices_.end())
         continue;
@@ -201,7 +201,8 @@ class NvmlCollector : public Collector {
 
   // Every compute process on the GPU (v2 listing, else v1 on drivers before 455): host PIDs,
   // also inside containers; `usedGpuMemory` may be NVML_VALUE_NOT_AVAILABLE.
-  bool ListProcesses(GpuState& g, const Tick& tick, std::vector<std::pair<unsigned, unsigned long long>>& out) {
+  bool ListProcesses(GpuState& g, const Tick& tick,
+                     std::vector<std::pair<unsigned, unsigned long long>>& out) {
     const nvml::Functions& f = nvml_->fn();
     nvml::Device d = g.info.handle;
     out.clear();
@@ -230,7 +231,8 @@ class NvmlCollector : public Collector {
     }
     if (r == kNoPermission) TellProcessesNeedPrivileges(g, tick);
     if (!Check(g, "processes_v1", r, tick)) return false;
-    for (unsigned i = 0; i < count; ++i) out.emplace_back(processes_v1_[i].pid, processes_v1_[i].usedGpuMemory);
+    for (unsigned i = 0; i < count; ++i)
+      out.emplace_back(processes_v1_[i].pid, processes_v1_[i].usedGpuMemory);
     return true;
   }
 
@@ -241,7 +243,8 @@ class NvmlCollector : public Collector {
              "SM share and energy share are not recorded");
   }
 
-  void SampleProcesses(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick, SampleSink& sink) {
+  void SampleProcesses(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick,
+                       SampleSink& sink) {
     const nvml::Functions& f = nvml_->fn();
     nvml::Device d = g.info.handle;
     auto labels = [&](unsigned pid) { return g.labels + ",pid=" + std::to_string(pid); };

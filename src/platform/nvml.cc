@@ -124,9 +124,10 @@ Result<Nvml::DeviceList> Nvml::Devices() const {
     d.index = i;
     r = fn_.DeviceGetHandleByIndex(i, &d.handle);
     if (r != nvml::kSuccess) {
-      std::string why = r == nvml::kNoPermission
-                            ? "; it is hidden from this process (a container or cgroup that gives it other GPUs)"
-                            : "";
+      std::string why =
+          r == nvml::kNoPermission
+              ? "; it is hidden from this process (a container or cgroup that gives it other GPUs)"
+              : "";
       out.skipped.push_back("GPU " + std::to_string(i) + " cannot be opened: " + Error(r) + why +
                             "; the other GPUs are sampled");
       continue;

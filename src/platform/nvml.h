@@ -90,7 +90,7 @@ struct Functions {
   Return (*DeviceGetUUID)(Device, char*, unsigned int) = nullptr;
   Return (*DeviceGetUtilizationRates)(Device, Utilization*) = nullptr;
   Return (*DeviceGetMemoryInfo)(Device, Memory*) = nullptr;
-  Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*) = nullptr;  // drivers from R510 on
+  Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*) = nullptr;                      // drivers from R510 on
   Return (*DeviceGetPowerUsage)(Device, unsigned int*) = nullptr;                    // mW
   Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;  // mJ
   Return (*DeviceGetTemperature)(Device, int, unsigned int*) = nullptr;

@@ -15,11 +15,11 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "collect/collector.h"
+#include "collect/gpu_devices.h"
 #include "collect/gpu_tool_collectors.h"
 #include "collect/nvml_collector.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
-#include "collect/gpu_devices.h"
 #include "run/manifest.h"
 #include "run/output_pump.h"
 #include "sample/sampler.h"
@@ -183,8 +183,8 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
   auto chosen = [&](const char* name) {
     return std::find(options.listeners.begin(), options.listeners.end(), name) != options.listeners.end();
   };
-  bool wants_gpu = automatic || chosen("nvml") || chosen("smi") || chosen("dcgmi") ||
-                   !Trim(options.devices).empty();
+  bool wants_gpu =
+      automatic || chosen("nvml") || chosen("smi") || chosen("dcgmi") || !Trim(options.devices).empty();
   std::vector<Nvml::DeviceInfo> devices;
   bool have_devices = false;
   if (wants_gpu) {
@@ -214,7 +214,8 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
     // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
     if (DcgmHostEngineAnswers()) setup.listeners.emplace_back("dcgmi");
   }
-  bool nvml_listener = std::find(setup.listeners.begin(), setup.listeners.end(), "nvml") != setup.listeners.end();
+  bool nvml_listener =
+      std::find(setup.listeners.begin(), setup.listeners.end(), "nvml") != setup.listeners.end();
   setup.simulated = setup.nvml != nullptr && nvml_listener && setup.nvml->simulated();
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   Result<DeviceSelection> selection =
@@ -301,9 +302,8 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
       continue;
     }
     if (name == "smi" || name == "dcgmi") {
-      collectors.push_back(name == "smi"
-                               ? MakeSmiCollector(gpu.selection, options.interval_ms)
-                               : MakeDcgmiCollector(gpu.selection, options.interval_ms));
+      collectors.push_back(name == "smi" ? MakeSmiCollector(gpu.selection, options.interval_ms)
+                                         : MakeDcgmiCollector(gpu.selection, options.interval_ms));
       gpu.simulated |= IsSimulatedTool(name == "smi" ? "nvidia-smi" : "dcgmi");
       continue;
     }

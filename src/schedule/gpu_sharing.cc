@@ -246,7 +246,8 @@ Status MpsDaemon::Start(const std::string& devices) {
   // Ready once its front end finds it.
   std::string last;
   for (int attempt = 0; attempt < 100; ++attempt) {
-    Result<ToolResult> ready = RunTool({"/bin/sh", "-c", "echo get_server_list | nvidia-cuda-mps-control"}, env_);
+    Result<ToolResult> ready =
+        RunTool({"/bin/sh", "-c", "echo get_server_list | nvidia-cuda-mps-control"}, env_);
     if (ready.ok() && ready->code == 0) return Status::Ok();
     last = ready.ok() ? std::string(Trim(ready->out)) : ready.status().message();
     usleep(100000);
