@@ -84,6 +84,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
   s.driver_version = j.value("driver_version", s.driver_version);
   s.cuda_driver_version = j.value("cuda_driver_version", s.cuda_driver_version);
   s.dcgm_host_engine = j.value("dcgm_host_engine", true);
+  s.host_pid_offset = j.value("host_pid_offset", 0L);
   s.dcgm_max_profiling_fields = j.value("dcgm_max_profiling_fields", 100);
   s.tool_garbage = j.value("tool_garbage", false);
   for (const json& g : j.value("gpus", json::array())) {
@@ -199,10 +200,10 @@ std::optional<double> Scenario::EnergyMillijoules(const Gpu& gpu) const {
   if (gpu.metrics.count("energy_mj") != 0) return ValueAt(gpu, "energy_mj", elapsed);
   // Power held for each whole second, plus the current second's share.
   double joules = 0;
-  for (double s = 0; s < elapsed; s += 1) {
-    std::optional<double> watts = ValueAt(gpu, "power_w", s);
+  for (int second = 0; second < elapsed; ++second) {
+    std::optional<double> watts = ValueAt(gpu, "power_w", second);
     if (!watts) return std::nullopt;
-    joules += *watts * std::min(1.0, elapsed - s);
+    joules += *watts * std::min(1.0, elapsed - second);
   }
   return std::floor(joules * 1000);
 }
@@ -220,7 +221,7 @@ std::vector<std::pair<pid_t, const ProcessRule*>> Scenario::Processes(const Gpu&
     std::string name;
     std::getline(comm, name);
     for (const ProcessRule& r : gpu.processes) {
-      if (r.match == name) out.emplace_back(static_cast<pid_t>(pid), &r);
+      if (r.match == name) out.emplace_back(static_cast<pid_t>(pid + host_pid_offset), &r);
     }
   }
   closedir(dir);

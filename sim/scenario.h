@@ -76,8 +76,11 @@ struct Scenario {
   bool dcgm_host_engine = true;                      // false: dcgmi cannot connect
   int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
   bool tool_garbage = false;                         // the tools print one malformed line first
-  double start_s = 0;                                // Unix seconds the scenario started at
-  std::string path;                                  // the scenario file
+  // NVML gives host PIDs: with this set, trainbench runs "in a container" whose PIDs are
+  // this much below the host's, so every PID NVML lists is this much above the one in /proc.
+  long host_pid_offset = 0;
+  double start_s = 0;  // Unix seconds the scenario started at
+  std::string path;    // the scenario file
 
   // MIG instances created by the simulated nvidia-smi live in PATH.mig (one line each:
   // gpu gi ci profile uuid), so NVML and every tool see them; PATH.mig.log records each

@@ -462,25 +462,32 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
     }
   }
   if (command == "discovery" && opts.count("-c") != 0) {
-    // The MIG hierarchy: GPU instances and compute instances with their DCGM entity ids.
+    // The MIG hierarchy: GPU instances and compute instances with their DCGM entity ids, laid
+    // out as DCGM 3.x prints it (a rule between GPUs, none between a GPU's instances).
+    const char* rule =
+        "+-------------------+--------------------------------------------------------------------+\n";
     std::printf(
-        "+-------------------+--------------------------------------------------------------------+\n"
-        "| Instance Hierarchy                                                                     |\n"
+        "%s| Instance Hierarchy                                                                     |\n",
+        rule);
+    std::printf(
         "+===================+====================================================================+\n");
+    auto row = [](const std::string& where, const std::string& what) {
+      std::printf("| %-17s | %-66s |\n", where.c_str(), what.c_str());
+    };
+    bool any = false;
     for (const DcgmInstance& in : DcgmInstances(s)) {
       if (in.first_of_gpu) {
-        std::printf("| GPU %-13zu | GPU %s (EntityID: %zu)\n", in.gpu, s.gpus[in.gpu].uuid.c_str(), in.gpu);
-        std::printf(
-            "+-------------------+--------------------------------------------------------------------+\n");
+        if (any) std::printf("%s", rule);
+        row("GPU " + std::to_string(in.gpu),
+            "GPU " + s.gpus[in.gpu].uuid + " (EntityID: " + std::to_string(in.gpu) + ")");
+        any = true;
       }
-      char where[32];
-      std::snprintf(where, sizeof where, "I %zu/%u", in.gpu, in.gpu_instance_id);
-      std::printf("| -> %-14s | GPU Instance (EntityID: %d)\n", where, in.entity);
-      std::snprintf(where, sizeof where, "CI %zu/%u/%d", in.gpu, in.gpu_instance_id, in.compute_instance_id);
-      std::printf("|    -> %-11s | Compute Instance (EntityID: %d)\n", where, in.entity);
-      std::printf(
-          "+-------------------+--------------------------------------------------------------------+\n");
+      std::string gi = std::to_string(in.gpu) + "/" + std::to_string(in.gpu_instance_id);
+      row("-> I " + gi, "GPU Instance (EntityID: " + std::to_string(in.entity) + ")");
+      row("   -> CI " + gi + "/" + std::to_string(in.compute_instance_id),
+          "Compute Instance (EntityID: " + std::to_string(in.entity) + ")");
     }
+    std::printf("%s", rule);
     return 0;
   }
   if (command == "discovery") {

@@ -410,6 +410,7 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
   json gpu = Gpu0();
   gpu["processes"].push_back(
       json::parse(R"({"match": "tb_stranger", "memory_used_mib": null, "sm_util_percent": 15})"));
+  gpu["metrics"].erase("energy_mj");  // the counter grows with the power, as on hardware
   UseScenario({{"gpus", {gpu}}});
   // Another user's process on the GPU (a copy of sleep, so that nothing else matches).
   fs::copy_file("/bin/sleep", dir_ / "tb_stranger");
@@ -438,7 +439,32 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
   double run_seconds = static_cast<double>(run.end_ms - run.start_ms) / 1000;
   EXPECT_LT(*analysis->energy_joules, 0.8 * 251.5 * run_seconds);
   EXPECT_GT(*analysis->energy_joules, 0.5 * 251.5 * run_seconds);
+  // `show` gives the device total and the run's share beside it.
+  std::optional<GpuEnergy> e = RunGpuEnergy(*store, run.id).value();
+  ASSERT_TRUE(e.has_value() && e->run_share_joules.has_value());
+  EXPECT_NEAR(*e->run_share_joules / e->joules, 0.75, 0.1);
+  Shell show = Trainbench("show " + run.id);
+  EXPECT_NE(show.out.find("GPU energy "), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("run energy "), std::string::npos) << show.out;
   (void)std::system(("pkill -f " + (dir_ / "tb_stranger").string()).c_str());
+}
+
+// In a container with its own PID namespace NVML still lists host PIDs, which name no
+// process here: the run's share is not guessed (no 0 share, no 0 energy), and the user is
+// told once why and what to do.
+TEST_F(GpuTest, InAContainerNvmlsHostPidsGiveNoShareAndOneExplanation) {
+  UseScenario({{"gpus", {Gpu0()}}, {"host_pid_offset", 3000000}});
+  Shell r = Trainbench("run -q -i 200ms -l nvml -- " + kBurner + " --duty 0.1 --seconds 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  for (const char* metric :
+       {"proc.gpu.share_ratio", "proc.gpu.energy_joules", "proc.gpu.tree_memory_used_bytes"})
+    EXPECT_TRUE(Labels(*store, run.id, metric).empty()) << metric;
+  EXPECT_FALSE(Labels(*store, run.id, "gpu.power.draw_watts").empty());  // the device is still watched
+  std::vector<EventRecord> events = store->ListEvents(run.id).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].label.find("--pid=host"), std::string::npos) << events[0].label;
 }
 
 // A node whose cgroup hides a GPU: NVML counts it but may not open it.

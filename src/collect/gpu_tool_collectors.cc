@@ -363,41 +363,6 @@ Result<std::string> ProbeDcgm() {
 
 bool DcgmHostEngineAnswers() { return ProbeDcgm().ok(); }
 
-std::optional<int64_t> ParseSmiTimestamp(std::string_view text) {
-  // YYYY/MM/DD HH:MM:SS.mmm
-  std::string t(Trim(text));
-  tm parts{};
-  int millis = 0;
-  if (std::sscanf(t.c_str(), "%d/%d/%d %d:%d:%d.%d", &parts.tm_year, &parts.tm_mon, &parts.tm_mday,
-                  &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &millis) != 7) {
-    return std::nullopt;
-  }
-  parts.tm_year -= 1900;
-  parts.tm_mon -= 1;
-  parts.tm_isdst = -1;
-  time_t seconds = mktime(&parts);
-  if (seconds == -1) return std::nullopt;
-  return int64_t{seconds} * 1000 + millis;
-}
-
-std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu,
-                                          unsigned gpu_instance_id) {
-  std::string want = "I " + std::to_string(gpu) + "/" + std::to_string(gpu_instance_id);
-  for (std::string_view line : Split(hierarchy, '\n')) {
-    size_t arrow = line.find("-> ");
-    if (arrow == std::string_view::npos) continue;
-    std::string_view rest = Trim(line.substr(arrow + 3));
-    size_t end = rest.find_first_of(" |");
-    if (rest.substr(0, end) != "I" || Trim(rest.substr(0, rest.find('|'))) != want) continue;
-    size_t at = line.find("(EntityID: ");
-    if (at == std::string_view::npos) continue;
-    std::string_view id = line.substr(at + 11);
-    id = id.substr(0, id.find(')'));
-    if (std::optional<uint64_t> v = ParseUint(Trim(id))) return static_cast<int>(*v);
-  }
-  return std::nullopt;
-}
-
 std::unique_ptr<Collector> MakeSmiCollector(const DeviceSelection& devices, int64_t interval_ms) {
   return std::make_unique<SmiCollector>(devices, interval_ms);
 }

@@ -42,11 +42,4 @@ const std::vector<std::vector<int>>& DcgmiFieldSets();
 Result<std::string> ProbeDcgm();
 bool DcgmHostEngineAnswers();
 
-// "2022/08/29 21:41:17.905" (nvidia-smi's timestamp field, local time) as Unix ms.
-std::optional<int64_t> ParseSmiTimestamp(std::string_view text);
-
-// `dcgmi discovery -c`: the DCGM entity id of GPU instance `gpu_instance_id` on GPU `gpu`,
-// from lines such as "| -> I 0/1          | GPU Instance (EntityID: 0)   |".
-std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu, unsigned gpu_instance_id);
-
 }  // namespace tb

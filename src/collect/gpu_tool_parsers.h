@@ -1,6 +1,7 @@
 // Pure parsers for the text of NVIDIA's tools, tested on their real formats.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,5 +28,12 @@ struct DmonRow {
 };
 enum class DmonLine { kRow, kHeader, kError, kOther };
 DmonLine ParseDmonLine(std::string_view line, size_t expected_fields, DmonRow& out);
+
+// "2022/08/29 21:41:17.905" (nvidia-smi's timestamp field, local time) as Unix ms.
+std::optional<int64_t> ParseSmiTimestamp(std::string_view text);
+
+// `dcgmi discovery -c`: the DCGM entity id of GPU instance `gpu_instance_id` on GPU `gpu`,
+// from lines such as "| -> I 0/1          | GPU Instance (EntityID: 0)   |".
+std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu, unsigned gpu_instance_id);
 
 }  // namespace tb

@@ -54,5 +54,41 @@ TEST(DcgmiDmon, ErrorsAndGarbage) {
   EXPECT_EQ(ParseDmonLine("GPU 0 1.0 abc 3", 3, row), DmonLine::kOther);
 }
 
+// DCGM 3.x's layout: a rule between GPUs, instances and their compute instances below their
+// GPU, each cell padded and closed with '|'.
+TEST(DcgmiDiscovery, GpuInstanceEntitiesFromTheHierarchy) {
+  const char* hierarchy =
+      "+-------------------+--------------------------------------------------------------------+\n"
+      "| Instance Hierarchy                                                                     |\n"
+      "+===================+====================================================================+\n"
+      "| GPU 0             | GPU GPU-0a1b2c3d-0000-1111-2222-333344445555 (EntityID: 0)         |\n"
+      "| -> I 0/1          | GPU Instance (EntityID: 0)                                         |\n"
+      "|    -> CI 0/1/0    | Compute Instance (EntityID: 0)                                     |\n"
+      "| -> I 0/2          | GPU Instance (EntityID: 1)                                         |\n"
+      "|    -> CI 0/2/0    | Compute Instance (EntityID: 1)                                     |\n"
+      "+-------------------+--------------------------------------------------------------------+\n"
+      "| GPU 1             | GPU GPU-9f8e7d6c-0000-1111-2222-333344445555 (EntityID: 1)         |\n"
+      "| -> I 1/1          | GPU Instance (EntityID: 7)                                         |\n"
+      "|    -> CI 1/1/0    | Compute Instance (EntityID: 7)                                     |\n"
+      "| -> I 1/13         | GPU Instance (EntityID: 8)                                         |\n"
+      "|    -> CI 1/13/0   | Compute Instance (EntityID: 9)                                     |\n"
+      "+-------------------+--------------------------------------------------------------------+\n";
+  EXPECT_EQ(FindDcgmInstanceEntity(hierarchy, 0, 1), 0);
+  EXPECT_EQ(FindDcgmInstanceEntity(hierarchy, 0, 2), 1);
+  EXPECT_EQ(FindDcgmInstanceEntity(hierarchy, 1, 1), 7);
+  EXPECT_EQ(FindDcgmInstanceEntity(hierarchy, 1, 13), 8);  // the GPU instance's, not its CI's
+  EXPECT_EQ(FindDcgmInstanceEntity(hierarchy, 1, 3), std::nullopt);
+  EXPECT_EQ(FindDcgmInstanceEntity(hierarchy, 2, 1), std::nullopt);
+  EXPECT_EQ(FindDcgmInstanceEntity("Error: unable to establish a connection", 0, 1), std::nullopt);
+}
+
+TEST(SmiTimestamp, LocalTimeToUnixMillis) {
+  std::optional<int64_t> a = ParseSmiTimestamp("2022/08/29 21:41:17.905");
+  std::optional<int64_t> b = ParseSmiTimestamp("2022/08/29 21:41:18.005");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*b - *a, 100);
+  EXPECT_EQ(ParseSmiTimestamp("[N/A]"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tb

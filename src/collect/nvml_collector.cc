@@ -65,6 +65,7 @@ class NvmlCollector : public Collector {
     unsigned long long last_process_sample_us = 0;
     std::optional<double> power_watts;  // this tick's reading, for the run's energy share
     double run_energy_joules = 0;       // the counter proc.gpu.energy_joules
+    int foreign_pid_ticks = 0;          // ticks in a row on which no listed PID existed here
     int64_t last_share_ns = 0;
     std::map<unsigned, unsigned> sm_by_pid;  // newest SM utilization (percent) per process
   };
@@ -236,6 +237,28 @@ class NvmlCollector : public Collector {
     return true;
   }
 
+  // NVML gives host PIDs, also to a process in a container's own PID namespace, where they
+  // name other processes or none. When none of the listed PIDs exists here, the run's
+  // processes cannot be told apart: its share is not recorded (rather than recorded as 0),
+  // and after a few such ticks the user is told why, once.
+  bool PidsAreForeign(GpuState& g, const std::set<unsigned>& present, const Tick& tick) {
+    if (present.empty()) return false;
+    for (unsigned pid : present) {
+      if (tick.tree->files().Exists("/proc/" + std::to_string(pid))) {
+        g.foreign_pid_ticks = 0;
+        return false;
+      }
+    }
+    if (++g.foreign_pid_ticks == 3) {
+      Tell(tick, "gpu",
+           "NVML lists the processes on GPU " + std::to_string(g.info.index) +
+               " by PIDs this process cannot see (trainbench runs in a container with its own PID "
+               "namespace, and NVML gives host PIDs): the run's own GPU memory, SM share and energy share "
+               "are not recorded; run the container with --pid=host to record them");
+    }
+    return true;
+  }
+
   void TellProcessesNeedPrivileges(const GpuState& g, const Tick& tick) {
     Tell(tick, "gpu",
          "NVML does not list the processes on GPU " + std::to_string(g.info.index) +
@@ -293,6 +316,7 @@ class NvmlCollector : public Collector {
     }
     for (unsigned pid : present) tree_procs += tree.count(static_cast<pid_t>(pid));
     if (!listed) return;
+    if (tree_procs == 0 && PidsAreForeign(g, present, tick)) return;
     if (tree_has_memory) sink.Add("proc.gpu.tree_memory_used_bytes", g.labels, tree_memory);
     if (!g.sm_by_pid.empty()) sink.Add("proc.gpu.tree_sm_utilization_ratio", g.labels, tree_sm / 100.0);
     // The run's share of the device: its SM utilization over every process's; with nothing

@@ -20,13 +20,21 @@ Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& r
   if (!series.ok()) return series.status();
   // Per GPU ("gpu=N", whichever listener measured it; nvml's series sort first), its
   // counter and its power series.
-  std::map<std::string, int64_t> counter, power;
+  std::map<std::string, int64_t> counter, power, share;
   for (const SeriesInfo& s : *series) {
     std::string gpu = s.labels.substr(0, s.labels.find(','));
     if (s.metric == "gpu.energy.consumed_joules") counter.try_emplace(gpu, s.id);
     if (s.metric == "gpu.power.draw_watts") power.try_emplace(gpu, s.id);
+    if (s.metric == "proc.gpu.energy_joules") share.try_emplace(gpu, s.id);
   }
   GpuEnergy energy;
+  for (const auto& [labels, id] : share) {
+    Result<std::vector<Point>> points = ReadSeriesPoints(store, id);
+    if (!points.ok()) return points.status();
+    if (points->size() < 2) continue;
+    energy.run_share_joules =
+        energy.run_share_joules.value_or(0) + points->back().value - points->front().value;
+  }
   for (const auto& [labels, id] : power) counter.try_emplace(labels, 0);
   for (const auto& [labels, counter_id] : counter) {
     if (counter_id != 0) {

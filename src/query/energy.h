@@ -1,6 +1,8 @@
 // The energy a run's GPUs used: per GPU the difference of NVML's total-energy counter
 // over the run, or, where the GPU has no such counter, its power draw integrated over
-// time (trapezoids between samples).
+// time (trapezoids between samples). Beside it the run's own share (proc.gpu.energy_joules:
+// the GPUs' power apportioned by the run's share of their activity), which is the figure to
+// compare when runs share a GPU: the device total counts what the others used too.
 #pragma once
 
 #include <optional>
@@ -12,8 +14,9 @@ namespace tb {
 
 struct GpuEnergy {
   double joules = 0;
-  int gpus = 0;             // GPUs that contributed
-  bool integrated = false;  // some GPU had no counter and its power was integrated
+  int gpus = 0;                            // GPUs that contributed
+  bool integrated = false;                 // some GPU had no counter and its power was integrated
+  std::optional<double> run_share_joules;  // the run's attributed share, where NVML recorded it
 };
 
 // nullopt when the run has no GPU energy or power samples.

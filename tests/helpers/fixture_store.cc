@@ -3,7 +3,8 @@
 // - experiment "traces": the recorded DCGM trace of testdata/ as one run;
 // - experiment "synth": workloads 1 and 2 with runs A and B each, 10 minutes at 1 Hz of GPU
 //   utilization (workload*10 + run, plus a slow wave; run 2A idle from 300 s to 330 s), SM activity, power,
-//   energy, a training loss with steps and throughput, epoch events and a batch-size param;
+//   energy (workload 1's runs share their GPU: attributed energy, and dcgmi's reading too), a training loss
+//   with steps and throughput, epoch events and a batch-size param;
 // - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz;
 // - with --big: experiment "big", one run of P points at 1 Hz.
 // Prints the run ids as JSON ({"synth": {"1": [a, b], "2": [...]}, "trace": id, ...}).
@@ -67,6 +68,12 @@ std::string SyntheticRun(Store& store, int workload, int r) {
     energy += power;
     writer.Append("gpu.power.draw_watts", "gpu=0", Point{t, power});
     writer.Append("gpu.energy.consumed_joules", "gpu=0", Point{t, energy});
+    if (workload == 1) {
+      // Workload 1's runs share GPU 0: A is credited with 60% of its energy, B with 40%,
+      // and dcgmi read the same counter beside NVML.
+      writer.Append("gpu.energy.consumed_joules", "gpu=0,listener=dcgmi", Point{t, energy});
+      writer.Append("proc.gpu.energy_joules", "gpu=0", Point{t, energy * (r == 0 ? 0.6 : 0.4)});
+    }
     if (i % 5 == 0) {
       Point loss{t, 2.0 * std::exp(-i / (150.0 + 50 * workload)) + 0.01 * r};
       loss.step = i / 5;

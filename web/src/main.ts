@@ -225,14 +225,28 @@ class App implements ChartHost {
   // --- the comparison table -----------------------------------------------------------------
 
   private columns(): { key: string; title: string; get: (r: api.RunInfo) => string | number }[] {
+    // A metric's series from one listener only: several listeners reading the same GPU
+    // (nvml and dcgmi both give energy) must not count it twice.
+    const series = (r: api.RunInfo, metric: string) => {
+      const all = r.summary?.filter((x) => x.metric === metric) ?? [];
+      const listenerOf = (x: api.SeriesSummary) => /(^|,)listener=([^,]*)/.exec(x.labels)?.[2] ?? "";
+      const first = all.some((x) => listenerOf(x) === "") ? "" : all.length ? listenerOf(all[0]) : "";
+      return all.filter((x) => listenerOf(x) === first);
+    };
     const mean = (metric: string) => (r: api.RunInfo) => {
-      const s = r.summary?.filter((x) => x.metric === metric) ?? [];
+      const s = series(r, metric);
       if (!s.length) return "";
       return s.reduce((a, x) => a + x.mean * x.count, 0) / Math.max(1, s.reduce((a, x) => a + x.count, 0));
     };
-    const energy = (r: api.RunInfo) => {
-      const s = r.summary?.filter((x) => x.metric === "gpu.energy.consumed_joules") ?? [];
+    const counter = (metric: string) => (r: api.RunInfo) => {
+      const s = series(r, metric);
       return s.length ? s.reduce((a, x) => a + (x.max - x.min), 0) : "";
+    };
+    // The run's energy is its attributed share where NVML recorded one (runs sharing a GPU
+    // split its energy); else its GPUs' whole energy.
+    const energy = (r: api.RunInfo) => {
+      const share = counter("proc.gpu.energy_joules")(r);
+      return share !== "" ? share : counter("gpu.energy.consumed_joules")(r);
     };
     const keys = [...new Set(this.view.selected.flatMap((id) => Object.keys(this.runs.get(id)?.params ?? {})))].sort();
     return [
@@ -244,6 +258,7 @@ class App implements ChartHost {
       { key: "gpu", title: "GPU util (mean)", get: mean("gpu.utilization.gpu_ratio") },
       { key: "sm", title: "SM active (mean)", get: mean("gpu.sm.active_ratio") },
       { key: "energy", title: "energy J", get: energy },
+      { key: "gpu_energy", title: "GPU energy J (device)", get: counter("gpu.energy.consumed_joules") },
       { key: "throughput", title: "samples/s (mean)", get: mean("train.throughput_samples_per_second") },
       { key: "loss", title: "final loss", get: (r) => this.finalLoss.get(r.id) ?? "" },
     ];

@@ -71,6 +71,21 @@ test("a workload's checkbox selects its runs, which the table compares", async (
   for (const col of ["batch-size", "GPU util (mean)", "SM active (mean)", "energy J", "final loss"]) {
     assert.ok(header.includes(col), `${col} in ${header}`);
   }
+  // Energy: the run's attributed share beside its GPU's whole energy, which dcgmi's second
+  // reading of the same counter does not double.
+  const cells = async (row) => {
+    const names = await page.locator("#table thead th").allInnerTexts();
+    const values = await page.locator(`#table tbody tr:nth-child(${row}) td`).allInnerTexts();
+    return Object.fromEntries(names.map((n, i) => [n.trim(), values[i]]));
+  };
+  for (const row of [1, 2]) {
+    const c = await cells(row);
+    const share = Number(c["energy J"].replace(/[^0-9.e+-]/g, ""));
+    const device = Number(c["GPU energy J (device)"].replace(/[^0-9.e+-]/g, ""));
+    assert.ok(device > 0, JSON.stringify(c));
+    const ratio = share / device;
+    assert.ok(Math.abs(ratio - 0.6) < 0.02 || Math.abs(ratio - 0.4) < 0.02, JSON.stringify(c));
+  }
   // Sorting by run, both ways.
   await page.click('#table button[data-sort="run"]');
   await page.waitForSelector('#table th[aria-sort="ascending"] button[data-sort="run"]');
