@@ -1,7 +1,10 @@
 // `trainbench serve` as a real process over HTTP, on a store holding the recorded DCGM
 // trace of testdata/ as a run and synthetic runs with planted features.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -10,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/strings.h"
 #include "metrics/catalog.h"
 #include "platform/process.h"
 #include "store/series_writer.h"
@@ -312,8 +316,8 @@ TEST_F(ServeTest, BadInputGetsClearErrorsAndNothingEscapes) {
   ASSERT_TRUE(post);
   EXPECT_EQ(post->status, 405);
   // Static files stay inside the web directory.
-  for (const char* path :
-       {"/..%2F..%2F..%2Fetc%2Fpasswd", "/%2e%2e/%2e%2e/etc/passwd", "/../CMakeLists.txt"}) {
+  for (const char* path : {"/..%2F..%2F..%2Fetc%2Fpasswd", "/%2e%2e/%2e%2e/etc/passwd", "/../CMakeLists.txt",
+                           "/%00", "/x%00.html"}) {
     auto r = client_->Get(path);
     ASSERT_TRUE(r);
     EXPECT_GE(r->status, 400) << path;
@@ -338,8 +342,77 @@ TEST_F(ServeTest, OtherAddressesNeedATokenAndEveryRequestCarriesIt) {
   EXPECT_EQ(Get("/api/v1/experiments").status, 401);
   EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer wrong"}}).status, 401);
   EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer s3cret"}}).status, 200);
-  EXPECT_EQ(Get("/api/v1/experiments?token=s3cret").status, 200);
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer s3cret2"}}).status, 401);
   EXPECT_EQ(Get("/").status, 401);
+  // Not in API URLs: there the header (or the page's cookie) works.
+  EXPECT_EQ(Get("/api/v1/experiments?token=s3cret").status, 401);
+  // The link a person opens: a cookie, and the same page without the token in its address.
+  auto page = client_->Get("/?token=s3cret&experiment=synth");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 303);
+  EXPECT_EQ(page->get_header_value("Location"), "/?experiment=synth");
+  std::string cookie = page->get_header_value("Set-Cookie");
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos) << cookie;
+  cookie = cookie.substr(0, cookie.find(';'));
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", cookie}}).status, 200);
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", "trainbench_token=nope"}}).status, 401);
+}
+
+// What the server answers on a raw connection to `request` (status line and on).
+std::string RawExchange(int port, const std::string& request) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return "";
+  (void)!write(fd, request.data(), request.size());
+  std::string answer;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    answer.append(buf, static_cast<size_t>(n));
+    if (answer.find("\r\n\r\n") != std::string::npos) break;
+  }
+  close(fd);
+  return answer;
+}
+
+// A stranger cannot make the server read (and hold) a large body, nor hold its workers with
+// idle connections, nor crash it with a deeply nested document.
+TEST_F(ServeTest, StrangersCannotExhaustTheServer) {
+  StartServer("--host 127.0.0.1 --token s3cret");
+  // 300 MB announced, not sent: refused on the headers, before any body is read.
+  std::string announced =
+      "POST /api/2.0/mlflow/runs/log-batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 300000000\r\n\r\n";
+  EXPECT_TRUE(StartsWith(RawExchange(port_, announced), "HTTP/1.1 401")) << RawExchange(port_, announced);
+  // With the token, a JSON call still may not be that large.
+  std::string with_token = announced;
+  with_token.insert(with_token.find("Content-Length"), "Authorization: Bearer s3cret\r\n");
+  EXPECT_TRUE(StartsWith(RawExchange(port_, with_token), "HTTP/1.1 413"));
+  // Sixteen idle connections and eight that send half a request leave the server answering.
+  std::vector<int> idle;
+  for (int i = 0; i < 24; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    if (i >= 16) (void)!write(fd, "GET /api/v1/experiments HTTP/1.1\r\n", 34);
+    idle.push_back(fd);
+  }
+  client_->set_read_timeout(15, 0);  // the old server kept each of them for 30 s
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer s3cret"}}).status, 200);
+  for (int fd : idle) close(fd);
+  // 60,000 levels of nesting: a clear refusal, and the server goes on.
+  std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  auto r = client_->Post("/api/2.0/mlflow/runs/log-batch", {{"Authorization", "Bearer s3cret"}}, deep,
+                         "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer s3cret"}}).status, 200);
 }
 
 TEST_F(ServeTest, RunsOnOtherMachinesLogThroughTheTrackingApi) {

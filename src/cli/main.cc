@@ -498,7 +498,7 @@ int CommandServe(ServeArgs a) {
   ServeApi api(**store);
   TrackingApi tracking(**store);
   HttpServer server({api.Handler(), tracking.Handler()});
-  HttpServerOptions options;
+  HttpServerOptions options = TrackingApi::ServerOptions();
   options.host = a.host;
   options.port = a.port;
   options.token = a.token;

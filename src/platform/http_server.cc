@@ -1,9 +1,14 @@
 #include "platform/http_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -12,8 +17,8 @@
 namespace tb {
 namespace {
 
-// Artifacts (checkpoints, models) can be large; JSON calls are limited by their APIs.
-constexpr size_t kMaxPayloadBytes = size_t{1} << 30;
+// Workers answering requests: a connection holds one while it waits for its next request.
+constexpr size_t kWorkers = 64;
 
 std::string ContentType(std::string_view path) {
   static const std::pair<const char*, const char*> kTypes[] = {{".html", "text/html; charset=utf-8"},
@@ -31,8 +36,12 @@ std::string ContentType(std::string_view path) {
   return "application/octet-stream";
 }
 
-// The file under `root` a URL path names, or nullopt when it would leave `root`.
+// The file under `root` a URL path names, or nullopt when it would leave `root` or holds
+// a control character (a NUL would cut the path short).
 std::optional<std::string> StaticFile(const std::string& root, std::string_view path) {
+  for (unsigned char c : path) {
+    if (c < 0x20 || c == 0x7f) return std::nullopt;
+  }
   if (path.empty() || path == "/") path = "/index.html";
   for (std::string_view part : Split(path.substr(1), '/')) {
     if (part.empty() || part == "." || part == ".." || part.find('\\') != std::string_view::npos)
@@ -41,11 +50,37 @@ std::optional<std::string> StaticFile(const std::string& root, std::string_view 
   return root + std::string(path);
 }
 
-bool Authorized(const httplib::Request& req, const std::string& token) {
-  if (token.empty()) return true;
+constexpr const char* kTokenCookie = "trainbench_token";
+
+// The token the request carries in its Authorization header or trainbench's cookie.
+std::string CarriedToken(const httplib::Request& req) {
   std::string auth = req.get_header_value("Authorization");
-  if (auth == "Bearer " + token) return true;
-  return req.has_param("token") && req.get_param_value("token") == token;
+  if (StartsWith(auth, "Bearer ")) return auth.substr(7);
+  std::string cookies = req.get_header_value("Cookie");
+  for (std::string_view c : Split(cookies, ';')) {
+    c = Trim(c);
+    if (StartsWith(c, std::string(kTokenCookie) + "="))
+      return std::string(c.substr(std::strlen(kTokenCookie) + 1));
+  }
+  return "";
+}
+
+// The path and query of a request without its `token` parameter, to redirect to.
+std::string WithoutToken(const httplib::Request& req) {
+  std::string query;
+  for (const auto& [k, v] : req.params) {
+    if (k == "token") continue;
+    query += (query.empty() ? "?" : "&") + httplib::detail::encode_query_param(k) + "=" +
+             httplib::detail::encode_query_param(v);
+  }
+  return req.path + query;
+}
+
+size_t BodyLimit(const HttpServerOptions& o, const std::string& path) {
+  for (const auto& [prefix, limit] : o.large_bodies) {
+    if (StartsWith(path, prefix)) return limit;
+  }
+  return o.max_body_bytes;
 }
 
 // The body gzip-compressed at zlib's fastest level; nullopt when it fails.
@@ -106,7 +141,35 @@ ApiResponse JsonError(int status, const std::string& code, const std::string& me
 }
 
 bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || StartsWith(host, "127.");
+  std::string h =
+      host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
+  auto loopback = [](const sockaddr* a) {
+    if (a->sa_family == AF_INET)
+      return (ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr) >> 24) == 127;
+    if (a->sa_family == AF_INET6)
+      return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr);
+    return false;
+  };
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (h.empty() || getaddrinfo(h.c_str(), nullptr, &hints, &found) != 0) return false;
+  bool all = found != nullptr;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) all = all && loopback(a->ai_addr);
+  freeaddrinfo(found);
+  return all;
+}
+
+bool SecretsEqual(std::string_view a, std::string_view b) {
+  // Every byte of the longer is looked at; the lengths are part of the answer.
+  size_t n = std::max(a.size(), b.size());
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = static_cast<unsigned char>(diff | (x ^ y));
+  }
+  return diff == 0;
 }
 
 HttpServer::HttpServer(std::vector<ApiHandler> handlers) : handlers_(std::move(handlers)) {}
@@ -116,19 +179,57 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Start(const HttpServerOptions& options) {
   options_ = options;
   server_ = std::make_unique<httplib::Server>();
-  server_->set_payload_max_length(kMaxPayloadBytes);
+  size_t largest = options_.max_body_bytes;
+  for (const auto& [prefix, limit] : options_.large_bodies) largest = std::max(largest, limit);
+  server_->set_payload_max_length(largest);
   server_->set_keep_alive_max_count(1000000);
-  server_->set_keep_alive_timeout(30);
+  // Idle or slow connections must not hold the workers: a worker waits at most 5 s for the
+  // next request on a kept-alive connection or for the next bytes of one, and there are
+  // enough workers that a few such connections leave the rest answering.
+  server_->set_keep_alive_timeout(5);
+  server_->set_read_timeout(5);
+  server_->set_write_timeout(30);
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  // The token and the body's size are checked before the body is read.
+  server_->set_pre_routing_handler([this, largest](const httplib::Request& req, httplib::Response& res) {
+    auto refuse = [&](ApiResponse answer) {
+      answer.headers.emplace_back("Connection", "close");
+      Send(std::move(answer), res);
+      return httplib::Server::HandlerResponse::Handled;
+    };
+    if (!options_.token.empty() && !SecretsEqual(CarriedToken(req), options_.token)) {
+      // A person opening the page with ?token=: a cookie, and the same page without it.
+      if (req.method == "GET" && !StartsWith(req.path, "/api/") && req.has_param("token") &&
+          SecretsEqual(req.get_param_value("token"), options_.token)) {
+        res.status = 303;
+        res.set_header("Location", WithoutToken(req));
+        res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + options_.token +
+                                         "; Path=/; HttpOnly; SameSite=Strict");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return refuse(
+          JsonError(401, "UNAUTHENTICATED",
+                    "this server needs its access token: send 'Authorization: Bearer TOKEN' (MLflow "
+                    "clients: set MLFLOW_TRACKING_TOKEN), or open the web UI once as /?token=TOKEN"));
+    }
+    size_t limit = BodyLimit(options_, req.path);
+    if (req.has_header("Content-Length")) {
+      std::optional<uint64_t> length = ParseUint(req.get_header_value("Content-Length"));
+      if (!length || *length > limit) {
+        return refuse(JsonError(413, "REQUEST_TOO_LARGE",
+                                "the request body is larger than the " + std::to_string(limit) +
+                                    " bytes accepted at " + req.path + "; split it into several requests"));
+      }
+    } else if (req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos &&
+               limit < largest) {
+      return refuse(JsonError(411, "LENGTH_REQUIRED", "send the body with a Content-Length header"));
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   // Headers and body are written separately: without TCP_NODELAY the body waits for the
   // client's delayed ACK, 40 ms per request.
   server_->set_tcp_nodelay(true);
   auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-    if (!Authorized(req, options_.token)) {
-      Send(JsonError(401, "UNAUTHENTICATED",
-                     "this server needs its access token: send 'Authorization: Bearer TOKEN'"),
-           res);
-      return;
-    }
     // cpp-httplib would compress JSON and text itself with brotli at its slowest quality
     // (seconds for a megabyte of JSON); trainbench compresses large bodies quickly with gzip.
     bool gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;

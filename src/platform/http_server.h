@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -43,9 +44,16 @@ using ApiHandler = std::function<std::optional<ApiResponse>(const ApiRequest&)>;
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: a free port
-  // When not empty, every request must carry it ("Authorization: Bearer TOKEN" or
-  // "?token=TOKEN"); others get 401.
+  // When not empty, every request must carry it, checked before its body is read:
+  // "Authorization: Bearer TOKEN" (what MLflow's clients send with MLFLOW_TRACKING_TOKEN) or
+  // the cookie the server sets when a person opens a page as /?token=TOKEN (the link a
+  // person can paste; it is then redirected to the same page without the token, so the
+  // token leaves the address bar and is not in any later URL). Others get 401.
   std::string token;
+  // Request bodies larger than this are refused (413) before they are read, except under
+  // the path prefixes of `large_bodies` (artifact uploads), which have their own limit.
+  size_t max_body_bytes = size_t{4} << 20;
+  std::vector<std::pair<std::string, size_t>> large_bodies;
   // Files served for GET requests no handler answers ("/" is index.html); "" for none.
   std::string static_dir;
 };
@@ -73,8 +81,12 @@ class HttpServer {
   int port_ = 0;
 };
 
-// True when `host` is a loopback address (127.0.0.0/8, ::1, localhost).
+// True when `host` is a loopback address (127.0.0.0/8, ::1) or a name that resolves to
+// loopback addresses only ("localhost"); "127.example.com" is a name like any other.
 bool IsLoopbackHost(const std::string& host);
+
+// Whether two secrets are equal, in time that does not depend on where they differ.
+bool SecretsEqual(std::string_view a, std::string_view b);
 
 // A JSON error answer: {"error_code": code, "message": message}.
 ApiResponse JsonError(int status, const std::string& code, const std::string& message);

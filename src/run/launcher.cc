@@ -368,7 +368,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                          *experiment, options.max_epochs, PythonClientDirectory()};
   if (options.tracking) {
     tracking_api.AttachRun(run.id, &writer);
-    Status listening = tracking_server.Start(HttpServerOptions{});
+    Status listening = tracking_server.Start(TrackingApi::ServerOptions());
     if (listening.ok()) {
       settings.tracking_uri = tracking_server.Url();
     } else {

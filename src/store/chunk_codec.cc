@@ -38,11 +38,12 @@ double FromBits(uint64_t b) {
 
 // Whether `v` is exactly `m / 10^e` for an integer |m| <= 2^53; sets m.
 bool ScalesExactly(double v, int e, int64_t& m) {
+  if (v == 0 && std::signbit(v)) return false;  // -0.0 has no integer: its bits are kept
   double scaled = v * kPow10[e];
   if (!(std::fabs(scaled) <= kMaxExactInteger)) return false;  // also rejects NaN
   double rounded = std::nearbyint(scaled);
   double back = e == 0 ? rounded : rounded / kPow10[e];
-  if (Bits(back) != Bits(v)) return false;  // also rejects -0.0 (0 / 10^e is +0.0)
+  if (Bits(back) != Bits(v)) return false;
   m = static_cast<int64_t>(rounded);
   return true;
 }
@@ -62,11 +63,20 @@ int FindDecimalExponent(std::span<const Point> points) {
   return e;
 }
 
+// Differences and sums that wrap as two's complement: any int64 times and mantissas
+// round-trip, and corrupt input cannot overflow (which C++ leaves undefined).
+int64_t Minus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t Plus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 void EncodeColumns(std::span<const Point> points, std::string& out) {
   int64_t prev_t = 0, prev_delta = 0;
   for (const Point& p : points) {
-    int64_t delta = p.time_ms - prev_t;
-    PutVarint(out, ZigZag(delta - prev_delta));
+    int64_t delta = Minus(p.time_ms, prev_t);
+    PutVarint(out, ZigZag(Minus(delta, prev_delta)));
     prev_delta = delta;
     prev_t = p.time_ms;
   }
@@ -77,7 +87,7 @@ void EncodeColumns(std::span<const Point> points, std::string& out) {
     int64_t prev = 0, m = 0;
     for (const Point& p : points) {
       ScalesExactly(p.value, e, m);
-      PutVarint(out, ZigZag(m - prev));
+      PutVarint(out, ZigZag(Minus(m, prev)));
       prev = m;
     }
   } else {
@@ -95,8 +105,7 @@ void EncodeColumns(std::span<const Point> points, std::string& out) {
   if (has_steps) {
     int64_t prev = 0;
     for (const Point& p : points) {
-      PutVarint(out,
-                ZigZag(static_cast<int64_t>(static_cast<uint64_t>(p.step) - static_cast<uint64_t>(prev))));
+      PutVarint(out, ZigZag(Minus(p.step, prev)));
       prev = p.step;
     }
   }
@@ -144,13 +153,19 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
   uint8_t flags = static_cast<uint8_t>(data[1]);
   size_t pos = 2;
   uint64_t count = 0, raw_size = 0;
+  // Every point takes at least two bytes of the columns (its time and its value), so the
+  // count is checked against the sizes before anything is allocated for it.
   if (!GetVarint(data, pos, count) || !GetVarint(data, pos, raw_size) || raw_size > (1u << 30) ||
-      count > raw_size) {
+      count > raw_size / 2) {
     return corrupt("bad header");
   }
   std::string buffer;
   std::string_view columns = data.substr(pos);
+  if (!(flags & kFlagZstd) && columns.size() != raw_size) return corrupt("size does not match the header");
   if (flags & kFlagZstd) {
+    if (ZSTD_getFrameContentSize(columns.data(), columns.size()) != raw_size) {
+      return corrupt("zstd frame size does not match the header");
+    }
     buffer.resize(raw_size);
     size_t n = ZSTD_decompress(buffer.data(), raw_size, columns.data(), columns.size());
     if (ZSTD_isError(n) || n != raw_size) return corrupt("zstd payload does not decompress");
@@ -164,8 +179,8 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t v;
     if (!GetVarint(columns, pos, v)) return corrupt("times truncated");
-    delta += UnZigZag(v);
-    t += delta;
+    delta = Plus(delta, UnZigZag(v));
+    t = Plus(t, delta);
     points[i].time_ms = t;
   }
   if (pos >= columns.size()) return corrupt("value mode missing");
@@ -178,7 +193,7 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
     for (uint64_t i = 0; i < count; ++i) {
       uint64_t v;
       if (!GetVarint(columns, pos, v)) return corrupt("values truncated");
-      m += UnZigZag(v);
+      m = Plus(m, UnZigZag(v));
       double d = static_cast<double>(m);
       points[i].value = e == 0 ? d : d / kPow10[e];
     }
@@ -200,7 +215,7 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
     for (uint64_t i = 0; i < count; ++i) {
       uint64_t v;
       if (!GetVarint(columns, pos, v)) return corrupt("steps truncated");
-      step = static_cast<int64_t>(static_cast<uint64_t>(step) + static_cast<uint64_t>(UnZigZag(v)));
+      step = Plus(step, UnZigZag(v));
       points[i].step = step;
     }
   } else {

@@ -59,6 +59,16 @@ TEST(ChunkCodec, SpecialValuesAreKept) {
                                {7, 1e300},
                                {8, -123.456}};
   ExpectRoundTrip(points);
+  // -0.0 among integers, where every other value scales at exponent 0.
+  ExpectRoundTrip({{1, 0.0}, {2, -0.0}, {3, 1.0}});
+  ExpectRoundTrip({{1, -0.0}});
+}
+
+// Times, mantissas and steps at the ends of int64: the deltas wrap and come back exactly.
+TEST(ChunkCodec, ExtremeIntegersRoundTrip) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  ExpectRoundTrip(
+      {{kMin, 1, kMax}, {kMax, -9007199254740992.0, kMin}, {kMin, 9007199254740992.0, kMax}, {0, 0, 0}});
 }
 
 TEST(ChunkCodec, RandomBinaryFractionsAndLargeIntegers) {
@@ -91,6 +101,24 @@ TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
     out.clear();
     EXPECT_FALSE(DecodeChunk(std::string_view(data).substr(0, cut), out).ok()) << cut;
   }
+  // A header claiming 2^30 points (and 2^30 bytes) in a few bytes: refused before anything
+  // is allocated for them.
+  std::string huge("\x01\x00", 2);
+  for (uint64_t v : {uint64_t{1} << 30, uint64_t{1} << 30}) {
+    for (; v >= 0x80; v >>= 7) huge.push_back(static_cast<char>(v | 0x80));
+    huge.push_back(static_cast<char>(v));
+  }
+  huge += "\x00\x00\x00";
+  out.clear();
+  EXPECT_FALSE(DecodeChunk(huge, out).ok());
+  EXPECT_EQ(out.capacity(), 0u);
+  // The same claim in a compressed chunk whose frame says otherwise.
+  std::string packed = EncodeChunk(std::vector<Point>(1000, Point{1, 1.5}));
+  ASSERT_EQ(packed[1], 1);  // zstd
+  std::string claim =
+      packed.substr(0, 2) + huge.substr(2, huge.size() - 5) + packed.substr(packed.size() - 20);
+  EXPECT_FALSE(DecodeChunk(claim, out).ok());
+  EXPECT_EQ(out.capacity(), 0u);
 }
 
 // The recorded DCGM trace: every column round-trips exactly and the whole trace packs

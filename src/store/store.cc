@@ -83,6 +83,13 @@ Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<
   return Status::Ok();
 }
 
+bool IsRunRecordArtifact(std::string_view name) {
+  for (std::string_view own : {"stdout.log", "stderr.log", "manifest.json", "phases.json", "workload.log"}) {
+    if (name == own) return true;
+  }
+  return false;
+}
+
 Result<std::unique_ptr<Store>> Store::Open(const std::string& uri) {
   if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) return OpenPostgresStore(uri);
   std::string path = uri;

@@ -113,6 +113,10 @@ struct ArtifactRecord {
   std::string path;     // file holding the content, relative to ArtifactDirectory()'s parent
 };
 
+// The artifacts trainbench writes itself for every run (its output, the manifest, the phase
+// analysis, the workload's log): uploads may not take these names.
+bool IsRunRecordArtifact(std::string_view name);
+
 class Store {
  public:
   virtual ~Store() = default;

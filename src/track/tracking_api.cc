@@ -112,7 +112,13 @@ json ValueJson(double v) {
 }
 
 // An int64 field: protobuf's JSON mapping writes them as strings; numbers are accepted too.
+// Values that do not fit an int64 (2^63, 2^64 - 1) are refused, never wrapped.
 std::optional<int64_t> IntOf(const json& v) {
+  if (v.is_number_unsigned()) {
+    auto u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_float()) {
     double d = v.get<double>();
@@ -223,6 +229,11 @@ class TrackingApi::Call {
       if (request_.body.size() > kMaxRequestBytes) {
         throw Invalid("The request is " + std::to_string(request_.body.size()) + " bytes; at most " +
                       std::to_string(kMaxRequestBytes) + " are accepted. Split it into several requests.");
+      }
+      if (JsonNestingDepth(request_.body) > kMaxJsonDepth) {
+        throw ApiError{"MALFORMED_REQUEST", "The request body nests deeper than " +
+                                                std::to_string(kMaxJsonDepth) +
+                                                " levels; MLflow's requests nest a few"};
       }
       body_ = json::parse(QuoteNonFiniteTokens(request_.body), nullptr, false);
       if (body_.is_discarded() || !body_.is_object()) {
@@ -629,17 +640,19 @@ class TrackingApi::Call {
       offset = *n;
     }
     json metrics = json::array();
-    int64_t total = 0;
+    int64_t total = 0, end = 0;
     for (const auto& [k, points] : ScriptSeries(run_id, key)) {
       total = static_cast<int64_t>(points.size());
-      for (int64_t i = offset; i < total && i < offset + max_results; ++i) {
+      // offset + max_results without overflow: both may be anything up to 2^63 - 1.
+      end = offset >= total ? total : offset + std::min(max_results, total - offset);
+      for (int64_t i = offset; i < end; ++i) {
         const Point& p = points[static_cast<size_t>(i)];
         metrics.push_back(
             {{"key", k}, {"value", ValueJson(p.value)}, {"timestamp", p.time_ms}, {"step", p.step}});
       }
     }
     json out = {{"metrics", metrics}};
-    if (offset + max_results < total) out["next_page_token"] = std::to_string(offset + max_results);
+    if (end < total) out["next_page_token"] = std::to_string(end);
     return Json(out);
   }
 
@@ -692,6 +705,11 @@ class TrackingApi::Call {
       return out;
     }
     if (request_.method != "PUT") throw ApiError{"ENDPOINT_NOT_FOUND", "Artifacts are uploaded with PUT"};
+    if (IsRunRecordArtifact(relative)) {
+      throw Invalid("'" + relative +
+                    "' is where trainbench keeps the run's own record; upload the file under "
+                    "another name or in a folder (mlflow.log_artifact(path, artifact_path=\"outputs\"))");
+    }
     Result<std::string> dir = api_.store_.ArtifactDirectory(run_id);
     Check(dir.status());
     std::string file = *dir + "/" + relative;
@@ -713,6 +731,14 @@ class TrackingApi::Call {
   json body_;
   bool parsed_ = false;
 };
+
+HttpServerOptions TrackingApi::ServerOptions(HttpServerOptions options) {
+  // Beyond kMaxRequestBytes the API answers with MLflow's error; far beyond it, the server
+  // refuses without reading.
+  options.max_body_bytes = 4 * kMaxRequestBytes;
+  options.large_bodies.emplace_back(std::string(kArtifacts), kMaxArtifactBytes);
+  return options;
+}
 
 TrackingApi::TrackingApi(Store& store) : store_(store) {}
 

@@ -37,6 +37,7 @@ class TrackingApi {
   static constexpr size_t kMaxMetricsPerBatch = 1000;
   static constexpr size_t kMaxParamsTagsPerBatch = 100;
   static constexpr size_t kMaxRequestBytes = 1000000;
+  static constexpr int kMaxJsonDepth = 32;  // MLflow's requests nest 3 levels
   static constexpr size_t kMaxKeyLength = 250;
   static constexpr size_t kMaxParamValueLength = 6000;
   static constexpr size_t kMaxTagValueLength = 8000;
@@ -51,6 +52,11 @@ class TrackingApi {
   void AttachRun(const std::string& run_id, SeriesWriter* writer);
   // Stops routing to the writer given by AttachRun (call before closing it).
   void DetachRun(const std::string& run_id);
+
+  static constexpr size_t kMaxArtifactBytes = size_t{1} << 30;  // checkpoints and models are large
+  // The server's body limits for this API: JSON requests within kMaxRequestBytes' order,
+  // artifact uploads up to kMaxArtifactBytes. Keeps options' host, port and token.
+  static HttpServerOptions ServerOptions(HttpServerOptions options = {});
 
   // True for paths this API answers: /api/2.0/mlflow/, /api/2.0/mlflow-artifacts/,
   // /api/2.0/trainbench/.

@@ -26,7 +26,7 @@ class TrackingApiTest : public ::testing::Test {
     store_ = std::move(Store::Open((scratch_.path() / "t.db").string()).value());
     api_ = std::make_unique<TrackingApi>(*store_);
     server_ = std::make_unique<HttpServer>(std::vector<ApiHandler>{api_->Handler()});
-    ASSERT_TRUE(server_->Start(HttpServerOptions{}).ok());
+    ASSERT_TRUE(server_->Start(TrackingApi::ServerOptions()).ok());
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   }
   void TearDown() override {
@@ -256,6 +256,43 @@ TEST_F(TrackingApiTest, BadRequestsAreRefusedWholeWithMlflowErrors) {
   EXPECT_TRUE(store_->FindRun(run_id)->params.empty());
 }
 
+// Requests as an attacker or an unlucky client sends them: refused with a clear error,
+// never wrapped, never a crash; and -0.0 comes back as -0.0.
+TEST_F(TrackingApiTest, HostileNumbersAndDocumentsAreRefused) {
+  std::string run_id = CreateRun();
+  std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  ExpectError(Post("runs/log-batch", deep), 400, "MALFORMED_REQUEST");
+  ExpectError(Post("runs/log-metric", "{\"run_id\": \"" + run_id + "\", \"key\": " + std::string(40, '[') +
+                                          "1" + std::string(40, ']') + "}"),
+              400, "MALFORMED_REQUEST");
+  // Brackets inside strings are text, not nesting.
+  EXPECT_EQ(
+      Post("runs/set-tag", json{{"run_id", run_id}, {"key", "t"}, {"value", std::string(100, '[')}}).status,
+      200);
+  // Integers beyond int64: 2^63 as a step, 2^64 - 1 as a timestamp, as numbers and as strings.
+  for (const char* metric : {R"("value": 1, "timestamp": 18446744073709551615)",
+                             R"("value": 1, "timestamp": 1, "step": 9223372036854775808)",
+                             R"("value": 1, "timestamp": "18446744073709551615")",
+                             R"("value": 1, "timestamp": 1, "step": "9223372036854775808")",
+                             R"("value": 1, "timestamp": 1e300)"}) {
+    ExpectError(Post("runs/log-metric", "{\"run_id\": \"" + run_id + "\", \"key\": \"big\", " + metric + "}"),
+                400, "INVALID_PARAMETER_VALUE");
+  }
+  EXPECT_TRUE(History(run_id, "big")["metrics"].empty());
+  // The largest int64 step is kept as it is.
+  ASSERT_EQ(Post("runs/log-metric",
+                 "{\"run_id\": \"" + run_id +
+                     "\", \"key\": \"z\", \"value\": -0.0, \"timestamp\": 5, \"step\": 9223372036854775807}")
+                .status,
+            200);
+  json z = History(run_id, "z")["metrics"][0];
+  EXPECT_EQ(z["step"].get<int64_t>(), INT64_MAX);
+  EXPECT_TRUE(std::signbit(z["value"].get<double>())) << z.dump();
+  // A page token at the end of int64 does not wrap into a page.
+  json far = History(run_id, "z", "&page_token=9223372036854775807&max_results=9223372036854775807");
+  EXPECT_TRUE(far["metrics"].empty());
+}
+
 TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
   std::string run_id = CreateRun();
   std::string base = "/api/2.0/mlflow-artifacts/artifacts/1/" + run_id + "/artifacts/";
@@ -272,6 +309,15 @@ TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
   ASSERT_TRUE(escape);
   EXPECT_EQ(escape->status, 400);
   EXPECT_FALSE(std::filesystem::exists(scratch_.path() / "t.db.artifacts" / "escape.txt"));
+  // The run's own records keep their content.
+  ASSERT_TRUE(store_->PutArtifact({run_id, "manifest.json", 2, "{}", ""}).ok());
+  for (const char* own : {"stdout.log", "manifest.json", "stderr.log"}) {
+    auto replace = client_->Put(base + own, "not the output", "text/plain");
+    ASSERT_TRUE(replace);
+    EXPECT_EQ(replace->status, 400) << own;
+    EXPECT_NE(replace->body.find("another name"), std::string::npos) << replace->body;
+  }
+  EXPECT_EQ(store_->GetArtifact(run_id, "manifest.json")->content, "{}");
   auto missing = client_->Get(base + "nothing.txt");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);

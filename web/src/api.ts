@@ -1,4 +1,5 @@
-// The JSON API of `trainbench serve` (docs/API.md), with the page's ?token= passed on.
+// The JSON API of `trainbench serve` (docs/API.md). On a server with a token, the page was
+// opened once as /?token=...; the server answered with a cookie that every request carries.
 
 export interface RunInfo {
   id: string;
@@ -76,14 +77,11 @@ export interface EventInfo {
   label: string;
 }
 
-const token = new URLSearchParams(location.search).get("token");
-
 export function apiUrl(path: string, params: Record<string, string | number | undefined> = {}): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {
     if (v !== undefined && v !== "") q.set(k, String(v));
   }
-  if (token) q.set("token", token);
   const s = q.toString();
   return "/api/v1/" + path + (s ? "?" + s : "");
 }
