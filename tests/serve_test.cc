@@ -308,6 +308,21 @@ TEST_F(ServeTest, BadInputGetsClearErrorsAndNothingEscapes) {
   expect("/api/v1/series?runs=" + run + "&metric=x';DROP TABLE runs;--", 400);
   expect("/api/v1/series?metric=gpu.utilization.gpu_ratio", 400);
   expect("/api/v1/aggregate?workloads=synth:9&metric=gpu.utilization.gpu_ratio", 404);
+  expect("/api/v1/aggregate?workloads=synth:1&metric=gpu.utilization.gpu_ratio&from=10&to=5", 400);
+  expect("/api/v1/aggregate?workloads=synth:1&metric=gpu.utilization.gpu_ratio&budget=1000000", 400);
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += (many.empty() ? "" : ",") + std::string("synth:w") + std::to_string(i);
+  expect("/api/v1/aggregate?workloads=" + many + "&metric=gpu.utilization.gpu_ratio", 400);
+  // One workload named 200 times is one workload's work.
+  std::string repeated;
+  for (int i = 0; i < 200; ++i) repeated += (repeated.empty() ? "" : ",") + std::string("synth:1");
+  Served once = Get("/api/v1/aggregate?workloads=" + repeated + "&metric=gpu.utilization.gpu_ratio&budget=100");
+  EXPECT_EQ(once.status, 200) << once.raw.substr(0, 300);
+  EXPECT_EQ(once.body["workloads"].size(), 1u);
+  // A time after everything gives nothing new, not everything.
+  Served later = Get("/api/v1/series?runs=" + run + "&metric=gpu.utilization.gpu_ratio&since=1e300");
+  ASSERT_EQ(later.status, 200) << later.raw.substr(0, 300);
+  EXPECT_EQ(later.body["series"][0]["in_range"], 0);
   expect("/api/v1/experiments/nope/workloads", 404);
   expect("/api/v1/nothing", 404);
   expect("/api/v1/runs/" + run + "/artifacts/..%2F..%2Fserve.db", 404);

@@ -21,6 +21,13 @@
 namespace tb {
 namespace {
 
+// A time in ms as int64, saturating: 1e300 is "after everything", not undefined.
+int64_t SaturatedInt64(double ms) {
+  if (ms >= 9.2e18) return std::numeric_limits<int64_t>::max();
+  if (ms <= -9.2e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(ms);
+}
+
 // A run that has ended: its series are complete.
 bool Finished(const RunRecord& r) { return r.end_ms > 0 && r.status != kRunning; }
 
@@ -524,7 +531,7 @@ class ServeApi::Call {
         }
         return 0.0;
       };
-      int64_t since_ms = since ? static_cast<int64_t>(*since) : std::numeric_limits<int64_t>::min();
+      int64_t since_ms = since ? SaturatedInt64(*since) : std::numeric_limits<int64_t>::min();
       bool time_sorted = std::is_sorted(p.begin(), p.end(),
                                         [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; });
       // Usually the points are in time order and are read in place; a script may log out
@@ -626,9 +633,23 @@ class ServeApi::Call {
     std::string metric = Metric(true);
     std::optional<std::string> labels = Labels();
     size_t buckets = Budget(1000);
+    if (buckets > kMaxAggregateBuckets) {
+      throw BadRequest("'budget' of an aggregate is at most " + std::to_string(kMaxAggregateBuckets) +
+                       " buckets (a chart is narrower); zoom in with from and to for detail");
+    }
     std::optional<double> from = Number("from"), to = Number("to");
-    json list = json::array();
+    if (from && to && *from > *to) throw BadRequest("'from' must not be after 'to'");
+    // Each workload once, and a bounded number of them.
+    std::vector<std::string_view> wanted;
     for (std::string_view w : Split(*spec, ',')) {
+      if (std::find(wanted.begin(), wanted.end(), w) == wanted.end()) wanted.push_back(w);
+    }
+    if (wanted.size() > kMaxAggregateWorkloads) {
+      throw BadRequest("at most " + std::to_string(kMaxAggregateWorkloads) +
+                       " workloads in one aggregate request; ask for the others in another");
+    }
+    json list = json::array();
+    for (std::string_view w : wanted) {
       size_t colon = w.rfind(':');
       if (colon == std::string_view::npos)
         throw BadRequest("a workload is EXPERIMENT:WORKLOAD, not '" + std::string(w) + "'");

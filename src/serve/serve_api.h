@@ -40,6 +40,9 @@ class ServeApi {
  public:
   static constexpr size_t kMaxRunsPerRequest = 500;
   static constexpr size_t kMaxBudget = 1000000;
+  // What one aggregate request may cost: workloads in it, and buckets per workload.
+  static constexpr size_t kMaxAggregateWorkloads = 32;
+  static constexpr size_t kMaxAggregateBuckets = 10000;
 
   // `cache_points`: decoded points kept in memory, across series.
   explicit ServeApi(Store& store, size_t cache_points = 32u << 20);
