@@ -396,6 +396,74 @@ TEST_F(ScheduleTest, EditsMadeWhileItRunsAreKeptAndStatusesFindTheirRows) {
   EXPECT_NE(Slurp(dir_ / "sched.err").find("the row was changed or removed while it ran"), std::string::npos);
 }
 
+// The user is in the middle of an edit (an unclosed quote) when workload 1 ends: the file is
+// left as the user has it, the outcome waits in a side file and reaches the file after
+// workload 2, once it reads again.
+TEST_F(ScheduleTest, AFileThatDoesNotReadWhileItRunsIsNeverOverwritten) {
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,-,-,work.py,top,--seconds 1.5\n"
+      "e,2,,,-,-,work.py,top,--seconds 2\n");
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sh", "-c",
+                "cd " + dir_.string() + " && TRAINBENCH_PYTHON=/usr/bin/python3 TRAINBENCH_STORE=" + db_ +
+                    " exec " + kTrainbench + " schedule exp.csv > sched.out 2> sched.err"};
+  ChildProcess scheduler = ChildProcess::Spawn(spawn).value();
+  for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string editing =
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,-,-,work.py,top,--seconds 1.5\n"
+      "e,2,,,-,-,work.py,top,--seconds 2\n"
+      "e,3,,,-,-,work.py,top,\"--note half-typed\n";
+  File(editing);
+  // Workload 1 ends; workload 2 starts: by then the write-back was tried.
+  for (int i = 0; i < 200 && RunCount() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Slurp(dir_ / "exp.csv"), editing);  // the user's lines, untouched
+  std::string side = Slurp(dir_ / "exp.csv.trainbench-status");
+  EXPECT_NE(side.find("2,FINISHED"), std::string::npos) << side;
+  // The user finishes the edit; after workload 2 both outcomes are written in.
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,-,-,work.py,top,--seconds 1.5\n"
+      "e,2,,,-,-,work.py,top,--seconds 2\n"
+      "e,3,,,-,-,work.py,top,\"--note typed\"\n");
+  ExitInfo exit = scheduler.Wait().value();
+  EXPECT_EQ(exit.exit_code, 0) << Slurp(dir_ / "sched.err");
+  ExperimentFile f = Read();
+  ASSERT_EQ(f.rows.size(), 3u);
+  EXPECT_EQ(Outcome(f.rows[0]), "FINISHED");
+  EXPECT_EQ(Outcome(f.rows[1]), "FINISHED");
+  EXPECT_EQ(f.rows[2].params, "--note typed");
+  EXPECT_FALSE(fs::exists(dir_ / "exp.csv.trainbench-status"));
+  EXPECT_FALSE(fs::exists(dir_ / "exp.csv.trainbench-tmp"));
+  EXPECT_NE(Slurp(dir_ / "sched.err").find("cannot be read back"), std::string::npos)
+      << Slurp(dir_ / "sched.err");
+}
+
+// Output as chatty scripts write it: a 20 MB line and 200,000 short ones reach the
+// terminal whole and in order, behind the run's letter.
+TEST_F(ScheduleTest, LongLinesAndManyLinesPassThroughWhole) {
+  std::ofstream(dir_ / "chatty.py") << "import sys\n"
+                                       "sys.stdout.write('x' * 20000000 + '\\n')\n"
+                                       "for i in range(200000): sys.stdout.write('line %d\\n' % i)\n";
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,-,-,chatty.py,top,\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.err.substr(0, 2000);
+  // The long line arrives in pieces behind the letter, every byte of it.
+  size_t xs = 0;
+  for (std::string_view line : Split(r.out, '\n')) {
+    if (StartsWith(line, "[A-] x") && line.find_first_not_of('x', 5) == std::string_view::npos)
+      xs += line.size() - 5;
+  }
+  EXPECT_EQ(xs, 20000000u);
+  EXPECT_NE(r.out.find("[A-] line 0\n"), std::string::npos);
+  EXPECT_NE(r.out.find("[A-] line 199999\n"), std::string::npos);
+  EXPECT_LT(r.out.find("[A-] line 0\n"), r.out.find("[A-] line 199999\n"));
+}
+
 // The start gate that makes a workload's runs start together: `trainbench run` sets up,
 // says so, and starts its command only when the scheduler closes the gate.
 TEST_F(ScheduleTest, ARunWaitsAtTheStartGateUntilItOpens) {

@@ -48,7 +48,12 @@ std::string ReplaceCell(std::string_view line, size_t column, std::string_view v
   size_t trail = raw.find_last_not_of(" \t");
   std::string before = lead == std::string::npos ? raw : raw.substr(0, lead);
   std::string after = trail == std::string::npos ? "" : raw.substr(trail + 1);
+  // A value is one line of the file: control characters (a run name set through the API
+  // may hold a newline) become spaces.
   std::string text(value);
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
   if (text.find_first_of(",\"") != std::string::npos) {
     std::string quoted = "\"";
     for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -70,6 +75,10 @@ std::string ReplaceCell(std::string_view line, size_t column, std::string_view v
 
 Result<ExperimentFile> ParseExperimentFile(std::string_view text, const std::string& path) {
   ExperimentFile file;
+  if (StartsWith(text, "\xEF\xBB\xBF")) {
+    file.byte_order_mark = true;
+    text.remove_prefix(3);
+  }
   for (std::string_view line : Split(text, '\n')) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     file.lines.emplace_back(line);
@@ -98,6 +107,11 @@ Result<ExperimentFile> ParseExperimentFile(std::string_view text, const std::str
   for (size_t n = header + 1; n < file.lines.size(); ++n) {
     const std::string& line = file.lines[n];
     if (Trim(line).empty() || line[0] == '#') continue;
+    if (std::count(line.begin(), line.end(), '"') % 2 != 0) {
+      return Status::InvalidArgument(Concat({path, ":", std::to_string(n + 1),
+                                             ": a quote is not closed; a quoted cell ends with a second \" "
+                                             "(a \" inside it is written \"\")"}));
+    }
     std::vector<std::string> cells = SplitRawCells(line);
     if (cells.size() != names.size()) {
       return Status::InvalidArgument(
@@ -144,7 +158,7 @@ std::string UpdateStatusAndRun(const ExperimentFile& file, const std::vector<Cel
     line = ReplaceCell(line, status, u.status);
     line = ReplaceCell(line, run, u.run);
   }
-  std::string out;
+  std::string out = file.byte_order_mark ? "\xEF\xBB\xBF" : "";
   for (const std::string& line : lines) out += line + "\n";
   return out;
 }

@@ -31,6 +31,7 @@ struct ExperimentFile {
   std::vector<std::string> lines;         // raw text of every line, without line ends
   std::map<std::string, size_t> columns;  // header name (trimmed) -> cell index
   std::vector<ExperimentRow> rows;        // data rows in file order
+  bool byte_order_mark = false;           // the file began with UTF-8's (Excel writes one); kept
 };
 
 // Parses `text`; errors name `path`, the line and the column, and say what is wrong.

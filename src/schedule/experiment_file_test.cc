@@ -65,6 +65,25 @@ TEST(ExperimentFile, ErrorsNameTheLineAndColumn) {
   EXPECT_NE(file.message().find("x.csv:2: column File"), std::string::npos) << file.message();
 }
 
+// Files as editors and spreadsheets write them, and values that would break a line.
+TEST(ExperimentFile, ByteOrderMarksQuotesAndLineBreaksInValues) {
+  std::string bom = std::string("\xEF\xBB\xBF") + kRadtFile;
+  ExperimentFile f = ParseExperimentFile(bom, "exp.csv").value();
+  EXPECT_EQ(f.rows.size(), 3u);
+  std::string out = UpdateStatusAndRun(f, {{3, "FINISHED bad\nname\r", "0123abcd"}});
+  EXPECT_TRUE(out.starts_with("\xEF\xBB\xBF"));  // kept for the spreadsheet that wrote it
+  ExperimentFile back = ParseExperimentFile(out, "exp.csv").value();
+  EXPECT_EQ(back.lines.size(), f.lines.size());
+  EXPECT_EQ(back.rows[0].status, "FINISHED bad name");
+  Status unclosed = ParseExperimentFile(
+                        "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n1,1,,,0,-,"
+                        "t.py,top,\"--a 1\n",
+                        "x.csv")
+                        .status();
+  EXPECT_NE(unclosed.message().find("x.csv:2: a quote is not closed"), std::string::npos)
+      << unclosed.message();
+}
+
 TEST(ExperimentFile, ParamsInRadtsKeyValueFormBecomeOptions) {
   EXPECT_EQ(ParamsToArguments("batch-size=64,epochs=2"),
             (std::vector<std::string>{"--batch-size", "64", "--epochs", "2"}));

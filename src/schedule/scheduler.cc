@@ -60,14 +60,24 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// Replaces `path` with `text` whole or not at all; a failed write (a full disk) leaves no
+// temporary file behind.
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
   std::string tmp = path + ".trainbench-tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
-    if (!out) return Status::IoError("cannot write " + tmp);
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::IoError("cannot write " + tmp + " (is the disk full?)");
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::FromErrno("cannot replace " + path, errno);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    std::remove(tmp.c_str());
+    return Status::FromErrno("cannot replace " + path, error);
+  }
   return Status::Ok();
 }
 
@@ -312,30 +322,102 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
 }
 
 // Copies a child's output to ours, line by line, behind its letter, and into the
-// workload's log (`log` may be null).
+// workload's log (`log` may be null). Time is linear in the output and memory bounded: a
+// line longer than kMaxLine is passed on in pieces of that size, each behind the letter
+// (the run's own stdout.log keeps it whole). Our output is flushed once per read, not
+// per line, so chatty scripts run as fast as under `trainbench run`.
 void PrefixLines(int fd, const std::string& prefix, const std::string& plain_prefix, std::FILE* out,
                  std::FILE* log, std::mutex& mu) {
-  std::string pending;
-  char buf[4096];
-  ssize_t n;
-  auto emit = [&](std::string_view line) {
-    std::lock_guard lock(mu);
-    std::fprintf(out, "%s%.*s\n", prefix.c_str(), static_cast<int>(line.size()), line.data());
-    std::fflush(out);
-    if (log != nullptr)
-      std::fprintf(log, "%s%.*s\n", plain_prefix.c_str(), static_cast<int>(line.size()), line.data());
+  constexpr size_t kMaxLine = 64 * 1024;
+  std::string pending;        // the unfinished line
+  std::string lines, logged;  // the complete lines of one read, prefixed
+  auto add = [&](std::string_view line) {
+    lines.append(prefix).append(line).push_back('\n');
+    if (log != nullptr) logged.append(plain_prefix).append(line).push_back('\n');
   };
-  while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
-    if (n < 0) continue;
-    pending.append(buf, static_cast<size_t>(n));
-    size_t nl;
-    while ((nl = pending.find('\n')) != std::string::npos) {
-      emit(std::string_view(pending).substr(0, nl));
-      pending.erase(0, nl + 1);
+  auto pass_on = [&] {
+    if (lines.empty()) return;
+    std::lock_guard lock(mu);
+    std::fwrite(lines.data(), 1, lines.size(), out);
+    std::fflush(out);
+    if (log != nullptr) std::fwrite(logged.data(), 1, logged.size(), log);
+    lines.clear();
+    logged.clear();
+  };
+  std::vector<char> buf(kMaxLine);
+  while (true) {
+    ssize_t n = read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::string_view chunk(buf.data(), static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      size_t nl = chunk.find('\n');
+      std::string_view piece = chunk.substr(0, nl);
+      chunk.remove_prefix(nl == std::string_view::npos ? chunk.size() : nl + 1);
+      if (nl != std::string_view::npos && pending.empty()) {
+        add(piece);
+        continue;
+      }
+      pending.append(piece);
+      if (nl != std::string_view::npos || pending.size() >= kMaxLine) {
+        add(pending);
+        pending.clear();
+      }
     }
+    pass_on();
   }
-  if (!pending.empty()) emit(pending);
+  if (!pending.empty()) add(pending);
+  pass_on();
   close(fd);
+}
+
+// A run's outcome waiting to be written into the experiment file.
+struct Unwritten {
+  const PlannedRun* run;
+  std::string status, run_id;
+};
+
+// Writes the outcomes in `pending` into the experiment file as it is now (the user may have
+// edited it meanwhile: their lines are kept) and removes them from `pending`. When the
+// file does not parse (the user is editing it) it is not touched: the outcomes stay
+// pending for the next try, are listed in FILE.trainbench-status, and the user is told.
+void WriteBack(const std::string& path, std::vector<Unwritten>& pending) {
+  std::string side = path + ".trainbench-status";
+  Result<std::string> now = ReadFile(path);
+  Result<ExperimentFile> current = now.ok() ? ParseExperimentFile(*now, path) : now.status();
+  if (!current.ok()) {
+    std::string listing = "# trainbench: outcomes not yet written into " + path + "\nLine,Status,Run\n";
+    for (const Unwritten& u : pending)
+      listing += std::to_string(u.run->row.line) + "," + u.status + "," + u.run_id + "\n";
+    Status kept = WriteFileAtomically(side, listing);
+    LogWarning(
+        Concat({path, " cannot be read back (", current.status().message(),
+                "); it is left as it is. The outcomes so far are in ", kept.ok() ? side : "this output only",
+                " and are written into the file after the next workload once it reads again"}));
+    return;
+  }
+  std::vector<CellUpdate> updates;
+  std::set<size_t> taken;
+  for (const Unwritten& u : pending) {
+    std::optional<size_t> line = MatchRow(*current, u.run->row, taken);
+    if (!line) {
+      LogWarning(Concat({path, ":", std::to_string(u.run->row.line),
+                         ": the row was changed or removed while it ran; ", u.run->letter, " ended ",
+                         u.status, u.run_id.empty() ? "" : " (run " + u.run_id + ")", ", not written back"}));
+      continue;
+    }
+    taken.insert(*line);
+    updates.push_back({*line, u.status, u.run_id});
+  }
+  Status written = WriteFileAtomically(path, UpdateStatusAndRun(*current, updates));
+  if (!written.ok()) {
+    LogError("cannot write the statuses back: " + written.message() +
+             "; tried again after the next workload");
+    return;
+  }
+  pending.clear();
+  std::error_code ec;
+  fs::remove(side, ec);
 }
 
 // Waits until `runs` children said they are set up (or ended, or a minute passed), then
@@ -453,6 +535,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   int64_t started_ms = WallMillis();
   size_t index = 0, done_workloads = 0;
   std::vector<Outcome> outcomes;
+  std::vector<Unwritten> unwritten;  // statuses not yet in the file
   for (const Workload& w : *plan) {
     ++index;
     std::vector<const PlannedRun*> runs;
@@ -610,11 +693,6 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     for (auto& [gpu, instances] : migs) instances.Destroy();
 
     // Status and Run back into the file, re-read so that edits made meanwhile are kept.
-    std::vector<CellUpdate> updates;
-    Result<std::string> now = ReadFile(o.file);
-    Result<ExperimentFile> current = now.ok() ? ParseExperimentFile(*now, o.file) : now.status();
-    const ExperimentFile& target = current.ok() ? *current : *file;
-    std::set<size_t> taken;
     for (const PlannedRun* r : runs) {
       Result<RunRecord> rec = (*store)->FindRun(r->id);
       std::string status = rec.ok() ? rec->status : kFailed;
@@ -634,20 +712,17 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
           (*store)->PutArtifact(
               {r->id, "workload.log", static_cast<int64_t>(fs::file_size(copy, ec)), "", copy});
       }
-      std::optional<size_t> line = MatchRow(target, r->row, taken);
-      if (!line) {
-        LogWarning(Concat({o.file, ":", std::to_string(r->row.line),
-                           ": the row was changed or removed while it ran; ", r->letter, " ended ", status,
-                           " (run ", r->id, "), not written back"}));
-        continue;
-      }
-      taken.insert(*line);
-      updates.push_back({*line, rec.ok() ? status + " " + rec->name : status, rec.ok() ? r->id : ""});
+      unwritten.push_back({r, rec.ok() ? status + " " + rec->name : status, rec.ok() ? r->id : ""});
     }
-    Status written = WriteFileAtomically(o.file, UpdateStatusAndRun(target, updates));
-    if (!written.ok()) LogError("cannot write the statuses back: " + written.message());
+    WriteBack(o.file, unwritten);
     ++done_workloads;
     if (interrupted) break;
+  }
+  if (!unwritten.empty()) {
+    LogError(Concat({"the statuses of ", std::to_string(unwritten.size()), " run(s) are not in ", o.file,
+                     "; they are in ", o.file,
+                     ".trainbench-status (copy them in by hand, or fix the file and "
+                     "run the same command again: finished runs are found in the store by their Run id)"}));
   }
   PrintSummary(outcomes);
   std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", o.file.c_str(), finished,
