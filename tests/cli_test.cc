@@ -79,6 +79,47 @@ TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
   EXPECT_TRUE(fs::exists(store->GetArtifact(run.id, "stdout.log")->path));
 }
 
+// The training command does not outlive a SIGKILLed trainbench: it gets SIGTERM.
+TEST_F(CliTest, TheCommandEndsWhenTrainbenchIsKilled) {
+  SpawnOptions o;
+  o.argv = {kTrainbench, "run", "--store", db_, "-q", "-l", "top", "--", "sleep", "30"};
+  o.stdout_mode = Stdio::kDevNull;
+  o.stderr_mode = Stdio::kDevNull;
+  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  pid_t command = 0;
+  for (int i = 0; i < 100 && command == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream children("/proc/" + std::to_string(tb.pid()) + "/task/" + std::to_string(tb.pid()) +
+                           "/children");
+    children >> command;
+  }
+  ASSERT_NE(command, 0);
+  ASSERT_EQ(kill(tb.pid(), SIGKILL), 0);
+  ASSERT_TRUE(tb.Wait().ok());
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream stat("/proc/" + std::to_string(command) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    gone = line.empty() || line.find(") Z ") != std::string::npos;  // gone, or a zombie of init's
+  }
+  EXPECT_TRUE(gone) << "sleep 30 (pid " << command << ") outlived trainbench";
+}
+
+// A store that cannot take the samples (here a file size limit, as a full disk would):
+// the run says so, with how many samples, and trainbench exits non-zero.
+TEST_F(CliTest, SamplesThatCannotBeStoredAreSaidSo) {
+  ASSERT_EQ(Trainbench("run -q -l top -- true").code, 0);  // the store exists
+  uintmax_t size = fs::file_size(db_);
+  // Room for the run's record, not for its samples.
+  std::string limited = "sh -c \"trap '' XFSZ; ulimit -f " + std::to_string(size / 1024 + 32) + "; exec " +
+                        kTrainbench + " run --store " + db_ + " -i 100ms -l top+net -- sleep 1.5\"";
+  Shell r = Trainbench("-h > /dev/null; " + limited);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("samples could not be stored"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTest, OutputFloodNeitherBlocksNorFillsMemory) {
   const int64_t kBytes = 100 << 20;
   SpawnOptions o;

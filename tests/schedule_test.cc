@@ -464,6 +464,18 @@ TEST_F(ScheduleTest, LongLinesAndManyLinesPassThroughWhole) {
   EXPECT_LT(r.out.find("[A-] line 0\n"), r.out.find("[A-] line 199999\n"));
 }
 
+// A Params cell longer than Linux lets a command line be: the workload is not run, and the
+// message says why and what to do.
+TEST_F(ScheduleTest, AParamsCellTooLongForLinuxIsSaidSo) {
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,1,,,-,-,work.py,top,--note " +
+      std::string(200000, 'x') + "\n");
+  Shell r = Trainbench("schedule exp.csv");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("command line is too long"), std::string::npos) << r.err.substr(0, 1000);
+}
+
 // The start gate that makes a workload's runs start together: `trainbench run` sets up,
 // says so, and starts its command only when the scheduler closes the gate.
 TEST_F(ScheduleTest, ARunWaitsAtTheStartGateUntilItOpens) {

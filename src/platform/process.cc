@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,6 +85,7 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
     return Status::FromErrno("cannot create pipes", err);
   }
 
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int err = errno;
@@ -97,6 +99,10 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
     if (options.new_process_group && setpgid(0, 0) != 0) ChildFail(exec_error[1], errno);
+    if (options.parent_death_signal != 0) {
+      if (prctl(PR_SET_PDEATHSIG, options.parent_death_signal) != 0) ChildFail(exec_error[1], errno);
+      if (getppid() != parent) _exit(127);  // the parent died before the line above
+    }
     if (!options.working_directory.empty() && chdir(options.working_directory.c_str()) != 0) {
       ChildFail(exec_error[1], errno);
     }
@@ -133,6 +139,18 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
     CloseFd(out_pipe[0]);
     CloseFd(err_pipe[0]);
     if (child_errno == ENOENT) return Status::NotFound("command not found: " + options.argv[0]);
+    if (child_errno == E2BIG) {
+      size_t bytes = 0, longest = 0;
+      for (const std::string& a : options.argv) {
+        bytes += a.size() + 1;
+        longest = std::max(longest, a.size());
+      }
+      return Status::InvalidArgument(
+          "cannot start " + options.argv[0] + ": its command line is too long for Linux (" +
+          std::to_string(bytes) + " bytes, the longest argument " + std::to_string(longest) +
+          "; one argument may be at most 128 KiB, all of them with the environment about 2 MiB): pass long "
+          "settings in a file instead");
+    }
     return Status::FromErrno("cannot start " + options.argv[0], child_errno);
   }
 

@@ -24,6 +24,9 @@ struct SpawnOptions {
   std::optional<std::vector<std::string>> environment;  // "K=V"; nullopt inherits ours
   std::string working_directory;                        // empty: ours
   bool new_process_group = false;                       // setpgid(0, 0) in the child
+  // Sent to the child when the thread that spawned it dies (trainbench SIGKILLed): a
+  // training command does not outlive the trainbench that records it. 0: none.
+  int parent_death_signal = 0;
   Stdio stdin_mode = Stdio::kInherit;
   Stdio stdout_mode = Stdio::kInherit;
   Stdio stderr_mode = Stdio::kInherit;

@@ -392,6 +392,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     spawn.environment->push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
   }
   spawn.new_process_group = true;
+  spawn.parent_death_signal = SIGTERM;  // not outliving a SIGKILLed trainbench
   spawn.stdin_mode = Stdio::kDevNull;
   spawn.stdout_mode = Stdio::kPipe;
   spawn.stderr_mode = Stdio::kPipe;
@@ -474,7 +475,15 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   pump.Finish(kOutputDrainMs);
   tracking_server.Stop();  // requests in flight are answered before the writer closes
   Status closed = writer.Close();
-  if (!closed.ok()) LogError("cannot write the last samples: " + closed.message());
+  // Samples the store would not take (a full disk): said in the run's record, its events
+  // and the exit message, and trainbench exits non-zero even when the command succeeded.
+  std::string not_stored;
+  if (!closed.ok()) {
+    not_stored =
+        std::to_string(writer.pending_points()) + " samples could not be stored (" + closed.message() + ")";
+    LogError(not_stored);
+    event("store", not_stored);
+  }
   manifest_thread.join();
 
   RunOutcome outcome{run.id, kFinished, 0};
@@ -496,10 +505,19 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     if (outcome.exit_code != 0) outcome.status = stop_requested ? kKilled : kFailed;
     if (stop_requested) reason = stop_reason + (reason.empty() ? "" : "; " + reason);
   }
+  if (!not_stored.empty()) {
+    reason += (reason.empty() ? "" : "; ") + not_stored;
+    if (outcome.exit_code == 0) outcome.exit_code = 1;
+  }
   RecordArtifactFiles(store, run.id, *artifact_dir);
   store.PutArtifact({run.id, "stdout.log", pump.stdout_bytes(), "", stdout_log});
   store.PutArtifact({run.id, "stderr.log", pump.stderr_bytes(), "", stderr_log});
-  TB_RETURN_IF_ERROR(store.FinishRun(run.id, end_ms, outcome.status, exit_code, signal, reason));
+  if (Status finished = store.FinishRun(run.id, end_ms, outcome.status, exit_code, signal, reason);
+      !finished.ok()) {
+    return Status::IoError(finished.message() + "; the command ended " + outcome.status +
+                           (reason.empty() ? "" : " (" + reason + ")") +
+                           ". Free space where the store is, then `trainbench show` the run");
+  }
   // Its phases and steady state, kept with it (serve and report compute them again when
   // asked; this copy is what the run looked like when it ended).
   run.end_ms = end_ms;

@@ -653,12 +653,15 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       extra.push_back(gate_env);
       spawn.environment = EnvironmentWith(extra);
       spawn.new_process_group = true;
+      spawn.parent_death_signal = SIGTERM;  // not outliving a SIGKILLed trainbench
       spawn.stdin_mode = Stdio::kDevNull;
       spawn.stdout_mode = Stdio::kPipe;
       spawn.stderr_mode = Stdio::kPipe;
       Result<ChildProcess> child = ChildProcess::Spawn(spawn);
       if (!child.ok()) {
         setup = child.status();
+        LogError(Concat(
+            {o.file, ":", std::to_string(r.row.line), ": ", r.letter, " cannot start: ", setup.message()}));
         break;
       }
       std::string plain = "[" + r.letter + "] ";

@@ -718,10 +718,16 @@ class TrackingApi::Call {
     {
       std::ofstream out(partial, std::ios::binary | std::ios::trunc);
       out.write(request_.body.data(), static_cast<std::streamsize>(request_.body.size()));
-      if (!out) throw ApiError{"INTERNAL_ERROR", "cannot write " + partial};
+      out.flush();
+      if (!out) {
+        std::remove(partial.c_str());  // a full disk leaves nothing half-written behind
+        throw ApiError{"INTERNAL_ERROR", "cannot write " + partial + " (is the disk full?)"};
+      }
     }
-    if (std::rename(partial.c_str(), file.c_str()) != 0)
+    if (std::rename(partial.c_str(), file.c_str()) != 0) {
+      std::remove(partial.c_str());
       throw ApiError{"INTERNAL_ERROR", "cannot write " + file};
+    }
     Check(api_.store_.PutArtifact({run_id, relative, static_cast<int64_t>(request_.body.size()), "", file}));
     return Json(json::object());
   }
