@@ -77,6 +77,33 @@ TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
   ASSERT_GE(memory.size(), 15u);
   EXPECT_GE(memory.back().time_ms, killed_ms - 1600);
   EXPECT_TRUE(fs::exists(store->GetArtifact(run.id, "stdout.log")->path));
+  // Its duration is unknown, not a figure that keeps growing.
+  Shell ls = Trainbench("ls");
+  EXPECT_NE(ls.out.find("UNFINISHED"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("        -  "), std::string::npos) << ls.out;
+  EXPECT_EQ(ls.out.find("so far"), std::string::npos) << ls.out;
+}
+
+// What ls and show print comes from scripts and API clients: escape sequences are shown,
+// not obeyed; a mistyped store path is an error, not a new empty store.
+TEST_F(CliTest, ListingsShowWhatIsStoredSafely) {
+  ASSERT_EQ(Trainbench("run -q -l top -n \"$(printf 'evil\\033]0;owned\\007\\033[31mred')\" -t \"k=$(printf "
+                       "'a\\033[2Jb')\" -- true")
+                .code,
+            0);
+  Shell ls = Trainbench("ls");
+  EXPECT_EQ(ls.out.find('\033'), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("evil\\x1b]0;owned\\x07\\x1b[31mred"), std::string::npos) << ls.out;
+  Shell show = Trainbench("show " + OnlyRun(*OpenStore()).id);
+  EXPECT_EQ(show.out.find('\033'), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("a\\x1b[2Jb"), std::string::npos) << show.out;
+  for (const char* command : {"ls --store typo.db", "show --store typo.db evil",
+                              "export --store typo.db evil", "report --store typo.db Default"}) {
+    Shell r = Trainbench(command);
+    EXPECT_NE(r.code, 0) << command;
+    EXPECT_NE(r.err.find("no store at"), std::string::npos) << command << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "typo.db"));
 }
 
 // The training command does not outlive a SIGKILLed trainbench: it gets SIGTERM.

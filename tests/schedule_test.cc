@@ -144,6 +144,10 @@ TEST_F(ScheduleTest, BadFilesAreRefusedBeforeAnythingRunsAndDryRunChangesNothing
       {"e,1,,,-,-,missing.py,top,\n", "exp.csv:2: column File: missing.py does not exist"},
       {"e,1,,,zero,-,work.py,top,\n", "exp.csv:2: column Devices"},
       {"e,1,,,-,-,work.py,top\n", "exp.csv:2: 8 cells, but the header has 9"},
+      {"e,1,,,-,-,work.py,top+gpu,\n", "exp.csv:2: column Listeners: unknown listener 'gpu'"},
+      {std::string(300, 'e') + ",1,,,-,-,work.py,top,\n",
+       "exp.csv:2: column Experiment: experiment names are at most 256"},
+      {"e,1,,,-,-,work.py,top,\"--a\n", "exp.csv:2: a quote is not closed"},
   };
   for (const Case& c : cases) {
     File(header + c.rows);

@@ -33,6 +33,10 @@ std::string JoinShellWords(const std::vector<std::string>& words);
 // `s` as a JSON string literal, quotes included (control characters escaped).
 std::string JsonQuote(std::string_view s);
 
+// `s` safe to print on a terminal: control characters (escape sequences that would
+// recolour, move the cursor or retitle the window) become visible escapes such as \x1b.
+std::string Printable(std::string_view s);
+
 // How deeply the arrays and objects of JSON text nest (brackets inside strings do not
 // count), found without parsing: refuse a document before building it, since building,
 // copying and printing a deep one recurse once per level.

@@ -103,6 +103,28 @@ int Fail(const Status& s) {
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& uri) { return Store::Open(uri); }
 
+// For commands that read: a SQLite store that does not exist is a mistyped path, not a
+// new empty store.
+Result<std::unique_ptr<Store>> OpenStoreToRead(const std::string& uri) {
+  if (!StartsWith(uri, "postgres")) {
+    std::string path = StartsWith(uri, "sqlite://") ? uri.substr(9) : uri;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      return Status::NotFound("no store at " + path +
+                              "; check the path (--store or TRAINBENCH_STORE); `trainbench run` creates one");
+    }
+  }
+  return Store::Open(uri);
+}
+
+// A run's duration as ls and show print it: until now while it runs; unknown when its
+// trainbench is gone without finishing it (it must not keep growing).
+std::string RunDuration(const RunRecord& r, const std::string& status) {
+  if (r.end_ms > 0) return FormatDuration(r.end_ms - r.start_ms);
+  if (status == "UNFINISHED") return "-";
+  return FormatDuration(WallMillis() - r.start_ms);
+}
+
 // --- run -------------------------------------------------------------------------------
 
 struct RunArgs {
@@ -274,7 +296,7 @@ int CommandDevices() {
 
 int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
   if (from_uri == to_uri) return Fail(Status::InvalidArgument("--from and --to name the same store"));
-  Result<std::unique_ptr<Store>> from = Store::Open(from_uri);
+  Result<std::unique_ptr<Store>> from = OpenStoreToRead(from_uri);
   if (!from.ok()) return Fail(from.status());
   Result<std::unique_ptr<Store>> to = Store::Open(to_uri);
   if (!to.ok()) return Fail(to.status());
@@ -299,7 +321,7 @@ int CommandReport(const std::string& store_uri, const std::string& experiment, c
                   const std::string& output) {
   if (format != "table" && format != "csv" && format != "html")
     return Fail(Status::InvalidArgument("--format must be table, csv or html"));
-  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
   Result<ExperimentReport> report = BuildReport(**store, experiment);
   if (!report.ok()) return Fail(report.status());
@@ -320,7 +342,7 @@ int CommandReport(const std::string& store_uri, const std::string& experiment, c
 // --- ls ----------------------------------------------------------------------------------
 
 int CommandLs(const std::string& store_uri, const std::string& experiment) {
-  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
   Result<std::vector<ExperimentInfo>> experiments = (*store)->ListExperiments();
   if (!experiments.ok()) return Fail(experiments.status());
@@ -330,7 +352,8 @@ int CommandLs(const std::string& store_uri, const std::string& experiment) {
     Result<std::vector<RunRecord>> runs = (*store)->ListRuns(e.name);
     if (!runs.ok()) return Fail(runs.status());
     any = true;
-    std::printf("experiment %s  (%zu run%s)\n", e.name.c_str(), runs->size(), runs->size() == 1 ? "" : "s");
+    std::printf("experiment %s  (%zu run%s)\n", Printable(e.name).c_str(), runs->size(),
+                runs->size() == 1 ? "" : "s");
     // Workloads in order of their first run; runs without one under "-".
     std::vector<std::string> workloads;
     for (const RunRecord& r : *runs) {
@@ -339,13 +362,13 @@ int CommandLs(const std::string& store_uri, const std::string& experiment) {
       }
     }
     for (const std::string& w : workloads) {
-      std::printf("  workload %s\n", w.empty() ? "-" : w.c_str());
+      std::printf("  workload %s\n", w.empty() ? "-" : Printable(w).c_str());
       for (const RunRecord& r : *runs) {
         if (r.workload != w) continue;
-        int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
-        std::printf("    %.8s  %-10s  %-20s  %s  %9s  %s\n", r.id.c_str(), DisplayStatus(r).c_str(),
-                    r.name.c_str(), FormatWallTime(r.start_ms).c_str(),
-                    FormatDuration(end - r.start_ms).c_str(), r.command.c_str());
+        std::string status = DisplayStatus(r);
+        std::printf("    %.8s  %-10s  %-20s  %s  %9s  %s\n", r.id.c_str(), status.c_str(),
+                    Printable(r.name).c_str(), FormatWallTime(r.start_ms).c_str(),
+                    RunDuration(r, status).c_str(), Printable(r.command).c_str());
       }
     }
   }
@@ -361,7 +384,7 @@ int CommandLs(const std::string& store_uri, const std::string& experiment) {
 // --- show --------------------------------------------------------------------------------
 
 int CommandShow(const std::string& store_uri, const std::string& key) {
-  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
   Result<RunRecord> found = (*store)->FindRun(key);
   if (!found.ok()) return Fail(found.status());
@@ -371,19 +394,20 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   for (const auto& [k, v] : r.tags) simulated |= k == kSimulatedGpuTag && v == "true";
   if (r.exit_code) status += " (exit code " + std::to_string(*r.exit_code) + ")";
   if (r.signal) status += " (signal " + std::to_string(*r.signal) + ")";
-  int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
-  std::printf("run         %s  %s\n", r.id.c_str(), r.name.c_str());
-  std::printf("experiment  %s   workload %s\n", r.experiment.c_str(),
-              r.workload.empty() ? "-" : r.workload.c_str());
+  std::string duration = RunDuration(r, DisplayStatus(r));
+  std::printf("run         %s  %s\n", r.id.c_str(), Printable(r.name).c_str());
+  std::printf("experiment  %s   workload %s\n", Printable(r.experiment).c_str(),
+              r.workload.empty() ? "-" : Printable(r.workload).c_str());
   std::printf("status      %s\n", status.c_str());
-  if (!r.reason.empty()) std::printf("reason      %s\n", r.reason.c_str());
-  std::printf("command     %s\n", r.command.c_str());
-  std::printf("directory   %s\n", r.working_directory.c_str());
-  std::printf("host        %s\n", r.host.c_str());
-  std::printf("started     %s   duration %s%s\n", FormatWallTime(r.start_ms).c_str(),
-              FormatDuration(end - r.start_ms).c_str(), r.end_ms > 0 ? "" : " so far");
-  std::printf("listeners   %s every %gs\n", r.listeners.c_str(), static_cast<double>(r.interval_ms) / 1000);
-  if (!r.devices.empty()) std::printf("devices     %s\n", r.devices.c_str());
+  if (!r.reason.empty()) std::printf("reason      %s\n", Printable(r.reason).c_str());
+  std::printf("command     %s\n", Printable(r.command).c_str());
+  std::printf("directory   %s\n", Printable(r.working_directory).c_str());
+  std::printf("host        %s\n", Printable(r.host).c_str());
+  std::printf("started     %s   duration %s%s\n", FormatWallTime(r.start_ms).c_str(), duration.c_str(),
+              r.end_ms > 0 || duration == "-" ? "" : " so far");
+  std::printf("listeners   %s every %gs\n", Printable(r.listeners).c_str(),
+              static_cast<double>(r.interval_ms) / 1000);
+  if (!r.devices.empty()) std::printf("devices     %s\n", Printable(r.devices).c_str());
   Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(**store, r.id);
   if (energy.ok() && energy->has_value()) {
     const GpuEnergy& e = **energy;
@@ -399,25 +423,26 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
     std::printf("note        GPU metrics of this run come from the simulated GPU (sim/), not hardware\n");
   if (!r.params.empty()) {
     std::printf("\nparams\n");
-    for (const auto& [k, v] : r.params) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+    for (const auto& [k, v] : r.params)
+      std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
   }
   if (!r.tags.empty()) {
     std::printf("\ntags\n");
-    for (const auto& [k, v] : r.tags) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+    for (const auto& [k, v] : r.tags) std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
   }
   Result<std::vector<EventRecord>> events = (*store)->ListEvents(r.id);
   if (events.ok() && !events->empty()) {
     std::printf("\nevents\n");
     for (const EventRecord& e : *events) {
-      std::printf("  +%-9s %-9s %s\n", FormatDuration(e.time_ms - r.start_ms).c_str(), e.kind.c_str(),
-                  e.label.c_str());
+      std::printf("  +%-9s %-9s %s\n", FormatDuration(e.time_ms - r.start_ms).c_str(),
+                  Printable(e.kind).c_str(), Printable(e.label).c_str());
     }
   }
   Result<std::vector<ArtifactRecord>> artifacts = (*store)->ListArtifacts(r.id);
   if (artifacts.ok() && !artifacts->empty()) {
     std::printf("\nartifacts\n");
     for (const ArtifactRecord& a : *artifacts) {
-      std::printf("  %-14s %10s  %s\n", a.name.c_str(),
+      std::printf("  %-14s %10s  %s\n", Printable(a.name).c_str(),
                   FormatValue(static_cast<double>(a.size), "bytes").c_str(),
                   a.path.empty() ? "(in the store)" : a.path.c_str());
     }
@@ -450,8 +475,8 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
     SeriesSummary sum = Summarize(*points);
     const MetricInfo* info = FindMetric(s.metric);
     std::string_view unit = info ? info->unit : "";
-    std::printf("  %-44s %-22s %7lld %11s %11s %11s %11s %11s\n", s.metric.c_str(),
-                s.labels.empty() ? "-" : s.labels.c_str(), static_cast<long long>(sum.count),
+    std::printf("  %-44s %-22s %7lld %11s %11s %11s %11s %11s\n", Printable(s.metric).c_str(),
+                s.labels.empty() ? "-" : Printable(s.labels).c_str(), static_cast<long long>(sum.count),
                 FormatValue(sum.min, unit).c_str(), FormatValue(sum.mean, unit).c_str(),
                 FormatValue(sum.max, unit).c_str(), FormatValue(sum.p50, unit).c_str(),
                 FormatValue(sum.p95, unit).c_str());
@@ -532,7 +557,7 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
   } else {
     return Fail(Status::InvalidArgument("--format " + format + " is unknown; use csv or json"));
   }
-  Result<std::unique_ptr<Store>> store = OpenStore(store_uri);
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
   Result<RunRecord> run = (*store)->FindRun(key);
   if (!run.ok()) return Fail(run.status());

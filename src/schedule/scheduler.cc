@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "collect/collector.h"
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
 #include "schedule/gpu_sharing.h"
@@ -259,10 +260,18 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
     if (!fs::exists(script, ec)) {
       return bad("File", row.file + " does not exist (looked for " + script.string() + ")");
     }
+    if (Status name = CheckExperimentName(row.experiment); !name.ok())
+      return bad("Experiment", name.message());
     // Listeners: the run's own, and at most one workload listener (an Nsight tool).
     for (std::string_view l : Split(row.listeners, '+')) {
       std::string name(Trim(l));
       if (!ProfilerCommand(name, "")) {
+        std::vector<std::string> host = HostListenerNames(), gpu = GpuListenerNames();
+        if (std::find(host.begin(), host.end(), name) == host.end() &&
+            std::find(gpu.begin(), gpu.end(), name) == gpu.end()) {
+          return bad("Listeners", "unknown listener '" + name + "'; available: " + AvailableListeners() +
+                                      ", and one of nsys, nsysraw, ncu and ncuraw");
+        }
         run.listeners += (run.listeners.empty() ? "" : "+") + name;
         continue;
       }

@@ -334,6 +334,7 @@ class PostgresStore : public Store {
   }
 
   Result<int64_t> EnsureExperiment(const std::string& name) override {
+    TB_RETURN_IF_ERROR(CheckExperimentName(name));
     int64_t id = HashId("experiment\n" + name);
     TB_RETURN_IF_ERROR(
         Write({{"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",

@@ -215,6 +215,7 @@ class SqliteStore : public Store {
   }
 
   Result<int64_t> EnsureExperiment(const std::string& name) override {
+    TB_RETURN_IF_ERROR(CheckExperimentName(name));
     std::lock_guard lock(mu_);
     Statement insert(db_, "INSERT OR IGNORE INTO experiments(name, created_ms) VALUES(?, ?)");
     insert.Bind(1, name).Bind(2, WallMillis());

@@ -83,6 +83,21 @@ Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<
   return Status::Ok();
 }
 
+Status CheckExperimentName(std::string_view name) {
+  if (name.empty()) return Status::InvalidArgument("an experiment needs a name");
+  if (name.size() > kMaxExperimentName) {
+    return Status::InvalidArgument("experiment names are at most " + std::to_string(kMaxExperimentName) +
+                                   " bytes; this one has " + std::to_string(name.size()));
+  }
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) {
+      return Status::InvalidArgument("experiment names cannot hold control characters (byte " +
+                                     std::to_string(c) + " in '" + Printable(name) + "')");
+    }
+  }
+  return Status::Ok();
+}
+
 bool IsRunRecordArtifact(std::string_view name) {
   for (std::string_view own : {"stdout.log", "stderr.log", "manifest.json", "phases.json", "workload.log"}) {
     if (name == own) return true;

@@ -117,6 +117,11 @@ struct ArtifactRecord {
 // analysis, the workload's log): uploads may not take these names.
 bool IsRunRecordArtifact(std::string_view name);
 
+// Experiment names: 1 to kMaxExperimentName bytes without control characters (NUL cuts
+// names short in C tools; newlines break experiment files and listings).
+constexpr size_t kMaxExperimentName = 256;
+Status CheckExperimentName(std::string_view name);
+
 class Store {
  public:
   virtual ~Store() = default;

@@ -288,6 +288,11 @@ TEST_F(TrackingApiTest, HostileNumbersAndDocumentsAreRefused) {
   json z = History(run_id, "z")["metrics"][0];
   EXPECT_EQ(z["step"].get<int64_t>(), INT64_MAX);
   EXPECT_TRUE(std::signbit(z["value"].get<double>())) << z.dump();
+  // Experiment names: no NUL or other control characters, at most 256 bytes.
+  ExpectError(Post("experiments/create", std::string(R"({"name": "a\u0000b"})")), 400,
+              "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("experiments/create", json{{"name", std::string(300, 'e')}}), 400,
+              "INVALID_PARAMETER_VALUE");
   // A page token at the end of int64 does not wrap into a page.
   json far = History(run_id, "z", "&page_token=9223372036854775807&max_results=9223372036854775807");
   EXPECT_TRUE(far["metrics"].empty());
