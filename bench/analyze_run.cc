@@ -27,7 +27,7 @@ int Main(int argc, char** argv) {
   int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
   auto n = static_cast<int64_t>(hours * 3600);
   std::string path = "/tmp/tb-analyze-bench-" + std::to_string(getpid()) + ".db";
-  auto store = std::move(Store::Open(path).value());
+  auto store = Store::Open(path).value();
   RunRecord run;
   run.id = NewRunId();
   run.experiment = "bench";

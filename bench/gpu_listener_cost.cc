@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
   SpawnOptions o;
   o.argv = {"sh", "-c", "sleep 600 & sleep 600 & wait"};
   o.new_process_group = true;
-  ChildProcess tree = std::move(ChildProcess::Spawn(o).value());
-  std::shared_ptr<Nvml> nvml = std::move(Nvml::Open().value());
+  ChildProcess tree = ChildProcess::Spawn(o).value();
+  std::shared_ptr<Nvml> nvml = Nvml::Open().value();
   HostFiles files("/");
 
   std::vector<double> nvml_cpu, nvml_wall, all_cpu, smi;
@@ -117,8 +117,7 @@ int main(int argc, char** argv) {
     nvml_samples = a.samples;
     smi.push_back(SmiPerCall(ticks / 4));
     std::vector<std::unique_ptr<Collector>> all;
-    for (const char* name : {"top", "iostat", "net"})
-      all.push_back(std::move(MakeHostCollector(name, files).value()));
+    for (const char* name : {"top", "iostat", "net"}) all.push_back(MakeHostCollector(name, files).value());
     all.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
     Cost b = PerTick(all, tree.pid(), ticks);
     all_cpu.push_back(b.cpu_ns);

@@ -140,7 +140,7 @@ int Main(int argc, char** argv) {
   }
   std::string uri = cluster.CreateDatabase("bench");
   PGconn* c = PQconnectdb(uri.c_str());
-  auto store = std::move(Store::Open(uri).value());
+  auto store = Store::Open(uri).value();
   double total = static_cast<double>(runs) * static_cast<double>(points);
 
   auto t = std::chrono::steady_clock::now();
@@ -173,9 +173,9 @@ int Main(int argc, char** argv) {
 
   // The serve query on both stores: 50 runs of 100,000 points.
   std::string sqlite_path = "/tmp/tb-pg-bench-" + std::to_string(getpid()) + ".db";
-  auto sqlite = std::move(Store::Open(sqlite_path).value());
+  auto sqlite = Store::Open(sqlite_path).value();
   std::string q_uri = cluster.CreateDatabase("query");
-  auto pg = std::move(Store::Open(q_uri).value());
+  auto pg = Store::Open(q_uri).value();
   std::vector<std::string> pg_ids = WriteRuns(*pg, 50, 100000);
   std::vector<std::string> sqlite_ids = WriteRuns(*sqlite, 50, 100000);
   std::vector<double> pg_cold, pg_warm, sq_cold, sq_warm;

@@ -39,7 +39,7 @@ int64_t g_interval_ms = 100;  // pause between ticks on both sides
 double TrainbenchPerTick(const std::vector<std::string>& names, pid_t root, int ticks, size_t* samples) {
   HostFiles files("/");
   std::vector<std::unique_ptr<Collector>> collectors;
-  for (const auto& n : names) collectors.push_back(std::move(MakeHostCollector(n, files).value()));
+  for (const auto& n : names) collectors.push_back(MakeHostCollector(n, files).value());
   ProcessTree tree(files, root);
   DiscardSink sink;
   int64_t start = ProcessCpuNanos();
@@ -115,12 +115,12 @@ int main(int argc, char** argv) {
     c.argv = {"sh", "-c",
               "i=0; while [ $i -lt " + std::to_string(extra) + " ]; do sleep 600 & i=$((i+1)); done; wait"};
     c.new_process_group = true;
-    crowd.emplace(std::move(ChildProcess::Spawn(c).value()));
+    crowd.emplace(ChildProcess::Spawn(c).value());
   }
   SpawnOptions o;
   o.argv = {"sh", "-c", "sleep 600 & sleep 600 & sleep 600 & wait"};
   o.new_process_group = true;
-  ChildProcess tree = std::move(ChildProcess::Spawn(o).value());
+  ChildProcess tree = ChildProcess::Spawn(o).value();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
   // Alternate the two sides three times and keep medians: the machine is shared and noisy.

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> ids;
   std::vector<int64_t> series_ids;
   {
-    auto store = std::move(Store::Open(db).value());
+    auto store = Store::Open(db).value();
     store->EnsureExperiment("bench");
     std::mt19937_64 rng(3);
     std::normal_distribution<double> noise(0, 2);
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
       series_ids.push_back(store->ListSeries(run.id).value()[0].id);
     }
   }
-  auto store = std::move(Store::Open(db).value());
+  auto store = Store::Open(db).value();
   std::string all;
   for (const std::string& id : ids) all += (all.empty() ? "" : ",") + id;
 

@@ -124,7 +124,7 @@ Outcome IngestTrainbench(const Dataset& d, const fs::path& path) {
   fs::remove(path);
   Outcome o;
   {
-    auto store = std::move(Store::Open(path.string()).value());
+    auto store = Store::Open(path.string()).value();
     RunRecord run;
     run.id = NewRunId();
     run.experiment = "bench";

@@ -58,7 +58,7 @@ Setup NewStore(const fs::path& dir) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   Setup s;
-  s.store = std::move(Store::Open((dir / "bench.db").string()).value());
+  s.store = Store::Open((dir / "bench.db").string()).value();
   RunRecord run;
   run.id = NewRunId();
   run.experiment = "bench";

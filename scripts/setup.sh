@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libsqlite3-dev libzstd-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev zlib1g-dev libpq-dev postgresql
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format clang-tidy wrk
+  clang-format clang-tidy clang libclang-rt-14-dev wrk
   procps sqlite3
   python3 python3-torch python3-sklearn
   chromium

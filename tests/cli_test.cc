@@ -58,7 +58,7 @@ TEST_F(CliTest, SigkillOfTrainbenchLeavesAReadableStore) {
             "top+net",   "--",  kBurner,   "--duty", "0.05", "--seconds", "5"};
   o.stdout_mode = Stdio::kDevNull;
   o.stderr_mode = Stdio::kDevNull;
-  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  ChildProcess tb = ChildProcess::Spawn(o).value();
   std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   ASSERT_EQ(kill(tb.pid(), SIGKILL), 0);
   auto killed_at = std::chrono::system_clock::now();
@@ -112,7 +112,7 @@ TEST_F(CliTest, TheCommandEndsWhenTrainbenchIsKilled) {
   o.argv = {kTrainbench, "run", "--store", db_, "-q", "-l", "top", "--", "sleep", "30"};
   o.stdout_mode = Stdio::kDevNull;
   o.stderr_mode = Stdio::kDevNull;
-  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  ChildProcess tb = ChildProcess::Spawn(o).value();
   pid_t command = 0;
   for (int i = 0; i < 100 && command == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -153,7 +153,7 @@ TEST_F(CliTest, OutputFloodNeitherBlocksNorFillsMemory) {
   o.argv = {kTrainbench,           "run", "--store", db_, "-l", "top", "--", kBurner, "--print-bytes",
             std::to_string(kBytes)};
   o.stdout_mode = Stdio::kDevNull;  // echoed output goes nowhere; the log keeps it all
-  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  ChildProcess tb = ChildProcess::Spawn(o).value();
   ExitInfo exit = tb.Wait().value();
   EXPECT_EQ(exit.ShellCode(), 0);
   EXPECT_LT(exit.usage.ru_maxrss, 64 * 1024) << "KiB";  // trainbench and the burner stayed small
@@ -220,7 +220,7 @@ TEST_F(CliTest, SigintIsForwardedAndTheRunIsKilled) {
   SpawnOptions o;
   o.argv = {kTrainbench, "run", "--store", db_, "-q", "--", "sleep", "30"};
   o.stderr_mode = Stdio::kDevNull;
-  ChildProcess tb = std::move(ChildProcess::Spawn(o).value());
+  ChildProcess tb = ChildProcess::Spawn(o).value();
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   kill(tb.pid(), SIGINT);
   ExitInfo exit = tb.Wait().value();

@@ -41,7 +41,7 @@ class PostgresTest : public CliTest {
                       name + ".out 2> " + name + ".err"};
     return ChildProcess::Spawn(spawn).value();
   }
-  std::unique_ptr<Store> Database() { return std::move(Store::Open(uri_).value()); }
+  std::unique_ptr<Store> Database() { return Store::Open(uri_).value(); }
   std::vector<Point> Values(Store& store, const std::string& run_name) {
     RunRecord run = store.FindRun(run_name).value();
     return Series(store, run.id, "train.value");
@@ -162,7 +162,7 @@ TEST_F(PostgresTest, MigrationFromSqliteTwiceCopiesEachRunOnce) {
   EXPECT_NE(second.out.find("0 runs copied (0 points), 2 already there"), std::string::npos) << second.out;
   EXPECT_EQ(cluster_.Value("SELECT count(*) || ' ' || sum(count) FROM chunks", "trainbench"), chunks);
 
-  auto local = std::move(Store::Open(sqlite).value());
+  auto local = Store::Open(sqlite).value();
   auto shared = Database();
   for (const char* name : {"a", "b"}) {
     RunRecord mine = local->FindRun(name).value();

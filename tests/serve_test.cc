@@ -36,7 +36,7 @@ class ServeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = (scratch_.path() / "serve.db").string();
-    auto store = std::move(Store::Open(db_).value());
+    auto store = Store::Open(db_).value();
     ImportTrace(*store);
     // Workloads 1 and 2 of experiment "synth", two runs each: run value = workload * 10 + run.
     for (int w = 1; w <= 2; ++w) {
@@ -95,7 +95,7 @@ class ServeTest : public ::testing::Test {
                   "exec " + std::string(TRAINBENCH_BINARY) + " serve --store " + db_ + " --port 0 " + args};
     spawn.stdout_mode = Stdio::kPipe;
     spawn.stderr_mode = Stdio::kPipe;
-    server_ = std::make_unique<ChildProcess>(std::move(ChildProcess::Spawn(spawn).value()));
+    server_ = std::make_unique<ChildProcess>(ChildProcess::Spawn(spawn).value());
     int out = server_->ReleaseStdout();
     std::string line;
     char c;
@@ -250,7 +250,7 @@ TEST_F(ServeTest, WorkloadAggregatesMatchADirectComputation) {
 
 TEST_F(ServeTest, LiveRunsAnswerWhatArrivedSinceAGivenTime) {
   StartServer();
-  auto store = std::move(Store::Open(db_).value());
+  auto store = Store::Open(db_).value();
   RunRecord live = NewRun(*store, "live", "1", "A");
   SeriesWriter writer(*store, live.id);
   for (int i = 0; i < 10; ++i) writer.Append("train.loss", "", Point{kStart + i * 1000, 1.0 / (i + 1)});
@@ -316,7 +316,8 @@ TEST_F(ServeTest, BadInputGetsClearErrorsAndNothingEscapes) {
   // One workload named 200 times is one workload's work.
   std::string repeated;
   for (int i = 0; i < 200; ++i) repeated += (repeated.empty() ? "" : ",") + std::string("synth:1");
-  Served once = Get("/api/v1/aggregate?workloads=" + repeated + "&metric=gpu.utilization.gpu_ratio&budget=100");
+  Served once =
+      Get("/api/v1/aggregate?workloads=" + repeated + "&metric=gpu.utilization.gpu_ratio&budget=100");
   EXPECT_EQ(once.status, 200) << once.raw.substr(0, 300);
   EXPECT_EQ(once.body["workloads"].size(), 1u);
   // A time after everything gives nothing new, not everything.

@@ -94,8 +94,10 @@ TEST(Phases, PlantedPhasesAreFoundWithTheirBoundaries) {
   // Energy per sample against a direct computation: power integrated (one listener) over
   // samples integrated.
   double joules = 0, samples = 0;
-  for (const Point& p : Planted().series["gpu.power.draw_watts"][0].second) joules += p.value;
-  for (const Point& p : Planted().series["train.throughput_samples_per_second"][0].second) samples += p.value;
+  // One planted run, kept while its series are read (a temporary's members would dangle).
+  auto planted = Planted();
+  for (const Point& p : planted.series["gpu.power.draw_watts"][0].second) joules += p.value;
+  for (const Point& p : planted.series["train.throughput_samples_per_second"][0].second) samples += p.value;
   EXPECT_NEAR(*a.energy_joules, joules, 1e-6);
   EXPECT_NEAR(*a.energy_per_sample_joules, joules / samples, 1e-9);
   EXPECT_TRUE(a.caveats.empty());

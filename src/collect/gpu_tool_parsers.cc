@@ -57,20 +57,37 @@ DmonLine ParseDmonLine(std::string_view line, size_t expected_fields, DmonRow& o
 }
 
 std::optional<int64_t> ParseSmiTimestamp(std::string_view text) {
-  // YYYY/MM/DD HH:MM:SS.mmm
-  std::string t(Trim(text));
-  tm parts{};
-  int millis = 0;
-  if (std::sscanf(t.c_str(), "%d/%d/%d %d:%d:%d.%d", &parts.tm_year, &parts.tm_mon, &parts.tm_mday,
-                  &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &millis) != 7) {
-    return std::nullopt;
+  // Exactly YYYY/MM/DD HH:MM:SS.mmm, every field in its range (no sscanf: a field of 30
+  // digits must be refused, not overflow).
+  std::string_view t = Trim(text);
+  if (t.size() != 23) return std::nullopt;
+  auto field = [&](size_t at, size_t digits, int low, int high) -> std::optional<int> {
+    int v = 0;
+    for (size_t i = at; i < at + digits; ++i) {
+      if (t[i] < '0' || t[i] > '9') return std::nullopt;
+      v = v * 10 + (t[i] - '0');
+    }
+    if (v < low || v > high) return std::nullopt;
+    return v;
+  };
+  for (auto [at, c] : {std::pair{4, '/'}, {7, '/'}, {10, ' '}, {13, ':'}, {16, ':'}, {19, '.'}}) {
+    if (t[static_cast<size_t>(at)] != c) return std::nullopt;
   }
-  parts.tm_year -= 1900;
-  parts.tm_mon -= 1;
+  std::optional<int> year = field(0, 4, 1970, 9999), month = field(5, 2, 1, 12), day = field(8, 2, 1, 31),
+                     hour = field(11, 2, 0, 23), minute = field(14, 2, 0, 59), second = field(17, 2, 0, 60),
+                     millis = field(20, 3, 0, 999);
+  if (!year || !month || !day || !hour || !minute || !second || !millis) return std::nullopt;
+  tm parts{};
+  parts.tm_year = *year - 1900;
+  parts.tm_mon = *month - 1;
+  parts.tm_mday = *day;
+  parts.tm_hour = *hour;
+  parts.tm_min = *minute;
+  parts.tm_sec = *second;
   parts.tm_isdst = -1;
   time_t seconds = mktime(&parts);
   if (seconds == -1) return std::nullopt;
-  return int64_t{seconds} * 1000 + millis;
+  return int64_t{seconds} * 1000 + *millis;
 }
 
 std::optional<int> FindDcgmInstanceEntity(std::string_view hierarchy, unsigned gpu,

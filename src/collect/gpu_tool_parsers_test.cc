@@ -88,6 +88,10 @@ TEST(SmiTimestamp, LocalTimeToUnixMillis) {
   ASSERT_TRUE(a && b);
   EXPECT_EQ(*b - *a, 100);
   EXPECT_EQ(ParseSmiTimestamp("[N/A]"), std::nullopt);
+  // Found by fuzz_tool_output: a field far too long overflowed.
+  EXPECT_EQ(ParseSmiTimestamp("2022/041:17.96666666666666666-0766666666666666666666"), std::nullopt);
+  EXPECT_EQ(ParseSmiTimestamp("2022/13/29 21:41:17.905"), std::nullopt);
+  EXPECT_EQ(ParseSmiTimestamp("2022/08/29 21:41:17.9o5"), std::nullopt);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ class FixtureSamplerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     UseSnapshot("a");
-    store_ = std::move(Store::Open((dir_ / "t.db").string()).value());
+    store_ = Store::Open((dir_ / "t.db").string()).value();
     run_.id = NewRunId();
     run_.experiment = "fixture";
     run_.name = "burner";
@@ -60,7 +60,7 @@ class FixtureSamplerTest : public ::testing::Test {
 
 std::vector<std::unique_ptr<Collector>> Listeners(const HostFiles& files, std::vector<std::string> names) {
   std::vector<std::unique_ptr<Collector>> out;
-  for (const auto& n : names) out.push_back(std::move(MakeHostCollector(n, files).value()));
+  for (const auto& n : names) out.push_back(MakeHostCollector(n, files).value());
   return out;
 }
 
@@ -115,7 +115,7 @@ TEST_F(FixtureSamplerTest, FailingListenerNeverStopsTheOthers) {
   SeriesWriter writer(*store_, run_.id);
   std::vector<std::unique_ptr<Collector>> listeners;
   listeners.push_back(std::make_unique<BrokenCollector>());
-  listeners.push_back(std::move(MakeHostCollector("top", files).value()));
+  listeners.push_back(MakeHostCollector("top", files).value());
   std::vector<std::string> events;
   Sampler sampler(std::move(listeners), writer, 1000, [&](const std::string& kind, const std::string& label) {
     events.push_back(kind + ": " + label);

@@ -23,7 +23,7 @@ struct Answer {
 class TrackingApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_ = std::move(Store::Open((scratch_.path() / "t.db").string()).value());
+    store_ = Store::Open((scratch_.path() / "t.db").string()).value();
     api_ = std::make_unique<TrackingApi>(*store_);
     server_ = std::make_unique<HttpServer>(std::vector<ApiHandler>{api_->Handler()});
     ASSERT_TRUE(server_->Start(TrackingApi::ServerOptions()).ok());
@@ -360,6 +360,25 @@ TEST_F(TrackingApiTest, ASupervisedRunKeepsTheStatusItsProcessEarns) {
   EXPECT_EQ(History(run_id, "loss")["metrics"][0]["value"], 2.5);
   server_->Stop();
   EXPECT_TRUE(writer.Close().ok());
+}
+
+}  // namespace
+}  // namespace tb
+
+namespace tb {
+namespace {
+
+// `serve --host` without a token only where the address is this machine's loopback.
+TEST(HttpServer, LoopbackMeansAddressesThatAre) {
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"})
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  for (const char* host :
+       {"0.0.0.0", "10.0.0.1", "::", "127.example.invalid", "127.0.0.1.nip.invalid", "", "1270.0.0.1"})
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  EXPECT_TRUE(SecretsEqual("s3cret", "s3cret"));
+  EXPECT_FALSE(SecretsEqual("s3cret", "s3cret2"));
+  EXPECT_FALSE(SecretsEqual("s3cret", "s3cre"));
+  EXPECT_FALSE(SecretsEqual("", "x"));
 }
 
 }  // namespace

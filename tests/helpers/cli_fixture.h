@@ -48,7 +48,7 @@ class CliTest : public ::testing::Test {
     return ss.str();
   }
 
-  std::unique_ptr<Store> OpenStore() { return std::move(Store::Open(db_).value()); }
+  std::unique_ptr<Store> OpenStore() { return Store::Open(db_).value(); }
 
   RunRecord OnlyRun(Store& store) {
     std::vector<RunRecord> runs = store.ListRuns("").value();
