@@ -23,9 +23,12 @@ for f in fuzz/*_fuzz.cc; do
   name="$(basename "$f" _fuzz.cc)"
   mkdir -p "build-asan/fuzz-new/$name"
   echo "sanitize: fuzz_$name for ${seconds}s"
-  if ! (cd build-asan && "./fuzz/fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 "fuzz-new/$name" "../fuzz/corpus/$name" 2>&1 | tail -n 4); then
+  if (cd build-asan && "./fuzz/fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 "fuzz-new/$name" "../fuzz/corpus/$name" > "fuzz-$name.log" 2>&1); then
+    grep -E "^stat::(number_of_executed_units|new_units_added)" "build-asan/fuzz-$name.log" || true
+  else
     failed=1
+    grep -vE "^#[0-9]+ +(NEW|REDUCE|pulse)" "build-asan/fuzz-$name.log" | tail -n 60
   fi
 done
 [ "$failed" -eq 0 ] || { echo "sanitize: a fuzz target failed (its input is in build-asan/crash-*)"; exit 1; }

@@ -51,6 +51,14 @@ class ScheduleTest : public CliTest {
   void File(const std::string& text) { std::ofstream(dir_ / "exp.csv") << text; }
   ExperimentFile Read() { return ParseExperimentFile(Slurp(dir_ / "exp.csv"), "exp.csv").value(); }
   size_t RunCount() { return OpenStore()->ListRuns("").value().size(); }
+  // `trainbench schedule exp.csv` in the background, its output in sched.out and sched.err.
+  ChildProcess StartSchedule() {
+    SpawnOptions spawn;
+    spawn.argv = {"/bin/sh", "-c",
+                  "cd " + dir_.string() + " && TRAINBENCH_PYTHON=/usr/bin/python3 TRAINBENCH_STORE=" + db_ +
+                      " exec " + kTrainbench + " schedule exp.csv > sched.out 2> sched.err"};
+    return ChildProcess::Spawn(spawn).value();
+  }
   // A Status cell's outcome ("FINISHED work.py A-" -> FINISHED).
   static std::string Outcome(const ExperimentRow& row) { return row.status.substr(0, row.status.find(' ')); }
   // The simulated GPU: GPU 0 without MIG, GPU 1 in MIG mode with no instances yet.
@@ -109,11 +117,7 @@ TEST_F(ScheduleTest, WorkloadsRunInOrderTheirRunsTogetherAndStatusesAreWrittenBa
 TEST_F(ScheduleTest, CtrlCStopsTheRunsInFlightAndTheNextStartResumes) {
   File(kTwoWorkloads);
   std::ofstream(dir_ / "slow") << "";
-  SpawnOptions spawn;
-  spawn.argv = {"/bin/sh", "-c",
-                "cd " + dir_.string() + " && TRAINBENCH_PYTHON=/usr/bin/python3 TRAINBENCH_STORE=" + db_ +
-                    " exec " + kTrainbench + " schedule exp.csv > sched.out 2> sched.err"};
-  ChildProcess scheduler = ChildProcess::Spawn(spawn).value();
+  ChildProcess scheduler = StartSchedule();
   // Wait until workload 1 is running, then interrupt.
   for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
@@ -377,11 +381,7 @@ TEST_F(ScheduleTest, EditsMadeWhileItRunsAreKeptAndStatusesFindTheirRows) {
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
       "e,1,,,-,-,work.py,top,--seconds 1.5\n"
       "e,2,,,-,-,work.py,top,--seconds 0.1\n");
-  SpawnOptions spawn;
-  spawn.argv = {"/bin/sh", "-c",
-                "cd " + dir_.string() + " && TRAINBENCH_PYTHON=/usr/bin/python3 TRAINBENCH_STORE=" + db_ +
-                    " exec " + kTrainbench + " schedule exp.csv > sched.out 2> sched.err"};
-  ChildProcess scheduler = ChildProcess::Spawn(spawn).value();
+  ChildProcess scheduler = StartSchedule();
   for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   // While workload 1 runs, the user adds a row above it and changes workload 2's params.
   File(
@@ -408,11 +408,7 @@ TEST_F(ScheduleTest, AFileThatDoesNotReadWhileItRunsIsNeverOverwritten) {
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
       "e,1,,,-,-,work.py,top,--seconds 1.5\n"
       "e,2,,,-,-,work.py,top,--seconds 2\n");
-  SpawnOptions spawn;
-  spawn.argv = {"/bin/sh", "-c",
-                "cd " + dir_.string() + " && TRAINBENCH_PYTHON=/usr/bin/python3 TRAINBENCH_STORE=" + db_ +
-                    " exec " + kTrainbench + " schedule exp.csv > sched.out 2> sched.err"};
-  ChildProcess scheduler = ChildProcess::Spawn(spawn).value();
+  ChildProcess scheduler = StartSchedule();
   for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::string editing =
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"

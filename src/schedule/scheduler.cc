@@ -733,8 +733,8 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   if (!unwritten.empty()) {
     LogError(Concat({"the statuses of ", std::to_string(unwritten.size()), " run(s) are not in ", o.file,
                      "; they are in ", o.file,
-                     ".trainbench-status (copy them in by hand, or fix the file and "
-                     "run the same command again: finished runs are found in the store by their Run id)"}));
+                     ".trainbench-status (copy them in by hand, or fix the file and run the same command",
+                     " again: finished runs are found in the store by their Run id)"}));
   }
   PrintSummary(outcomes);
   std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", o.file.c_str(), finished,
