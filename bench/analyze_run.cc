@@ -36,7 +36,7 @@ int Main(int argc, char** argv) {
   run.start_ms = 1763777000000;
   store->EnsureExperiment("bench");
   store->CreateRun(run);
-  std::vector<std::string> metrics = AnalyzedMetrics();
+  std::vector<std::string> metrics(AnalyzedMetrics().begin(), AnalyzedMetrics().end());
   for (int i = 0; metrics.size() < 30; ++i) metrics.push_back("host.other.metric_" + std::to_string(i));
   {
     SeriesWriter writer(*store, run.id);

@@ -21,6 +21,7 @@
 #include "base/time.h"
 #include "bench/bench_stats.h"
 #include "collect/collector.h"
+#include "collect/listeners.h"
 #include "collect/nvml_collector.h"
 #include "collect/process_tree.h"
 #include "platform/nvml.h"
@@ -117,7 +118,8 @@ int main(int argc, char** argv) {
     nvml_samples = a.samples;
     smi.push_back(SmiPerCall(ticks / 4));
     std::vector<std::unique_ptr<Collector>> all;
-    for (const char* name : {"top", "iostat", "net"}) all.push_back(MakeHostCollector(name, files).value());
+    for (const char* name : {"top", "iostat", "net"})
+      all.push_back(MakeListener(name, ListenerContext{.files = files}).value());
     all.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
     Cost b = PerTick(all, tree.pid(), ticks);
     all_cpu.push_back(b.cpu_ns);

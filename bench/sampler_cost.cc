@@ -27,6 +27,7 @@
 #include "base/time.h"
 #include "bench/bench_stats.h"
 #include "collect/collector.h"
+#include "collect/listeners.h"
 #include "collect/process_tree.h"
 #include "platform/process.h"
 
@@ -39,7 +40,7 @@ int64_t g_interval_ms = 100;  // pause between ticks on both sides
 double TrainbenchPerTick(const std::vector<std::string>& names, pid_t root, int ticks, size_t* samples) {
   HostFiles files("/");
   std::vector<std::unique_ptr<Collector>> collectors;
-  for (const auto& n : names) collectors.push_back(MakeHostCollector(n, files).value());
+  for (const auto& n : names) collectors.push_back(MakeListener(n, ListenerContext{.files = files}).value());
   ProcessTree tree(files, root);
   DiscardSink sink;
   int64_t start = ProcessCpuNanos();

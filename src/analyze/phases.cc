@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
+#include "metrics/names.h"
+#include "metrics/sample.h"
 
 namespace tb {
 namespace {
@@ -15,9 +17,9 @@ constexpr int kMinSegment = 3;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Metrics summed over GPUs (absolute amounts) rather than averaged (ratios).
-bool Summed(const std::string& metric) {
-  return metric == "gpu.power.draw_watts" || metric == "gpu.energy.consumed_joules" ||
-         metric == "gpu.memory.used_bytes";
+bool Summed(std::string_view metric) {
+  return metric == metric::kGpuPowerDrawWatts || metric == metric::kGpuEnergyConsumedJoules ||
+         metric == metric::kGpuMemoryUsedBytes;
 }
 
 double Median(std::vector<double> v) {
@@ -33,13 +35,13 @@ std::vector<const std::vector<Point>*> OneListener(
     const std::vector<std::pair<std::string, std::vector<Point>>>& series) {
   std::vector<const std::vector<Point>*> out;
   bool plain = std::any_of(series.begin(), series.end(),
-                           [](const auto& s) { return s.first.find("listener=") == std::string::npos; });
+                           [](const auto& s) { return !Labels::Parse(s.first).Has("listener"); });
   std::string listener;
-  for (const auto& [labels, points] : series) {
-    size_t at = labels.find("listener=");
-    if (plain && at != std::string::npos) continue;
+  for (const auto& [text, points] : series) {
+    Labels labels = Labels::Parse(text);
+    if (plain && labels.Has("listener")) continue;
     if (!plain) {
-      std::string l = labels.substr(at);
+      std::string_view l = labels.Get("listener");
       if (listener.empty()) listener = l;
       if (l != listener) continue;
     }
@@ -50,7 +52,7 @@ std::vector<const std::vector<Point>*> OneListener(
 
 // A metric on the one-second grid: the mean of each series per bucket, then the mean (or
 // sum) across series; gaps up to `fill` buckets take the last value.
-std::vector<double> OnGrid(const RunSamples& run, const std::string& metric, size_t n, int fill) {
+std::vector<double> OnGrid(const RunSamples& run, std::string_view metric, size_t n, int fill) {
   auto it = run.series.find(metric);
   if (it == run.series.end()) return {};
   std::vector<double> total(n, 0.0);
@@ -136,18 +138,18 @@ std::string Fmt(double v) {
 
 }  // namespace
 
-const std::vector<std::string>& AnalyzedMetrics() {
-  static const std::vector<std::string> metrics = {"gpu.utilization.gpu_ratio",
-                                                   "gpu.sm.active_ratio",
-                                                   "gpu.pipe.tensor_active_ratio",
-                                                   "gpu.dram.active_ratio",
-                                                   "gpu.power.draw_watts",
-                                                   "gpu.energy.consumed_joules",
-                                                   "proc.gpu.energy_joules",
-                                                   "gpu.memory.used_bytes",
-                                                   "proc.cpu.utilization_ratio",
-                                                   "proc.memory.rss_bytes",
-                                                   "train.throughput_samples_per_second"};
+const std::vector<std::string_view>& AnalyzedMetrics() {
+  static const std::vector<std::string_view> metrics = {metric::kGpuUtilizationGpuRatio,
+                                                        metric::kGpuSmActiveRatio,
+                                                        metric::kGpuPipeTensorActiveRatio,
+                                                        metric::kGpuDramActiveRatio,
+                                                        metric::kGpuPowerDrawWatts,
+                                                        metric::kGpuEnergyConsumedJoules,
+                                                        metric::kProcGpuEnergyJoules,
+                                                        metric::kGpuMemoryUsedBytes,
+                                                        metric::kProcCpuUtilizationRatio,
+                                                        metric::kProcMemoryRssBytes,
+                                                        metric::kTrainThroughputSamplesPerSecond};
   return metrics;
 }
 
@@ -155,13 +157,13 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
   RunAnalysis a;
   if (run.end_ms <= run.start_ms) return a;
   auto n = static_cast<size_t>((run.end_ms - run.start_ms + kStepMs - 1) / kStepMs);
-  std::map<std::string, std::vector<double>> grid;
-  for (const std::string& m : AnalyzedMetrics()) {
-    std::vector<double> g = OnGrid(run, m, n, m == "train.throughput_samples_per_second" ? 30 : 5);
-    if (!g.empty()) grid[m] = std::move(g);
+  std::map<std::string, std::vector<double>, std::less<>> grid;
+  for (std::string_view m : AnalyzedMetrics()) {
+    std::vector<double> g = OnGrid(run, m, n, m == metric::kTrainThroughputSamplesPerSecond ? 30 : 5);
+    if (!g.empty()) grid[std::string(m)] = std::move(g);
   }
-  for (const char* m : {"gpu.utilization.gpu_ratio", "gpu.sm.active_ratio",
-                        "train.throughput_samples_per_second", "proc.cpu.utilization_ratio"}) {
+  for (std::string_view m : {metric::kGpuUtilizationGpuRatio, metric::kGpuSmActiveRatio,
+                             metric::kTrainThroughputSamplesPerSecond, metric::kProcCpuUtilizationRatio}) {
     if (grid.count(m) != 0) {
       a.activity = m;
       break;
@@ -194,8 +196,8 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
     for (size_t i = 0; i < warm; ++i) excluded[i] = true;
     // Departures from the steady state.
     const std::vector<double>* cpu =
-        grid.count("proc.cpu.utilization_ratio") != 0 && a.activity != "proc.cpu.utilization_ratio"
-            ? &grid["proc.cpu.utilization_ratio"]
+        grid.count(metric::kProcCpuUtilizationRatio) != 0 && a.activity != metric::kProcCpuUtilizationRatio
+            ? &grid.find(metric::kProcCpuUtilizationRatio)->second
             : nullptr;
     Band cpu_band = cpu != nullptr ? SteadyBand(*cpu, warm) : Band{};
     std::vector<std::string> label(n);
@@ -215,9 +217,9 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
               {"dip", unit + " outside " + Fmt(band.level) + " +- " + Fmt(band.width)}});
   }
   // Memory climbing: a window in which memory rises steadily by more than 5%.
-  for (const char* m : {"proc.memory.rss_bytes", "gpu.memory.used_bytes"}) {
+  for (std::string_view m : {metric::kProcMemoryRssBytes, metric::kGpuMemoryUsedBytes}) {
     if (grid.count(m) == 0) continue;
-    const std::vector<double>& mem = grid[m];
+    const std::vector<double>& mem = grid.find(m)->second;
     size_t w = std::clamp<size_t>(n / 10, 10, 120);
     std::vector<std::string> label(n);
     double level = Median(mem);
@@ -284,7 +286,7 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
               [](const Phase& x, const Phase& y) { return x.start_ms < y.start_ms; });
   }
   for (const auto& [metric, g] : grid) {
-    if (metric == "gpu.energy.consumed_joules" || metric == "proc.gpu.energy_joules") continue;
+    if (metric == metric::kGpuEnergyConsumedJoules || metric == metric::kProcGpuEnergyJoules) continue;
     double sum = 0;
     int count = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -294,8 +296,8 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
     }
     if (count > 0) a.steady[metric] = sum / count;
   }
-  if (a.steady.count("train.throughput_samples_per_second") != 0)
-    a.throughput = a.steady["train.throughput_samples_per_second"];
+  if (a.steady.count(metric::kTrainThroughputSamplesPerSecond) != 0)
+    a.throughput = a.steady.find(metric::kTrainThroughputSamplesPerSecond)->second;
   if (epochs.size() >= 2) {
     std::vector<double> gaps;
     for (size_t i = 1; i < epochs.size(); ++i)
@@ -304,28 +306,30 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
   }
   // Energy: the run's attributed share of its GPUs (runs sharing a GPU split its energy, so
   // none is counted twice); else the GPUs' counters (last minus first); else power integrated.
-  if (auto it = run.series.find("proc.gpu.energy_joules"); it != run.series.end()) {
+  if (auto it = run.series.find(metric::kProcGpuEnergyJoules); it != run.series.end()) {
     double joules = 0;
     for (const std::vector<Point>* points : OneListener(it->second)) {
       if (points->size() >= 2) joules += points->back().value - points->front().value;
     }
     if (joules > 0) a.energy_joules = joules;
   }
-  if (auto it = run.series.find("gpu.energy.consumed_joules"); !a.energy_joules && it != run.series.end()) {
+  if (auto it = run.series.find(metric::kGpuEnergyConsumedJoules);
+      !a.energy_joules && it != run.series.end()) {
     double joules = 0;
     for (const std::vector<Point>* points : OneListener(it->second)) {
       if (points->size() >= 2) joules += points->back().value - points->front().value;
     }
     if (joules > 0) a.energy_joules = joules;
   }
-  if (!a.energy_joules && grid.count("gpu.power.draw_watts") != 0) {
+  if (!a.energy_joules && grid.count(metric::kGpuPowerDrawWatts) != 0) {
     double joules = 0;
-    for (double w : grid["gpu.power.draw_watts"]) joules += std::isnan(w) ? 0 : w * kStepMs / 1000.0;
+    for (double w : grid.find(metric::kGpuPowerDrawWatts)->second)
+      joules += std::isnan(w) ? 0 : w * kStepMs / 1000.0;
     if (joules > 0) a.energy_joules = joules;
   }
-  if (grid.count("train.throughput_samples_per_second") != 0) {
+  if (grid.count(metric::kTrainThroughputSamplesPerSecond) != 0) {
     double samples = 0;
-    for (double s : grid["train.throughput_samples_per_second"])
+    for (double s : grid.find(metric::kTrainThroughputSamplesPerSecond)->second)
       samples += std::isnan(s) ? 0 : s * kStepMs / 1000.0;
     if (samples > 0) a.samples = samples;
   }
@@ -346,7 +350,7 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
                                       [](const auto& kv) { return kv.first == kSimulatedGpuTag; });
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
   if (!series.ok()) return series.status();
-  const std::vector<std::string>& wanted = AnalyzedMetrics();
+  const std::vector<std::string_view>& wanted = AnalyzedMetrics();
   for (const SeriesInfo& s : *series) {
     if (std::find(wanted.begin(), wanted.end(), s.metric) == wanted.end()) continue;
     Result<std::vector<Point>> points = ReadSeriesPoints(store, s.id);

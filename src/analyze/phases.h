@@ -35,22 +35,22 @@ struct RunAnalysis {
   std::string activity;       // the metric the phases rest on
   double steady_level = 0;
   int steady_samples = 0;
-  std::map<std::string, double> steady;  // key metric -> mean over the steady state
-  std::optional<double> throughput;      // samples/s, steady mean
-  std::optional<double> epoch_seconds;   // median time between epoch events
-  std::optional<double> energy_joules;   // whole run
-  std::optional<double> samples;         // whole run (throughput integrated)
+  std::map<std::string, double, std::less<>> steady;  // key metric -> mean over the steady state
+  std::optional<double> throughput;                   // samples/s, steady mean
+  std::optional<double> epoch_seconds;                // median time between epoch events
+  std::optional<double> energy_joules;                // whole run
+  std::optional<double> samples;                      // whole run (throughput integrated)
   std::optional<double> energy_per_sample_joules;
   std::vector<std::string> caveats;  // few samples, a simulated GPU
 };
 
 // The key metrics the analysis reads (each series of them, all label sets).
-const std::vector<std::string>& AnalyzedMetrics();
+const std::vector<std::string_view>& AnalyzedMetrics();
 
 struct RunSamples {
   int64_t start_ms = 0, end_ms = 0;
   // metric -> its series (labels, points)
-  std::map<std::string, std::vector<std::pair<std::string, std::vector<Point>>>> series;
+  std::map<std::string, std::vector<std::pair<std::string, std::vector<Point>>>, std::less<>> series;
   std::vector<EventRecord> events;
   bool simulated_gpu = false;
 };

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -24,7 +25,7 @@ std::optional<double> Mean(const std::vector<std::optional<double>>& v) {
   return sum / n;
 }
 
-std::optional<double> Steady(const RunAnalysis& a, const char* metric) {
+std::optional<double> Steady(const RunAnalysis& a, std::string_view metric) {
   auto it = a.steady.find(metric);
   return it == a.steady.end() ? std::nullopt : std::optional<double>(it->second);
 }
@@ -141,9 +142,9 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     for (const RunAnalysis& a : w.analyses) {
       tput.push_back(a.throughput);
       epoch.push_back(a.epoch_seconds);
-      gpu.push_back(Steady(a, "gpu.utilization.gpu_ratio"));
-      sm.push_back(Steady(a, "gpu.sm.active_ratio"));
-      power.push_back(Steady(a, "gpu.power.draw_watts"));
+      gpu.push_back(Steady(a, metric::kGpuUtilizationGpuRatio));
+      sm.push_back(Steady(a, metric::kGpuSmActiveRatio));
+      power.push_back(Steady(a, metric::kGpuPowerDrawWatts));
       eps.push_back(a.energy_per_sample_joules);
     }
     w.run_throughput = Mean(tput);

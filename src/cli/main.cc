@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "collect/gpu_tool_collectors.h"
 #include "metrics/catalog.h"
 #include "platform/http_server.h"
 #include "platform/nvml.h"
@@ -243,19 +244,9 @@ void PrintToolListeners() {
   std::optional<std::string> smi = FindExecutable("nvidia-smi");
   std::printf("  smi                    %s\n",
               smi ? ("available (" + *smi + ")").c_str() : "not available: no nvidia-smi on PATH");
-  if (!FindExecutable("dcgmi")) {
-    std::printf(
-        "  dcgmi                  not available: no dcgmi on PATH (install datacenter-gpu-manager)\n");
-    return;
-  }
-  Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 5000);
-  if (probe.ok() && probe->exit.ShellCode() == 0) {
-    std::printf("  dcgmi                  available\n");
-  } else {
-    std::printf(
-        "  dcgmi                  not available: the DCGM host engine does not answer (start "
-        "nv-hostengine)\n");
-  }
+  Result<std::string> dcgm = ProbeDcgm();
+  std::printf("  dcgmi                  %s\n",
+              dcgm.ok() ? "available" : ("not available: " + dcgm.status().message()).c_str());
 }
 
 int CommandDevices() {

@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "collect/host_collectors.h"
-
 namespace tb {
 
 double RoundForStorage(double value) {
@@ -13,34 +11,6 @@ double RoundForStorage(double value) {
   if (digits > 15) return value;
   double scale = std::pow(10.0, digits);
   return std::nearbyint(value * scale) / scale;
-}
-
-std::string LabelValue(std::string_view raw) {
-  std::string out(raw);
-  for (char& c : out) {
-    if (c == ',' || c == '=' || c == '\n') c = '_';
-  }
-  return out;
-}
-
-std::vector<std::string> HostListenerNames() { return {"top", "ps", "iostat", "net"}; }
-std::vector<std::string> GpuListenerNames() { return {"nvml", "smi", "dcgmi"}; }
-
-std::string AvailableListeners() {
-  std::string out;
-  for (const auto& list : {HostListenerNames(), GpuListenerNames()}) {
-    for (const auto& n : list) out += (out.empty() ? "" : ", ") + n;
-  }
-  return out;
-}
-
-Result<std::unique_ptr<Collector>> MakeHostCollector(std::string_view name, const HostFiles& files) {
-  if (name == "top") return MakeTopCollector(files);
-  if (name == "ps") return MakePsCollector(files);
-  if (name == "iostat") return MakeIostatCollector(files);
-  if (name == "net") return MakeNetCollector(files);
-  return Status::InvalidArgument("unknown listener '" + std::string(name) +
-                                 "'; available listeners: " + AvailableListeners());
 }
 
 }  // namespace tb

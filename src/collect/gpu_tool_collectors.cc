@@ -14,6 +14,7 @@
 #include "base/time.h"
 #include "collect/gpu_tool_parsers.h"
 #include "collect/tool_stream.h"
+#include "metrics/names.h"
 #include "platform/process.h"
 
 namespace tb {
@@ -22,11 +23,15 @@ namespace {
 // A tool's column: stored as value * multiply / divide, which is exact where the input is
 // (95 % is 0.95, not 95 * 0.01 = 0.9500000000000001).
 struct FieldMetric {
-  const char* metric;  // empty: not stored (timestamp, index)
+  std::string_view metric;  // empty: not stored (timestamp, index)
   double multiply = 1;
   double divide = 1;
   double Convert(double v) const { return v * multiply / divide; }
 };
+
+// How long a one-shot dcgmi command (discovery, group) may take: the host engine answers
+// in milliseconds, or has hung.
+constexpr int kDcgmiTimeoutMs = 10000;
 
 // Rows kept per entity between two ticks (a tool faster than the ticks; bounded).
 constexpr size_t kMaxRowsPerTick = 64;
@@ -39,6 +44,7 @@ class ToolCollector : public Collector {
       : indices_(devices.gpu_indices), mig_(devices.mig), interval_ms_(interval_ms) {}
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
+    if (listener_labels_.empty()) listener_labels_ = Labels{{"listener", name()}};
     if (off_) return off_status_;  // the same notice, which the sampler reports once
     if (!running_) {
       Status s = Begin();
@@ -51,17 +57,18 @@ class ToolCollector : public Collector {
     }
     std::lock_guard lock(mu_);
     for (auto& [entity, rows] : pending_) {
-      std::string labels = entity + ",listener=" + std::string(name());
+      Labels labels = entity.With(listener_labels_);
       for (const Row& row : rows) {
         for (size_t i = 0; i < row.values.size() && i < fields_.size(); ++i) {
-          if (row.values[i] && *fields_[i].metric != '\0')
-            sink.AddAt(row.time_ms, fields_[i].metric, labels, fields_[i].Convert(*row.values[i]));
+          if (row.values[i] && !fields_[i].metric.empty())
+            sink.Add({fields_[i].metric, labels, row.time_ms, fields_[i].Convert(*row.values[i])});
         }
       }
       rows.clear();
     }
     if (unparsed_ > 0)
-      sink.Add("trainbench.listener.unparsed_lines", "listener=" + std::string(name()), unparsed_);
+      sink.Add({metric::kTrainbenchListenerUnparsedLines, listener_labels_, tick.time_ms,
+                static_cast<double>(unparsed_)});
     if (unparsed_ > 0 && !told_unparsed_ && tick.event != nullptr && *tick.event) {
       told_unparsed_ = true;
       (*tick.event)("listener",
@@ -94,11 +101,11 @@ class ToolCollector : public Collector {
         std::find(indices_.begin(), indices_.end(), static_cast<unsigned>(gpu)) == indices_.end()) {
       return;
     }
-    StoreEntity("gpu=" + std::to_string(gpu), time_ms, std::move(values));
+    StoreEntity(Labels().Add("gpu", gpu), time_ms, std::move(values));
   }
 
-  // Keeps a row of any entity, named by its labels ("gpu=1,gpu_instance=2").
-  void StoreEntity(std::string labels, int64_t time_ms, std::vector<std::optional<double>> values) {
+  // Keeps a row of any entity, named by its labels (gpu=1,gpu_instance=2).
+  void StoreEntity(Labels labels, int64_t time_ms, std::vector<std::optional<double>> values) {
     std::lock_guard lock(mu_);
     std::deque<Row>& rows = pending_[std::move(labels)];
     if (rows.size() >= kMaxRowsPerTick) rows.pop_front();
@@ -122,7 +129,8 @@ class ToolCollector : public Collector {
   bool running_ = false;
   bool off_ = false;
   Status off_status_;
-  std::map<std::string, std::deque<Row>> pending_;  // rows since the last tick, by entity labels
+  std::map<Labels, std::deque<Row>> pending_;  // rows since the last tick, by entity labels
+  Labels listener_labels_;                     // listener=smi|dcgmi
   int64_t unparsed_ = 0;
   bool told_unparsed_ = false;
   std::string bad_line_;
@@ -143,16 +151,16 @@ struct SmiField {
 const SmiField kSmiFields[] = {
     {"timestamp", {"", 1}},
     {"index", {"", 1}},
-    {"power.draw", {"gpu.power.draw_watts"}},
-    {"utilization.gpu", {"gpu.utilization.gpu_ratio", 1, 100}},
-    {"utilization.memory", {"gpu.utilization.memory_ratio", 1, 100}},
+    {"power.draw", {metric::kGpuPowerDrawWatts}},
+    {"utilization.gpu", {metric::kGpuUtilizationGpuRatio, 1, 100}},
+    {"utilization.memory", {metric::kGpuUtilizationMemoryRatio, 1, 100}},
     // nvidia-smi's memory.used leaves out what the driver reserves, as NVML's v2 `used`.
-    {"memory.used", {"gpu.memory.used_bytes", 1048576}},
-    {"memory.total", {"gpu.memory.total_bytes", 1048576}},
-    {"pstate", {"gpu.performance.state_index"}},
-    {"temperature.gpu", {"gpu.temperature.gpu_celsius"}},
-    {"clocks.sm", {"gpu.clock.sm_hertz", 1e6}},
-    {"clocks.mem", {"gpu.clock.memory_hertz", 1e6}},
+    {"memory.used", {metric::kGpuMemoryUsedBytes, 1048576}},
+    {"memory.total", {metric::kGpuMemoryTotalBytes, 1048576}},
+    {"pstate", {metric::kGpuPerformanceStateIndex}},
+    {"temperature.gpu", {metric::kGpuTemperatureGpuCelsius}},
+    {"clocks.sm", {metric::kGpuClockSmHertz, 1e6}},
+    {"clocks.mem", {metric::kGpuClockMemoryHertz, 1e6}},
 };
 
 class SmiCollector : public ToolCollector {
@@ -202,22 +210,22 @@ class SmiCollector : public ToolCollector {
 
 const std::map<int, FieldMetric>& DcgmMetrics() {
   static const std::map<int, FieldMetric> m = {
-      {155, {"gpu.power.draw_watts"}},
-      {156, {"gpu.energy.consumed_joules", 1, 1000}},
-      {203, {"gpu.utilization.gpu_ratio", 1, 100}},
-      {204, {"gpu.utilization.memory_ratio", 1, 100}},
-      {1001, {"gpu.graphics.engine_active_ratio"}},
-      {1002, {"gpu.sm.active_ratio"}},
-      {1003, {"gpu.sm.occupancy_ratio"}},
-      {1004, {"gpu.pipe.tensor_active_ratio"}},
-      {1005, {"gpu.dram.active_ratio"}},
-      {1006, {"gpu.pipe.fp64_active_ratio"}},
-      {1007, {"gpu.pipe.fp32_active_ratio"}},
-      {1008, {"gpu.pipe.fp16_active_ratio"}},
-      {1009, {"gpu.pcie.tx_total_bytes_per_second"}},
-      {1010, {"gpu.pcie.rx_total_bytes_per_second"}},
-      {1011, {"gpu.nvlink.transmit_bytes_per_second"}},
-      {1012, {"gpu.nvlink.receive_bytes_per_second"}},
+      {155, {metric::kGpuPowerDrawWatts}},
+      {156, {metric::kGpuEnergyConsumedJoules, 1, 1000}},
+      {203, {metric::kGpuUtilizationGpuRatio, 1, 100}},
+      {204, {metric::kGpuUtilizationMemoryRatio, 1, 100}},
+      {1001, {metric::kGpuGraphicsEngineActiveRatio}},
+      {1002, {metric::kGpuSmActiveRatio}},
+      {1003, {metric::kGpuSmOccupancyRatio}},
+      {1004, {metric::kGpuPipeTensorActiveRatio}},
+      {1005, {metric::kGpuDramActiveRatio}},
+      {1006, {metric::kGpuPipeFp64ActiveRatio}},
+      {1007, {metric::kGpuPipeFp32ActiveRatio}},
+      {1008, {metric::kGpuPipeFp16ActiveRatio}},
+      {1009, {metric::kGpuPcieTxTotalBytesPerSecond}},
+      {1010, {metric::kGpuPcieRxTotalBytesPerSecond}},
+      {1011, {metric::kGpuNvlinkTransmitBytesPerSecond}},
+      {1012, {metric::kGpuNvlinkReceiveBytesPerSecond}},
   };
   return m;
 }
@@ -227,7 +235,7 @@ class DcgmiCollector : public ToolCollector {
   using ToolCollector::ToolCollector;
   ~DcgmiCollector() override {
     stream_.Stop();
-    if (group_ >= 0) (void)RunAndCapture({"dcgmi", "group", "-d", std::to_string(group_)}, 10000);
+    if (group_ >= 0) (void)RunAndCapture({"dcgmi", "group", "-d", std::to_string(group_)}, kDcgmiTimeoutMs);
   }
   std::string_view name() const override { return "dcgmi"; }
 
@@ -245,18 +253,17 @@ class DcgmiCollector : public ToolCollector {
     }
     // The run's MIG instances as DCGM GPU-I entities (their own ids, from the hierarchy).
     if (!mig_.empty()) {
-      Result<CapturedOutput> hierarchy = RunAndCapture({"dcgmi", "discovery", "-c"}, 10000);
+      Result<CapturedOutput> hierarchy = RunAndCapture({"dcgmi", "discovery", "-c"}, kDcgmiTimeoutMs);
       for (const MigSelection& m : mig_) {
         std::optional<int> entity =
             hierarchy.ok() ? FindDcgmInstanceEntity(hierarchy->out, m.gpu, m.gpu_instance_id) : std::nullopt;
         if (!entity) continue;
-        instances_[*entity] =
-            "gpu=" + std::to_string(m.gpu) + ",gpu_instance=" + std::to_string(m.gpu_instance_id);
+        instances_[*entity] = Labels().Add("gpu", m.gpu).Add("gpu_instance", m.gpu_instance_id);
         entities += (entities.empty() ? "" : ",") + ("i:" + std::to_string(*entity));
       }
     }
     Result<CapturedOutput> created = RunAndCapture(
-        {"dcgmi", "group", "-c", "trainbench-" + std::to_string(getpid()), "-a", entities}, 10000);
+        {"dcgmi", "group", "-c", "trainbench-" + std::to_string(getpid()), "-a", entities}, kDcgmiTimeoutMs);
     std::smatch m;
     std::string out = created.ok() ? created->out : "";
     if (!created.ok() || !std::regex_search(out, m, std::regex("group ID of ([0-9]+)"))) {
@@ -312,9 +319,8 @@ class DcgmiCollector : public ToolCollector {
                 Store(row.entity_id, now, std::move(row.values));
               } else if (row.entity_kind == "GPU-I") {  // a MIG GPU instance
                 auto it = instances_.find(row.entity_id);
-                std::string labels = it != instances_.end()
-                                         ? it->second
-                                         : "gpu_instance_entity=" + std::to_string(row.entity_id);
+                Labels labels =
+                    it != instances_.end() ? it->second : Labels().Add("gpu_instance_entity", row.entity_id);
                 StoreEntity(std::move(labels), now, std::move(row.values));
               }
               break;
@@ -335,7 +341,7 @@ class DcgmiCollector : public ToolCollector {
 
   int group_ = -1;
   size_t set_ = 0;
-  std::map<int, std::string> instances_;  // DCGM GPU-I entity id -> labels
+  std::map<int, Labels> instances_;  // DCGM GPU-I entity id -> labels
 };
 
 }  // namespace
@@ -350,8 +356,10 @@ const std::vector<std::vector<int>>& DcgmiFieldSets() {
 }
 
 Result<std::string> ProbeDcgm() {
-  if (!FindExecutable("dcgmi")) return Status::Unavailable("dcgmi is not installed (no dcgmi on PATH)");
-  Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, 10000);
+  if (!FindExecutable("dcgmi")) {
+    return Status::Unavailable("dcgmi is not installed (no dcgmi on PATH; install datacenter-gpu-manager)");
+  }
+  Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, kDcgmiTimeoutMs);
   if (!probe.ok() || probe->exit.ShellCode() != 0) {
     std::string why = probe.ok() ? std::string(Trim(probe->out.substr(0, probe->out.find('\n', 7))))
                                  : probe.status().message();

@@ -7,6 +7,7 @@
 #include "collect/counter_rates.h"
 #include "collect/host_collectors.h"
 #include "collect/proc_parsers.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -25,18 +26,21 @@ class IostatCollector : public Collector {
     int64_t now = tick.monotonic_ns;
     for (const DiskCounters& d : disks_) {
       if (!IsWholeDisk(d.device)) continue;
-      std::string labels = "device=" + LabelValue(d.device);
+      Labels labels{{"device", d.device}};
       auto rate = [&](const char* what, uint64_t counter) {
         return rates_.Update(d.device + what, static_cast<double>(counter), now);
       };
       if (auto r = rate(":rs", d.sectors_read))
-        sink.Add("disk.read_bytes_per_second", labels, RoundForStorage(*r * kSectorBytes));
+        sink.Add({metric::kDiskReadBytesPerSecond, labels, tick.time_ms, RoundForStorage(*r * kSectorBytes)});
       if (auto r = rate(":ws", d.sectors_written))
-        sink.Add("disk.write_bytes_per_second", labels, RoundForStorage(*r * kSectorBytes));
-      if (auto r = rate(":r", d.reads)) sink.Add("disk.read_ops_per_second", labels, RoundForStorage(*r));
-      if (auto r = rate(":w", d.writes)) sink.Add("disk.write_ops_per_second", labels, RoundForStorage(*r));
+        sink.Add(
+            {metric::kDiskWriteBytesPerSecond, labels, tick.time_ms, RoundForStorage(*r * kSectorBytes)});
+      if (auto r = rate(":r", d.reads))
+        sink.Add({metric::kDiskReadOpsPerSecond, labels, tick.time_ms, RoundForStorage(*r)});
+      if (auto r = rate(":w", d.writes))
+        sink.Add({metric::kDiskWriteOpsPerSecond, labels, tick.time_ms, RoundForStorage(*r)});
       if (auto r = rate(":io", d.io_ms))
-        sink.Add("disk.busy_ratio", labels, RoundForStorage(std::min(1.0, *r / 1000)));
+        sink.Add({metric::kDiskBusyRatio, labels, tick.time_ms, RoundForStorage(std::min(1.0, *r / 1000))});
     }
     return Status::Ok();
   }

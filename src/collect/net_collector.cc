@@ -4,6 +4,7 @@
 #include "collect/counter_rates.h"
 #include "collect/host_collectors.h"
 #include "collect/proc_parsers.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -18,12 +19,12 @@ class NetCollector : public Collector {
     TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/net/dev", buffer_));
     TB_RETURN_IF_ERROR(ParseNetDev(buffer_, interfaces_));
     for (const NetCounters& n : interfaces_) {
-      std::string labels = "interface=" + LabelValue(n.interface);
+      Labels labels{{"interface", n.interface}};
       if (auto r = rates_.Update(n.interface + ":rx", static_cast<double>(n.rx_bytes), tick.monotonic_ns)) {
-        sink.Add("net.receive_bytes_per_second", labels, RoundForStorage(*r));
+        sink.Add({metric::kNetReceiveBytesPerSecond, labels, tick.time_ms, RoundForStorage(*r)});
       }
       if (auto r = rates_.Update(n.interface + ":tx", static_cast<double>(n.tx_bytes), tick.monotonic_ns)) {
-        sink.Add("net.transmit_bytes_per_second", labels, RoundForStorage(*r));
+        sink.Add({metric::kNetTransmitBytesPerSecond, labels, tick.time_ms, RoundForStorage(*r)});
       }
     }
     return Status::Ok();

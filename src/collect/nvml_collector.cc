@@ -15,6 +15,7 @@
 
 #include "base/time.h"
 #include "collect/process_tree.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -59,7 +60,7 @@ class NvmlCollector : public Collector {
  private:
   struct GpuState {
     Nvml::DeviceInfo info;
-    std::string labels;                 // "gpu=0"
+    Labels labels;                      // gpu=0
     std::set<std::string> unsupported;  // metric keys NVML said NOT_SUPPORTED / NO_PERMISSION for
     bool lost = false;
     unsigned long long last_process_sample_us = 0;
@@ -78,7 +79,7 @@ class NvmlCollector : public Collector {
       if (!indices_.empty() && std::find(indices_.begin(), indices_.end(), d.index) == indices_.end())
         continue;
       GpuState g;
-      g.labels = "gpu=" + std::to_string(d.index);
+      g.labels = Labels().Add("gpu", d.index);
       g.info = std::move(d);
       gpus_.push_back(std::move(g));
     }
@@ -115,14 +116,14 @@ class NvmlCollector : public Collector {
   void SampleGpu(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick, SampleSink& sink) {
     const nvml::Functions& f = nvml_->fn();
     nvml::Device d = g.info.handle;
-    const std::string& l = g.labels;
+    const Labels& l = g.labels;
     g.power_watts.reset();
     if (Wanted(g, "utilization", reinterpret_cast<const void*>(f.DeviceGetUtilizationRates))) {
       nvml::Utilization u{};
       nvml::Return r = f.DeviceGetUtilizationRates(d, &u);
       if (Check(g, "utilization", r, tick)) {
-        sink.Add("gpu.utilization.gpu_ratio", l, u.gpu / 100.0);
-        sink.Add("gpu.utilization.memory_ratio", l, u.memory / 100.0);
+        sink.Add({metric::kGpuUtilizationGpuRatio, l, tick.time_ms, u.gpu / 100.0});
+        sink.Add({metric::kGpuUtilizationMemoryRatio, l, tick.time_ms, u.memory / 100.0});
       } else if (r == kNotSupported && g.info.mig_enabled) {
         Tell(tick, "gpu",
              "GPU " + std::to_string(g.info.index) +
@@ -135,37 +136,39 @@ class NvmlCollector : public Collector {
       unsigned int mw = 0;
       if (Check(g, "power", f.DeviceGetPowerUsage(d, &mw), tick)) {
         g.power_watts = mw / 1000.0;
-        sink.Add("gpu.power.draw_watts", l, *g.power_watts);
+        sink.Add({metric::kGpuPowerDrawWatts, l, tick.time_ms, *g.power_watts});
       }
     }
     if (!g.lost && Wanted(g, "energy", reinterpret_cast<const void*>(f.DeviceGetTotalEnergyConsumption))) {
       unsigned long long mj = 0;
       if (Check(g, "energy", f.DeviceGetTotalEnergyConsumption(d, &mj), tick)) {
-        sink.Add("gpu.energy.consumed_joules", l, static_cast<double>(mj) / 1000.0);
+        sink.Add({metric::kGpuEnergyConsumedJoules, l, tick.time_ms, static_cast<double>(mj) / 1000.0});
       }
     }
     if (!g.lost && Wanted(g, "temperature", reinterpret_cast<const void*>(f.DeviceGetTemperature))) {
       unsigned int c = 0;
       if (Check(g, "temperature", f.DeviceGetTemperature(d, nvml::kTemperatureGpu, &c), tick)) {
-        sink.Add("gpu.temperature.gpu_celsius", l, c);
+        sink.Add({metric::kGpuTemperatureGpuCelsius, l, tick.time_ms, static_cast<double>(c)});
       }
     }
-    for (auto [key, type, metric] : {std::tuple{"clock_sm", nvml::kClockSm, "gpu.clock.sm_hertz"},
-                                     std::tuple{"clock_mem", nvml::kClockMem, "gpu.clock.memory_hertz"}}) {
+    for (auto [key, type, metric] :
+         {std::tuple{"clock_sm", nvml::kClockSm, metric::kGpuClockSmHertz},
+          std::tuple{"clock_mem", nvml::kClockMem, metric::kGpuClockMemoryHertz}}) {
       if (g.lost || !Wanted(g, key, reinterpret_cast<const void*>(f.DeviceGetClockInfo))) continue;
       unsigned int mhz = 0;
-      if (Check(g, key, f.DeviceGetClockInfo(d, type, &mhz), tick)) sink.Add(metric, l, mhz * 1e6);
+      if (Check(g, key, f.DeviceGetClockInfo(d, type, &mhz), tick))
+        sink.Add({metric, l, tick.time_ms, mhz * 1e6});
     }
     if (!g.lost && Wanted(g, "pstate", reinterpret_cast<const void*>(f.DeviceGetPerformanceState))) {
       int p = 0;
       if (Check(g, "pstate", f.DeviceGetPerformanceState(d, &p), tick) && p >= 0 && p <= 15) {
-        sink.Add("gpu.performance.state_index", l, p);
+        sink.Add({metric::kGpuPerformanceStateIndex, l, tick.time_ms, static_cast<double>(p)});
       }
     }
     if (!g.lost && Wanted(g, "throttle", reinterpret_cast<const void*>(f.DeviceGetClocksEventReasons))) {
       unsigned long long reasons = 0;
       if (Check(g, "throttle", f.DeviceGetClocksEventReasons(d, &reasons), tick)) {
-        sink.Add("gpu.clock.event_reasons_bitmask", l, static_cast<double>(reasons));
+        sink.Add({metric::kGpuClockEventReasonsBitmask, l, tick.time_ms, static_cast<double>(reasons)});
       }
     }
     if (!g.lost && tick.tree != nullptr) SampleProcesses(g, tree, tick, sink);
@@ -181,9 +184,9 @@ class NvmlCollector : public Collector {
       m.version = nvml::kMemoryV2Version;
       nvml::Return r = f.DeviceGetMemoryInfoV2(g.info.handle, &m);
       if (r == kSuccess) {
-        sink.Add("gpu.memory.used_bytes", g.labels, static_cast<double>(m.used));
-        sink.Add("gpu.memory.reserved_bytes", g.labels, static_cast<double>(m.reserved));
-        sink.Add("gpu.memory.total_bytes", g.labels, static_cast<double>(m.total));
+        sink.Add({metric::kGpuMemoryUsedBytes, g.labels, tick.time_ms, static_cast<double>(m.used)});
+        sink.Add({metric::kGpuMemoryReservedBytes, g.labels, tick.time_ms, static_cast<double>(m.reserved)});
+        sink.Add({metric::kGpuMemoryTotalBytes, g.labels, tick.time_ms, static_cast<double>(m.total)});
         return;
       }
       if (r == kGpuIsLost) {
@@ -195,8 +198,8 @@ class NvmlCollector : public Collector {
     if (!Wanted(g, "memory", reinterpret_cast<const void*>(f.DeviceGetMemoryInfo))) return;
     nvml::Memory m{};
     if (Check(g, "memory", f.DeviceGetMemoryInfo(g.info.handle, &m), tick)) {
-      sink.Add("gpu.memory.used_bytes", g.labels, static_cast<double>(m.used));
-      sink.Add("gpu.memory.total_bytes", g.labels, static_cast<double>(m.total));
+      sink.Add({metric::kGpuMemoryUsedBytes, g.labels, tick.time_ms, static_cast<double>(m.used)});
+      sink.Add({metric::kGpuMemoryTotalBytes, g.labels, tick.time_ms, static_cast<double>(m.total)});
     }
   }
 
@@ -270,7 +273,7 @@ class NvmlCollector : public Collector {
                        SampleSink& sink) {
     const nvml::Functions& f = nvml_->fn();
     nvml::Device d = g.info.handle;
-    auto labels = [&](unsigned pid) { return g.labels + ",pid=" + std::to_string(pid); };
+    auto labels = [&](unsigned pid) { return Labels(g.labels).Add("pid", pid); };
     std::vector<std::pair<unsigned, unsigned long long>> procs;
     bool listed = ListProcesses(g, tick, procs);
     double tree_memory = 0;
@@ -279,7 +282,7 @@ class NvmlCollector : public Collector {
     for (const auto& [pid, memory] : procs) {
       present.insert(pid);
       if (tree.count(static_cast<pid_t>(pid)) == 0 || memory == nvml::kValueNotAvailable) continue;
-      sink.Add("proc.gpu.memory_used_bytes", labels(pid), static_cast<double>(memory));
+      sink.Add({metric::kProcGpuMemoryUsedBytes, labels(pid), tick.time_ms, static_cast<double>(memory)});
       tree_memory += static_cast<double>(memory);
       tree_has_memory = true;
     }
@@ -311,14 +314,15 @@ class NvmlCollector : public Collector {
       all_sm += sm;
       if (tree.count(static_cast<pid_t>(pid)) != 0) {
         tree_sm += sm;
-        sink.Add("proc.gpu.sm_utilization_ratio", labels(pid), sm / 100.0);
+        sink.Add({metric::kProcGpuSmUtilizationRatio, labels(pid), tick.time_ms, sm / 100.0});
       }
     }
     for (unsigned pid : present) tree_procs += tree.count(static_cast<pid_t>(pid));
     if (!listed) return;
     if (tree_procs == 0 && PidsAreForeign(g, present, tick)) return;
-    if (tree_has_memory) sink.Add("proc.gpu.tree_memory_used_bytes", g.labels, tree_memory);
-    if (!g.sm_by_pid.empty()) sink.Add("proc.gpu.tree_sm_utilization_ratio", g.labels, tree_sm / 100.0);
+    if (tree_has_memory) sink.Add({metric::kProcGpuTreeMemoryUsedBytes, g.labels, tick.time_ms, tree_memory});
+    if (!g.sm_by_pid.empty())
+      sink.Add({metric::kProcGpuTreeSmUtilizationRatio, g.labels, tick.time_ms, tree_sm / 100.0});
     // The run's share of the device: its SM utilization over every process's; with nothing
     // computing, an equal part per process present.
     double share = 0;
@@ -328,14 +332,14 @@ class NvmlCollector : public Collector {
       share = static_cast<double>(tree_procs) / static_cast<double>(present.size());
     }
     share = RoundForStorage(share);
-    sink.Add("proc.gpu.share_ratio", g.labels, share);
+    sink.Add({metric::kProcGpuShareRatio, g.labels, tick.time_ms, share});
     if (g.power_watts) {
       if (g.last_share_ns != 0) {
         double seconds = static_cast<double>(tick.monotonic_ns - g.last_share_ns) / 1e9;
         g.run_energy_joules += *g.power_watts * seconds * share;
       }
       g.last_share_ns = tick.monotonic_ns;
-      sink.Add("proc.gpu.energy_joules", g.labels, RoundForStorage(g.run_energy_joules));
+      sink.Add({metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(g.run_energy_joules)});
     }
   }
 
@@ -345,9 +349,9 @@ class NvmlCollector : public Collector {
     for (const Nvml::DeviceInfo::Mig& m : g.info.mig) {
       nvml::Memory mem{};
       if (!Check(g, "mig_memory", f.DeviceGetMemoryInfo(m.handle, &mem), tick)) continue;
-      std::string labels = g.labels + ",mig=" + m.uuid;
-      sink.Add("gpu.mig.memory_used_bytes", labels, static_cast<double>(mem.used));
-      sink.Add("gpu.mig.memory_total_bytes", labels, static_cast<double>(mem.total));
+      Labels labels = Labels(g.labels).Add("mig", m.uuid);
+      sink.Add({metric::kGpuMigMemoryUsedBytes, labels, tick.time_ms, static_cast<double>(mem.used)});
+      sink.Add({metric::kGpuMigMemoryTotalBytes, labels, tick.time_ms, static_cast<double>(mem.total)});
     }
   }
 
@@ -392,9 +396,9 @@ class NvmlCollector : public Collector {
     for (auto& [i, reading] : pcie_) {
       if (!reading.fresh) continue;
       reading.fresh = false;
-      const std::string& l = gpus_[i].labels;
-      if (reading.tx) sink.AddAt(reading.time_ms, "gpu.pcie.transmit_bytes_per_second", l, *reading.tx);
-      if (reading.rx) sink.AddAt(reading.time_ms, "gpu.pcie.receive_bytes_per_second", l, *reading.rx);
+      const Labels& l = gpus_[i].labels;
+      if (reading.tx) sink.Add({metric::kGpuPcieTransmitBytesPerSecond, l, reading.time_ms, *reading.tx});
+      if (reading.rx) sink.Add({metric::kGpuPcieReceiveBytesPerSecond, l, reading.time_ms, *reading.rx});
     }
   }
 

@@ -7,6 +7,7 @@
 #include "collect/counter_rates.h"
 #include "collect/host_collectors.h"
 #include "collect/process_tree.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -32,15 +33,16 @@ class PsCollector : public Collector {
           continue;
         }
         // The start time keeps a reused tid from inheriting another thread's counter.
-        std::string labels =
-            "pid=" + std::to_string(proc.pid) + ",tid=" + tid + ",name=" + LabelValue(thread.comm);
-        std::string key = labels + "@" + std::to_string(thread.start_time);
+        Labels labels = Labels().Add("pid", proc.pid).Add("tid", tid).Add("name", thread.comm);
+        std::string key = labels.text() + "@" + std::to_string(thread.start_time);
         if (auto r =
                 rates_.Update(key, static_cast<double>(thread.utime + thread.stime), tick.monotonic_ns)) {
-          sink.Add("proc.thread.cpu_utilization_ratio", labels, RoundForStorage(*r / ticks_per_second_));
+          sink.Add({metric::kProcThreadCpuUtilizationRatio, labels, tick.time_ms,
+                    RoundForStorage(*r / ticks_per_second_)});
         }
         if (thread.processor >= 0) {
-          sink.Add("proc.thread.core_index", labels, thread.processor);
+          sink.Add(
+              {metric::kProcThreadCoreIndex, labels, tick.time_ms, static_cast<double>(thread.processor)});
         }
       }
     }

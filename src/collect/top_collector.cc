@@ -10,6 +10,7 @@
 #include "collect/host_collectors.h"
 #include "collect/proc_parsers.h"
 #include "collect/process_tree.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -41,8 +42,9 @@ class TopCollector : public Collector {
         uint64_t total = cpus_[i].Total() - previous_cpus_[i].Total();
         if (total == 0 || cpus_[i].Total() < previous_cpus_[i].Total()) continue;
         double busy = static_cast<double>(cpus_[i].busy - previous_cpus_[i].busy);
-        std::string labels = cpus_[i].core < 0 ? "" : "cpu=" + std::to_string(cpus_[i].core);
-        sink.Add("host.cpu.utilization_ratio", labels, RoundForStorage(busy / static_cast<double>(total)));
+        Labels labels = cpus_[i].core < 0 ? Labels() : Labels().Add("cpu", cpus_[i].core);
+        sink.Add({metric::kHostCpuUtilizationRatio, labels, tick.time_ms,
+                  RoundForStorage(busy / static_cast<double>(total))});
       }
     }
     previous_cpus_.swap(cpus_);
@@ -55,9 +57,12 @@ class TopCollector : public Collector {
     TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/meminfo", buffer_));
     MemInfo mem;
     TB_RETURN_IF_ERROR(ParseMemInfo(buffer_, mem));
-    sink.Add("host.memory.used_bytes", "", static_cast<double>(mem.total_bytes - mem.available_bytes));
-    sink.Add("host.memory.available_bytes", "", static_cast<double>(mem.available_bytes));
-    sink.Add("host.swap.used_bytes", "", static_cast<double>(mem.swap_total_bytes - mem.swap_free_bytes));
+    sink.Add({metric::kHostMemoryUsedBytes, kNoLabels, tick.time_ms,
+              static_cast<double>(mem.total_bytes - mem.available_bytes)});
+    sink.Add({metric::kHostMemoryAvailableBytes, kNoLabels, tick.time_ms,
+              static_cast<double>(mem.available_bytes)});
+    sink.Add({metric::kHostSwapUsedBytes, kNoLabels, tick.time_ms,
+              static_cast<double>(mem.swap_total_bytes - mem.swap_free_bytes)});
 
     // The kernel recomputes load averages every 5 seconds; reading them more often
     // would only repeat the same value.
@@ -65,7 +70,7 @@ class TopCollector : public Collector {
       TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/loadavg", buffer_));
       Result<double> load = ParseLoadAverage(buffer_);
       if (!load.ok()) return load.status();
-      sink.Add("host.load.average_1m", "", *load);
+      sink.Add({metric::kHostLoadAverage1m, kNoLabels, tick.time_ms, *load});
       last_load_ns_ = tick.monotonic_ns;
       load_seen_ = true;
     }
@@ -93,21 +98,22 @@ class TopCollector : public Collector {
       AddThreadSwitches(p, switches);
     }
     if (live > 0) {  // after the run exited only its final CPU time is left to report
-      sink.Add("proc.memory.rss_bytes", "", rss);
-      sink.Add("proc.threads.count", "", static_cast<double>(threads));
-      sink.Add("proc.processes.count", "", static_cast<double>(live));
+      sink.Add({metric::kProcMemoryRssBytes, kNoLabels, tick.time_ms, rss});
+      sink.Add({metric::kProcThreadsCount, kNoLabels, tick.time_ms, static_cast<double>(threads)});
+      sink.Add({metric::kProcProcessesCount, kNoLabels, tick.time_ms, static_cast<double>(live)});
     }
     int64_t now = tick.monotonic_ns;
     if (auto r = rates_.Update("cpu", static_cast<double>(cpu_ticks), now)) {
-      sink.Add("proc.cpu.utilization_ratio", "", RoundForStorage(*r / ticks_per_second_));
+      sink.Add({metric::kProcCpuUtilizationRatio, kNoLabels, tick.time_ms,
+                RoundForStorage(*r / ticks_per_second_)});
     }
     if (have_previous_switches_ && now - previous_switches_ns_ < kMinRateWindowNs) return;
     if (have_previous_switches_ && now > previous_switches_ns_) {
       double seconds = static_cast<double>(now - previous_switches_ns_) / 1e9;
-      sink.Add("proc.sched.voluntary_switches_per_second", "",
-               RoundForStorage(static_cast<double>(switches.voluntary) / seconds));
-      sink.Add("proc.sched.involuntary_switches_per_second", "",
-               RoundForStorage(static_cast<double>(switches.involuntary) / seconds));
+      sink.Add({metric::kProcSchedVoluntarySwitchesPerSecond, kNoLabels, tick.time_ms,
+                RoundForStorage(static_cast<double>(switches.voluntary) / seconds)});
+      sink.Add({metric::kProcSchedInvoluntarySwitchesPerSecond, kNoLabels, tick.time_ms,
+                RoundForStorage(static_cast<double>(switches.involuntary) / seconds)});
     }
     previous_switches_.swap(current_switches_);
     previous_switches_ns_ = now;

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <map>
 
+#include "metrics/names.h"
+#include "metrics/sample.h"
+
 namespace tb {
 
 double IntegrateOverTime(const std::vector<Point>& points) {
@@ -18,14 +21,14 @@ double IntegrateOverTime(const std::vector<Point>& points) {
 Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& run_id) {
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run_id);
   if (!series.ok()) return series.status();
-  // Per GPU ("gpu=N", whichever listener measured it; nvml's series sort first), its
+  // Per GPU (its gpu label, whichever listener measured it; nvml's series sort first), its
   // counter and its power series.
   std::map<std::string, int64_t> counter, power, share;
   for (const SeriesInfo& s : *series) {
-    std::string gpu = s.labels.substr(0, s.labels.find(','));
-    if (s.metric == "gpu.energy.consumed_joules") counter.try_emplace(gpu, s.id);
-    if (s.metric == "gpu.power.draw_watts") power.try_emplace(gpu, s.id);
-    if (s.metric == "proc.gpu.energy_joules") share.try_emplace(gpu, s.id);
+    std::string gpu(Labels::Parse(s.labels).Get("gpu"));
+    if (s.metric == metric::kGpuEnergyConsumedJoules) counter.try_emplace(gpu, s.id);
+    if (s.metric == metric::kGpuPowerDrawWatts) power.try_emplace(gpu, s.id);
+    if (s.metric == metric::kProcGpuEnergyJoules) share.try_emplace(gpu, s.id);
   }
   GpuEnergy energy;
   for (const auto& [labels, id] : share) {

@@ -14,10 +14,9 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "collect/collector.h"
 #include "collect/gpu_devices.h"
 #include "collect/gpu_tool_collectors.h"
-#include "collect/nvml_collector.h"
+#include "collect/listeners.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
 #include "run/manifest.h"
@@ -275,14 +274,12 @@ std::string PythonClientDirectory() {
 
 Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
   std::vector<std::string> names;
-  HostFiles probe("/");
   for (std::string_view part : Split(spec, '+')) {
     std::string name(Trim(part));
     if (name.empty()) continue;
-    std::vector<std::string> gpu = GpuListenerNames();
-    if (std::find(gpu.begin(), gpu.end(), name) == gpu.end()) {
-      Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, probe);
-      if (!c.ok()) return c.status();
+    if (FindListener(name) == nullptr) {
+      return Status::InvalidArgument("unknown listener '" + name +
+                                     "'; available listeners: " + AvailableListeners());
     }
     names.push_back(name);
   }
@@ -291,25 +288,20 @@ Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
 
 Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   if (options.command.empty()) return Status::InvalidArgument("no command to run");
-  HostFiles files(options.proc_root);
   std::vector<std::unique_ptr<Collector>> collectors;
   std::vector<std::string> notices;  // recorded as events once the run exists
   GpuSetup gpu = SetUpGpuListeners(options, notices);
   if (!gpu.status.ok()) return gpu.status;
+  ListenerContext context{.files = HostFiles(options.proc_root),
+                          .nvml = gpu.nvml,
+                          .devices = gpu.selection,
+                          .interval_ms = options.interval_ms};
   for (const std::string& name : gpu.listeners) {
-    if (name == "nvml") {
-      if (gpu.nvml) collectors.push_back(MakeNvmlCollector(gpu.nvml, gpu.selection));
-      continue;
-    }
-    if (name == "smi" || name == "dcgmi") {
-      collectors.push_back(name == "smi" ? MakeSmiCollector(gpu.selection, options.interval_ms)
-                                         : MakeDcgmiCollector(gpu.selection, options.interval_ms));
-      gpu.simulated |= IsSimulatedTool(name == "smi" ? "nvidia-smi" : "dcgmi");
-      continue;
-    }
-    Result<std::unique_ptr<Collector>> c = MakeHostCollector(name, files);
-    if (!c.ok()) return c.status();
-    collectors.push_back(std::move(c.value()));
+    const ListenerInfo* listener = FindListener(name);
+    if (listener == nullptr) return Status::InvalidArgument("unknown listener '" + name + "'");
+    // nvml without the library was said in a notice; the run goes on without it.
+    if (std::unique_ptr<Collector> c = listener->make(context)) collectors.push_back(std::move(c));
+    if (!listener->tool.empty()) gpu.simulated |= IsSimulatedTool(std::string(listener->tool));
   }
 
   RunRecord run;
@@ -412,13 +404,13 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   if (!pump_started.ok()) LogWarning(pump_started.message());
 
   Sampler sampler(std::move(collectors), writer, options.interval_ms, event);
-  sampler.WatchProcessTree(files, child->pid());
+  sampler.WatchProcessTree(context.files, child->pid());
   sampler.Start();
 
   ManifestInput manifest_input{options.command, options.python, options.script, run.working_directory,
                                *spawn.environment};
   std::thread manifest_thread([&] {
-    std::string manifest = CollectManifest(manifest_input, files);
+    std::string manifest = CollectManifest(manifest_input, context.files);
     Status s =
         store.PutArtifact({run.id, "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
     if (!s.ok()) LogWarning("cannot store the environment manifest: " + s.message());

@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/time.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -21,6 +22,7 @@ Sampler::Sampler(std::vector<std::unique_ptr<Collector>> collectors, SeriesWrite
     ListenerHealth h;
     h.name = c->name();
     health_.push_back(h);
+    listener_labels_.push_back(Labels{{"listener", h.name}});
   }
 }
 
@@ -82,7 +84,6 @@ void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns) {
   std::lock_guard lock(mu_);
   Tick tick{time_ms, monotonic_ns, tree_ ? &*tree_ : nullptr, on_event_ ? &on_event_ : nullptr};
   if (tree_) tree_->Invalidate();
-  writer_.SetTime(time_ms);
   for (size_t i = 0; i < collectors_.size(); ++i) {
     ListenerHealth& h = health_[i];
     int64_t before = ThreadCpuNanos();
@@ -90,8 +91,8 @@ void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns) {
     int64_t cost = ThreadCpuNanos() - before;
     ++h.ticks;
     h.cpu_ns += cost;
-    writer_.Add("trainbench.listener.cpu_seconds", "listener=" + h.name,
-                std::round(static_cast<double>(cost) / 1e3) / 1e6);
+    writer_.Add({metric::kTrainbenchListenerCpuSeconds, listener_labels_[i], time_ms,
+                 std::round(static_cast<double>(cost) / 1e3) / 1e6});
     if (!s.ok()) {
       ++h.failures;
       if (h.last_error.empty()) {

@@ -57,6 +57,7 @@ class Sampler {
   void FlushWriter();
 
   std::vector<std::unique_ptr<Collector>> collectors_;
+  std::vector<Labels> listener_labels_;  // listener=NAME, per collector
   SeriesWriter& writer_;
   int64_t interval_ms_;
   EventCallback on_event_;

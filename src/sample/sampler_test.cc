@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "collect/listeners.h"
 #include "store/series_writer.h"
 #include "store/store.h"
 #include "tests/helpers/scratch_directory.h"
@@ -60,7 +61,7 @@ class FixtureSamplerTest : public ::testing::Test {
 
 std::vector<std::unique_ptr<Collector>> Listeners(const HostFiles& files, std::vector<std::string> names) {
   std::vector<std::unique_ptr<Collector>> out;
-  for (const auto& n : names) out.push_back(MakeHostCollector(n, files).value());
+  for (const auto& n : names) out.push_back(MakeListener(n, ListenerContext{.files = files}).value());
   return out;
 }
 
@@ -115,7 +116,7 @@ TEST_F(FixtureSamplerTest, FailingListenerNeverStopsTheOthers) {
   SeriesWriter writer(*store_, run_.id);
   std::vector<std::unique_ptr<Collector>> listeners;
   listeners.push_back(std::make_unique<BrokenCollector>());
-  listeners.push_back(MakeHostCollector("top", files).value());
+  listeners.push_back(MakeListener("top", ListenerContext{.files = files}).value());
   std::vector<std::string> events;
   Sampler sampler(std::move(listeners), writer, 1000, [&](const std::string& kind, const std::string& label) {
     events.push_back(kind + ": " + label);

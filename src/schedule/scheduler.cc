@@ -22,7 +22,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "collect/collector.h"
+#include "collect/listeners.h"
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
 #include "schedule/gpu_sharing.h"
@@ -266,9 +266,7 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
     for (std::string_view l : Split(row.listeners, '+')) {
       std::string name(Trim(l));
       if (!ProfilerCommand(name, "")) {
-        std::vector<std::string> host = HostListenerNames(), gpu = GpuListenerNames();
-        if (std::find(host.begin(), host.end(), name) == host.end() &&
-            std::find(gpu.begin(), gpu.end(), name) == gpu.end()) {
+        if (FindListener(name) == nullptr) {
           return bad("Listeners", "unknown listener '" + name + "'; available: " + AvailableListeners() +
                                       ", and one of nsys, nsysraw, ncu and ncuraw");
         }

@@ -16,6 +16,7 @@
 #include "base/time.h"
 #include "metrics/catalog.h"
 #include "query/downsample.h"
+#include "query/energy.h"
 #include "query/export.h"
 
 namespace tb {
@@ -401,7 +402,21 @@ class ServeApi::Call {
     return Json({{"runs", list}});
   }
 
-  ApiResponse RunDetail(const RunRecord& r) { return Json(RunJson(r, true)); }
+  ApiResponse RunDetail(const RunRecord& r) {
+    json j = RunJson(r, true);
+    // The run's GPU energy as `show` and the report compute it (query/energy.h).
+    Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(store_, r.id);
+    Check(energy.status());
+    j["energy"] = nullptr;
+    if (*energy) {
+      const GpuEnergy& e = **energy;
+      j["energy"] = {{"gpu_joules", e.joules},
+                     {"run_joules", e.run_share_joules ? json(*e.run_share_joules) : json(nullptr)},
+                     {"gpus", e.gpus},
+                     {"integrated", e.integrated}};
+    }
+    return Json(j);
+  }
 
   ApiResponse Events(const RunRecord& r) {
     Result<std::vector<EventRecord>> events = store_.ListEvents(r.id);

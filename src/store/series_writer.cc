@@ -10,11 +10,6 @@ SeriesWriter::SeriesWriter(Store& store, std::string run_id, size_t seal_points,
       seal_points_(seal_points),
       checkpoint_flushes_(checkpoint_flushes) {}
 
-void SeriesWriter::SetTime(int64_t time_ms) {
-  std::lock_guard lock(mu_);
-  time_ms_ = time_ms;
-}
-
 SeriesWriter::SeriesHandle SeriesWriter::HandleLocked(std::string_view metric, std::string_view labels) {
   std::string key = Concat({metric, "\n", labels});
   auto [it, inserted] = index_.try_emplace(key, series_.size());
@@ -30,13 +25,8 @@ SeriesWriter::SeriesHandle SeriesWriter::Handle(std::string_view metric, std::st
   return HandleLocked(metric, labels);
 }
 
-void SeriesWriter::AddAt(int64_t time_ms, std::string_view metric, std::string_view labels, double value) {
-  Append(metric, labels, Point{time_ms, value, kNoStep});
-}
-
-void SeriesWriter::Add(std::string_view metric, std::string_view labels, double value) {
-  std::lock_guard lock(mu_);
-  series_[HandleLocked(metric, labels)].open.push_back(Point{time_ms_, value, kNoStep});
+void SeriesWriter::Add(const Sample& sample) {
+  Append(sample.metric, sample.labels.text(), Point{sample.time_ms, sample.value, kNoStep});
 }
 
 void SeriesWriter::Append(std::string_view metric, std::string_view labels, const Point& point) {

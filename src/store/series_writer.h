@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collect/collector.h"
+#include "metrics/sample.h"
 #include "store/store.h"
 
 namespace tb {
@@ -33,10 +33,9 @@ class SeriesWriter : public SampleSink {
   SeriesWriter(Store& store, std::string run_id, size_t seal_points = kDefaultSealPoints,
                int checkpoint_flushes = kDefaultCheckpointFlushes);
 
-  // Time given to samples added through the SampleSink interface.
-  void SetTime(int64_t time_ms);
-  void Add(std::string_view metric, std::string_view labels, double value) override;
-  void AddAt(int64_t time_ms, std::string_view metric, std::string_view labels, double value) override;
+  // A listener's sample (the SampleSink of a run).
+  void Add(const Sample& sample) override;
+  // A point with its step; `labels` in their text form (Labels::text()).
   void Append(std::string_view metric, std::string_view labels, const Point& point);
   // For callers appending to the same series many times: look the series up once.
   using SeriesHandle = size_t;
@@ -70,7 +69,6 @@ class SeriesWriter : public SampleSink {
   size_t seal_points_;
   int checkpoint_flushes_;
   mutable std::mutex mu_;
-  int64_t time_ms_ = 0;
   int flushes_since_checkpoint_ = 0;
   std::vector<int64_t> journal_ids_;                     // entries a checkpoint will supersede
   std::deque<SeriesState> series_;                       // SeriesHandle indexes it

@@ -19,6 +19,8 @@ export interface RunInfo {
   params: Record<string, string>;
   tags: Record<string, string>;
   summary?: SeriesSummary[];
+  // runs/{id} only: the server's figures (query/energy.h).
+  energy?: { gpu_joules: number; run_joules: number | null; gpus: number; integrated: boolean } | null;
 }
 
 export interface SeriesSummary {

@@ -5,6 +5,7 @@ import * as api from "./api";
 import { ChartPanel, download, type ChartHost } from "./chart";
 import { ago, duration, esc, value } from "./format";
 import { initialView, newId, parseView, saveView, viewLink, type ChartState, type ViewState } from "./state";
+import * as metric from "./generated/metric_names";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -238,16 +239,10 @@ class App implements ChartHost {
       if (!s.length) return "";
       return s.reduce((a, x) => a + x.mean * x.count, 0) / Math.max(1, s.reduce((a, x) => a + x.count, 0));
     };
-    const counter = (metric: string) => (r: api.RunInfo) => {
-      const s = series(r, metric);
-      return s.length ? s.reduce((a, x) => a + (x.max - x.min), 0) : "";
-    };
-    // The run's energy is its attributed share where NVML recorded one (runs sharing a GPU
-    // split its energy); else its GPUs' whole energy.
-    const energy = (r: api.RunInfo) => {
-      const share = counter("proc.gpu.energy_joules")(r);
-      return share !== "" ? share : counter("gpu.energy.consumed_joules")(r);
-    };
+    // Energy as the server computes it (runs/{id}): the run's attributed share where NVML
+    // recorded one (runs sharing a GPU split its energy), else its GPUs' whole energy.
+    const energy = (r: api.RunInfo) => (r.energy ? (r.energy.run_joules ?? r.energy.gpu_joules) : "");
+    const gpuEnergy = (r: api.RunInfo) => (r.energy ? r.energy.gpu_joules : "");
     const keys = [...new Set(this.view.selected.flatMap((id) => Object.keys(this.runs.get(id)?.params ?? {})))].sort();
     return [
       { key: "run", title: "run", get: (r) => `${r.experiment}/${r.workload || "-"} ${r.letter || r.name}` },
@@ -255,11 +250,11 @@ class App implements ChartHost {
       { key: "start", title: "started", get: (r) => r.start_ms },
       { key: "duration", title: "duration", get: (r) => r.duration_ms },
       ...keys.map((k) => ({ key: "param." + k, title: k, get: (r: api.RunInfo) => r.params[k] ?? "" })),
-      { key: "gpu", title: "GPU util (mean)", get: mean("gpu.utilization.gpu_ratio") },
-      { key: "sm", title: "SM active (mean)", get: mean("gpu.sm.active_ratio") },
+      { key: "gpu", title: "GPU util (mean)", get: mean(metric.kGpuUtilizationGpuRatio) },
+      { key: "sm", title: "SM active (mean)", get: mean(metric.kGpuSmActiveRatio) },
       { key: "energy", title: "energy J", get: energy },
-      { key: "gpu_energy", title: "GPU energy J (device)", get: counter("gpu.energy.consumed_joules") },
-      { key: "throughput", title: "samples/s (mean)", get: mean("train.throughput_samples_per_second") },
+      { key: "gpu_energy", title: "GPU energy J (device)", get: gpuEnergy },
+      { key: "throughput", title: "samples/s (mean)", get: mean(metric.kTrainThroughputSamplesPerSecond) },
       { key: "loss", title: "final loss", get: (r) => this.finalLoss.get(r.id) ?? "" },
     ];
   }
@@ -272,9 +267,9 @@ class App implements ChartHost {
     const fetched = await Promise.all(need.map((id) => api.get<api.RunInfo>("runs/" + id).catch(() => null)));
     for (const r of fetched) if (r) this.summaries.set(r.id, r);
     // The final loss: the last point of train.loss, where a run has it.
-    const withLoss = ids.filter((id) => this.summaries.get(id)?.summary?.some((s) => s.metric === "train.loss"));
+    const withLoss = ids.filter((id) => this.summaries.get(id)?.summary?.some((s) => s.metric === metric.kTrainLoss));
     if (withLoss.length) {
-      const loss = await api.series(withLoss, "train.loss", "", "relative", 4, {}).catch(() => []);
+      const loss = await api.series(withLoss, metric.kTrainLoss, "", "relative", 4, {}).catch(() => []);
       for (const s of loss) {
         const last = s.y.filter((v) => v !== null).pop();
         if (last != null) this.finalLoss.set(s.run, last);

@@ -1,0 +1,81 @@
+// Every metric name trainbench writes or reads itself, defined once. The catalog
+// (metrics/catalog.h) describes each; listeners, analyses and the web UI (which gets a
+// generated copy, web/src/metric_names.ts) use these constants, never the literal.
+#pragma once
+
+#include <string_view>
+
+namespace tb::metric {
+
+inline constexpr std::string_view kHostCpuUtilizationRatio = "host.cpu.utilization_ratio";
+inline constexpr std::string_view kHostMemoryUsedBytes = "host.memory.used_bytes";
+inline constexpr std::string_view kHostMemoryAvailableBytes = "host.memory.available_bytes";
+inline constexpr std::string_view kHostSwapUsedBytes = "host.swap.used_bytes";
+inline constexpr std::string_view kHostLoadAverage1m = "host.load.average_1m";
+
+inline constexpr std::string_view kProcCpuUtilizationRatio = "proc.cpu.utilization_ratio";
+inline constexpr std::string_view kProcMemoryRssBytes = "proc.memory.rss_bytes";
+inline constexpr std::string_view kProcThreadsCount = "proc.threads.count";
+inline constexpr std::string_view kProcProcessesCount = "proc.processes.count";
+inline constexpr std::string_view kProcSchedVoluntarySwitchesPerSecond =
+    "proc.sched.voluntary_switches_per_second";
+inline constexpr std::string_view kProcSchedInvoluntarySwitchesPerSecond =
+    "proc.sched.involuntary_switches_per_second";
+inline constexpr std::string_view kProcThreadCpuUtilizationRatio = "proc.thread.cpu_utilization_ratio";
+inline constexpr std::string_view kProcThreadCoreIndex = "proc.thread.core_index";
+
+inline constexpr std::string_view kDiskReadBytesPerSecond = "disk.read_bytes_per_second";
+inline constexpr std::string_view kDiskWriteBytesPerSecond = "disk.write_bytes_per_second";
+inline constexpr std::string_view kDiskReadOpsPerSecond = "disk.read_ops_per_second";
+inline constexpr std::string_view kDiskWriteOpsPerSecond = "disk.write_ops_per_second";
+inline constexpr std::string_view kDiskBusyRatio = "disk.busy_ratio";
+
+inline constexpr std::string_view kNetReceiveBytesPerSecond = "net.receive_bytes_per_second";
+inline constexpr std::string_view kNetTransmitBytesPerSecond = "net.transmit_bytes_per_second";
+
+inline constexpr std::string_view kGpuUtilizationGpuRatio = "gpu.utilization.gpu_ratio";
+inline constexpr std::string_view kGpuUtilizationMemoryRatio = "gpu.utilization.memory_ratio";
+inline constexpr std::string_view kGpuMemoryUsedBytes = "gpu.memory.used_bytes";
+inline constexpr std::string_view kGpuMemoryReservedBytes = "gpu.memory.reserved_bytes";
+inline constexpr std::string_view kGpuMemoryTotalBytes = "gpu.memory.total_bytes";
+inline constexpr std::string_view kGpuPowerDrawWatts = "gpu.power.draw_watts";
+inline constexpr std::string_view kGpuEnergyConsumedJoules = "gpu.energy.consumed_joules";
+inline constexpr std::string_view kGpuTemperatureGpuCelsius = "gpu.temperature.gpu_celsius";
+inline constexpr std::string_view kGpuClockSmHertz = "gpu.clock.sm_hertz";
+inline constexpr std::string_view kGpuClockMemoryHertz = "gpu.clock.memory_hertz";
+inline constexpr std::string_view kGpuPerformanceStateIndex = "gpu.performance.state_index";
+inline constexpr std::string_view kGpuPcieTransmitBytesPerSecond = "gpu.pcie.transmit_bytes_per_second";
+inline constexpr std::string_view kGpuPcieReceiveBytesPerSecond = "gpu.pcie.receive_bytes_per_second";
+inline constexpr std::string_view kGpuClockEventReasonsBitmask = "gpu.clock.event_reasons_bitmask";
+
+inline constexpr std::string_view kProcGpuMemoryUsedBytes = "proc.gpu.memory_used_bytes";
+inline constexpr std::string_view kProcGpuSmUtilizationRatio = "proc.gpu.sm_utilization_ratio";
+inline constexpr std::string_view kProcGpuTreeMemoryUsedBytes = "proc.gpu.tree_memory_used_bytes";
+inline constexpr std::string_view kProcGpuTreeSmUtilizationRatio = "proc.gpu.tree_sm_utilization_ratio";
+inline constexpr std::string_view kProcGpuShareRatio = "proc.gpu.share_ratio";
+inline constexpr std::string_view kProcGpuEnergyJoules = "proc.gpu.energy_joules";
+
+inline constexpr std::string_view kGpuMigMemoryUsedBytes = "gpu.mig.memory_used_bytes";
+inline constexpr std::string_view kGpuMigMemoryTotalBytes = "gpu.mig.memory_total_bytes";
+inline constexpr std::string_view kGpuGraphicsEngineActiveRatio = "gpu.graphics.engine_active_ratio";
+inline constexpr std::string_view kGpuSmActiveRatio = "gpu.sm.active_ratio";
+inline constexpr std::string_view kGpuSmOccupancyRatio = "gpu.sm.occupancy_ratio";
+inline constexpr std::string_view kGpuPipeTensorActiveRatio = "gpu.pipe.tensor_active_ratio";
+inline constexpr std::string_view kGpuDramActiveRatio = "gpu.dram.active_ratio";
+inline constexpr std::string_view kGpuPipeFp64ActiveRatio = "gpu.pipe.fp64_active_ratio";
+inline constexpr std::string_view kGpuPipeFp32ActiveRatio = "gpu.pipe.fp32_active_ratio";
+inline constexpr std::string_view kGpuPipeFp16ActiveRatio = "gpu.pipe.fp16_active_ratio";
+inline constexpr std::string_view kGpuPcieTxTotalBytesPerSecond = "gpu.pcie.tx_total_bytes_per_second";
+inline constexpr std::string_view kGpuPcieRxTotalBytesPerSecond = "gpu.pcie.rx_total_bytes_per_second";
+inline constexpr std::string_view kGpuNvlinkTransmitBytesPerSecond = "gpu.nvlink.transmit_bytes_per_second";
+inline constexpr std::string_view kGpuNvlinkReceiveBytesPerSecond = "gpu.nvlink.receive_bytes_per_second";
+
+inline constexpr std::string_view kTrainbenchListenerUnparsedLines = "trainbench.listener.unparsed_lines";
+inline constexpr std::string_view kTrainbenchListenerCpuSeconds = "trainbench.listener.cpu_seconds";
+
+inline constexpr std::string_view kTrainLoss = "train.loss";
+inline constexpr std::string_view kTrainThroughputSamplesPerSecond = "train.throughput_samples_per_second";
+// The prefix of a script's own metrics (logged through the tracking API).
+inline constexpr std::string_view kScriptPrefix = "train.";
+
+}  // namespace tb::metric
