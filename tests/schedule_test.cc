@@ -51,6 +51,10 @@ class ScheduleTest : public CliTest {
   void File(const std::string& text) { std::ofstream(dir_ / "exp.csv") << text; }
   ExperimentFile Read() { return ParseExperimentFile(Slurp(dir_ / "exp.csv"), "exp.csv").value(); }
   size_t RunCount() { return OpenStore()->ListRuns("").value().size(); }
+  // Waits up to 10 s until the store holds `n` runs.
+  void WaitForRuns(size_t n) {
+    for (int i = 0; i < 200 && RunCount() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   // `trainbench schedule exp.csv` in the background, its output in sched.out and sched.err.
   ChildProcess StartSchedule() {
     SpawnOptions spawn;
@@ -119,7 +123,7 @@ TEST_F(ScheduleTest, CtrlCStopsTheRunsInFlightAndTheNextStartResumes) {
   std::ofstream(dir_ / "slow") << "";
   ChildProcess scheduler = StartSchedule();
   // Wait until workload 1 is running, then interrupt.
-  for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  WaitForRuns(1);
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   kill(scheduler.pid(), SIGINT);
   ExitInfo exit = scheduler.Wait().value();
@@ -382,7 +386,7 @@ TEST_F(ScheduleTest, EditsMadeWhileItRunsAreKeptAndStatusesFindTheirRows) {
       "e,1,,,-,-,work.py,top,--seconds 1.5\n"
       "e,2,,,-,-,work.py,top,--seconds 0.1\n");
   ChildProcess scheduler = StartSchedule();
-  for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  WaitForRuns(1);
   // While workload 1 runs, the user adds a row above it and changes workload 2's params.
   File(
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
@@ -409,7 +413,7 @@ TEST_F(ScheduleTest, AFileThatDoesNotReadWhileItRunsIsNeverOverwritten) {
       "e,1,,,-,-,work.py,top,--seconds 1.5\n"
       "e,2,,,-,-,work.py,top,--seconds 2\n");
   ChildProcess scheduler = StartSchedule();
-  for (int i = 0; i < 100 && RunCount() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  WaitForRuns(1);
   std::string editing =
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
       "e,1,,,-,-,work.py,top,--seconds 1.5\n"
@@ -417,7 +421,7 @@ TEST_F(ScheduleTest, AFileThatDoesNotReadWhileItRunsIsNeverOverwritten) {
       "e,3,,,-,-,work.py,top,\"--note half-typed\n";
   File(editing);
   // Workload 1 ends; workload 2 starts: by then the write-back was tried.
-  for (int i = 0; i < 200 && RunCount() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  WaitForRuns(2);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(Slurp(dir_ / "exp.csv"), editing);  // the user's lines, untouched
   std::string side = Slurp(dir_ / "exp.csv.trainbench-status");

@@ -287,6 +287,29 @@ TEST_F(ServeTest, ExportStreamsEveryPointExactly) {
   EXPECT_EQ(n, power_.size());
 }
 
+// `trainbench export` and the API's export are one format: a user's parser reads both.
+TEST_F(ServeTest, ExportAgreesWithTheCommandLineByteForByte) {
+  StartServer();
+  for (std::string format : {"csv", "json"}) {
+    auto served = client_->Get("/api/v1/export?runs=" + trace_.id + "&format=" + format);
+    ASSERT_TRUE(served);
+    ASSERT_EQ(served->status, 200);
+    std::string file = (scratch_.path() / ("cli." + format)).string();
+    std::string command = std::string(TRAINBENCH_BINARY) + " export --store " + db_ + " " + trace_.id +
+                          " --format " + format + " -o " + file;
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream in(file);
+    std::string cli((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_GT(cli.size(), 1000u);
+    EXPECT_EQ(served->body, cli) << format;
+    if (format == "json") {
+      json parsed = json::parse(cli);
+      ASSERT_FALSE(parsed["series"].empty());
+      EXPECT_EQ(parsed["series"][0]["run_id"], trace_.id);
+    }
+  }
+}
+
 TEST_F(ServeTest, BadInputGetsClearErrorsAndNothingEscapes) {
   StartServer();
   std::string run = synthetic_[0].id;

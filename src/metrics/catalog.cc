@@ -138,4 +138,9 @@ const MetricInfo* FindMetric(std::string_view name) {
   return nullptr;
 }
 
+std::string_view MetricUnit(std::string_view name) {
+  const MetricInfo* info = FindMetric(name);
+  return info != nullptr ? info->unit : "";
+}
+
 }  // namespace tb

@@ -24,5 +24,7 @@ struct MetricInfo {
 std::span<const MetricInfo> MetricCatalog();
 // nullptr for metrics not in the catalog (a script's own metrics, for example).
 const MetricInfo* FindMetric(std::string_view name);
+// The metric's unit, "" for metrics not in the catalog.
+std::string_view MetricUnit(std::string_view name);
 
 }  // namespace tb

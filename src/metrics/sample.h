@@ -37,7 +37,7 @@ class Labels {
   const std::string& text() const { return text_; }
 
   bool operator==(const Labels& other) const = default;
-  auto operator<=>(const Labels& other) const = default;
+  bool operator<(const Labels& other) const { return text_ < other.text_; }
 
  private:
   std::optional<std::string_view> Find(std::string_view key) const;

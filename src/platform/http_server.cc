@@ -123,7 +123,12 @@ void Send(ApiResponse response, httplib::Response& res, bool gzip = false) {
   res.set_chunked_content_provider(response.content_type, [stream, first](size_t, httplib::DataSink& sink) {
     std::string piece;
     piece.swap(*first);
-    bool more = stream(piece);
+    bool more = false;
+    try {
+      more = stream(piece);
+    } catch (...) {
+      return false;  // ends the transfer without its last chunk: the client sees it failed
+    }
     if (!piece.empty() && !sink.write(piece.data(), piece.size())) return false;
     if (!more) sink.done();
     return true;

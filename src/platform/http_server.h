@@ -33,7 +33,9 @@ struct ApiResponse {
   std::string content_type = "application/json";
   std::string body;
   // When set, the body is streamed: each call appends the next piece to its argument and
-  // returns false once nothing follows (the piece it appended is still sent).
+  // returns false once nothing follows (the piece it appended is still sent). When it
+  // throws, the transfer ends without its closing chunk, so the client sees a failed
+  // answer rather than a short one that looks whole.
   std::function<bool(std::string&)> stream;
   std::vector<std::pair<std::string, std::string>> headers;
 };

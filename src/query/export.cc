@@ -10,7 +10,7 @@ namespace tb {
 namespace {
 
 std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
@@ -19,24 +19,86 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-std::string JsonNumber(double v) {
-  if (std::isnan(v)) return "\"NaN\"";
-  if (std::isinf(v)) return v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-  return FormatDouble(v);
+// Appends `v` as text; `json`: NaN and infinities as JSON strings.
+char* WriteValue(char* w, double v, bool json) {
+  if (std::isfinite(v)) return std::to_chars(w, w + 32, v).ptr;
+  std::string_view text = std::isnan(v) ? (json ? "\"NaN\"" : "nan")
+                          : v > 0       ? (json ? "\"Infinity\"" : "inf")
+                                        : (json ? "\"-Infinity\"" : "-inf");
+  return std::copy(text.begin(), text.end(), w);
 }
 
 }  // namespace
 
 std::string FormatDouble(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, end);
+  return std::string(buf, WriteValue(buf, v, false));
 }
 
-Status ExportRun(Store& store, const std::string& run_id, const std::string& metric, ExportFormat format,
-                 std::FILE* out) {
+Result<ExportFormat> ParseExportFormat(std::string_view text) {
+  if (text == "csv") return ExportFormat::kCsv;
+  if (text == "json") return ExportFormat::kJson;
+  return Status::InvalidArgument("the export format is csv or json, not '" + Printable(text) + "'");
+}
+
+std::string_view SeriesExport::ContentType() const {
+  return format_ == ExportFormat::kCsv ? "text/csv" : "application/json";
+}
+
+std::string SeriesExport::Header() const {
+  return format_ == ExportFormat::kCsv ? "run_id,metric,labels,time_ms,step,value\n" : "{\"series\":[";
+}
+
+std::string SeriesExport::Footer() const { return format_ == ExportFormat::kCsv ? "" : "]}\n"; }
+
+void SeriesExport::Append(std::string& out, const SeriesInfo& s, const std::vector<Point>& points) {
+  bool csv = format_ == ExportFormat::kCsv;
+  std::string prefix;
+  if (csv) {
+    prefix = CsvField(s.run_id) + "," + CsvField(s.metric) + "," + CsvField(s.labels) + ",";
+  } else {
+    prefix = Concat({first_ ? "" : ",", "{\"run_id\":", JsonQuote(s.run_id),
+                     ",\"metric\":", JsonQuote(s.metric), ",\"labels\":", JsonQuote(s.labels),
+                     ",\"unit\":", JsonQuote(MetricUnit(s.metric)), ",\"points\":["});
+  }
+  first_ = false;
+  // Sized once for the longest text a point can take, trimmed after.
+  size_t at = out.size();
+  out.resize(at + prefix.size() + points.size() * ((csv ? prefix.size() : 0) + 72) + 3);
+  char* w = out.data() + at;
+  if (!csv) w = std::copy(prefix.begin(), prefix.end(), w);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    if (csv) {
+      w = std::copy(prefix.begin(), prefix.end(), w);
+      w = std::to_chars(w, w + 24, p.time_ms).ptr;
+      *w++ = ',';
+      if (p.step != kNoStep) w = std::to_chars(w, w + 24, p.step).ptr;
+      *w++ = ',';
+      w = WriteValue(w, p.value, false);
+      *w++ = '\n';
+      continue;
+    }
+    if (i > 0) *w++ = ',';
+    *w++ = '[';
+    w = std::to_chars(w, w + 24, p.time_ms).ptr;
+    *w++ = ',';
+    w = WriteValue(w, p.value, true);
+    if (p.step != kNoStep) {
+      *w++ = ',';
+      w = std::to_chars(w, w + 24, p.step).ptr;
+    }
+    *w++ = ']';
+  }
+  if (!csv) {
+    *w++ = ']';
+    *w++ = '}';
+  }
+  out.resize(static_cast<size_t>(w - out.data()));
+}
+
+Result<std::vector<SeriesInfo>> SeriesToExport(Store& store, const std::string& run_id,
+                                               const std::string& metric) {
   Result<std::vector<SeriesInfo>> all = store.ListSeries(run_id);
   if (!all.ok()) return all.status();
   std::vector<SeriesInfo> series;
@@ -47,38 +109,24 @@ Status ExportRun(Store& store, const std::string& run_id, const std::string& met
     return Status::NotFound("run " + run_id + " has no metric '" + metric + "'; `trainbench show " +
                             run_id.substr(0, 8) + "` lists its metrics");
   }
-  if (format == ExportFormat::kCsv) {
-    std::fputs("run_id,metric,labels,time_ms,step,value\n", out);
-  } else {
-    std::fprintf(out, "{\"run_id\":%s,\"series\":[", JsonQuote(run_id).c_str());
-  }
-  for (size_t i = 0; i < series.size(); ++i) {
-    const SeriesInfo& s = series[i];
+  return series;
+}
+
+Status ExportRun(Store& store, const std::string& run_id, const std::string& metric, ExportFormat format,
+                 std::FILE* out) {
+  Result<std::vector<SeriesInfo>> series = SeriesToExport(store, run_id, metric);
+  if (!series.ok()) return series.status();
+  SeriesExport exporter(format);
+  std::string piece = exporter.Header();
+  for (const SeriesInfo& s : *series) {
     Result<std::vector<Point>> points = ReadSeriesPoints(store, s.id);
     if (!points.ok()) return points.status();
-    if (format == ExportFormat::kCsv) {
-      std::string prefix = run_id + "," + CsvField(s.metric) + "," + CsvField(s.labels) + ",";
-      for (const Point& p : *points) {
-        std::string step = p.step == kNoStep ? "" : std::to_string(p.step);
-        std::fprintf(out, "%s%lld,%s,%s\n", prefix.c_str(), static_cast<long long>(p.time_ms), step.c_str(),
-                     FormatDouble(p.value).c_str());
-      }
-    } else {
-      const MetricInfo* info = FindMetric(s.metric);
-      std::fprintf(out, "%s{\"metric\":%s,\"labels\":%s,\"unit\":%s,\"points\":[", i ? "," : "",
-                   JsonQuote(s.metric).c_str(), JsonQuote(s.labels).c_str(),
-                   JsonQuote(info ? std::string(info->unit) : "").c_str());
-      for (size_t j = 0; j < points->size(); ++j) {
-        const Point& p = (*points)[j];
-        std::fprintf(out, "%s[%lld,%s", j ? "," : "", static_cast<long long>(p.time_ms),
-                     JsonNumber(p.value).c_str());
-        if (p.step != kNoStep) std::fprintf(out, ",%lld", static_cast<long long>(p.step));
-        std::fputc(']', out);
-      }
-      std::fputs("]}", out);
-    }
+    exporter.Append(piece, s, *points);
+    std::fwrite(piece.data(), 1, piece.size(), out);
+    piece.clear();
   }
-  if (format == ExportFormat::kJson) std::fputs("]}\n", out);
+  piece += exporter.Footer();
+  std::fwrite(piece.data(), 1, piece.size(), out);
   if (std::ferror(out)) return Status::IoError("cannot write the export");
   return Status::Ok();
 }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "platform/http_server.h"
+#include "query/series_reader.h"
 #include "store/store.h"
 
 namespace tb {
@@ -51,30 +52,12 @@ class ServeApi {
   // Handle() for /api/v1/, for HttpServer.
   ApiHandler Handler();
 
-  // The series of a run; a finished run's are kept (they no longer change).
-  Result<std::shared_ptr<const std::vector<SeriesInfo>>> SeriesOf(const RunRecord& run);
-  // Every point of a series in time order (cached sealed chunks, then the newer points).
-  // `finished`: the series' run has ended, so a cached copy is complete.
-  Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id, bool finished = false,
-                                                           bool retried = false);
-
  private:
   class Call;
-  struct Cached {
-    std::vector<int64_t> chunk_ids;  // sealed chunks, in order
-    std::shared_ptr<const std::vector<Point>> points;
-    std::list<int64_t>::iterator lru;
-  };
-
   Store& store_;
-  size_t cache_points_;
+  SeriesReader reader_;
   std::mutex mu_;
-  std::unordered_map<int64_t, Cached> cache_;  // by series id
-  std::unordered_map<std::string, std::shared_ptr<const std::vector<SeriesInfo>>>
-      series_of_;                                        // finished runs
   std::unordered_map<std::string, std::string> phases_;  // finished runs' analyses, as JSON
-  std::list<int64_t> lru_;                               // most recently used first
-  size_t cached_points_ = 0;
 };
 
 }  // namespace tb

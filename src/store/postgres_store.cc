@@ -21,12 +21,22 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "store/pg_connection.h"
+#include "store/pg_spool.h"
 #include "store/sqlite_store.h"
 
 namespace tb {
 namespace {
 
 namespace fs = std::filesystem;
+using pg::Batch;
+using pg::Bytes;
+using pg::Int;
+using pg::OptInt;
+using pg::Real;
+using pg::Redacted;
+using pg::Stmt;
+using pg::Text;
 
 // Migrations, in step with the SQLite store's (its number 3 only dropped an SQLite index).
 const char* const kMigrations[] = {
@@ -112,28 +122,6 @@ static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
 constexpr int64_t kInlineArtifactBytes = int64_t{8} << 20;
 
-// A statement parameter: text (or NULL), or binary for BYTEA.
-struct Param {
-  bool null = false;
-  bool binary = false;
-  std::string bytes;
-};
-Param Text(std::string s) { return {false, false, std::move(s)}; }
-Param Int(int64_t v) { return {false, false, std::to_string(v)}; }
-Param Bytes(std::string s) { return {false, true, std::move(s)}; }
-Param Real(std::optional<double> v) {
-  if (!v) return {true, false, ""};
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", *v);
-  return {false, false, buf};
-}
-Param OptInt(std::optional<int> v) { return v ? Int(*v) : Param{true, false, ""}; }
-
-struct Stmt {
-  std::string sql;
-  std::vector<Param> params;
-};
-
 // 63 bits of a hash (FNV-1a, then mixed): the id of what a name identifies.
 int64_t HashId(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
@@ -151,141 +139,21 @@ int64_t RandomId() {
   return static_cast<int64_t>(v >> 1);
 }
 
-// --- spool files ------------------------------------------------------------------------------
-// A spool file is a sequence of batches: "TBSB", u32 length, then the batch: u32 statement
-// count; per statement u32 SQL length, SQL, u32 parameter count; per parameter i32 length
-// (-1: NULL), the bytes, u8 binary. A batch cut short by a crash is ignored.
-
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-bool GetU32(std::string_view in, size_t& pos, uint32_t& v) {
-  if (in.size() - pos < 4) return false;
-  v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
-  pos += 4;
-  return true;
-}
-
-std::string EncodeBatch(const std::vector<Stmt>& batch) {
-  std::string body;
-  PutU32(body, static_cast<uint32_t>(batch.size()));
-  for (const Stmt& s : batch) {
-    PutU32(body, static_cast<uint32_t>(s.sql.size()));
-    body += s.sql;
-    PutU32(body, static_cast<uint32_t>(s.params.size()));
-    for (const Param& p : s.params) {
-      PutU32(body, p.null ? 0xffffffffu : static_cast<uint32_t>(p.bytes.size()));
-      body += p.bytes;
-      body += static_cast<char>(p.binary ? 1 : 0);
-    }
-  }
-  std::string out = "TBSB";
-  PutU32(out, static_cast<uint32_t>(body.size()));
-  return out + body;
-}
-
-// The complete batches of a spool file.
-std::vector<std::vector<Stmt>> DecodeSpool(std::string_view in) {
-  std::vector<std::vector<Stmt>> batches;
-  size_t pos = 0;
-  while (in.size() - pos >= 8 && in.substr(pos, 4) == "TBSB") {
-    pos += 4;
-    uint32_t len = 0;
-    if (!GetU32(in, pos, len) || in.size() - pos < len) break;
-    std::string_view body = in.substr(pos, len);
-    pos += len;
-    size_t p = 0;
-    uint32_t n = 0;
-    if (!GetU32(body, p, n)) break;
-    std::vector<Stmt> batch;
-    bool ok = true;
-    for (uint32_t i = 0; i < n && ok; ++i) {
-      Stmt s;
-      uint32_t sql_len = 0, params = 0;
-      ok = GetU32(body, p, sql_len) && body.size() - p >= sql_len;
-      if (!ok) break;
-      s.sql = std::string(body.substr(p, sql_len));
-      p += sql_len;
-      ok = GetU32(body, p, params);
-      for (uint32_t j = 0; j < params && ok; ++j) {
-        uint32_t plen = 0;
-        ok = GetU32(body, p, plen);
-        if (!ok) break;
-        Param prm;
-        prm.null = plen == 0xffffffffu;
-        if (!prm.null) {
-          ok = body.size() - p >= plen;
-          if (!ok) break;
-          prm.bytes = std::string(body.substr(p, plen));
-          p += plen;
-        }
-        ok = p < body.size();
-        if (!ok) break;
-        prm.binary = body[p++] != 0;
-        s.params.push_back(std::move(prm));
-      }
-      batch.push_back(std::move(s));
-    }
-    if (!ok) break;
-    batches.push_back(std::move(batch));
-  }
-  return batches;
-}
-
-// --- results --------------------------------------------------------------------------------
-
-using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
-
-// A result read in binary: BIGINT as 8 big-endian bytes, DOUBLE PRECISION as IEEE 754.
-class Rows {
- public:
-  explicit Rows(ResultPtr r) : r_(std::move(r)) {}
-  int size() const { return PQntuples(r_.get()); }
-  bool IsNull(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
-  int64_t Int(int row, int col) const {
-    uint64_t v = 0;
-    const char* p = PQgetvalue(r_.get(), row, col);
-    if (PQgetlength(r_.get(), row, col) != 8) return 0;
-    for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-    return static_cast<int64_t>(v);
-  }
-  double Double(int row, int col) const { return std::bit_cast<double>(Int(row, col)); }
-  std::string Str(int row, int col) const {
-    return std::string(PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col)));
-  }
-
- private:
-  ResultPtr r_;
-};
-
 // Each row made into a T.
 template <typename T, typename Make>
-std::vector<T> Collect(const Rows& rows, Make make) {
+std::vector<T> Collect(const pg::Rows& rows, Make make) {
   std::vector<T> out;
   out.reserve(static_cast<size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) out.push_back(make(i));
   return out;
 }
 
-std::string HomeDir() {
-  const char* home = std::getenv("HOME");
-  return home != nullptr && *home != '\0' ? home : "/tmp";
-}
-
-// The URI without its password, for messages.
-std::string Redacted(const std::string& uri) {
-  size_t scheme = uri.find("://");
-  size_t at = uri.find('@');
-  if (scheme == std::string::npos || at == std::string::npos) return uri;
-  size_t colon = uri.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return uri;
-  return uri.substr(0, colon) + ":***" + uri.substr(at);
-}
-
 class PostgresStore : public Store {
  public:
-  explicit PostgresStore(std::string uri) : uri_(std::move(uri)) {}
+  PostgresStore(std::string uri, PostgresOptions options)
+      : uri_(std::move(uri)),
+        options_(std::move(options)),
+        spool_(options_.spool_directory + "/" + DatabaseKey()) {}
   ~PostgresStore() override {
     {
       std::lock_guard lock(wake_mu_);
@@ -294,13 +162,11 @@ class PostgresStore : public Store {
     wake_.notify_all();
     if (reconnector_.joinable()) reconnector_.join();
     std::lock_guard lock(mu_);
-    if (spool_fd_ >= 0) {
+    if (spool_.active()) {
       LogWarning("the database " + Redacted(uri_) +
-                 " is still unreachable: what this run recorded meanwhile is in " + spool_path_ +
+                 " is still unreachable: what this run recorded meanwhile is in " + spool_.path() +
                  ", written by the next trainbench command that reaches the database");
-      close(spool_fd_);
     }
-    if (conn_ != nullptr) PQfinish(conn_);
   }
 
   Status Initialize() {
@@ -319,7 +185,7 @@ class PostgresStore : public Store {
   // Whether the database answered when the store was opened (reads need it).
   Status Reachable() {
     std::lock_guard lock(mu_);
-    if (conn_ == nullptr) return Unreachable();
+    if (!conn_) return Unreachable();
     return Status::Ok();
   }
 
@@ -327,7 +193,7 @@ class PostgresStore : public Store {
 
   Result<std::string> ArtifactDirectory(const std::string& run_id) override {
     std::error_code ec;
-    fs::path dir = fs::path(ArtifactRoot()) / run_id;
+    fs::path dir = fs::path(options_.artifact_root) / run_id;
     fs::create_directories(dir, ec);
     if (ec) return Status::IoError("cannot create artifact directory " + dir.string() + ": " + ec.message());
     return dir.string();
@@ -411,7 +277,7 @@ class PostgresStore : public Store {
     // A value changed is refused when the database can say so; while spooling, the first wins.
     if (Reachable().ok()) {
       for (const auto& [k, v] : params) {
-        Result<Rows> rows =
+        Result<pg::Rows> rows =
             Query({"SELECT value FROM params WHERE run_id = $1 AND key = $2", {Text(run_id), Text(k)}});
         if (!rows.ok()) break;
         if (rows->size() > 0 && rows->Str(0, 0) != v) {
@@ -480,7 +346,8 @@ class PostgresStore : public Store {
   }
 
   Result<std::vector<ExperimentInfo>> ListExperiments() override {
-    Result<Rows> rows = Query({"SELECT id, name, created_ms FROM experiments ORDER BY created_ms, id", {}});
+    Result<pg::Rows> rows =
+        Query({"SELECT id, name, created_ms FROM experiments ORDER BY created_ms, id", {}});
     if (!rows.ok()) return rows.status();
     return Collect<ExperimentInfo>(*rows, [&](int i) {
       return ExperimentInfo{rows->Int(i, 0), rows->Str(i, 1), rows->Int(i, 2)};
@@ -507,22 +374,11 @@ class PostgresStore : public Store {
                       "ORDER BY r.start_ms DESC",
                   {Text(key)}});
     if (!runs.ok()) return runs.status();
-    std::vector<RunRecord> by_id;
-    for (auto& r : *runs) {
-      if (r.id == key) return r;
-      if (StartsWith(r.id, key)) by_id.push_back(r);
-    }
-    if (by_id.size() > 1) {
-      return Status::InvalidArgument("run id prefix '" + key + "' is ambiguous: " + by_id[0].id + ", " +
-                                     by_id[1].id + "...; give more digits");
-    }
-    if (by_id.size() == 1) return by_id[0];
-    if (!runs->empty()) return runs->front();
-    return Status::NotFound("no run '" + key + "' in " + Describe() + "; `trainbench ls` lists the runs");
+    return ChooseRun(key, std::move(*runs), Describe());
   }
 
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
-    Result<Rows> rows =
+    Result<pg::Rows> rows =
         Query({"SELECT id, run_id, metric, labels FROM series WHERE run_id = $1 ORDER BY metric, labels",
                {Text(run_id)}});
     if (!rows.ok()) return rows.status();
@@ -537,14 +393,14 @@ class PostgresStore : public Store {
   }
 
   Result<std::string> ReadChunkData(int64_t chunk_id) override {
-    Result<Rows> rows = Query({"SELECT data FROM chunks WHERE id = $1", {Int(chunk_id)}});
+    Result<pg::Rows> rows = Query({"SELECT data FROM chunks WHERE id = $1", {Int(chunk_id)}});
     if (!rows.ok()) return rows.status();
     if (rows->size() == 0) return Status::NotFound("no chunk " + std::to_string(chunk_id));
     return rows->Str(0, 0);
   }
 
   Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) override {
-    Result<Rows> rows =
+    Result<pg::Rows> rows =
         Query({"SELECT j.id, j.data FROM journal j JOIN series s ON s.run_id = j.run_id "
                "WHERE s.id = $1 ORDER BY j.seq",
                {Int(series_id)}});
@@ -555,7 +411,7 @@ class PostgresStore : public Store {
   }
 
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {
-    Result<Rows> rows = Query(
+    Result<pg::Rows> rows = Query(
         {"SELECT time_ms, kind, label FROM events WHERE run_id = $1 ORDER BY time_ms, seq", {Text(run_id)}});
     if (!rows.ok()) return rows.status();
     return Collect<EventRecord>(*rows, [&](int i) {
@@ -564,7 +420,7 @@ class PostgresStore : public Store {
   }
 
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override {
-    Result<Rows> rows =
+    Result<pg::Rows> rows =
         Query({"SELECT name, size, path FROM artifacts WHERE run_id = $1 ORDER BY name", {Text(run_id)}});
     if (!rows.ok()) return rows.status();
     return Collect<ArtifactRecord>(*rows, [&](int i) {
@@ -573,8 +429,9 @@ class PostgresStore : public Store {
   }
 
   Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override {
-    Result<Rows> rows = Query({"SELECT size, content, path FROM artifacts WHERE run_id = $1 AND name = $2",
-                               {Text(run_id), Text(name)}});
+    Result<pg::Rows> rows =
+        Query({"SELECT size, content, path FROM artifacts WHERE run_id = $1 AND name = $2",
+               {Text(run_id), Text(name)}});
     if (!rows.ok()) return rows.status();
     if (rows->size() == 0) return Status::NotFound("run " + run_id + " has no artifact " + name);
     return ArtifactRecord{run_id, name, rows->Int(0, 0), rows->Str(0, 1), rows->Str(0, 2)};
@@ -597,18 +454,13 @@ class PostgresStore : public Store {
         {Text(run_id), Text(k), Text(v)}};
   }
 
-  static std::string ArtifactRoot() {
-    const char* dir = std::getenv("TRAINBENCH_ARTIFACT_DIR");
-    if (dir != nullptr && *dir != '\0') return dir;
-    return HomeDir() + "/.local/share/trainbench/artifacts";
-  }
-
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
-    Result<Rows> rows = Query({with_data ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data "
-                                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id"
-                                         : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed "
-                                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id",
-                               {Int(series_id)}});
+    Result<pg::Rows> rows =
+        Query({with_data ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data "
+                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id"
+                         : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed "
+                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id",
+               {Int(series_id)}});
     if (!rows.ok()) return rows.status();
     std::vector<ChunkRecord> out;
     for (int i = 0; i < rows->size(); ++i) {
@@ -629,7 +481,7 @@ class PostgresStore : public Store {
   }
 
   Result<std::vector<RunRecord>> ReadRuns(const Stmt& select) {
-    Result<Rows> rows = Query(select);
+    Result<pg::Rows> rows = Query(select);
     if (!rows.ok()) return rows.status();
     std::vector<RunRecord> runs;
     std::map<std::string, size_t> index;
@@ -661,7 +513,7 @@ class PostgresStore : public Store {
     for (const RunRecord& r : runs) ids += (ids.size() > 1 ? "," : "") + r.id;
     ids += "}";
     // Params and tags of all of them in one query.
-    Result<Rows> kv =
+    Result<pg::Rows> kv =
         Query({"SELECT run_id, key, value, 0::bigint AS kind, seq FROM params WHERE run_id = ANY($1::text[]) "
                "UNION ALL SELECT run_id, key, value, 1::bigint, seq FROM tags WHERE run_id = ANY($1::text[]) "
                "ORDER BY kind, seq",
@@ -674,30 +526,12 @@ class PostgresStore : public Store {
     return runs;
   }
 
-  // --- the connection ------------------------------------------------------------------------
-
-  // A new connection (waiting up to 5 s), or why there is none.
-  Result<PGconn*> Connect() const {
-    const char* keys[] = {"connect_timeout", "dbname", nullptr};
-    const char* values[] = {"5", uri_.c_str(), nullptr};
-    PGconn* c = PQconnectdbParams(keys, values, 1);
-    if (PQstatus(c) != CONNECTION_OK) {
-      std::string msg = c != nullptr ? PQerrorMessage(c) : "out of memory";
-      PQfinish(c);
-      while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-      return Status::Unavailable("cannot reach the database " + Redacted(uri_) + ": " + msg);
-    }
-    // Notices ("relation exists, skipping") are not for users.
-    PQsetNoticeProcessor(
-        c, [](void*, const char*) {}, nullptr);
-    return c;
-  }
+  // --- the connection and the spool ------------------------------------------------------------
 
   Status ConnectLocked() {
-    Result<PGconn*> c = Connect();
+    Result<std::unique_ptr<pg::Connection>> c = pg::Connection::Open(uri_);
     if (!c.ok()) return c.status();
-    if (conn_ != nullptr) PQfinish(conn_);
-    conn_ = *c;
+    conn_ = std::move(*c);
     return Status::Ok();
   }
 
@@ -706,104 +540,41 @@ class PostgresStore : public Store {
                                "); is the server running and the connection string right?");
   }
 
-  Result<ResultPtr> ExecLocked(const Stmt& s, bool binary_result) {
-    std::vector<const char*> values;
-    std::vector<int> lengths, formats;
-    for (const Param& p : s.params) {
-      values.push_back(p.null ? nullptr : p.bytes.data());
-      lengths.push_back(static_cast<int>(p.bytes.size()));
-      formats.push_back(p.binary ? 1 : 0);
-    }
-    ResultPtr r(PQexecParams(conn_, s.sql.c_str(), static_cast<int>(s.params.size()), nullptr, values.data(),
-                             lengths.data(), formats.data(), binary_result ? 1 : 0),
-                &PQclear);
-    ExecStatusType st = PQresultStatus(r.get());
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
-    std::string msg = PQerrorMessage(conn_);
-    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
-    if (PQstatus(conn_) != CONNECTION_OK) return Status::Unavailable(msg);
-    return Status::IoError("database " + Redacted(uri_) + ": " + msg);
-  }
-
-  Result<Rows> Query(const Stmt& s) {
+  Result<pg::Rows> Query(const Stmt& s) {
     std::lock_guard lock(mu_);
-    if (conn_ == nullptr) return Unreachable();
-    Result<ResultPtr> r = ExecLocked(s, true);
-    if (!r.ok()) {
-      if (r.status().code() == Status::Code::kUnavailable) GoOfflineLocked(r.status().message());
-      return r.status();
-    }
-    return Rows(std::move(*r));
-  }
-
-  // Runs the statements in one transaction; `changed` gets each one's affected rows.
-  Status ExecBatchLocked(const std::vector<Stmt>& batch, std::vector<int64_t>* changed) {
-    bool single = batch.size() == 1;
-    if (!single) {
-      Result<ResultPtr> begin = ExecLocked({"BEGIN", {}}, false);
-      if (!begin.ok()) return begin.status();
-    }
-    for (const Stmt& s : batch) {
-      Result<ResultPtr> r = ExecLocked(s, false);
-      if (!r.ok()) {
-        if (!single && PQstatus(conn_) == CONNECTION_OK) ExecLocked({"ROLLBACK", {}}, false);
-        return r.status();
-      }
-      if (changed != nullptr) changed->push_back(ParseInt(PQcmdTuples(r->get())).value_or(0));
-    }
-    if (!single) {
-      Result<ResultPtr> commit = ExecLocked({"COMMIT", {}}, false);
-      if (!commit.ok()) return commit.status();
-    }
-    return Status::Ok();
+    if (!conn_) return Unreachable();
+    Result<pg::Rows> rows = conn_->Query(s);
+    if (!rows.ok() && rows.status().code() == Status::Code::kUnavailable)
+      GoOfflineLocked(rows.status().message());
+    return rows;
   }
 
   // Writes now, or into the spool while the database is away.
-  Status Write(const std::vector<Stmt>& batch, std::vector<int64_t>* changed = nullptr) {
+  Status Write(const Batch& batch, std::vector<int64_t>* changed = nullptr) {
     if (batch.empty()) return Status::Ok();
     std::lock_guard lock(mu_);
-    if (conn_ != nullptr && spool_fd_ < 0) {
-      Status s = ExecBatchLocked(batch, changed);
+    if (conn_ && !spool_.active()) {
+      Status s = conn_->ExecBatch(batch, changed);
       if (s.ok() || s.code() != Status::Code::kUnavailable) return s;
       GoOfflineLocked(s.message());
     }
     if (changed != nullptr) changed->clear();  // unknown while spooling
-    return SpoolLocked(batch);
+    bool starting = !spool_.active();
+    TB_RETURN_IF_ERROR(spool_.Append(batch));
+    if (starting) {
+      LogWarning("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
+                 "); the run goes on and its samples are kept in " + spool_.path() + " until it answers");
+    }
+    return Status::Ok();
   }
 
   void GoOfflineLocked(const std::string& why) {
     offline_reason_ = why;
-    if (conn_ != nullptr) {
-      PQfinish(conn_);
-      conn_ = nullptr;
-    }
+    conn_.reset();
     if (!reconnector_.joinable()) reconnector_ = std::thread([this] { Reconnect(); });
   }
 
-  Status SpoolLocked(const std::vector<Stmt>& batch) {
-    if (spool_fd_ < 0) {
-      std::string dir = SpoolDirectory() + "/" + DatabaseKey();
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      spool_path_ =
-          dir + "/" + std::to_string(getpid()) + "-" + std::to_string(RandomId() % 1000000) + ".spool";
-      spool_fd_ = open(spool_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      if (spool_fd_ < 0) return Status::FromErrno("cannot spool to " + spool_path_, errno);
-      flock(spool_fd_, LOCK_EX);  // held while this process may still add to it
-      LogWarning("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
-                 "); the run goes on and its samples are kept in " + spool_path_ + " until it answers");
-    }
-    std::string bytes = EncodeBatch(batch);
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(spool_fd_, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return Status::FromErrno("cannot spool to " + spool_path_, errno);
-      done += static_cast<size_t>(n);
-    }
-    ++spooled_batches_;
-    return Status::Ok();
-  }
+  Status ApplyLocked(const Batch& batch) { return conn_->ExecBatch(batch, nullptr); }
 
   // The background thread while the database is away: reconnects every second, then
   // writes the spool in order and goes back to writing directly.
@@ -817,65 +588,36 @@ class PostgresStore : public Store {
       bool need_connection;
       {
         std::lock_guard lock(mu_);
-        if (conn_ != nullptr && spool_fd_ < 0) continue;
-        need_connection = conn_ == nullptr;
+        if (conn_ && !spool_.active()) continue;
+        need_connection = !conn_;
       }
       // Connecting may wait seconds: writers keep spooling meanwhile.
-      Result<PGconn*> fresh = need_connection ? Connect() : Result<PGconn*>(nullptr);
-      if (!fresh.ok()) continue;
-      std::lock_guard lock(mu_);
-      if (*fresh != nullptr) {
-        if (conn_ != nullptr) PQfinish(conn_);
-        conn_ = *fresh;
+      std::unique_ptr<pg::Connection> fresh;
+      if (need_connection) {
+        Result<std::unique_ptr<pg::Connection>> c = pg::Connection::Open(uri_);
+        if (!c.ok()) continue;
+        fresh = std::move(*c);
       }
+      std::lock_guard lock(mu_);
+      if (fresh) conn_ = std::move(fresh);
       if (!schema_checked_ && !MigrateLocked().ok()) continue;
-      if (spool_fd_ >= 0) {
-        Status replayed = ReplayFileLocked(spool_path_);
-        if (!replayed.ok()) {
-          if (conn_ != nullptr && PQstatus(conn_) != CONNECTION_OK) {
-            PQfinish(conn_);
-            conn_ = nullptr;
-          }
+      if (spool_.active()) {
+        int64_t batches = spool_.batches();
+        if (!spool_.Replay([this](const Batch& b) { return ApplyLocked(b); }).ok()) {
+          if (conn_ && !conn_->ok()) conn_.reset();
           continue;
         }
-        close(spool_fd_);
-        spool_fd_ = -1;
-        std::remove(spool_path_.c_str());
-        LogInfo("the database " + Redacted(uri_) + " answers again: " + std::to_string(spooled_batches_) +
+        LogInfo("the database " + Redacted(uri_) + " answers again: " + std::to_string(batches) +
                 " spooled writes are in it");
-        spooled_batches_ = 0;
       }
       ReplayOrphansLocked();
     }
   }
 
-  Status ReplayFileLocked(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), {});
-    // Every statement can be applied twice (inserts skip what exists), so a replay cut
-    // short is simply done again.
-    for (const std::vector<Stmt>& batch : DecodeSpool(bytes))
-      TB_RETURN_IF_ERROR(ExecBatchLocked(batch, nullptr));
-    return Status::Ok();
-  }
-
   // Spools of processes that ended while the database was away.
   void ReplayOrphansLocked() {
-    std::error_code ec;
-    std::string dir = SpoolDirectory() + "/" + DatabaseKey();
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      std::string path = entry.path().string();
-      if (path == spool_path_ || !path.ends_with(".spool")) continue;
-      int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        if (ReplayFileLocked(path).ok()) {
-          std::remove(path.c_str());
-          LogInfo("wrote what an earlier run spooled while the database was away (" + path + ")");
-        }
-      }
-      close(fd);
-    }
+    for (const std::string& path : spool_.ReplayOrphans([this](const Batch& b) { return ApplyLocked(b); }))
+      LogInfo("wrote what an earlier run spooled while the database was away (" + path + ")");
   }
 
   // Spools of one database share a directory: the URI hashed.
@@ -886,59 +628,18 @@ class PostgresStore : public Store {
   }
 
   Status MigrateLocked() {
-    // Several machines may start at once: one migrates, the others wait for it.
-    std::vector<Stmt> steps = {
-        {"SELECT pg_advisory_xact_lock(7465627)", {}},
-        {"CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)", {}},
-    };
-    Result<ResultPtr> begin = ExecLocked({"BEGIN", {}}, false);
-    if (!begin.ok()) return begin.status();
-    auto fail = [&](const Status& s) {
-      if (PQstatus(conn_) == CONNECTION_OK) ExecLocked({"ROLLBACK", {}}, false);
-      return s;
-    };
-    for (const Stmt& s : steps) {
-      Result<ResultPtr> r = ExecLocked(s, false);
-      if (!r.ok()) return fail(r.status());
-    }
-    Result<ResultPtr> v =
-        ExecLocked({"SELECT value FROM trainbench_meta WHERE key = 'schema_version'", {}}, false);
-    if (!v.ok()) return fail(v.status());
-    int version =
-        PQntuples(v->get()) > 0 ? static_cast<int>(ParseInt(PQgetvalue(v->get(), 0, 0)).value_or(0)) : 0;
-    if (version > kSchemaVersion) {
-      return fail(Status::InvalidArgument(Redacted(uri_) + " was written by a newer trainbench (schema " +
-                                          std::to_string(version) + ", this build knows " +
-                                          std::to_string(kSchemaVersion) + "); upgrade trainbench"));
-    }
-    for (int i = version; i < kSchemaVersion; ++i) {
-      // A migration is a script of several statements: the simple query protocol takes it.
-      ResultPtr r(PQexec(conn_, kMigrations[i]), &PQclear);
-      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
-        return fail(
-            Status::IoError("cannot set up the database " + Redacted(uri_) + ": " + PQerrorMessage(conn_)));
-      }
-    }
-    Result<ResultPtr> set =
-        ExecLocked({"INSERT INTO trainbench_meta(key, value) VALUES('schema_version', $1) "
-                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    {Text(std::to_string(kSchemaVersion))}},
-                   false);
-    if (!set.ok()) return fail(set.status());
-    Result<ResultPtr> commit = ExecLocked({"COMMIT", {}}, false);
-    if (!commit.ok()) return commit.status();
+    TB_RETURN_IF_ERROR(conn_->Migrate(kMigrations));
     schema_checked_ = true;
     return Status::Ok();
   }
 
   std::string uri_;
+  PostgresOptions options_;
   std::mutex mu_;  // the connection, the spool
-  PGconn* conn_ = nullptr;
+  std::unique_ptr<pg::Connection> conn_;
+  pg::Spool spool_;
   bool schema_checked_ = false;
   std::string offline_reason_;
-  int spool_fd_ = -1;
-  std::string spool_path_;
-  int64_t spooled_batches_ = 0;
   std::thread reconnector_;
   std::mutex wake_mu_;
   std::condition_variable wake_;
@@ -947,14 +648,8 @@ class PostgresStore : public Store {
 
 }  // namespace
 
-std::string SpoolDirectory() {
-  const char* dir = std::getenv("TRAINBENCH_SPOOL_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  return HomeDir() + "/.local/state/trainbench/spool";
-}
-
-Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri) {
-  auto store = std::make_unique<PostgresStore>(uri);
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri, const PostgresOptions& options) {
+  auto store = std::make_unique<PostgresStore>(uri, options);
   TB_RETURN_IF_ERROR(store->Initialize());
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -12,8 +12,9 @@
 // Reads need the database.
 //
 // Artifacts: content up to 8 MiB goes into the database (logs, manifests); larger files
-// stay files, under TRAINBENCH_ARTIFACT_DIR when it names a directory every machine
-// reaches (for Nsight reports), and are recorded by path.
+// stay files, under PostgresOptions::artifact_root (Store::Open: TRAINBENCH_ARTIFACT_DIR when
+// it names a directory every machine reaches, for Nsight reports), and are recorded by path.
+// The connection (pg_connection.h) and the spool (pg_spool.h) are units of their own.
 #pragma once
 
 #include <memory>
@@ -23,11 +24,15 @@
 
 namespace tb {
 
+struct PostgresOptions {
+  // Where spool files live (a directory per database below it).
+  std::string spool_directory;
+  // Where artifacts too large for the database are written (a directory per run below it).
+  std::string artifact_root;
+};
+
 // `uri` is a libpq connection URI (postgresql://user@host:port/db?sslmode=require); the
 // password comes from the URI, PGPASSWORD or ~/.pgpass, as libpq reads them.
-Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri);
-
-// Where spool files live: TRAINBENCH_SPOOL_DIR, else ~/.local/state/trainbench/spool.
-std::string SpoolDirectory();
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri, const PostgresOptions& options);
 
 }  // namespace tb

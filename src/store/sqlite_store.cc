@@ -397,18 +397,7 @@ class SqliteStore : public Store {
     st.Bind(1, key);
     Result<std::vector<RunRecord>> runs = ReadRuns(st);
     if (!runs.ok()) return runs.status();
-    std::vector<RunRecord> by_id;
-    for (auto& r : *runs) {
-      if (r.id == key) return r;
-      if (StartsWith(r.id, key)) by_id.push_back(r);
-    }
-    if (by_id.size() > 1) {
-      return Status::InvalidArgument("run id prefix '" + key + "' is ambiguous: " + by_id[0].id + ", " +
-                                     by_id[1].id + "...; give more digits");
-    }
-    if (by_id.size() == 1) return by_id[0];
-    if (!runs->empty()) return runs->front();  // newest run with that name
-    return Status::NotFound("no run '" + key + "' in " + Describe() + "; `trainbench ls` lists the runs");
+    return ChooseRun(key, std::move(*runs), Describe());
   }
 
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {

@@ -3,6 +3,7 @@
 #include <sys/random.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "base/strings.h"
 #include "store/postgres_store.h"
@@ -30,6 +31,22 @@ ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sea
   return c;
 }
 
+Result<RunRecord> ChooseRun(const std::string& key, std::vector<RunRecord> candidates,
+                            const std::string& store) {
+  std::vector<RunRecord*> by_id;
+  for (RunRecord& r : candidates) {
+    if (r.id == key) return std::move(r);
+    if (key.size() >= 4 && StartsWith(r.id, key)) by_id.push_back(&r);
+  }
+  if (by_id.size() > 1) {
+    return Status::InvalidArgument("run id prefix '" + key + "' is ambiguous: " + by_id[0]->id + ", " +
+                                   by_id[1]->id + "...; give more digits");
+  }
+  if (by_id.size() == 1) return std::move(*by_id[0]);
+  if (!candidates.empty()) return std::move(candidates.front());  // the newest run with that name
+  return Status::NotFound("no run '" + key + "' in " + store + "; `trainbench ls` lists the runs");
+}
+
 std::string NewRunId() {
   unsigned char bytes[16];
   size_t got = 0;
@@ -46,14 +63,29 @@ std::string NewRunId() {
   return id;
 }
 
+Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkRecord> chunks,
+                         std::span<const JournalEntry> journal, std::vector<Point>& out) {
+  for (const ChunkRecord& c : chunks) {
+    if (!c.data.empty()) {
+      TB_RETURN_IF_ERROR(DecodeChunk(c.data, out));
+      continue;
+    }
+    if (c.count == 0) continue;
+    Result<std::string> data = store.ReadChunkData(c.id);
+    if (!data.ok()) return data.status();
+    TB_RETURN_IF_ERROR(DecodeChunk(*data, out));
+  }
+  for (const JournalEntry& e : journal) TB_RETURN_IF_ERROR(DecodeJournalEntry(e.data, series_id, out));
+  return Status::Ok();
+}
+
 Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
   Result<std::vector<ChunkRecord>> chunks = store.ReadChunks(series_id);
   if (!chunks.ok()) return chunks.status();
-  std::vector<Point> points;
-  for (const ChunkRecord& c : *chunks) TB_RETURN_IF_ERROR(DecodeChunk(c.data, points));
   Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
   if (!journal.ok()) return journal.status();
-  for (const JournalEntry& e : *journal) TB_RETURN_IF_ERROR(DecodeJournalEntry(e.data, series_id, points));
+  std::vector<Point> points;
+  TB_RETURN_IF_ERROR(DecodeSeriesParts(store, series_id, *chunks, *journal, points));
   return points;
 }
 
@@ -106,7 +138,17 @@ bool IsRunRecordArtifact(std::string_view name) {
 }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& uri) {
-  if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) return OpenPostgresStore(uri);
+  if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) {
+    // Where this machine keeps what the database cannot take yet, and large artifacts.
+    auto env = [](const char* name, const std::string& fallback) {
+      const char* v = std::getenv(name);
+      return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+    };
+    std::string home = env("HOME", "/tmp");
+    return OpenPostgresStore(
+        uri, {.spool_directory = env("TRAINBENCH_SPOOL_DIR", home + "/.local/state/trainbench/spool"),
+              .artifact_root = env("TRAINBENCH_ARTIFACT_DIR", home + "/.local/share/trainbench/artifacts")});
+  }
   std::string path = uri;
   if (StartsWith(uri, "sqlite://")) {
     path = uri.substr(9);  // "sqlite:///abs" keeps its leading '/'

@@ -185,10 +185,22 @@ class Store {
   virtual Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) = 0;
 };
 
+// FindRun's rules, the same in every store: `candidates` are the runs whose id is `key`,
+// begins with it (4 digits or more) or whose name is `key`, newest first. A full id wins,
+// then a unique id prefix (an ambiguous one is an error naming two), then the newest run of
+// that name; NotFound names `store` and the command that lists runs.
+Result<RunRecord> ChooseRun(const std::string& key, std::vector<RunRecord> candidates,
+                            const std::string& store);
+
 // A new run id: 32 random hex digits.
 std::string NewRunId();
 
 // All points of a series, decoded, in time order: its chunks, then its journaled points.
+// For many reads of the same series, query/series_reader.h keeps them decoded.
 Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id);
+// Appends the points of `chunks` (in order; one listed without its data is read by id)
+// and then of `journal` to `out`. NotFound when a chunk is gone (a checkpoint replaced it).
+Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkRecord> chunks,
+                         std::span<const JournalEntry> journal, std::vector<Point>& out);
 
 }  // namespace tb

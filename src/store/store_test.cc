@@ -1,5 +1,3 @@
-#include "store/sqlite_store.h"
-
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -10,6 +8,7 @@
 #include <fstream>
 
 #include "store/series_writer.h"
+#include "store/sqlite_store.h"
 #include "tests/helpers/postgres_cluster.h"
 #include "tests/helpers/scratch_directory.h"
 

@@ -1,0 +1,83 @@
+// What trainbench's subcommands share: the store they open, how they fail, how they print
+// runs. One file per subcommand (or family) beside it; main.cc parses the command line.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/store.h"
+
+namespace tb::cli {
+
+inline constexpr const char* kDefaultStore = "trainbench.db";
+inline constexpr int64_t kMinIntervalMs = 100;
+
+std::string StoreFromEnvironment();
+
+// Parses "k=v" options; the error names the option and the bad text.
+Result<KeyValues> ParseKeyValues(const std::vector<std::string>& items, const char* option);
+
+bool EndsWith(const std::string& s, const std::string& suffix);
+
+std::string BaseName(const std::string& path);
+
+// "UNFINISHED" for a RUNNING run whose trainbench on this host is gone (killed, crashed).
+std::string DisplayStatus(const RunRecord& r);
+
+std::string FormatValue(double v, std::string_view unit);
+
+int Fail(const Status& s);
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& uri);
+
+// For commands that read: a SQLite store that does not exist is a mistyped path, not a
+// new empty store.
+Result<std::unique_ptr<Store>> OpenStoreToRead(const std::string& uri);
+
+// A run's duration as ls and show print it: until now while it runs; unknown when its
+// trainbench is gone without finishing it (it must not keep growing).
+std::string RunDuration(const RunRecord& r, const std::string& status);
+
+struct RunArgs {
+  std::string store = StoreFromEnvironment();
+  std::string experiment = "Default";
+  std::string workload;
+  std::string name;
+  std::vector<std::string> params, tags;
+  std::string listeners;  // empty: host listeners, plus nvml where a GPU answers
+  std::string devices;
+  std::string interval = "1s";
+  std::string max_time;
+  std::string kill_grace = "10s";
+  std::string python;
+  std::string proc_root = "/";
+  bool quiet = false;
+  int max_epochs = 0;
+  bool no_tracking = false;
+  std::string run_id;
+};
+
+struct ServeArgs {
+  std::string store = StoreFromEnvironment();
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string token;
+  std::string web;
+};
+
+int CommandRun(const RunArgs& a, std::vector<std::string> command);
+int CommandDevices();
+int CommandMigrate(const std::string& from_uri, const std::string& to_uri);
+int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,
+                  const std::string& output);
+int CommandLs(const std::string& store_uri, const std::string& experiment);
+int CommandShow(const std::string& store_uri, const std::string& key);
+int CommandServe(ServeArgs a);
+int CommandExport(const std::string& store_uri, const std::string& key, const std::string& metric,
+                  const std::string& format, const std::string& output);
+
+}  // namespace tb::cli

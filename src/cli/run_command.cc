@@ -1,0 +1,177 @@
+// `trainbench run` and `trainbench devices`.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "analyze/phases.h"
+#include "analyze/report.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "cli/cli.h"
+#include "collect/gpu_tool_collectors.h"
+#include "metrics/catalog.h"
+#include "platform/http_server.h"
+#include "platform/nvml.h"
+#include "platform/process.h"
+#include "query/energy.h"
+#include "query/export.h"
+#include "query/summary.h"
+#include "run/launcher.h"
+#include "schedule/scheduler.h"
+#include "serve/serve_api.h"
+#include "store/migrate.h"
+#include "store/store.h"
+#include "track/tracking_api.h"
+
+namespace tb::cli {
+
+// --- run -------------------------------------------------------------------------------
+
+int CommandRun(const RunArgs& a, std::vector<std::string> command) {
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    return Fail(
+        Status::InvalidArgument("no command given: trainbench run [options] -- COMMAND [ARGS...] or "
+                                "trainbench run train.py [ARGS...]"));
+  }
+  RunOptions o;
+  o.experiment = a.experiment;
+  o.workload = a.workload;
+  o.run_name = a.name;
+  o.proc_root = a.proc_root;
+  o.echo_output = !a.quiet;
+
+  Result<int64_t> interval = ParseDurationMillis(a.interval);
+  if (!interval.ok()) return Fail(Status::InvalidArgument("--interval: " + interval.status().message()));
+  if (*interval < kMinIntervalMs) {
+    return Fail(Status::InvalidArgument("--interval " + a.interval + " is below the minimum of 100ms"));
+  }
+  o.interval_ms = *interval;
+  if (!a.max_time.empty()) {
+    Result<int64_t> max_time = ParseDurationMillis(a.max_time);
+    if (!max_time.ok()) return Fail(Status::InvalidArgument("--max-time: " + max_time.status().message()));
+    o.max_time_ms = *max_time;
+  }
+  Result<int64_t> grace = ParseDurationMillis(a.kill_grace);
+  if (!grace.ok()) return Fail(Status::InvalidArgument("--kill-grace: " + grace.status().message()));
+  o.kill_grace_ms = *grace;
+  Result<std::vector<std::string>> listeners = ParseListeners(a.listeners);
+  if (!listeners.ok()) return Fail(listeners.status());
+  o.listeners = *listeners;
+  Result<KeyValues> params = ParseKeyValues(a.params, "--param");
+  if (!params.ok()) return Fail(params.status());
+  o.params = *params;
+  Result<KeyValues> tags = ParseKeyValues(a.tags, "--tag");
+  if (!tags.ok()) return Fail(tags.status());
+  o.tags = *tags;
+  o.devices = a.devices;
+  if (a.max_epochs < 0)
+    return Fail(Status::InvalidArgument("--max-epochs must be a positive number of epochs"));
+  o.max_epochs = a.max_epochs;
+  o.tracking = !a.no_tracking;
+  if (!a.run_id.empty()) {
+    bool hex = a.run_id.size() == 32 && std::all_of(a.run_id.begin(), a.run_id.end(), [](char c) {
+                 return std::isxdigit(static_cast<unsigned char>(c));
+               });
+    if (!hex) return Fail(Status::InvalidArgument("--run-id must be 32 hex digits"));
+    o.run_id = a.run_id;
+  }
+
+  // radT's form: a .py file runs with the Python interpreter.
+  const char* python_env = std::getenv("TRAINBENCH_PYTHON");
+  std::string python = !a.python.empty() ? a.python : python_env != nullptr ? python_env : "python3";
+  if (EndsWith(command[0], ".py")) {
+    o.python = python;
+    o.script = command[0];
+    command.insert(command.begin(), python);
+  } else {
+    // The script in a longer command ("python3 -u train.py", "nsys profile ... python3 train.py").
+    for (size_t i = 1; i < command.size(); ++i) {
+      if (EndsWith(command[i], ".py")) {
+        o.script = command[i];
+        if (StartsWith(BaseName(command[i - 1]), "python")) o.python = command[i - 1];
+        break;
+      }
+    }
+  }
+  o.command = command;
+  // The scheduler's start gate (READY_FD,GATE_FD), for this process only.
+  if (const char* gate = std::getenv("TRAINBENCH_START_GATE")) {
+    std::vector<std::string_view> fds = Split(gate, ',');
+    if (fds.size() == 2) {
+      o.ready_fd = static_cast<int>(ParseInt(fds[0]).value_or(-1));
+      o.gate_fd = static_cast<int>(ParseInt(fds[1]).value_or(-1));
+      // Tools the listeners start must not hold them open.
+      for (int fd : {o.ready_fd, o.gate_fd}) {
+        if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
+      }
+    }
+    unsetenv("TRAINBENCH_START_GATE");
+  }
+
+  // The store must be usable before anything starts.
+  Result<std::unique_ptr<Store>> store = OpenStore(a.store);
+  if (!store.ok()) return Fail(store.status());
+  Result<RunOutcome> outcome = ExecuteRun(**store, o);
+  if (!outcome.ok()) return Fail(outcome.status());
+  return outcome->exit_code;
+}
+
+// --- devices -----------------------------------------------------------------------------
+
+// Whether the smi and dcgmi listeners can work here, and why not.
+void PrintToolListeners() {
+  std::optional<std::string> smi = FindExecutable("nvidia-smi");
+  std::printf("  smi                    %s\n",
+              smi ? ("available (" + *smi + ")").c_str() : "not available: no nvidia-smi on PATH");
+  Result<std::string> dcgm = ProbeDcgm();
+  std::printf("  dcgmi                  %s\n",
+              dcgm.ok() ? "available" : ("not available: " + dcgm.status().message()).c_str());
+}
+
+int CommandDevices() {
+  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
+  std::printf("NVML library   %s\n", Nvml::LibraryPath().c_str());
+  if (!nvml.ok()) {
+    std::printf("GPUs           none found: %s\n", nvml.status().message().c_str());
+    std::printf(
+        "\nlisteners\n  top, ps, iostat, net   available\n  nvml                   not available: %s\n",
+        nvml.status().message().c_str());
+    PrintToolListeners();
+    return 0;
+  }
+  const Nvml& n = **nvml;
+  std::printf("driver         %s%s\n", n.DriverVersion().c_str(), n.simulated() ? "  (simulated GPU)" : "");
+  std::printf("CUDA           %s\n", n.CudaVersion().c_str());
+  Result<Nvml::DeviceList> devices = n.Devices();
+  if (!devices.ok()) return Fail(devices.status());
+  std::printf("\n%-5s %-28s %-42s %s\n", "index", "name", "uuid", "memory");
+  for (const Nvml::DeviceInfo& d : devices->gpus) {
+    std::printf("%-5u %-28s %-42s %s%s\n", d.index, d.name.c_str(), d.uuid.c_str(),
+                FormatValue(static_cast<double>(d.memory_total_bytes), "bytes").c_str(),
+                d.mig_enabled ? "  (MIG mode)" : "");
+    for (const auto& m : d.mig) {
+      std::string gi = "GPU instance " + std::to_string(m.gpu_instance_id);
+      std::printf("      MIG %-24s %-42s %s\n", gi.c_str(), m.uuid.c_str(),
+                  FormatValue(static_cast<double>(m.memory_total_bytes), "bytes").c_str());
+    }
+  }
+  for (const std::string& why : devices->skipped) std::printf("      %s\n", why.c_str());
+  std::printf("\nlisteners\n  top, ps, iostat, net   available\n  nvml                   %s\n",
+              devices->gpus.empty() ? "not available: NVML finds no GPU it may open" : "available");
+  PrintToolListeners();
+  return 0;
+}
+
+}  // namespace tb::cli

@@ -1,0 +1,92 @@
+// `trainbench serve`.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "analyze/phases.h"
+#include "analyze/report.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "cli/cli.h"
+#include "collect/gpu_tool_collectors.h"
+#include "metrics/catalog.h"
+#include "platform/http_server.h"
+#include "platform/nvml.h"
+#include "platform/process.h"
+#include "query/energy.h"
+#include "query/export.h"
+#include "query/summary.h"
+#include "run/launcher.h"
+#include "schedule/scheduler.h"
+#include "serve/serve_api.h"
+#include "store/migrate.h"
+#include "store/store.h"
+#include "track/tracking_api.h"
+
+namespace tb::cli {
+
+// --- serve -------------------------------------------------------------------------------
+
+// The web UI's built files: --web, else web/dist or web/ beside the build or install.
+std::string WebDirectory(const std::string& given) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  for (const char* relative :
+       {"../web/dist", "../../web/dist", "../share/trainbench/web", "../web", "../../web"}) {
+    std::filesystem::path dir = exe.parent_path() / relative;
+    if (std::filesystem::exists(dir / "index.html", ec))
+      return std::filesystem::weakly_canonical(dir, ec).string();
+  }
+  return "";
+}
+
+int CommandServe(ServeArgs a) {
+  if (a.token.empty()) {
+    if (const char* t = std::getenv("TRAINBENCH_TOKEN")) a.token = t;
+  }
+  if (!IsLoopbackHost(a.host) && a.token.empty()) {
+    return Fail(Status::InvalidArgument("serving on " + a.host +
+                                        " lets other machines in: give an access token with --token or "
+                                        "TRAINBENCH_TOKEN (every request must then carry it)"));
+  }
+  if (a.port < 0 || a.port > 65535) return Fail(Status::InvalidArgument("--port must be 0 to 65535"));
+  Result<std::unique_ptr<Store>> store = OpenStore(a.store);
+  if (!store.ok()) return Fail(store.status());
+  ServeApi api(**store);
+  TrackingApi tracking(**store);
+  HttpServer server({api.Handler(), tracking.Handler()});
+  HttpServerOptions options = TrackingApi::ServerOptions();
+  options.host = a.host;
+  options.port = a.port;
+  options.token = a.token;
+  options.static_dir = WebDirectory(a.web);
+  // Signals are taken by this thread; the server's threads inherit the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, sig);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  Status started = server.Start(options);
+  if (!started.ok()) return Fail(started);
+  std::printf("trainbench: serving %s at %s/%s (Ctrl-C stops)\n", (*store)->Describe().c_str(),
+              server.Url().c_str(),
+              options.static_dir.empty() ? " (API only: no web UI found, --web names its directory)" : "");
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  server.Stop();
+  return 0;
+}
+
+}  // namespace tb::cli

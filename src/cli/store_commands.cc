@@ -1,0 +1,251 @@
+// The subcommands that read the store: migrate, report, ls, show, export.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "analyze/phases.h"
+#include "analyze/report.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "cli/cli.h"
+#include "collect/gpu_tool_collectors.h"
+#include "metrics/catalog.h"
+#include "platform/http_server.h"
+#include "platform/nvml.h"
+#include "platform/process.h"
+#include "query/energy.h"
+#include "query/export.h"
+#include "query/summary.h"
+#include "run/launcher.h"
+#include "schedule/scheduler.h"
+#include "serve/serve_api.h"
+#include "store/migrate.h"
+#include "store/store.h"
+#include "track/tracking_api.h"
+
+namespace tb::cli {
+
+// --- migrate -----------------------------------------------------------------------------
+
+int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
+  if (from_uri == to_uri) return Fail(Status::InvalidArgument("--from and --to name the same store"));
+  Result<std::unique_ptr<Store>> from = OpenStoreToRead(from_uri);
+  if (!from.ok()) return Fail(from.status());
+  Result<std::unique_ptr<Store>> to = Store::Open(to_uri);
+  if (!to.ok()) return Fail(to.status());
+  // Both must answer now: a migration is not spooled.
+  if (Result<std::vector<ExperimentInfo>> probe = (*to)->ListExperiments(); !probe.ok())
+    return Fail(probe.status());
+  Result<MigrationResult> done = MigrateRuns(**from, **to, [](const RunRecord& r) {
+    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), r.experiment.c_str(),
+                r.workload.empty() ? "-" : r.workload.c_str(), r.name.c_str());
+    std::fflush(stdout);
+  });
+  if (!done.ok()) return Fail(done.status());
+  std::printf("trainbench: %d run%s copied (%lld points), %d already there, from %s to %s\n", done->copied,
+              done->copied == 1 ? "" : "s", static_cast<long long>(done->points), done->skipped,
+              (*from)->Describe().c_str(), (*to)->Describe().c_str());
+  return 0;
+}
+
+// --- report ------------------------------------------------------------------------------
+
+int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,
+                  const std::string& output) {
+  if (format != "table" && format != "csv" && format != "html")
+    return Fail(Status::InvalidArgument("--format must be table, csv or html"));
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<ExperimentReport> report = BuildReport(**store, experiment);
+  if (!report.ok()) return Fail(report.status());
+  std::string text = format == "csv"    ? ReportCsv(*report)
+                     : format == "html" ? ReportHtml(*report)
+                                        : ReportTable(*report);
+  if (output.empty() || output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
+  std::ofstream out(output, std::ios::binary);
+  out << text;
+  if (!out) return Fail(Status::IoError("cannot write " + output));
+  std::printf("trainbench: report of %s written to %s\n", experiment.c_str(), output.c_str());
+  return 0;
+}
+
+// --- ls ----------------------------------------------------------------------------------
+
+int CommandLs(const std::string& store_uri, const std::string& experiment) {
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<std::vector<ExperimentInfo>> experiments = (*store)->ListExperiments();
+  if (!experiments.ok()) return Fail(experiments.status());
+  bool any = false;
+  for (const ExperimentInfo& e : *experiments) {
+    if (!experiment.empty() && e.name != experiment) continue;
+    Result<std::vector<RunRecord>> runs = (*store)->ListRuns(e.name);
+    if (!runs.ok()) return Fail(runs.status());
+    any = true;
+    std::printf("experiment %s  (%zu run%s)\n", Printable(e.name).c_str(), runs->size(),
+                runs->size() == 1 ? "" : "s");
+    // Workloads in order of their first run; runs without one under "-".
+    std::vector<std::string> workloads;
+    for (const RunRecord& r : *runs) {
+      if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) {
+        workloads.push_back(r.workload);
+      }
+    }
+    for (const std::string& w : workloads) {
+      std::printf("  workload %s\n", w.empty() ? "-" : Printable(w).c_str());
+      for (const RunRecord& r : *runs) {
+        if (r.workload != w) continue;
+        std::string status = DisplayStatus(r);
+        std::printf("    %.8s  %-10s  %-20s  %s  %9s  %s\n", r.id.c_str(), status.c_str(),
+                    Printable(r.name).c_str(), FormatWallTime(r.start_ms).c_str(),
+                    RunDuration(r, status).c_str(), Printable(r.command).c_str());
+      }
+    }
+  }
+  if (!any) {
+    std::printf(experiment.empty() ? "no runs in %s yet; start one with `trainbench run`\n"
+                                   : "no experiment named %s in this store\n",
+                experiment.empty() ? (*store)->Describe().c_str() : experiment.c_str());
+    return experiment.empty() ? 0 : 1;
+  }
+  return 0;
+}
+
+// --- show --------------------------------------------------------------------------------
+
+int CommandShow(const std::string& store_uri, const std::string& key) {
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<RunRecord> found = (*store)->FindRun(key);
+  if (!found.ok()) return Fail(found.status());
+  const RunRecord& r = *found;
+  std::string status = DisplayStatus(r);
+  bool simulated = false;
+  for (const auto& [k, v] : r.tags) simulated |= k == kSimulatedGpuTag && v == "true";
+  if (r.exit_code) status += " (exit code " + std::to_string(*r.exit_code) + ")";
+  if (r.signal) status += " (signal " + std::to_string(*r.signal) + ")";
+  std::string duration = RunDuration(r, DisplayStatus(r));
+  std::printf("run         %s  %s\n", r.id.c_str(), Printable(r.name).c_str());
+  std::printf("experiment  %s   workload %s\n", Printable(r.experiment).c_str(),
+              r.workload.empty() ? "-" : Printable(r.workload).c_str());
+  std::printf("status      %s\n", status.c_str());
+  if (!r.reason.empty()) std::printf("reason      %s\n", Printable(r.reason).c_str());
+  std::printf("command     %s\n", Printable(r.command).c_str());
+  std::printf("directory   %s\n", Printable(r.working_directory).c_str());
+  std::printf("host        %s\n", Printable(r.host).c_str());
+  std::printf("started     %s   duration %s%s\n", FormatWallTime(r.start_ms).c_str(), duration.c_str(),
+              r.end_ms > 0 || duration == "-" ? "" : " so far");
+  std::printf("listeners   %s every %gs\n", Printable(r.listeners).c_str(),
+              static_cast<double>(r.interval_ms) / 1000);
+  if (!r.devices.empty()) std::printf("devices     %s\n", Printable(r.devices).c_str());
+  Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(**store, r.id);
+  if (energy.ok() && energy->has_value()) {
+    const GpuEnergy& e = **energy;
+    std::printf("GPU energy  %.1f J over %d GPU%s%s%s\n", e.joules, e.gpus, e.gpus == 1 ? "" : "s",
+                e.integrated ? " (power integrated over time where no energy counter)" : "",
+                simulated ? "  [simulated GPU]" : "");
+    if (e.run_share_joules)
+      std::printf(
+          "run energy  %.1f J, this run's share of the GPU energy by its share of the GPUs' activity\n",
+          *e.run_share_joules);
+  }
+  if (simulated)
+    std::printf("note        GPU metrics of this run come from the simulated GPU (sim/), not hardware\n");
+  if (!r.params.empty()) {
+    std::printf("\nparams\n");
+    for (const auto& [k, v] : r.params)
+      std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
+  }
+  if (!r.tags.empty()) {
+    std::printf("\ntags\n");
+    for (const auto& [k, v] : r.tags) std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
+  }
+  Result<std::vector<EventRecord>> events = (*store)->ListEvents(r.id);
+  if (events.ok() && !events->empty()) {
+    std::printf("\nevents\n");
+    for (const EventRecord& e : *events) {
+      std::printf("  +%-9s %-9s %s\n", FormatDuration(e.time_ms - r.start_ms).c_str(),
+                  Printable(e.kind).c_str(), Printable(e.label).c_str());
+    }
+  }
+  Result<std::vector<ArtifactRecord>> artifacts = (*store)->ListArtifacts(r.id);
+  if (artifacts.ok() && !artifacts->empty()) {
+    std::printf("\nartifacts\n");
+    for (const ArtifactRecord& a : *artifacts) {
+      std::printf("  %-14s %10s  %s\n", Printable(a.name).c_str(),
+                  FormatValue(static_cast<double>(a.size), "bytes").c_str(),
+                  a.path.empty() ? "(in the store)" : a.path.c_str());
+    }
+  }
+  // Phases and the steady state.
+  if (Result<RunAnalysis> a = AnalyzeStoredRun(**store, r); a.ok() && !a->phases.empty()) {
+    std::printf("\nphases (found in %s)\n", a->activity.empty() ? "-" : a->activity.c_str());
+    for (const Phase& p : a->phases) {
+      std::printf("  +%-9s %9s  %-13s %s\n", FormatDuration(p.start_ms - r.start_ms).c_str(),
+                  FormatDuration(p.end_ms - p.start_ms).c_str(), p.kind.c_str(), p.detail.c_str());
+    }
+    std::printf("\nsteady state (%d s)\n", a->steady_samples);
+    for (const auto& [metric, mean] : a->steady) {
+      const MetricInfo* info = FindMetric(metric);
+      std::printf("  %-44s %11s\n", metric.c_str(), FormatValue(mean, info ? info->unit : "").c_str());
+    }
+    if (a->epoch_seconds) std::printf("  %-44s %11.2f s\n", "time per epoch", *a->epoch_seconds);
+    if (a->energy_per_sample_joules)
+      std::printf("  %-44s %11.4g J\n", "energy per training sample", *a->energy_per_sample_joules);
+    for (const std::string& c : a->caveats) std::printf("  note: %s\n", c.c_str());
+  }
+  Result<std::vector<SeriesInfo>> series = (*store)->ListSeries(r.id);
+  if (!series.ok()) return Fail(series.status());
+  std::printf("\nmetrics (%zu series)\n", series->size());
+  std::printf("  %-44s %-22s %7s %11s %11s %11s %11s %11s\n", "metric", "labels", "count", "min", "mean",
+              "max", "p50", "p95");
+  for (const SeriesInfo& s : *series) {
+    Result<std::vector<Point>> points = ReadSeriesPoints(**store, s.id);
+    if (!points.ok()) return Fail(points.status());
+    SeriesSummary sum = Summarize(*points);
+    const MetricInfo* info = FindMetric(s.metric);
+    std::string_view unit = info ? info->unit : "";
+    std::printf("  %-44s %-22s %7lld %11s %11s %11s %11s %11s\n", Printable(s.metric).c_str(),
+                s.labels.empty() ? "-" : Printable(s.labels).c_str(), static_cast<long long>(sum.count),
+                FormatValue(sum.min, unit).c_str(), FormatValue(sum.mean, unit).c_str(),
+                FormatValue(sum.max, unit).c_str(), FormatValue(sum.p50, unit).c_str(),
+                FormatValue(sum.p95, unit).c_str());
+  }
+  return 0;
+}
+
+// --- export ------------------------------------------------------------------------------
+
+int CommandExport(const std::string& store_uri, const std::string& key, const std::string& metric,
+                  const std::string& format, const std::string& output) {
+  Result<ExportFormat> f = ParseExportFormat(format);
+  if (!f.ok()) return Fail(f.status());
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
+  if (!store.ok()) return Fail(store.status());
+  Result<RunRecord> run = (*store)->FindRun(key);
+  if (!run.ok()) return Fail(run.status());
+  std::FILE* out = stdout;
+  if (!output.empty() && output != "-") {
+    out = std::fopen(output.c_str(), "w");
+    if (out == nullptr) return Fail(Status::FromErrno("cannot write " + output, errno));
+  }
+  Status s = ExportRun(**store, run->id, metric, *f, out);
+  if (out != stdout) std::fclose(out);
+  return s.ok() ? 0 : Fail(s);
+}
+
+}  // namespace tb::cli

@@ -1,0 +1,116 @@
+#include "query/chart_series.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "metrics/catalog.h"
+#include "query/downsample.h"
+
+namespace tb {
+namespace {
+
+// A JSON number in its shortest exact form; null for NaN and infinities.
+void AppendNumber(std::string& out, double v, bool comma) {
+  if (comma) out += ',';
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+}  // namespace
+
+std::optional<XAxis> ParseXAxis(std::string_view text) {
+  if (text == "relative") return XAxis::kRelative;
+  if (text == "wall") return XAxis::kWall;
+  if (text == "step") return XAxis::kStep;
+  return std::nullopt;
+}
+
+std::string_view XAxisName(XAxis axis) {
+  switch (axis) {
+    case XAxis::kRelative:
+      return "relative";
+    case XAxis::kWall:
+      return "wall";
+    case XAxis::kStep:
+      return "step";
+  }
+  return "relative";
+}
+
+int64_t SaturatedInt64(double ms) {
+  if (ms >= 9.2e18) return std::numeric_limits<int64_t>::max();
+  if (ms <= -9.2e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(ms);
+}
+
+std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, const std::vector<Point>& p,
+                            const ChartWindow& window) {
+  double start = static_cast<double>(run.start_ms);
+  auto x_of = [&](size_t i) -> double {
+    switch (window.axis) {
+      case XAxis::kRelative:
+        return (static_cast<double>(p[i].time_ms) - start) / 1000.0;
+      case XAxis::kWall:
+        return static_cast<double>(p[i].time_ms);
+      case XAxis::kStep:
+        return static_cast<double>(p[i].step);
+    }
+    return 0.0;
+  };
+  int64_t since_ms = window.since ? SaturatedInt64(*window.since) : std::numeric_limits<int64_t>::min();
+  bool time_sorted = std::is_sorted(p.begin(), p.end(),
+                                    [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; });
+  // Usually the points are in time order and are read in place; a script may log out
+  // of order and steps may repeat or be absent: then an index in x order is built.
+  bool in_place = time_sorted && window.axis != XAxis::kStep;
+  size_t first = 0;
+  std::vector<size_t> order;
+  if (in_place) {
+    first = static_cast<size_t>(std::upper_bound(p.begin(), p.end(), since_ms,
+                                                 [](int64_t t, const Point& pt) { return t < pt.time_ms; }) -
+                                p.begin());
+  } else {
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (p[i].time_ms > since_ms && !(window.axis == XAxis::kStep && p[i].step == kNoStep))
+        order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x_of(a) < x_of(b); });
+  }
+  size_t n = in_place ? p.size() - first : order.size();
+  auto index = [&](size_t k) { return in_place ? first + k : order[k]; };
+  auto xs = [&](size_t k) { return x_of(index(k)); };
+  auto ys = [&](size_t k) { return p[index(k)].value; };
+  double lo = window.from.value_or(n == 0 ? 0 : xs(0));
+  double hi = window.to.value_or(n == 0 ? 0 : xs(n - 1));
+  std::vector<size_t> keep = DownsampleIndices(n, xs, ys, lo, hi, window.budget);
+  int64_t last_ms = p.empty() ? 0 : p.back().time_ms;
+  if (!time_sorted) {
+    for (const Point& pt : p) last_ms = std::max(last_ms, pt.time_ms);
+  }
+  std::string out = nlohmann::json{
+      {"run", run.id},
+      {"metric", series.metric},
+      {"labels", series.labels},
+      {"unit", MetricUnit(series.metric)},
+      {"total_points", p.size()},
+      {"in_range", n},
+      {"last_ms",
+       last_ms}}.dump();
+  out.pop_back();  // the closing brace: the arrays follow
+  out.reserve(out.size() + keep.size() * 26 + 32);
+  out += ", \"x\": [";
+  for (size_t k = 0; k < keep.size(); ++k) AppendNumber(out, xs(keep[k]), k > 0);
+  out += "], \"y\": [";
+  for (size_t k = 0; k < keep.size(); ++k) AppendNumber(out, ys(keep[k]), k > 0);
+  out += "]}";
+  return out;
+}
+
+}  // namespace tb

@@ -1,0 +1,39 @@
+// One series as a chart draws it (serve's /api/v1/series): its points on the chosen x
+// axis, within a range, downsampled to a budget (DownsampleIndices: spikes kept), as JSON
+// {run, metric, labels, unit, total_points, in_range, last_ms, x: [...], y: [...]} with
+// NaN and infinities as null (a gap in the chart).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/store.h"
+
+namespace tb {
+
+// x values: seconds since the run started, Unix milliseconds, or the logged step.
+enum class XAxis { kRelative, kWall, kStep };
+std::optional<XAxis> ParseXAxis(std::string_view text);  // "relative", "wall", "step"
+std::string_view XAxisName(XAxis axis);
+
+struct ChartWindow {
+  XAxis axis = XAxis::kRelative;
+  std::optional<double> from, to;                      // x range; the series' own ends when absent
+  std::optional<double> since;                         // only points stored after this time (Unix ms)
+  size_t budget = std::numeric_limits<size_t>::max();  // points at most; max: every point
+};
+
+// `points` are the series' in storage order (time order from listeners; a script may log
+// out of order, and steps may repeat or be absent).
+std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, const std::vector<Point>& points,
+                            const ChartWindow& window);
+
+// A time in ms as int64, saturating: 1e300 is "after everything", not undefined.
+int64_t SaturatedInt64(double ms);
+
+}  // namespace tb

@@ -1,0 +1,117 @@
+#include "query/series_reader.h"
+
+#include <algorithm>
+
+namespace tb {
+
+bool Finished(const RunRecord& run) { return run.end_ms > 0 && run.status != kRunning; }
+
+SeriesReader::SeriesReader(Store& store, size_t cache_points) : store_(store), cache_points_(cache_points) {}
+
+Result<std::shared_ptr<const std::vector<SeriesInfo>>> SeriesReader::SeriesOf(const RunRecord& run) {
+  bool finished = Finished(run);
+  if (finished) {
+    std::lock_guard lock(mu_);
+    if (auto it = series_of_.find(run.id); it != series_of_.end()) return it->second;
+  }
+  Result<std::vector<SeriesInfo>> listed = store_.ListSeries(run.id);
+  if (!listed.ok()) return listed.status();
+  auto series = std::make_shared<const std::vector<SeriesInfo>>(std::move(*listed));
+  if (finished) {
+    std::lock_guard lock(mu_);
+    if (series_of_.size() >= 100000) series_of_.clear();  // a bound, not a policy: it is cheap to refill
+    series_of_[run.id] = series;
+  }
+  return series;
+}
+
+Result<std::shared_ptr<const std::vector<Point>>> SeriesReader::Points(int64_t series_id, bool finished,
+                                                                       bool retried) {
+  bool known;
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(series_id);
+    known = it != cache_.end();
+    // A finished run's series do not change: what is cached is all of it, with no query
+    // (on a database server each query is a round trip).
+    if (known && finished) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.points;
+    }
+  }
+  // Read for the first time: the chunks with their data in one query.
+  Result<std::vector<ChunkRecord>> chunks =
+      known ? store_.ListChunkInfo(series_id) : store_.ReadChunks(series_id);
+  if (!chunks.ok()) return chunks.status();
+  std::vector<int64_t> sealed;
+  std::vector<const ChunkRecord*> sealed_chunks;
+  std::vector<ChunkRecord> provisional;
+  for (const ChunkRecord& c : *chunks) {
+    if (c.sealed) {
+      sealed.push_back(c.id);
+      sealed_chunks.push_back(&c);
+    } else {
+      provisional.push_back(c);
+    }
+  }
+  std::shared_ptr<const std::vector<Point>> base;
+  size_t cached_chunks = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(series_id);
+    if (it != cache_.end() && it->second.chunk_ids.size() <= sealed.size() &&
+        std::equal(it->second.chunk_ids.begin(), it->second.chunk_ids.end(), sealed.begin())) {
+      base = it->second.points;
+      cached_chunks = it->second.chunk_ids.size();
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+    }
+  }
+  bool has_newer = sealed.size() < chunks->size();
+  // A finished run's journal is empty (its writer sealed everything).
+  Result<std::vector<JournalEntry>> journal =
+      finished ? Result<std::vector<JournalEntry>>(std::vector<JournalEntry>{})
+               : store_.ReadJournal(series_id);
+  if (!journal.ok()) return journal.status();
+  has_newer |= !journal->empty();
+  if (base && cached_chunks == sealed.size() && !has_newer) return base;
+
+  // Sealed chunks not cached yet, decoded and cached.
+  if (cached_chunks < sealed.size()) {
+    // Sized once: a long run read for the first time is millions of points.
+    int64_t total = base ? static_cast<int64_t>(base->size()) : 0;
+    for (const ChunkRecord& c : *chunks) total += c.sealed ? c.count : 0;
+    auto grown = std::make_shared<std::vector<Point>>();
+    grown->reserve(static_cast<size_t>(total));
+    if (base) grown->insert(grown->end(), base->begin(), base->end());
+    std::vector<ChunkRecord> uncached;
+    for (size_t i = cached_chunks; i < sealed.size(); ++i) uncached.push_back(*sealed_chunks[i]);
+    TB_RETURN_IF_ERROR(DecodeSeriesParts(store_, series_id, uncached, {}, *grown));
+    base = grown;
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(series_id);
+    if (it != cache_.end()) {
+      cached_points_ -= it->second.points->size();
+      lru_.erase(it->second.lru);
+      cache_.erase(it);
+    }
+    lru_.push_front(series_id);
+    cache_[series_id] = Cached{sealed, base, lru_.begin()};
+    cached_points_ += base->size();
+    while (cached_points_ > cache_points_ && lru_.size() > 1) {
+      auto victim = cache_.find(lru_.back());
+      cached_points_ -= victim->second.points->size();
+      cache_.erase(victim);
+      lru_.pop_back();
+    }
+  }
+  if (!has_newer) return base ? base : std::make_shared<const std::vector<Point>>();
+  // The provisional chunk and the journal of a running run: read fresh every time.
+  auto all = base ? std::make_shared<std::vector<Point>>(*base) : std::make_shared<std::vector<Point>>();
+  Status fresh = DecodeSeriesParts(store_, series_id, provisional, *journal, *all);
+  // The writer replaced the provisional chunk meanwhile (a checkpoint): read again.
+  if (fresh.code() == Status::Code::kNotFound && !retried) return Points(series_id, finished, true);
+  TB_RETURN_IF_ERROR(fresh);
+  return std::shared_ptr<const std::vector<Point>>(all);
+}
+
+}  // namespace tb

@@ -1,0 +1,276 @@
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <future>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "analyze/phases.h"
+#include "analyze/report.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "metrics/catalog.h"
+#include "platform/api_toolkit.h"
+#include "query/chart_series.h"
+#include "query/downsample.h"
+#include "query/energy.h"
+#include "query/export.h"
+#include "query/series_reader.h"
+#include "serve/serve_call.h"
+
+namespace tb {
+namespace {
+
+using json = nlohmann::json;
+
+int64_t Duration(const RunRecord& r) { return (r.end_ms > 0 ? r.end_ms : WallMillis()) - r.start_ms; }
+
+std::string TagValue(const RunRecord& r, std::string_view key) {
+  for (const auto& [k, v] : r.tags) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+json KeyValuesJson(const KeyValues& kvs) {
+  json out = json::object();
+  for (const auto& [k, v] : kvs) out[k] = v;
+  return out;
+}
+
+}  // namespace
+
+ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
+  bool finished = Finished(run);
+  if (finished) {
+    std::lock_guard lock(api_.mu_);
+    if (auto it = api_.phases_.find(run.id); it != api_.phases_.end())
+      return {200, "application/json", it->second, nullptr, {}};
+  }
+  Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
+  ThrowIfError(a.status());
+  std::string body = AnalysisJson(*a);
+  if (finished) {
+    std::lock_guard lock(api_.mu_);
+    if (api_.phases_.size() >= 10000) api_.phases_.clear();
+    api_.phases_[run.id] = body;
+  }
+  return {200, "application/json", std::move(body), nullptr, {}};
+}
+
+ApiResponse ServeApi::Call::Report(const ExperimentInfo& e) {
+  std::string format = Param("format").value_or("html");
+  if (format != "html" && format != "csv" && format != "text")
+    throw InvalidParameter("'format' must be html, csv or text");
+  Result<ExperimentReport> report = BuildReport(store_, e.name);
+  ThrowIfError(report.status());
+  if (format == "csv") return {200, "text/csv", ReportCsv(*report), nullptr, {}};
+  if (format == "text") return {200, "text/plain; charset=utf-8", ReportTable(*report), nullptr, {}};
+  return {200, "text/html; charset=utf-8", ReportHtml(*report), nullptr, {}};
+}
+
+json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {
+  json j = {{"id", r.id},
+            {"name", r.name},
+            {"experiment", r.experiment},
+            {"workload", r.workload},
+            {"status", r.status},
+            {"start_ms", r.start_ms},
+            {"end_ms", r.end_ms > 0 ? json(r.end_ms) : json(nullptr)},
+            {"duration_ms", Duration(r)},
+            {"command", r.command},
+            {"host", r.host},
+            {"devices", r.devices},
+            {"collocation", TagValue(r, "trainbench.collocation")},
+            {"letter", TagValue(r, "trainbench.letter")},
+            {"simulated_gpu", TagValue(r, kSimulatedGpuTag) == "true"},
+            {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+            {"reason", r.reason},
+            {"params", KeyValuesJson(r.params)},
+            {"tags", KeyValuesJson(r.tags)}};
+  if (with_summary) j["summary"] = Summary(r.id);
+  return j;
+}
+
+json ServeApi::Call::Summary(const std::string& run_id) {
+  Result<std::vector<SeriesInfo>> series = store_.ListSeries(run_id);
+  ThrowIfError(series.status());
+  json out = json::array();
+  for (const SeriesInfo& s : *series) {
+    Result<std::vector<ChunkRecord>> chunks = store_.ListChunkInfo(s.id);
+    ThrowIfError(chunks.status());
+    int64_t count = 0;
+    double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    bool any = false;
+    for (const ChunkRecord& c : *chunks) {
+      count += c.count;
+      sum += c.sum;
+      if (c.min) lo = std::min(lo, *c.min), any = true;
+      if (c.max) hi = std::max(hi, *c.max);
+    }
+    out.push_back(
+        {{"metric", s.metric},
+         {"labels", s.labels},
+         {"unit", MetricUnit(s.metric)},
+         {"count", count},
+         {"min", any ? FiniteOrNull(lo) : json(nullptr)},
+         {"max", any ? FiniteOrNull(hi) : json(nullptr)},
+         {"mean", any && count > 0 ? FiniteOrNull(sum / static_cast<double>(count)) : json(nullptr)}});
+  }
+  return out;
+}
+
+ApiResponse ServeApi::Call::Experiments() {
+  Result<std::vector<ExperimentInfo>> all = store_.ListExperiments();
+  ThrowIfError(all.status());
+  Result<std::vector<RunRecord>> runs = store_.ListRuns("");
+  ThrowIfError(runs.status());
+  json list = json::array();
+  for (const ExperimentInfo& e : *all) {
+    int64_t count = 0, running = 0, last = 0;
+    std::set<std::string> workloads;
+    for (const RunRecord& r : *runs) {
+      if (r.experiment != e.name) continue;
+      ++count;
+      running += r.status == kRunning;
+      last = std::max(last, r.start_ms);
+      if (!r.workload.empty()) workloads.insert(r.workload);
+    }
+    list.push_back({{"id", e.id},
+                    {"name", e.name},
+                    {"created_ms", e.created_ms},
+                    {"runs", count},
+                    {"running", running},
+                    {"workloads", workloads.size()},
+                    {"last_start_ms", last}});
+  }
+  return JsonAnswer({{"experiments", list}});
+}
+
+ApiResponse ServeApi::Call::Workloads(const ExperimentInfo& e) {
+  std::vector<std::string> order;
+  std::unordered_map<std::string, json> by_workload;
+  for (const RunRecord& r : RunsOf(e.name)) {
+    std::string w = r.workload.empty() ? r.id.substr(0, 8) : r.workload;  // a lone run is its own workload
+    if (!by_workload.count(w)) {
+      order.push_back(w);
+      by_workload[w] = {{"workload", w}, {"runs", json::array()}, {"start_ms", r.start_ms}, {"end_ms", 0}};
+    }
+    json& entry = by_workload[w];
+    entry["runs"].push_back({{"id", r.id},
+                             {"name", r.name},
+                             {"letter", TagValue(r, "trainbench.letter")},
+                             {"status", r.status},
+                             {"start_ms", r.start_ms},
+                             {"duration_ms", Duration(r)}});
+    entry["start_ms"] = std::min(entry["start_ms"].get<int64_t>(), r.start_ms);
+    entry["end_ms"] = std::max(entry["end_ms"].get<int64_t>(), r.start_ms + Duration(r));
+  }
+  json list = json::array();
+  for (const std::string& w : order) {
+    json& entry = by_workload[w];
+    entry["duration_ms"] = entry["end_ms"].get<int64_t>() - entry["start_ms"].get<int64_t>();
+    list.push_back(std::move(entry));
+  }
+  return JsonAnswer({{"experiment", e.name}, {"workloads", list}});
+}
+
+ApiResponse ServeApi::Call::Runs() {
+  std::string experiment;
+  if (std::optional<std::string> e = Param("experiment")) experiment = Experiment(*e).name;
+  std::optional<std::string> workload = Param("workload"), status = Param("status"), text = Param("q");
+  if (status && *status != kRunning && *status != kFinished && *status != kFailed && *status != kKilled) {
+    throw InvalidParameter("'status' must be RUNNING, FINISHED, FAILED or KILLED");
+  }
+  KeyValues want_params, want_tags;
+  for (const auto& [k, v] : request_.query) {
+    if (StartsWith(k, "param.")) want_params.emplace_back(k.substr(6), v);
+    if (StartsWith(k, "tag.")) want_tags.emplace_back(k.substr(4), v);
+  }
+  auto has = [](const KeyValues& kvs, const std::pair<std::string, std::string>& want) {
+    return std::find(kvs.begin(), kvs.end(), want) != kvs.end();
+  };
+  bool summaries = Param("summary").value_or("1") != "0";
+  json list = json::array();
+  for (const RunRecord& r : RunsOf(experiment)) {
+    if (workload && r.workload != *workload) continue;
+    if (status && r.status != *status) continue;
+    if (text && r.name.find(*text) == std::string::npos && r.command.find(*text) == std::string::npos &&
+        r.id.find(*text) == std::string::npos) {
+      continue;
+    }
+    if (!std::all_of(want_params.begin(), want_params.end(), [&](auto& w) { return has(r.params, w); }))
+      continue;
+    if (!std::all_of(want_tags.begin(), want_tags.end(), [&](auto& w) { return has(r.tags, w); })) continue;
+    list.push_back(RunJson(r, summaries));
+  }
+  return JsonAnswer({{"runs", list}});
+}
+
+ApiResponse ServeApi::Call::RunDetail(const RunRecord& r) {
+  json j = RunJson(r, true);
+  // The run's GPU energy as `show` and the report compute it (query/energy.h).
+  Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(store_, r.id);
+  ThrowIfError(energy.status());
+  j["energy"] = nullptr;
+  if (*energy) {
+    const GpuEnergy& e = **energy;
+    j["energy"] = {{"gpu_joules", e.joules},
+                   {"run_joules", e.run_share_joules ? json(*e.run_share_joules) : json(nullptr)},
+                   {"gpus", e.gpus},
+                   {"integrated", e.integrated}};
+  }
+  return JsonAnswer(j);
+}
+
+ApiResponse ServeApi::Call::Events(const RunRecord& r) {
+  Result<std::vector<EventRecord>> events = store_.ListEvents(r.id);
+  ThrowIfError(events.status());
+  json list = json::array();
+  for (const EventRecord& e : *events) {
+    list.push_back({{"time_ms", e.time_ms},
+                    {"relative_s", (e.time_ms - r.start_ms) / 1000.0},
+                    {"kind", e.kind},
+                    {"label", e.label}});
+  }
+  return JsonAnswer({{"run", r.id}, {"events", list}});
+}
+
+ApiResponse ServeApi::Call::Artifacts(const RunRecord& r) {
+  Result<std::vector<ArtifactRecord>> list = store_.ListArtifacts(r.id);
+  ThrowIfError(list.status());
+  json out = json::array();
+  for (const ArtifactRecord& a : *list) out.push_back({{"name", a.name}, {"size", a.size}});
+  return JsonAnswer({{"run", r.id}, {"artifacts", out}});
+}
+
+ApiResponse ServeApi::Call::Artifact(const RunRecord& r, const std::string& name) {
+  Result<ArtifactRecord> a = store_.GetArtifact(r.id, name);
+  if (!a.ok()) throw ResourceNotFound("run " + r.id + " has no artifact '" + name.substr(0, 200) + "'");
+  ApiResponse out{200, "application/octet-stream", a->content, nullptr, {}};
+  if (name.ends_with(".log") || name.ends_with(".txt")) out.content_type = "text/plain; charset=utf-8";
+  if (name.ends_with(".json")) out.content_type = "application/json";
+  if (!a->path.empty()) {
+    auto file = std::make_shared<std::FILE*>(std::fopen(a->path.c_str(), "rb"));
+    if (*file == nullptr) throw ResourceNotFound("the file of artifact '" + name + "' is gone");
+    out.stream = [file](std::string& piece) {
+      char buf[65536];
+      size_t n = std::fread(buf, 1, sizeof buf, *file);
+      piece.append(buf, n);
+      if (n < sizeof buf) {
+        std::fclose(*file);
+        *file = nullptr;
+        return false;
+      }
+      return true;
+    };
+  }
+  std::string base = name.substr(name.rfind('/') + 1);
+  out.headers.emplace_back("Content-Disposition", "inline; filename=\"" + base + "\"");
+  return out;
+}
+
+}  // namespace tb

@@ -1,0 +1,251 @@
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <future>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "analyze/phases.h"
+#include "analyze/report.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "metrics/catalog.h"
+#include "platform/api_toolkit.h"
+#include "query/chart_series.h"
+#include "query/downsample.h"
+#include "query/energy.h"
+#include "query/export.h"
+#include "query/series_reader.h"
+#include "serve/serve_call.h"
+
+namespace tb {
+namespace {
+
+using json = nlohmann::json;
+
+}  // namespace
+
+ApiResponse ServeApi::Call::Metrics() {
+  std::vector<RunRecord> runs = RunsParam();
+  std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> metrics;  // labels, runs
+  for (const RunRecord& r : runs) {
+    Result<std::vector<SeriesInfo>> series = store_.ListSeries(r.id);
+    ThrowIfError(series.status());
+    for (const SeriesInfo& s : *series) {
+      metrics[s.metric].first.insert(s.labels);
+      metrics[s.metric].second.insert(r.id);
+    }
+  }
+  json list = json::array();
+  for (const auto& [metric, seen] : metrics) {
+    const MetricInfo* info = FindMetric(metric);
+    std::string source = metric.substr(0, metric.find('.'));
+    list.push_back({{"metric", metric},
+                    {"unit", info != nullptr ? info->unit : ""},
+                    {"source", source},
+                    {"description", info != nullptr ? info->description : ""},
+                    {"radt_name", info != nullptr ? info->radt_name : ""},
+                    {"labels", seen.first},
+                    {"runs", seen.second.size()}});
+  }
+  return JsonAnswer({{"metrics", list}});
+}
+
+std::vector<ServeApi::Call::Selected> ServeApi::Call::Select(const std::vector<RunRecord>& runs,
+                                                             const std::string& metric,
+                                                             const std::optional<std::string>& labels) {
+  std::vector<Selected> out;
+  for (const RunRecord& r : runs) {
+    Result<std::shared_ptr<const std::vector<SeriesInfo>>> series = api_.reader_.SeriesOf(r);
+    ThrowIfError(series.status());
+    for (const SeriesInfo& s : **series) {
+      if ((metric.empty() || s.metric == metric) && (!labels || s.labels == *labels)) out.push_back({&r, s});
+    }
+  }
+  if (out.empty() && !metric.empty()) {
+    throw ResourceNotFound("none of the runs has the metric '" + metric + "'" +
+                           (labels ? " with labels '" + *labels + "'" : ""));
+  }
+  return out;
+}
+
+ApiResponse ServeApi::Call::Series() {
+  std::vector<RunRecord> runs = RunsParam();
+  std::string metric = Metric(true);
+  std::optional<std::string> labels = Labels();
+  ChartWindow window;
+  window.axis = Axis();
+  window.from = Number("from");
+  window.to = Number("to");
+  window.since = Number("since");
+  if (window.from && window.to && *window.from > *window.to)
+    throw InvalidParameter("'from' must not be after 'to'");
+  bool full = !Param("budget");
+  size_t budget = Budget(0);
+  window.budget = full ? std::numeric_limits<size_t>::max() : budget;
+  std::vector<Selected> selected = Select(runs, metric, labels);
+
+  // Also called by the stream after this Call is gone: it holds nothing of it.
+  ServeApi* api = &api_;
+  auto series_json = [api, window](const Selected& s) -> std::string {
+    Result<std::shared_ptr<const std::vector<Point>>> loaded =
+        api->reader_.Points(s.series.id, Finished(*s.run));
+    ThrowIfError(loaded.status());
+    return ChartSeriesJson(*s.run, s.series, **loaded, window);
+  };
+
+  std::string x_name(XAxisName(window.axis));
+  if (!full) {
+    // Series are independent: half of them on a second thread.
+    std::vector<std::string> parts(selected.size());
+    auto work = [&](size_t parity) {
+      for (size_t i = parity; i < selected.size(); i += 2) parts[i] = series_json(selected[i]);
+    };
+    std::future<void> odd;
+    if (selected.size() > 1) odd = std::async(std::launch::async, work, 1);
+    work(0);
+    if (odd.valid()) odd.get();  // rethrows what the other thread threw
+    std::string body =
+        "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget) + ", \"series\": [";
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i > 0) body += ", ";
+      body += parts[i];
+    }
+    body += "]}";
+    return {200, "application/json", std::move(body), nullptr, {}};
+  }
+  // Full resolution: one series at a time, streamed.
+  auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
+  auto keep_runs = std::make_shared<std::vector<RunRecord>>(std::move(runs));
+  ApiResponse out{
+      200, "application/json", "{\"x\": \"" + x_name + "\", \"budget\": null, \"series\": [", nullptr, {}};
+  out.stream = [state, keep_runs, series_json](std::string& piece) mutable {
+    auto& [list, next] = *state;
+    if (next < list.size()) {
+      if (next > 0) piece += ", ";
+      piece += series_json(list[next]);  // throws when the store fails: the transfer ends unfinished
+      ++next;
+    }
+    if (next < list.size()) return true;
+    piece += "]}";
+    return false;
+  };
+  // The Selected entries point into the runs vector now owned by the stream.
+  for (size_t i = 0; i < state->first.size(); ++i) {
+    for (const RunRecord& r : *keep_runs) {
+      if (r.id == state->first[i].series.run_id) state->first[i].run = &r;
+    }
+  }
+  return out;
+}
+
+ApiResponse ServeApi::Call::AggregateWorkloads() {
+  std::optional<std::string> spec = Param("workloads");
+  if (!spec || spec->empty())
+    throw InvalidParameter("'workloads' is required: EXPERIMENT:WORKLOAD separated by commas");
+  std::string metric = Metric(true);
+  std::optional<std::string> labels = Labels();
+  size_t buckets = Budget(1000);
+  if (buckets > kMaxAggregateBuckets) {
+    throw InvalidParameter("'budget' of an aggregate is at most " + std::to_string(kMaxAggregateBuckets) +
+                           " buckets (a chart is narrower); zoom in with from and to for detail");
+  }
+  std::optional<double> from = Number("from"), to = Number("to");
+  if (from && to && *from > *to) throw InvalidParameter("'from' must not be after 'to'");
+  // Each workload once, and a bounded number of them.
+  std::vector<std::string_view> wanted;
+  for (std::string_view w : Split(*spec, ',')) {
+    if (std::find(wanted.begin(), wanted.end(), w) == wanted.end()) wanted.push_back(w);
+  }
+  if (wanted.size() > kMaxAggregateWorkloads) {
+    throw InvalidParameter("at most " + std::to_string(kMaxAggregateWorkloads) +
+                           " workloads in one aggregate request; ask for the others in another");
+  }
+  json list = json::array();
+  for (std::string_view w : wanted) {
+    size_t colon = w.rfind(':');
+    if (colon == std::string_view::npos)
+      throw InvalidParameter("a workload is EXPERIMENT:WORKLOAD, not '" + std::string(w) + "'");
+    ExperimentInfo e = Experiment(w.substr(0, colon));
+    std::string workload(w.substr(colon + 1));
+    std::vector<RunRecord> runs;
+    for (RunRecord& r : RunsOf(e.name)) {
+      if (r.workload == workload) runs.push_back(std::move(r));
+    }
+    if (runs.empty())
+      throw ResourceNotFound("experiment '" + e.name + "' has no workload '" + workload + "'");
+    std::vector<XYSeries> aligned;
+    json run_ids = json::array();
+    double longest = 0;
+    for (const Selected& s : Select(runs, metric, labels)) {
+      if (!labels && !aligned.empty() && run_ids.back() == s.run->id) continue;  // first label set per run
+      std::shared_ptr<const std::vector<Point>> points = Load(s.series.id);
+      XYSeries xy;
+      for (const Point& p : *points) {
+        xy.x.push_back((static_cast<double>(p.time_ms) - static_cast<double>(s.run->start_ms)) / 1000.0);
+        xy.y.push_back(p.value);
+      }
+      if (!std::is_sorted(xy.x.begin(), xy.x.end())) continue;
+      if (!xy.x.empty()) longest = std::max(longest, xy.x.back());
+      aligned.push_back(std::move(xy));
+      run_ids.push_back(s.run->id);
+    }
+    Band band = Aggregate(aligned, from.value_or(0), to.value_or(longest), buckets);
+    json mean = json::array(), lo = json::array(), hi = json::array();
+    for (size_t i = 0; i < band.x.size(); ++i) {
+      mean.push_back(FiniteOrNull(band.mean[i]));
+      lo.push_back(FiniteOrNull(band.min[i]));
+      hi.push_back(FiniteOrNull(band.max[i]));
+    }
+    list.push_back({{"experiment", e.name},
+                    {"workload", workload},
+                    {"runs", run_ids},
+                    {"x", band.x},
+                    {"mean", mean},
+                    {"min", lo},
+                    {"max", hi},
+                    {"n", band.runs}});
+  }
+  return JsonAnswer({{"x", "relative"}, {"metric", metric}, {"workloads", list}});
+}
+
+ApiResponse ServeApi::Call::Export() {
+  std::vector<RunRecord> runs = RunsParam();
+  std::string metric = Metric(false);
+  Result<ExportFormat> format = ParseExportFormat(Param("format").value_or("csv"));
+  if (!format.ok()) throw InvalidParameter(format.status().message());
+  std::vector<Selected> selected = Select(runs, metric, Labels());
+  auto exporter = std::make_shared<SeriesExport>(*format);
+  auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
+  SeriesReader* reader = &api_.reader_;
+  ApiResponse out{200, std::string(exporter->ContentType()), exporter->Header(), nullptr, {}};
+  out.headers.emplace_back("Content-Disposition", std::string("attachment; filename=\"trainbench-export.") +
+                                                      (*format == ExportFormat::kCsv ? "csv" : "json") +
+                                                      "\"");
+  // A series that cannot be read throws: the server then ends the transfer unfinished.
+  out.stream = [state, reader, exporter](std::string& piece) {
+    auto& [list, next] = *state;
+    if (next < list.size()) {
+      const SeriesInfo& s = list[next].series;
+      Result<std::shared_ptr<const std::vector<Point>>> points = reader->Points(s.id);
+      ThrowIfError(points.status());
+      exporter->Append(piece, s, **points);
+      ++next;
+    }
+    if (next < list.size()) return true;
+    piece += exporter->Footer();
+    return false;
+  };
+  return out;
+}
+
+std::shared_ptr<const std::vector<Point>> ServeApi::Call::Load(int64_t series_id) {
+  Result<std::shared_ptr<const std::vector<Point>>> points = api_.reader_.Points(series_id);
+  ThrowIfError(points.status());
+  return *points;
+}
+
+}  // namespace tb

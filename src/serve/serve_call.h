@@ -1,0 +1,113 @@
+// The call behind one request to serve's /api/v1 (serve_api.h): its parameters, lookups
+// and routes. Private to serve/: serve_api.cc dispatches and reads parameters,
+// run_routes.cc answers experiments, workloads, runs and their files, series_routes.cc
+// metrics, series, aggregates and exports.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "platform/http_server.h"
+#include "query/chart_series.h"
+#include "serve/serve_api.h"
+#include "store/store.h"
+
+namespace tb {
+
+// A number as JSON; null for NaN and infinities (JSON has no such numbers).
+inline nlohmann::json FiniteOrNull(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+class ServeApi::Call {
+ public:
+  using json = nlohmann::json;
+
+  Call(ServeApi& api, const ApiRequest& request) : api_(api), store_(api.store_), request_(request) {}
+
+  ApiResponse Dispatch();
+
+ private:
+  // --- parameters ---
+  std::optional<std::string> Param(const char* name);
+
+  std::optional<double> Number(const char* name);
+
+  size_t Budget(size_t fallback);
+
+  std::string Metric(bool required);
+
+  std::optional<std::string> Labels();
+
+  XAxis Axis();
+
+  std::vector<RunRecord> RunsParam();
+
+  // --- lookups ---
+  RunRecord Run(std::string_view id);
+
+  // The run's phases and steady-state figures (computed from its samples; cached while
+  // nothing changes: a finished run's).
+  ApiResponse Phases(const RunRecord& run);
+
+  // `trainbench report` for the web: ?format=html (default), csv or json (the table's rows).
+  ApiResponse Report(const ExperimentInfo& e);
+
+  ExperimentInfo Experiment(std::string_view key);
+
+  std::vector<RunRecord> RunsOf(const std::string& experiment);
+
+  // --- JSON of things ---
+  json RunJson(const RunRecord& r, bool with_summary);
+
+  // Per series, from the statistics kept beside each chunk (no decoding): what the run
+  // table shows. Points still in the journal of a running run are not counted yet.
+  json Summary(const std::string& run_id);
+
+  // --- resources ---
+  ApiResponse Experiments();
+
+  ApiResponse Workloads(const ExperimentInfo& e);
+
+  ApiResponse Runs();
+
+  ApiResponse RunDetail(const RunRecord& r);
+
+  ApiResponse Events(const RunRecord& r);
+
+  ApiResponse Artifacts(const RunRecord& r);
+
+  // The store names the artifact and where it is: request text never becomes a path.
+  ApiResponse Artifact(const RunRecord& r, const std::string& name);
+
+  ApiResponse Metrics();
+
+  struct Selected {
+    const RunRecord* run;
+    SeriesInfo series;
+  };
+
+  // The series of `metric` (with `labels` when given) of each run; 404 when none has it.
+  std::vector<Selected> Select(const std::vector<RunRecord>& runs, const std::string& metric,
+                               const std::optional<std::string>& labels);
+
+  ApiResponse Series();
+
+  ApiResponse AggregateWorkloads();
+
+  ApiResponse Export();
+
+  std::shared_ptr<const std::vector<Point>> Load(int64_t series_id);
+
+  ServeApi& api_;
+  Store& store_;
+  const ApiRequest& request_;
+};
+
+}  // namespace tb

@@ -1,0 +1,65 @@
+// One libpq connection, used the way the PostgreSQL store needs it: statements with
+// parameters, results read in binary (BIGINT as 8 big-endian bytes, DOUBLE PRECISION as
+// IEEE 754), batches in one transaction, and the schema brought up to date under an
+// advisory lock (several machines may start at once). Not thread-safe: its owner
+// serializes calls.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "store/pg_spool.h"
+
+namespace tb::pg {
+
+using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+class Rows {
+ public:
+  explicit Rows(ResultPtr r) : r_(std::move(r)) {}
+  int size() const { return PQntuples(r_.get()); }
+  bool IsNull(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
+  int64_t Int(int row, int col) const;
+  double Double(int row, int col) const;
+  std::string Str(int row, int col) const;
+
+ private:
+  ResultPtr r_;
+};
+
+// The URI without its password, for messages.
+std::string Redacted(const std::string& uri);
+
+class Connection {
+ public:
+  // Connects (waiting up to 5 s); Unavailable saying why not.
+  static Result<std::unique_ptr<Connection>> Open(const std::string& uri);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Whether the server still answers on it.
+  bool ok() const;
+  // Unavailable when the connection is lost, IoError when the statement failed.
+  Result<ResultPtr> Exec(const Stmt& s, bool binary_result);
+  Result<Rows> Query(const Stmt& s);
+  // The statements in one transaction; `changed` gets each one's affected rows.
+  Status ExecBatch(const Batch& batch, std::vector<int64_t>* changed);
+  // Runs the migrations the database has not had (each a script of statements) and records
+  // the version; InvalidArgument when a newer trainbench wrote the database.
+  Status Migrate(std::span<const char* const> migrations);
+
+ private:
+  Connection(PGconn* conn, std::string uri) : conn_(conn), uri_(std::move(uri)) {}
+
+  PGconn* conn_;
+  std::string uri_;
+};
+
+}  // namespace tb::pg

@@ -1,0 +1,149 @@
+// The call behind one request to the tracking API (tracking_api.h): its body and fields,
+// validation, and the handlers. Private to track/: tracking_api.cc dispatches and reads
+// requests, tracking_runs.cc answers experiments, runs, params, tags and metrics,
+// tracking_files.cc events and artifacts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrics/names.h"
+#include "platform/http_server.h"
+#include "store/store.h"
+#include "track/tracking_api.h"
+
+namespace tb {
+namespace tracking {
+
+using json = nlohmann::json;
+
+inline constexpr std::string_view kMlflow = "/api/2.0/mlflow/";
+inline constexpr std::string_view kArtifacts = "/api/2.0/mlflow-artifacts/artifacts";
+inline constexpr std::string_view kTrainbench = "/api/2.0/trainbench/";
+inline constexpr std::string_view kScriptPrefix = metric::kScriptPrefix;
+
+// Python's json module, which MLflow's server parses requests with, accepts the bare
+// tokens NaN, Infinity and -Infinity; nlohmann::json does not. Quotes them outside
+// strings so that they arrive as the strings protobuf's JSON mapping also uses.
+std::string QuoteNonFiniteTokens(std::string_view body);
+
+// A metric value: a JSON number, or a string as protobuf's JSON mapping writes doubles.
+std::optional<double> ValueOf(const json& v);
+
+json ValueJson(double v);
+
+// An int64 field: protobuf's JSON mapping writes them as strings; numbers are accepted too.
+// Values that do not fit an int64 (2^63, 2^64 - 1) are refused, never wrapped.
+std::optional<int64_t> IntOf(const json& v);
+
+// MLflow's rule for metric, param and tag names: alphanumerics, underscores, dashes,
+// periods, spaces and slashes, and a name that stays the same when read as a relative
+// path (no empty, "." or ".." parts, no leading or trailing slash).
+std::optional<std::string> BadName(std::string_view kind, std::string_view name);
+
+// The experiment's JSON as MLflow returns it.
+json ExperimentJson(const ExperimentInfo& e);
+
+std::string DirName(const std::string& path);
+
+Status MakeDirectories(const std::string& dir);
+
+}  // namespace tracking
+
+class TrackingApi::Call {
+ public:
+  using json = nlohmann::json;
+
+  Call(TrackingApi& api, const ApiRequest& request) : api_(api), request_(request) {}
+
+  ApiResponse Dispatch();
+
+ private:
+  // --- request reading ---
+  const json& Body();
+
+  // A field of the body (POST) or the query string (GET).
+  std::optional<std::string> Text(const char* field);
+
+  std::string Required(const char* field);
+
+  std::optional<int64_t> Int(const json& object, const char* field);
+
+  // run_id, or run_uuid as older clients send it.
+  std::string RunIdField();
+
+  RunRecord Run(const std::string& run_id);
+
+  // That the run exists: a run this process supervises does (and needs no read of a
+  // store that may be away for a moment); another is looked up.
+  void Exists(const std::string& run_id);
+
+  std::shared_ptr<RunSlot> Slot(const std::string& run_id);
+
+  // --- validation shared by the single and batch calls ---
+  struct MetricIn {
+    std::string key;
+    Point point;
+  };
+  MetricIn ReadMetric(const json& m);
+
+  static KeyValues ReadKeyValues(const json& list, const char* kind, size_t max_value);
+
+  void StoreMetrics(const std::string& run_id, const std::vector<MetricIn>& metrics);
+
+  // --- experiments ---
+  ExperimentInfo ExperimentById(const std::string& id);
+
+  std::optional<ExperimentInfo> ExperimentByName(const std::string& name);
+
+  ApiResponse GetExperiment();
+
+  ApiResponse GetExperimentByName();
+
+  ApiResponse CreateExperiment();
+
+  // --- runs ---
+  json RunInfoJson(const RunRecord& r);
+
+  json RunJson(const RunRecord& r);
+
+  // The script metrics of a run, by key, with what its writer still holds written out first.
+  std::vector<std::pair<std::string, std::vector<Point>>> ScriptSeries(const std::string& run_id,
+                                                                       const std::string& only_key = "");
+
+  ApiResponse GetRun();
+
+  ApiResponse CreateRun();
+
+  ApiResponse UpdateRun();
+
+  ApiResponse LogMetric();
+
+  ApiResponse LogBatch();
+
+  ApiResponse LogParameter();
+
+  ApiResponse SetTag();
+
+  ApiResponse DeleteTag();
+
+  ApiResponse GetMetricHistory();
+
+  // --- trainbench's own calls ---
+  ApiResponse LogEvents();
+
+  // PUT and GET of <experiment id>/<run id>/artifacts/<path>, MLflow's artifact layout.
+  ApiResponse Artifact(std::string_view rest);
+
+  TrackingApi& api_;
+  const ApiRequest& request_;
+  json body_;
+  bool parsed_ = false;
+};
+
+}  // namespace tb

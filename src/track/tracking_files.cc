@@ -1,0 +1,97 @@
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "base/strings.h"
+#include "base/time.h"
+#include "platform/api_toolkit.h"
+#include "track/tracking_call.h"
+
+namespace tb {
+
+using namespace tracking;  // NOLINT(google-build-using-namespace): this API's own helpers
+
+ApiResponse TrackingApi::Call::LogEvents() {
+  const json& b = Body();
+  std::string run_id = RunIdField();
+  const json& events = b.contains("events") ? b["events"] : json();
+  if (!events.is_array()) throw InvalidParameter("Missing value for required parameter 'events' (a list).");
+  if (events.size() > kMaxMetricsPerBatch) {
+    throw InvalidParameter("A request can contain at most " + std::to_string(kMaxMetricsPerBatch) +
+                           " events.");
+  }
+  std::vector<EventRecord> records;
+  for (const json& e : events) {
+    if (!e.is_object()) throw InvalidParameter("An event must be a JSON object");
+    std::optional<int64_t> t = Int(e, "timestamp");
+    auto kind = e.find("kind");
+    auto label = e.find("label");
+    if (!t || kind == e.end() || !kind->is_string() || kind->get_ref<const std::string&>().empty()) {
+      throw InvalidParameter("An event needs 'timestamp' (ms) and 'kind' (a non-empty string).");
+    }
+    records.push_back({run_id, *t, kind->get<std::string>(),
+                       label != e.end() && label->is_string() ? label->get<std::string>() : ""});
+  }
+  Exists(run_id);
+  for (const EventRecord& r : records) ThrowIfError(api_.store_.AddEvent(r));
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::Artifact(std::string_view rest) {
+  if (!StartsWith(rest, "/")) throw ApiError{"ENDPOINT_NOT_FOUND", "No API endpoint " + request_.path};
+  std::vector<std::string_view> parts = Split(rest.substr(1), '/');
+  if (parts.size() < 4 || parts[2] != "artifacts") {
+    throw InvalidParameter("Artifact paths look like <experiment id>/<run id>/artifacts/<file>");
+  }
+  std::string run_id(parts[1]);
+  std::string relative(rest.substr(1 + parts[0].size() + 1 + parts[1].size() + 1 + parts[2].size() + 1));
+  if (auto bad = BadName("artifact", relative)) throw InvalidParameter(*bad);
+  Exists(run_id);
+  if (request_.method == "GET") {
+    Result<ArtifactRecord> a = api_.store_.GetArtifact(run_id, relative);
+    if (!a.ok()) throw FromStatus(a.status());
+    ApiResponse out{200, "application/octet-stream", a->content, nullptr, {}};
+    if (!a->path.empty()) {
+      std::ifstream in(a->path, std::ios::binary);
+      if (!in) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "The file of artifact " + relative + " is gone"};
+      out.body.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    return out;
+  }
+  if (request_.method != "PUT") throw ApiError{"ENDPOINT_NOT_FOUND", "Artifacts are uploaded with PUT"};
+  if (IsRunRecordArtifact(relative)) {
+    throw InvalidParameter(
+        "'" + relative +
+        "' is where trainbench keeps the run's own record; upload the file under "
+        "another name or in a folder (mlflow.log_artifact(path, artifact_path=\"outputs\"))");
+  }
+  Result<std::string> dir = api_.store_.ArtifactDirectory(run_id);
+  ThrowIfError(dir.status());
+  std::string file = *dir + "/" + relative;
+  ThrowIfError(MakeDirectories(DirName(file)));
+  std::string partial = file + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    out.write(request_.body.data(), static_cast<std::streamsize>(request_.body.size()));
+    out.flush();
+    if (!out) {
+      std::remove(partial.c_str());  // a full disk leaves nothing half-written behind
+      throw ApiError{"INTERNAL_ERROR", "cannot write " + partial + " (is the disk full?)"};
+    }
+  }
+  if (std::rename(partial.c_str(), file.c_str()) != 0) {
+    std::remove(partial.c_str());
+    throw ApiError{"INTERNAL_ERROR", "cannot write " + file};
+  }
+  ThrowIfError(
+      api_.store_.PutArtifact({run_id, relative, static_cast<int64_t>(request_.body.size()), "", file}));
+  return JsonAnswer(json::object());
+}
+
+}  // namespace tb

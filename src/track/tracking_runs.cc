@@ -1,0 +1,300 @@
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "base/strings.h"
+#include "base/time.h"
+#include "platform/api_toolkit.h"
+#include "track/tracking_call.h"
+
+namespace tb {
+
+using namespace tracking;  // NOLINT(google-build-using-namespace): this API's own helpers
+
+ExperimentInfo TrackingApi::Call::ExperimentById(const std::string& id) {
+  std::optional<int64_t> n = ParseInt(id);
+  Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
+  ThrowIfError(all.status());
+  for (const ExperimentInfo& e : *all) {
+    if (n && e.id == *n) return e;
+  }
+  throw ApiError{"RESOURCE_DOES_NOT_EXIST", "No Experiment with id=" + id + " exists"};
+}
+
+std::optional<ExperimentInfo> TrackingApi::Call::ExperimentByName(const std::string& name) {
+  Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
+  ThrowIfError(all.status());
+  for (const ExperimentInfo& e : *all) {
+    if (e.name == name) return e;
+  }
+  return std::nullopt;
+}
+
+ApiResponse TrackingApi::Call::GetExperiment() {
+  return JsonAnswer({{"experiment", ExperimentJson(ExperimentById(Required("experiment_id")))}});
+}
+
+ApiResponse TrackingApi::Call::GetExperimentByName() {
+  std::string name = Required("experiment_name");
+  std::optional<ExperimentInfo> e = ExperimentByName(name);
+  if (!e) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "Could not find experiment with name '" + name + "'"};
+  return JsonAnswer({{"experiment", ExperimentJson(*e)}});
+}
+
+ApiResponse TrackingApi::Call::CreateExperiment() {
+  std::string name = Required("name");
+  if (name.empty()) throw InvalidParameter("Invalid experiment name: ''. The name must not be empty.");
+  if (ExperimentByName(name)) {
+    throw ApiError{"RESOURCE_ALREADY_EXISTS", "Experiment '" + name + "' already exists."};
+  }
+  Result<int64_t> id = api_.store_.EnsureExperiment(name);
+  ThrowIfError(id.status());
+  return JsonAnswer({{"experiment_id", std::to_string(*id)}});
+}
+
+json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
+  Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
+  ThrowIfError(all.status());
+  std::string experiment_id;
+  for (const ExperimentInfo& e : *all) {
+    if (e.name == r.experiment) experiment_id = std::to_string(e.id);
+  }
+  std::string user;
+  for (const auto& [k, v] : r.tags) {
+    if (k == "mlflow.user") user = v;
+  }
+  Result<std::string> dir = api_.store_.ArtifactDirectory(r.id);
+  json info = {{"run_id", r.id},
+               {"run_uuid", r.id},
+               {"run_name", r.name},
+               {"experiment_id", experiment_id},
+               {"user_id", user},
+               {"status", r.status},
+               {"start_time", r.start_ms},
+               {"artifact_uri", dir.ok() ? "file://" + *dir : ""},
+               {"lifecycle_stage", "active"}};
+  if (r.end_ms > 0) info["end_time"] = r.end_ms;
+  return info;
+}
+
+json TrackingApi::Call::RunJson(const RunRecord& r) {
+  auto kv_list = [](const KeyValues& kvs) {
+    json list = json::array();
+    for (const auto& [k, v] : kvs) list.push_back({{"key", k}, {"value", v}});
+    return list;
+  };
+  json metrics = json::array();
+  for (const auto& [key, points] : ScriptSeries(r.id)) {
+    if (points.empty()) continue;
+    // MLflow's latest value: the highest step, then the newest timestamp.
+    const Point* latest = &points.front();
+    for (const Point& p : points) {
+      if (std::tie(p.step, p.time_ms) >= std::tie(latest->step, latest->time_ms)) latest = &p;
+    }
+    metrics.push_back({{"key", key},
+                       {"value", ValueJson(latest->value)},
+                       {"timestamp", latest->time_ms},
+                       {"step", latest->step}});
+  }
+  return {{"info", RunInfoJson(r)},
+          {"data", {{"metrics", metrics}, {"params", kv_list(r.params)}, {"tags", kv_list(r.tags)}}},
+          {"inputs", json::object()}};
+}
+
+std::vector<std::pair<std::string, std::vector<Point>>> TrackingApi::Call::ScriptSeries(
+    const std::string& run_id, const std::string& only_key) {
+  ThrowIfError(Slot(run_id)->writer->Flush());
+  Result<std::vector<SeriesInfo>> series = api_.store_.ListSeries(run_id);
+  ThrowIfError(series.status());
+  std::vector<std::pair<std::string, std::vector<Point>>> out;
+  for (const SeriesInfo& s : *series) {
+    std::string key = ScriptMetricKey(s.metric);
+    if (key.empty() || !s.labels.empty() || (!only_key.empty() && key != only_key)) continue;
+    Result<std::vector<Point>> points = ReadSeriesPoints(api_.store_, s.id);
+    ThrowIfError(points.status());
+    out.emplace_back(std::move(key), std::move(points.value()));
+  }
+  return out;
+}
+
+ApiResponse TrackingApi::Call::GetRun() { return JsonAnswer({{"run", RunJson(Run(RunIdField()))}}); }
+
+ApiResponse TrackingApi::Call::CreateRun() {
+  const json& b = Body();
+  std::string experiment_id = Text("experiment_id").value_or("0");
+  ExperimentInfo experiment = ExperimentById(experiment_id);
+  RunRecord run;
+  run.id = NewRunId();
+  run.experiment = experiment.name;
+  run.start_ms = Int(b, "start_time").value_or(WallMillis());
+  run.tags = ReadKeyValues(b.value("tags", json()), "tag", kMaxTagValueLength);
+  if (std::optional<std::string> user = Text("user_id"); user && !user->empty()) {
+    run.tags.emplace_back("mlflow.user", *user);
+  }
+  run.name = Text("run_name").value_or("");
+  for (const auto& [k, v] : run.tags) {
+    if (k == "mlflow.runName" && run.name.empty()) run.name = v;
+  }
+  if (run.name.empty()) run.name = run.id.substr(0, 8);
+  ThrowIfError(api_.store_.CreateRun(run));
+  return JsonAnswer({{"run", RunJson(Run(run.id))}});
+}
+
+ApiResponse TrackingApi::Call::UpdateRun() {
+  std::string run_id = RunIdField();
+  RunRecord run = Run(run_id);
+  std::optional<std::string> status = Text("status");
+  std::optional<std::string> name = Text("run_name");
+  std::optional<int64_t> end = Int(Body(), "end_time");
+  static const char* const kStatuses[] = {"RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED"};
+  if (status && std::find(std::begin(kStatuses), std::end(kStatuses), *status) == std::end(kStatuses)) {
+    throw InvalidParameter("Invalid value '" + *status + "' for parameter 'status'");
+  }
+  std::shared_ptr<RunSlot> slot = Slot(run_id);
+  if (name && !name->empty()) ThrowIfError(api_.store_.RenameRun(run_id, *name));
+  // The status of a supervised run is what its process does, not what it says.
+  bool terminal = status && *status != "RUNNING" && *status != "SCHEDULED";
+  if (terminal && !slot->supervised) {
+    ThrowIfError(slot->writer->Close());
+    ThrowIfError(
+        api_.store_.FinishRun(run_id, end.value_or(WallMillis()), *status, std::nullopt, std::nullopt, ""));
+  }
+  return JsonAnswer({{"run_info", RunInfoJson(Run(run_id))}});
+}
+
+ApiResponse TrackingApi::Call::LogMetric() {
+  std::string run_id = RunIdField();
+  Exists(run_id);
+  json metric = Body();
+  StoreMetrics(run_id, {ReadMetric(metric)});
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::LogBatch() {
+  const json& b = Body();
+  std::string run_id = RunIdField();
+  const json& metrics = b.contains("metrics") ? b["metrics"] : json::array();
+  if (!metrics.is_null() && !metrics.is_array())
+    throw InvalidParameter("Invalid value for parameter 'metrics': expected a list");
+  size_t n_metrics = metrics.is_array() ? metrics.size() : 0;
+  KeyValues params = ReadKeyValues(b.value("params", json()), "param", kMaxParamValueLength);
+  KeyValues tags = ReadKeyValues(b.value("tags", json()), "tag", kMaxTagValueLength);
+  if (n_metrics > kMaxMetricsPerBatch) {
+    throw InvalidParameter("A batch logging request can contain at most " +
+                           std::to_string(kMaxMetricsPerBatch) + " metrics. Got " +
+                           std::to_string(n_metrics) +
+                           " metrics. Please split up metrics across multiple requests and try again.");
+  }
+  if (params.size() > kMaxParamsTagsPerBatch || tags.size() > kMaxParamsTagsPerBatch) {
+    throw InvalidParameter("A batch logging request can contain at most " +
+                           std::to_string(kMaxParamsTagsPerBatch) + " params and " +
+                           std::to_string(kMaxParamsTagsPerBatch) + " tags. Got " +
+                           std::to_string(params.size()) + " params and " + std::to_string(tags.size()) +
+                           " tags. Please split up params and tags across multiple requests and try again.");
+  }
+  if (n_metrics + params.size() + tags.size() > kMaxMetricsPerBatch) {
+    throw InvalidParameter("A batch logging request can contain at most " +
+                           std::to_string(kMaxMetricsPerBatch) +
+                           " metrics, params and tags in total. Please split the batch and try again.");
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (params[i].first == params[j].first && params[i].second != params[j].second) {
+        throw InvalidParameter("Duplicate parameter keys have been submitted: '" + params[i].first +
+                               "' with different values.");
+      }
+    }
+  }
+  std::vector<MetricIn> parsed;
+  parsed.reserve(n_metrics);
+  if (metrics.is_array()) {
+    for (const json& m : metrics) parsed.push_back(ReadMetric(m));
+  }
+  Exists(run_id);
+  // Everything is validated; params can still be refused (a changed value), so they go first.
+  if (!params.empty()) ThrowIfError(api_.store_.LogParams(run_id, params));
+  if (!tags.empty()) ThrowIfError(api_.store_.SetTags(run_id, tags));
+  if (!parsed.empty()) StoreMetrics(run_id, parsed);
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::LogParameter() {
+  std::string run_id = RunIdField();
+  std::string key = Required("key");
+  if (auto bad = BadName("param", key)) throw InvalidParameter(*bad);
+  std::string value = Text("value").value_or("");
+  if (value.size() > kMaxParamValueLength) {
+    throw InvalidParameter("Param value of '" + key + "' is " + std::to_string(value.size()) +
+                           " characters long; at most " + std::to_string(kMaxParamValueLength) +
+                           " are allowed.");
+  }
+  Exists(run_id);
+  ThrowIfError(api_.store_.LogParams(run_id, {{key, value}}));
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::SetTag() {
+  std::string run_id = RunIdField();
+  std::string key = Required("key");
+  if (auto bad = BadName("tag", key)) throw InvalidParameter(*bad);
+  std::string value = Text("value").value_or("");
+  if (value.size() > kMaxTagValueLength) {
+    throw InvalidParameter("Tag value of '" + key + "' is " + std::to_string(value.size()) +
+                           " characters long; at most " + std::to_string(kMaxTagValueLength) +
+                           " are allowed.");
+  }
+  Exists(run_id);
+  ThrowIfError(api_.store_.SetTags(run_id, {{key, value}}));
+  if (key == "mlflow.runName" && !value.empty()) ThrowIfError(api_.store_.RenameRun(run_id, value));
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::DeleteTag() {
+  std::string run_id = RunIdField();
+  std::string key = Required("key");
+  Exists(run_id);
+  ThrowIfError(api_.store_.DeleteTag(run_id, key));
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::GetMetricHistory() {
+  std::string run_id = RunIdField();
+  std::string key = Required("metric_key");
+  Exists(run_id);
+  int64_t max_results = 25000;
+  if (std::optional<std::string> m = Text("max_results")) {
+    std::optional<int64_t> n = ParseInt(*m);
+    if (!n || *n <= 0)
+      throw InvalidParameter("Invalid value '" + *m + "' for parameter 'max_results': a positive integer");
+    max_results = *n;
+  }
+  int64_t offset = 0;
+  if (std::optional<std::string> token = Text("page_token"); token && !token->empty()) {
+    std::optional<int64_t> n = ParseInt(*token);
+    if (!n || *n < 0) throw InvalidParameter("Invalid page token '" + *token + "'");
+    offset = *n;
+  }
+  json metrics = json::array();
+  int64_t total = 0, end = 0;
+  for (const auto& [k, points] : ScriptSeries(run_id, key)) {
+    total = static_cast<int64_t>(points.size());
+    // offset + max_results without overflow: both may be anything up to 2^63 - 1.
+    end = offset >= total ? total : offset + std::min(max_results, total - offset);
+    for (int64_t i = offset; i < end; ++i) {
+      const Point& p = points[static_cast<size_t>(i)];
+      metrics.push_back(
+          {{"key", k}, {"value", ValueJson(p.value)}, {"timestamp", p.time_ms}, {"step", p.step}});
+    }
+  }
+  json out = {{"metrics", metrics}};
+  if (end < total) out["next_page_token"] = std::to_string(end);
+  return JsonAnswer(out);
+}
+
+}  // namespace tb
