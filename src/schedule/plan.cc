@@ -1,0 +1,305 @@
+#include "schedule/plan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "collect/listeners.h"
+#include "platform/process.h"
+#include "schedule/experiment_file.h"
+#include "schedule/gpu_sharing.h"
+#include "store/store.h"
+
+namespace tb {
+namespace {
+
+namespace fs = std::filesystem;
+
+}  // namespace
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "trainbench" : exe.string();
+}
+
+bool IsMps(const std::string& collocation) { return collocation == "MPS" || StartsWith(collocation, "MPS:"); }
+
+// radT's workload listeners: the Nsight tool wraps the run's command (nsys and ncu
+// profile the NVTX range named "profile", the raw forms everything, ncu its first 100
+// kernels); `report` is the report's path without extension.
+std::optional<std::vector<std::string>> ProfilerCommand(const std::string& name, const std::string& report) {
+  if (name == "nsys") {
+    return std::vector<std::string>{"nsys",
+                                    "profile",
+                                    "--capture-range",
+                                    "nvtx",
+                                    "--nvtx-capture",
+                                    "profile",
+                                    "--cuda-memory-usage=true",
+                                    "--capture-range-end",
+                                    "repeat",
+                                    "-o",
+                                    report,
+                                    "-f",
+                                    "true",
+                                    "-w",
+                                    "true",
+                                    "-x",
+                                    "true",
+                                    "-t",
+                                    "cuda,nvtx"};
+  }
+  if (name == "nsysraw") {
+    return std::vector<std::string>{"nsys", "profile",  "--cuda-memory-usage",
+                                    "true", "-o",       report,
+                                    "-f",   "true",     "-w",
+                                    "true", "-x",       "true",
+                                    "-t",   "cuda,nvtx"};
+  }
+  if (name == "ncu")
+    return std::vector<std::string>{"ncu", "-o", report, "-f", "--nvtx", "--nvtx-include", "profile"};
+  if (name == "ncuraw") return std::vector<std::string>{"ncu", "-o", report, "-f", "-c", "100"};
+  return std::nullopt;
+}
+
+// The `trainbench run` command of a run. `devices` replaces the row's Devices (a MIG
+// instance's UUID); `report` is where the profiler's report goes.
+std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, const std::string& devices,
+                                 const std::string& report) {
+  const std::string& c = r.row.collocation;
+  std::vector<std::string> argv = {
+      SelfExecutable(), "run",
+      "--store",        o.store,
+      "--experiment",   r.row.experiment,
+      "--workload",     r.row.workload,
+      "--name",         fs::path(r.row.file).filename().string() + " " + r.letter,
+      "--run-id",       r.id,
+      "--tag",          "trainbench.letter=" + r.letter,
+      "--tag",          "trainbench.collocation=" + (c.empty() ? "-" : c)};
+  if (!r.listeners.empty()) argv.insert(argv.end(), {"--listeners", r.listeners});
+  if (!devices.empty()) argv.insert(argv.end(), {"--devices", devices});
+  std::string max_time = r.row.max_time.empty() ? o.max_time : r.row.max_time;
+  if (!max_time.empty()) argv.insert(argv.end(), {"--max-time", max_time});
+  if (o.max_epochs > 0) argv.insert(argv.end(), {"--max-epochs", std::to_string(o.max_epochs)});
+  if (r.profiler.empty()) {
+    if (!r.python.empty()) argv.insert(argv.end(), {"--python", r.python});
+    argv.push_back(r.script);
+  } else {
+    // The profiler runs the interpreter (the params are still the script's arguments).
+    argv.push_back("--");
+    std::vector<std::string> wrapper = ProfilerCommand(r.profiler, report).value();
+    argv.insert(argv.end(), wrapper.begin(), wrapper.end());
+    argv.push_back(r.python.empty() ? "python3" : r.python);
+    argv.push_back(r.script);
+  }
+  argv.insert(argv.end(), r.params.begin(), r.params.end());
+  return argv;
+}
+
+// A Status cell's outcome: its first word ("FINISHED w.py 0A-" is FINISHED, as radT writes them).
+std::string StatusWord(std::string_view cell) {
+  std::vector<std::string_view> words = SplitWhitespace(cell);
+  std::string word(words.empty() ? std::string_view() : words[0]);
+  for (char& ch : word) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return word;
+}
+
+bool Runnable(const ExperimentRow& row, bool rerun) {
+  std::string status = StatusWord(row.status);
+  if (status == kFinished) return false;
+  if (status == kFailed) return rerun;
+  return true;  // empty, KILLED (interrupted), RUNNING (trainbench itself died)
+}
+
+// Checks every row before anything runs, and builds the plan.
+Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOptions& o) {
+  fs::path base = fs::path(o.file).parent_path();
+  std::vector<Workload> plan;
+  std::optional<Result<std::vector<SmiGpu>>> gpus;  // asked of nvidia-smi once, when a row names devices
+  for (const ExperimentRow& row : file.rows) {
+    auto bad = [&](const char* column, const std::string& what) {
+      return Status::InvalidArgument(
+          Concat({o.file, ":", std::to_string(row.line), ": column ", column, ": ", what}));
+    };
+    PlannedRun run;
+    run.row = row;
+    std::string c = row.collocation;
+    std::string devices = row.devices == "-" ? "" : row.devices;
+    std::vector<std::string_view> device_list;
+    for (std::string_view d : Split(devices, '+')) {
+      if (!Trim(d).empty()) device_list.push_back(Trim(d));
+    }
+    // Devices: indices, GPU or MIG UUIDs that nvidia-smi lists.
+    for (std::string_view t : device_list) {
+      if (!ParseUint(t) && !StartsWith(t, "GPU-") && !StartsWith(t, "MIG-")) {
+        return bad("Devices",
+                   "'" + row.devices + "' is not a GPU index, indices joined by + or GPU/MIG UUIDs");
+      }
+      if (!gpus) gpus = ListGpus();
+      if (!gpus->ok()) {
+        return bad("Devices", "'" + row.devices + "': no GPU can be found: " + gpus->status().message() +
+                                  "; use - for a run without a GPU");
+      }
+      bool found = false;
+      for (const SmiGpu& g : gpus->value()) {
+        found |= std::to_string(g.index) == t || g.uuid == t;
+        for (const SmiGpu::MigDevice& m : g.mig) found |= m.uuid == t;
+      }
+      if (!found) {
+        return bad("Devices", "GPU " + std::string(t) + " does not exist here (nvidia-smi lists " +
+                                  std::to_string(gpus->value().size()) +
+                                  "); `trainbench devices` lists them");
+      }
+    }
+    if (IsMps(c)) {
+      uint64_t percent = c.size() > 4 ? ParseUint(std::string_view(c).substr(4)).value_or(0) : 0;
+      if (c.size() > 3 && (c[3] != ':' || percent < 1 || percent > 100)) {
+        return bad("Collocation",
+                   "'" + c + "': MPS takes an active-thread percentage from 1 to 100, as MPS:50");
+      }
+      if (!FindExecutable("nvidia-cuda-mps-control")) {
+        return bad("Collocation",
+                   "MPS needs nvidia-cuda-mps-control on PATH (it comes with NVIDIA's driver)");
+      }
+    } else if (IsMigProfile(c)) {
+      if (device_list.size() != 1 || StartsWith(device_list[0], "MIG-")) {
+        return bad("Devices", "a MIG collocation (" + c +
+                                  ") needs one GPU to create its instance on, as 0 or a GPU UUID");
+      }
+      const SmiGpu* gpu = nullptr;
+      for (const SmiGpu& g : gpus->value()) {
+        if (std::to_string(g.index) == device_list[0] || g.uuid == device_list[0]) gpu = &g;
+      }
+      if (gpu == nullptr) return bad("Devices", "GPU " + row.devices + " is not listed by nvidia-smi");
+      if (gpu->mig_mode != "Enabled") {
+        return bad("Collocation", c + " needs MIG mode on GPU " + std::to_string(gpu->index) + ", which is " +
+                                      gpu->mig_mode + " (as root: nvidia-smi -i " +
+                                      std::to_string(gpu->index) + " -mig 1, then reset the GPU)");
+      }
+      if (!MayConfigureMig()) {
+        return bad("Collocation",
+                   "creating MIG instances (" + c +
+                       ") needs root or NVIDIA's MIG configuration capability "
+                       "(/proc/driver/nvidia/capabilities/mig/config); run the experiment as root");
+      }
+      run.mig_gpu = gpu->index;
+    } else if (!c.empty() && c != "-") {
+      return bad("Collocation", "'" + c + "' is not -, MPS, MPS:PERCENT or a MIG profile such as 3g.20gb");
+    }
+    if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok()) {
+      return bad("MaxTime", "'" + row.max_time + "' is not a duration such as 90s, 30m or 2h");
+    }
+    fs::path script = fs::path(row.file).is_absolute() ? fs::path(row.file) : base / row.file;
+    std::error_code ec;
+    if (!fs::exists(script, ec)) {
+      return bad("File", row.file + " does not exist (looked for " + script.string() + ")");
+    }
+    if (Status name = CheckExperimentName(row.experiment); !name.ok())
+      return bad("Experiment", name.message());
+    // Listeners: the run's own, and at most one workload listener (an Nsight tool).
+    for (std::string_view l : Split(row.listeners, '+')) {
+      std::string name(Trim(l));
+      if (!ProfilerCommand(name, "")) {
+        if (FindListener(name) == nullptr) {
+          return bad("Listeners", "unknown listener '" + name + "'; available: " + AvailableListeners() +
+                                      ", and one of nsys, nsysraw, ncu and ncuraw");
+        }
+        run.listeners += (run.listeners.empty() ? "" : "+") + name;
+        continue;
+      }
+      if (!run.profiler.empty()) return bad("Listeners", "one of nsys, nsysraw, ncu and ncuraw at a time");
+      std::string tool = ProfilerCommand(name, "")->front();
+      if (!FindExecutable(tool)) {
+        return bad("Listeners", Concat({name, " needs ", tool, " (NVIDIA Nsight ",
+                                        tool == "nsys" ? "Systems" : "Compute", ") on PATH"}));
+      }
+      run.profiler = name;
+    }
+    auto same_workload = [&](const Workload& w) {
+      return w.experiment == row.experiment && w.workload == row.workload;
+    };
+    // Rows of a workload belong together even when the file interleaves them.
+    auto it = std::find_if(plan.begin(), plan.end(), same_workload);
+    if (it == plan.end()) {
+      plan.push_back({row.experiment, row.workload, {}});
+      it = plan.end() - 1;
+    }
+    if (IsMps(c)) {
+      // One MPS control daemon serves the workload: its MPS rows share their devices.
+      for (const PlannedRun& other : it->runs) {
+        if (IsMps(other.row.collocation) && other.row.devices != row.devices) {
+          return bad("Devices", "the MPS runs of a workload share one daemon, so one set of devices; line " +
+                                    std::to_string(other.row.line) + " has " + other.row.devices);
+        }
+      }
+    }
+    run.script = script.string();
+    run.letter = devices + static_cast<char>('A' + it->runs.size() % 26) + (c.empty() ? "-" : c);
+    run.id = NewRunId();
+    run.python = o.python;
+    // Env: KEY=VALUE items, and the directory of a venv or conda environment whose
+    // interpreter runs the File.
+    for (const std::string& item : SplitWords(row.env)) {
+      if (item.find('=') != std::string::npos && item[0] != '/' && item[0] != '.') {
+        run.env.push_back(item);
+        continue;
+      }
+      fs::path prefix = fs::path(item).is_absolute() ? fs::path(item) : base / item;
+      if (!fs::exists(prefix / "bin" / "python", ec)) {
+        return bad("Env", "'" + item + "' is neither KEY=VALUE nor a venv or conda environment (no " +
+                              (prefix / "bin" / "python").string() + ")");
+      }
+      run.python = (prefix / "bin" / "python").string();
+      const char* path = std::getenv("PATH");
+      run.env.push_back("PATH=" + (prefix / "bin").string() +
+                        (path != nullptr ? std::string(":") + path : ""));
+      run.env.push_back("VIRTUAL_ENV=" + prefix.string());
+    }
+    if (IsMps(c) && c.size() > 4) run.env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
+    run.params = ParamsToArguments(row.params);
+    it->runs.push_back(std::move(run));
+  }
+  return plan;
+}
+
+void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o) {
+  for (const Workload& w : plan) {
+    std::printf("workload %s/%s\n", w.experiment.c_str(), w.workload.c_str());
+    for (const PlannedRun& r : w.runs) {
+      if (!Runnable(r.row, o.rerun)) {
+        std::printf("  %-10s line %zu  skipped (%s)\n", r.letter.c_str(), r.row.line, r.row.status.c_str());
+        continue;
+      }
+      std::string devices = r.mig_gpu ? "<MIG " + r.row.collocation + " instance created on GPU " +
+                                            std::to_string(*r.mig_gpu) + ">"
+                                      : (r.row.devices == "-" ? "" : r.row.devices);
+      std::string report = "<artifacts of run " + r.id + ">/" + r.profiler;
+      std::printf("  %-10s line %zu  runs: %s\n", r.letter.c_str(), r.row.line,
+                  JoinShellWords(RunArgv(r, o, devices, report)).c_str());
+      std::vector<std::string> env = r.env;
+      if (IsMps(r.row.collocation)) env.emplace_back("CUDA_MPS_PIPE_DIRECTORY=<the workload's MPS daemon>");
+      if (!env.empty()) std::printf("  %-10s environment: %s\n", "", JoinShellWords(env).c_str());
+    }
+  }
+}
+
+}  // namespace tb

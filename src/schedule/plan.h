@@ -1,0 +1,58 @@
+// An experiment file made into a plan, before anything runs: rows checked (collocation,
+// File, Devices against nvidia-smi's listing, MIG mode and permission, Nsight tools,
+// MaxTime, Env, listeners), grouped into workloads in file order, each run given its
+// letter, id, interpreter, arguments and environment, and the `trainbench run` command
+// line that starts it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "schedule/experiment_file.h"
+#include "schedule/scheduler.h"
+
+namespace tb {
+
+struct PlannedRun {
+  ExperimentRow row;
+  std::string letter;  // devices, A/B/..., collocation: "0A-"
+  std::string id;
+  std::string script;               // the File, resolved
+  std::string python;               // its interpreter ("" : trainbench run's default)
+  std::string listeners;            // the run's listeners (without the workload listener)
+  std::string profiler;             // nsys, nsysraw, ncu, ncuraw or ""
+  std::optional<unsigned> mig_gpu;  // a MIG collocation: the GPU its instance is made on
+  std::vector<std::string> params;  // the script's arguments
+  std::vector<std::string> env;     // KEY=VALUE the run's environment gains (Env column)
+};
+
+struct Workload {
+  std::string experiment, workload;
+  std::vector<PlannedRun> runs;
+};
+
+// "MPS" or "MPS:PERCENT": the runs share their GPUs through one MPS control daemon.
+bool IsMps(const std::string& collocation);
+// This trainbench, which starts each run.
+std::string SelfExecutable();
+
+// Runs with this Status are done: FINISHED always, FAILED unless `rerun`.
+std::string StatusWord(std::string_view cell);
+bool Runnable(const ExperimentRow& row, bool rerun);
+// The workloads of `file`, in order; InvalidArgument naming the line and cell of the first
+// row that cannot run.
+Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOptions& o);
+// What --dry-run prints.
+void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o);
+// The Nsight command that wraps a run (nsys, nsysraw, ncu, ncuraw), writing `report`;
+// nullopt for any other name.
+std::optional<std::vector<std::string>> ProfilerCommand(const std::string& name, const std::string& report);
+// The `trainbench run` command of a run. `devices` replaces the row's Devices (a MIG
+// instance's UUID); `report` is where the profiler's report goes.
+std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, const std::string& devices,
+                                 const std::string& report);
+
+}  // namespace tb

@@ -1,0 +1,118 @@
+#include "schedule/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "schedule/write_back.h"
+#include "tests/helpers/scratch_directory.h"
+
+namespace tb {
+namespace {
+
+constexpr const char* kHeader = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n";
+
+class PlanTest : public ::testing::Test {
+ protected:
+  PlanTest() { std::ofstream(dir_.path() / "work.py") << "print('hi')\n"; }
+
+  std::string Write(const std::string& text) {
+    std::string path = (dir_.path() / "exp.csv").string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  Result<std::vector<Workload>> PlanOf(const std::string& text, bool rerun = false) {
+    std::string path = Write(text);
+    Result<ExperimentFile> file = ParseExperimentFile(text, path);
+    if (!file.ok()) return file.status();
+    ScheduleOptions o;
+    o.file = path;
+    o.rerun = rerun;
+    return Plan(*file, o);
+  }
+  std::string Slurp(const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+
+  ScratchDirectory dir_{"tb-plan"};
+};
+
+TEST_F(PlanTest, RowsBecomeWorkloadsInFileOrderWithLettersAndArguments) {
+  Result<std::vector<Workload>> plan = PlanOf(std::string(kHeader) +
+                                              "e,1,,,-,-,work.py,top,--batch-size 64\n"
+                                              "e,1,,,-,-,work.py,top+ps,--batch-size 128\n"
+                                              "e,2,FINISHED,abc,-,-,work.py,top,\n");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->size(), 2u);
+  const Workload& first = (*plan)[0];
+  ASSERT_EQ(first.runs.size(), 2u);
+  EXPECT_EQ(first.runs[0].letter, "A-");  // no devices: the letter and the collocation
+  EXPECT_EQ(first.runs[1].letter, "B-");
+  EXPECT_EQ(first.runs[1].listeners, "top+ps");
+  EXPECT_EQ(first.runs[1].params, (std::vector<std::string>{"--batch-size", "128"}));
+  EXPECT_NE(first.runs[0].id, first.runs[1].id);
+  // A finished row is planned (it keeps its place) but does not run again.
+  EXPECT_FALSE(Runnable((*plan)[1].runs[0].row, false));
+  EXPECT_TRUE(Runnable(first.runs[0].row, false));
+}
+
+TEST_F(PlanTest, ARowThatCannotRunIsRefusedWithItsLineAndCell) {
+  Result<std::vector<Workload>> plan = PlanOf(std::string(kHeader) +
+                                              "e,1,,,-,-,work.py,top,\n"
+                                              "e,1,,,-,-,work.py,top+gpustat,\n");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("Listeners"), std::string::npos) << plan.status().message();
+  EXPECT_NE(plan.status().message().find("gpustat"), std::string::npos) << plan.status().message();
+  plan = PlanOf(std::string(kHeader) + "e,1,,,-,-,missing.py,top,\n");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("missing.py"), std::string::npos) << plan.status().message();
+}
+
+TEST_F(PlanTest, FailedRowsRunAgainOnlyWhenAsked) {
+  std::string text = std::string(kHeader) + "e,1,FAILED,abc,-,-,work.py,top,\n";
+  Result<std::vector<Workload>> plan = PlanOf(text);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(Runnable((*plan)[0].runs[0].row, false));
+  EXPECT_TRUE(Runnable((*plan)[0].runs[0].row, true));
+}
+
+TEST_F(PlanTest, WriteBackFillsTheRowAndKeepsTheUsersOtherLines) {
+  std::string text = std::string(kHeader) + "e,1,,,-,-,work.py,top,\n";
+  Result<std::vector<Workload>> plan = PlanOf(text);
+  ASSERT_TRUE(plan.ok());
+  std::string path = (dir_.path() / "exp.csv").string();
+  // Meanwhile the user added a row below.
+  Write(text + "e,2,,,-,-,work.py,top,--note added\n");
+  std::vector<Unwritten> pending = {{&(*plan)[0].runs[0], "FINISHED", "0123abcd"}};
+  WriteBack(path, pending);
+  EXPECT_TRUE(pending.empty());
+  std::string now = Slurp(path);
+  EXPECT_NE(now.find("e,1,FINISHED,0123abcd,-,-,work.py,top,\n"), std::string::npos) << now;
+  EXPECT_NE(now.find("e,2,,,-,-,work.py,top,--note added\n"), std::string::npos) << now;
+}
+
+TEST_F(PlanTest, WriteBackLeavesAFileThatDoesNotReadAndKeepsTheOutcome) {
+  std::string text = std::string(kHeader) + "e,1,,,-,-,work.py,top,\n";
+  Result<std::vector<Workload>> plan = PlanOf(text);
+  ASSERT_TRUE(plan.ok());
+  std::string path = (dir_.path() / "exp.csv").string();
+  std::string editing = std::string(kHeader) + "e,1,,,-,-,work.py,top,\"unclosed\n";
+  Write(editing);
+  std::vector<Unwritten> pending = {{&(*plan)[0].runs[0], "FAILED", "0123abcd"}};
+  WriteBack(path, pending);
+  EXPECT_EQ(pending.size(), 1u);  // tried again later
+  EXPECT_EQ(Slurp(path), editing);
+  std::string side = Slurp(path + ".trainbench-status");
+  EXPECT_NE(side.find("2,FAILED,0123abcd"), std::string::npos) << side;
+  // Once it reads again, the outcome goes in and the side file goes away.
+  Write(text);
+  WriteBack(path, pending);
+  EXPECT_TRUE(pending.empty());
+  EXPECT_NE(Slurp(path).find("FAILED,0123abcd"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path + ".trainbench-status"));
+}
+
+}  // namespace
+}  // namespace tb
