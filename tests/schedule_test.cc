@@ -53,7 +53,8 @@ class ScheduleTest : public CliTest {
   size_t RunCount() { return OpenStore()->ListRuns("").value().size(); }
   // Waits up to 10 s until the store holds `n` runs.
   void WaitForRuns(size_t n) {
-    for (int i = 0; i < 200 && RunCount() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < 200 && RunCount() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   // `trainbench schedule exp.csv` in the background, its output in sched.out and sched.err.
   ChildProcess StartSchedule() {

@@ -174,4 +174,9 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace tb

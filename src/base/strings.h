@@ -33,6 +33,9 @@ std::string JoinShellWords(const std::vector<std::string>& words);
 // `s` as a JSON string literal, quotes included (control characters escaped).
 std::string JsonQuote(std::string_view s);
 
+// The last part of a path: "train.py" of "/home/me/train.py".
+std::string BaseName(const std::string& path);
+
 // `s` safe to print on a terminal: control characters (escape sequences that would
 // recolour, move the cursor or retitle the window) become visible escapes such as \x1b.
 std::string Printable(std::string_view s);

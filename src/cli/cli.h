@@ -23,8 +23,6 @@ Result<KeyValues> ParseKeyValues(const std::vector<std::string>& items, const ch
 
 bool EndsWith(const std::string& s, const std::string& suffix);
 
-std::string BaseName(const std::string& path);
-
 // "UNFINISHED" for a RUNNING run whose trainbench on this host is gone (killed, crashed).
 std::string DisplayStatus(const RunRecord& r);
 

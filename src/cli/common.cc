@@ -58,11 +58,6 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // "UNFINISHED" for a RUNNING run whose trainbench on this host is gone (killed, crashed).
 std::string DisplayStatus(const RunRecord& r) {
   if (r.status != kRunning) return r.status;

@@ -19,6 +19,7 @@
 #include "collect/listeners.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
+#include "run/gpu_setup.h"
 #include "run/manifest.h"
 #include "run/output_pump.h"
 #include "sample/sampler.h"
@@ -42,11 +43,6 @@ std::string Hostname() {
 std::string CurrentDirectory() {
   char cwd[4096];
   return getcwd(cwd, sizeof cwd) != nullptr ? cwd : "";
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string SignalName(int sig) {
@@ -150,87 +146,6 @@ KeyValues MergeParams(KeyValues base, const KeyValues& overrides) {
     if (!replaced) base.emplace_back(k, v);
   }
   return base;
-}
-
-struct GpuSetup {
-  Status status;
-  std::shared_ptr<Nvml> nvml;  // null when no GPU listener runs
-  DeviceSelection selection;
-  bool simulated = false;              // some GPU listener reads the simulated GPU of sim/
-  std::vector<std::string> listeners;  // what the run uses (the default set when none given)
-};
-
-// Whether the tool on PATH is the simulated GPU's (sim/bin links to sim_tool).
-bool IsSimulatedTool(const std::string& tool) {
-  std::optional<std::string> path = FindExecutable(tool);
-  if (!path) return false;
-  char resolved[4096];
-  if (realpath(path->c_str(), resolved) == nullptr) return false;
-  return BaseName(resolved) == "sim_tool";
-}
-
-// Opens NVML when any GPU listener is wanted or devices are named (nvidia-smi and dcgmi
-// are NVML clients too: NVML resolves the run's devices for all three) and resolves the
-// run's devices. A machine without NVML is not an error: the GPU listeners are skipped
-// with one message. With no listeners given, chooses the machine's default set from the
-// same NVML it opens (opening NVML can take a while on a real GPU machine, so it is
-// opened once). GPUs NVML may not open are told once and left out.
-GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& notices) {
-  GpuSetup setup;
-  bool automatic = options.listeners.empty();
-  setup.listeners = options.listeners;
-  auto chosen = [&](const char* name) {
-    return std::find(options.listeners.begin(), options.listeners.end(), name) != options.listeners.end();
-  };
-  bool wants_gpu =
-      automatic || chosen("nvml") || chosen("smi") || chosen("dcgmi") || !Trim(options.devices).empty();
-  std::vector<Nvml::DeviceInfo> devices;
-  bool have_devices = false;
-  if (wants_gpu) {
-    Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
-    if (!nvml.ok()) {
-      if (!automatic && chosen("nvml")) {  // no GPU is normal for the default set; asking for nvml is not
-        std::string msg = "GPU listener nvml skipped: " + nvml.status().message();
-        LogWarning(msg);
-        notices.push_back(msg);
-      }
-    } else {
-      setup.nvml = std::move(nvml.value());
-      Result<Nvml::DeviceList> found = setup.nvml->Devices();
-      if (found.ok()) {
-        devices = std::move(found->gpus);
-        have_devices = true;
-        for (const std::string& why : found->skipped) {
-          LogWarning(why);
-          notices.push_back(why);
-        }
-      }
-    }
-  }
-  if (automatic) {
-    setup.listeners = {"top", "iostat", "net"};
-    if (have_devices && !devices.empty()) setup.listeners.emplace_back("nvml");
-    // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
-    if (DcgmHostEngineAnswers()) setup.listeners.emplace_back("dcgmi");
-  }
-  bool nvml_listener =
-      std::find(setup.listeners.begin(), setup.listeners.end(), "nvml") != setup.listeners.end();
-  setup.simulated = setup.nvml != nullptr && nvml_listener && setup.nvml->simulated();
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  Result<DeviceSelection> selection =
-      SelectDevices(options.devices, visible != nullptr ? visible : "", have_devices ? &devices : nullptr);
-  if (!selection.ok()) {
-    setup.status = selection.status();
-    return setup;
-  }
-  setup.selection = std::move(selection.value());
-  if (!setup.selection.resolved && !Trim(options.devices).empty() && (chosen("smi") || chosen("dcgmi"))) {
-    std::string msg = "NVML cannot tell which GPUs " + options.devices +
-                      " are, so nvidia-smi and dcgmi watch every GPU of this machine";
-    LogWarning(msg);
-    notices.push_back(msg);
-  }
-  return setup;
 }
 
 }  // namespace

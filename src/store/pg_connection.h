@@ -33,6 +33,16 @@ class Rows {
   ResultPtr r_;
 };
 
+// One row of Rows, read by column (as store_rows.h reads rows).
+struct Row {
+  const Rows& rows;
+  int index;
+  bool IsNull(int col) const { return rows.IsNull(index, col); }
+  int64_t Int(int col) const { return rows.Int(index, col); }
+  double Double(int col) const { return rows.Double(index, col); }
+  std::string Text(int col) const { return rows.Str(index, col); }
+};
+
 // The URI without its password, for messages.
 std::string Redacted(const std::string& uri);
 

@@ -24,6 +24,7 @@
 #include "store/pg_connection.h"
 #include "store/pg_spool.h"
 #include "store/sqlite_store.h"
+#include "store/store_rows.h"
 
 namespace tb {
 namespace {
@@ -438,11 +439,6 @@ class PostgresStore : public Store {
   }
 
  private:
-  static constexpr const char* kRunSelect =
-      "SELECT r.id, e.name, r.workload, r.name, r.command, r.working_directory, r.host, "
-      "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
-      "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
-
   static Stmt InsertParam(const std::string& run_id, const std::string& k, const std::string& v) {
     return {"INSERT INTO params(run_id, key, value) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
             {Text(run_id), Text(k), Text(v)}};
@@ -455,28 +451,12 @@ class PostgresStore : public Store {
   }
 
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
-    Result<pg::Rows> rows =
-        Query({with_data ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data "
-                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id"
-                         : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed "
-                           "FROM chunks WHERE series_id = $1 ORDER BY first_ms, id",
-               {Int(series_id)}});
+    Result<pg::Rows> rows = Query({ChunkSelect(with_data, "$1"), {Int(series_id)}});
     if (!rows.ok()) return rows.status();
     std::vector<ChunkRecord> out;
-    for (int i = 0; i < rows->size(); ++i) {
-      ChunkRecord c;
-      c.id = rows->Int(i, 0);
-      c.series_id = series_id;
-      c.first_ms = rows->Int(i, 1);
-      c.last_ms = rows->Int(i, 2);
-      c.count = rows->Int(i, 3);
-      if (!rows->IsNull(i, 4)) c.min = rows->Double(i, 4);
-      if (!rows->IsNull(i, 5)) c.max = rows->Double(i, 5);
-      c.sum = rows->IsNull(i, 6) ? 0 : rows->Double(i, 6);
-      c.sealed = rows->Int(i, 7) != 0;
-      if (with_data) c.data = rows->Str(i, 8);
-      out.push_back(std::move(c));
-    }
+    out.reserve(static_cast<size_t>(rows->size()));
+    for (int i = 0; i < rows->size(); ++i)
+      out.push_back(ChunkFromRow(pg::Row{*rows, i}, series_id, with_data));
     return out;
   }
 
@@ -486,24 +466,7 @@ class PostgresStore : public Store {
     std::vector<RunRecord> runs;
     std::map<std::string, size_t> index;
     for (int i = 0; i < rows->size(); ++i) {
-      RunRecord r;
-      r.id = rows->Str(i, 0);
-      r.experiment = rows->Str(i, 1);
-      r.workload = rows->Str(i, 2);
-      r.name = rows->Str(i, 3);
-      r.command = rows->Str(i, 4);
-      r.working_directory = rows->Str(i, 5);
-      r.host = rows->Str(i, 6);
-      r.supervisor_pid = rows->Int(i, 7);
-      r.start_ms = rows->Int(i, 8);
-      r.end_ms = rows->Int(i, 9);
-      r.status = rows->Str(i, 10);
-      if (!rows->IsNull(i, 11)) r.exit_code = static_cast<int>(rows->Int(i, 11));
-      if (!rows->IsNull(i, 12)) r.signal = static_cast<int>(rows->Int(i, 12));
-      r.reason = rows->Str(i, 13);
-      r.listeners = rows->Str(i, 14);
-      r.interval_ms = rows->Int(i, 15);
-      r.devices = rows->Str(i, 16);
+      RunRecord r = RunFromRow(pg::Row{*rows, i});
       index[r.id] = runs.size();
       runs.push_back(std::move(r));
     }

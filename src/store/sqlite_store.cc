@@ -10,6 +10,7 @@
 
 #include "base/strings.h"
 #include "base/time.h"
+#include "store/store_rows.h"
 
 namespace tb {
 namespace {
@@ -453,57 +454,18 @@ class SqliteStore : public Store {
   }
 
  private:
-  static constexpr const char* kRunSelect =
-      "SELECT r.id, e.name, r.workload, r.name, r.command, r.working_directory, r.host, "
-      "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
-      "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
-
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
     std::lock_guard lock(mu_);
-    Statement st(db_, with_data
-                          ? "SELECT id, first_ms, last_ms, count, min, max, sum, sealed, data FROM chunks "
-                            "WHERE series_id = ? ORDER BY first_ms, id"
-                          : "SELECT id, first_ms, last_ms, count, min, max, sum, sealed FROM chunks "
-                            "WHERE series_id = ? ORDER BY first_ms, id");
+    std::string sql = ChunkSelect(with_data, "?");
+    Statement st(db_, sql.c_str());
     st.Bind(1, series_id);
-    return Rows<ChunkRecord>(st, "cannot read samples", [&](Statement& row) {
-      ChunkRecord c;
-      c.id = row.Int(0);
-      c.series_id = series_id;
-      c.first_ms = row.Int(1);
-      c.last_ms = row.Int(2);
-      c.count = row.Int(3);
-      if (!row.IsNull(4)) c.min = row.Double(4);
-      if (!row.IsNull(5)) c.max = row.Double(5);
-      c.sum = row.Double(6);
-      c.sealed = row.Int(7) != 0;
-      if (with_data) c.data = row.Text(8);
-      return c;
-    });
+    return Rows<ChunkRecord>(st, "cannot read samples",
+                             [&](Statement& row) { return ChunkFromRow(row, series_id, with_data); });
   }
 
   Result<std::vector<RunRecord>> ReadRuns(Statement& st) {
-    Result<std::vector<RunRecord>> runs = Rows<RunRecord>(st, "cannot list runs", [](Statement& row) {
-      RunRecord r;
-      r.id = row.Text(0);
-      r.experiment = row.Text(1);
-      r.workload = row.Text(2);
-      r.name = row.Text(3);
-      r.command = row.Text(4);
-      r.working_directory = row.Text(5);
-      r.host = row.Text(6);
-      r.supervisor_pid = row.Int(7);
-      r.start_ms = row.Int(8);
-      r.end_ms = row.Int(9);
-      r.status = row.Text(10);
-      if (!row.IsNull(11)) r.exit_code = static_cast<int>(row.Int(11));
-      if (!row.IsNull(12)) r.signal = static_cast<int>(row.Int(12));
-      r.reason = row.Text(13);
-      r.listeners = row.Text(14);
-      r.interval_ms = row.Int(15);
-      r.devices = row.Text(16);
-      return r;
-    });
+    Result<std::vector<RunRecord>> runs =
+        Rows<RunRecord>(st, "cannot list runs", [](Statement& row) { return RunFromRow(row); });
     if (!runs.ok()) return runs.status();
     for (RunRecord& r : *runs) {
       TB_RETURN_IF_ERROR(ReadKeyValues("params", r.id, r.params));

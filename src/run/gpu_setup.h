@@ -1,0 +1,30 @@
+// The GPU side of a run, set up before it starts: NVML opened when a GPU listener is wanted
+// or devices are named, the run's devices resolved (indices, GPU and MIG UUIDs), and the
+// default listeners chosen when none were given. A machine without NVML is no error: the
+// GPU listeners are skipped with one notice.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "collect/gpu_devices.h"
+#include "platform/nvml.h"
+#include "run/launcher.h"
+
+namespace tb {
+
+struct GpuSetup {
+  Status status;
+  std::shared_ptr<Nvml> nvml;  // null when no GPU listener runs
+  DeviceSelection selection;
+  bool simulated = false;              // some GPU listener reads the simulated GPU of sim/
+  std::vector<std::string> listeners;  // what the run uses (the default set when none given)
+};
+
+GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& notices);
+// Whether `tool` on PATH is the simulated GPU's (sim/).
+bool IsSimulatedTool(const std::string& tool);
+
+}  // namespace tb

@@ -1,0 +1,67 @@
+// What both stores select for a run and a chunk, and how a row becomes a record: one
+// mapping for SQLite's statements and PostgreSQL's results. `Row` offers Text, Int,
+// Double and IsNull by column (a chunk's data is read with Text: bytes as they are).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "store/store.h"
+
+namespace tb {
+
+// The run columns RunFromRow reads, with the experiment's name joined in.
+inline constexpr const char* kRunSelect =
+    "SELECT r.id, e.name, r.workload, r.name, r.command, r.working_directory, r.host, "
+    "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
+    "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
+
+// The chunk columns ChunkFromRow reads, with or without the data, of the series in
+// parameter 1 in time order; `placeholder` is the dialect's ("?" or "$1").
+inline std::string ChunkSelect(bool with_data, const char* placeholder) {
+  return std::string("SELECT id, first_ms, last_ms, count, min, max, sum, sealed") +
+         (with_data ? ", data" : "") + " FROM chunks WHERE series_id = " + placeholder +
+         " ORDER BY first_ms, id";
+}
+
+// A run without its params and tags (they are read apart).
+template <typename Row>
+RunRecord RunFromRow(const Row& row) {
+  RunRecord r;
+  r.id = row.Text(0);
+  r.experiment = row.Text(1);
+  r.workload = row.Text(2);
+  r.name = row.Text(3);
+  r.command = row.Text(4);
+  r.working_directory = row.Text(5);
+  r.host = row.Text(6);
+  r.supervisor_pid = row.Int(7);
+  r.start_ms = row.Int(8);
+  r.end_ms = row.Int(9);
+  r.status = row.Text(10);
+  if (!row.IsNull(11)) r.exit_code = static_cast<int>(row.Int(11));
+  if (!row.IsNull(12)) r.signal = static_cast<int>(row.Int(12));
+  r.reason = row.Text(13);
+  r.listeners = row.Text(14);
+  r.interval_ms = row.Int(15);
+  r.devices = row.Text(16);
+  return r;
+}
+
+template <typename Row>
+ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, bool with_data) {
+  ChunkRecord c;
+  c.id = row.Int(0);
+  c.series_id = series_id;
+  c.first_ms = row.Int(1);
+  c.last_ms = row.Int(2);
+  c.count = row.Int(3);
+  if (!row.IsNull(4)) c.min = row.Double(4);
+  if (!row.IsNull(5)) c.max = row.Double(5);
+  c.sum = row.IsNull(6) ? 0 : row.Double(6);
+  c.sealed = row.Int(7) != 0;
+  if (with_data) c.data = row.Text(8);
+  return c;
+}
+
+}  // namespace tb
