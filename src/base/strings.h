@@ -36,6 +36,10 @@ std::string JsonQuote(std::string_view s);
 // The last part of a path: "train.py" of "/home/me/train.py".
 std::string BaseName(const std::string& path);
 
+// The 64-bit FNV-1a hash of `s`: the same on every machine and build (ids derived from
+// names must agree between processes and versions).
+uint64_t Fnv1a64(std::string_view s);
+
 // `s` safe to print on a terminal: control characters (escape sequences that would
 // recolour, move the cursor or retitle the window) become visible escapes such as \x1b.
 std::string Printable(std::string_view s);

@@ -90,35 +90,13 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
 
   // radT's form: a .py file runs with the Python interpreter.
   const char* python_env = std::getenv("TRAINBENCH_PYTHON");
-  std::string python = !a.python.empty() ? a.python : python_env != nullptr ? python_env : "python3";
-  if (EndsWith(command[0], ".py")) {
-    o.python = python;
-    o.script = command[0];
-    command.insert(command.begin(), python);
-  } else {
-    // The script in a longer command ("python3 -u train.py", "nsys profile ... python3 train.py").
-    for (size_t i = 1; i < command.size(); ++i) {
-      if (EndsWith(command[i], ".py")) {
-        o.script = command[i];
-        if (StartsWith(BaseName(command[i - 1]), "python")) o.python = command[i - 1];
-        break;
-      }
-    }
-  }
-  o.command = command;
-  // The scheduler's start gate (READY_FD,GATE_FD), for this process only.
-  if (const char* gate = std::getenv("TRAINBENCH_START_GATE")) {
-    std::vector<std::string_view> fds = Split(gate, ',');
-    if (fds.size() == 2) {
-      o.ready_fd = static_cast<int>(ParseInt(fds[0]).value_or(-1));
-      o.gate_fd = static_cast<int>(ParseInt(fds[1]).value_or(-1));
-      // Tools the listeners start must not hold them open.
-      for (int fd : {o.ready_fd, o.gate_fd}) {
-        if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
-      }
-    }
-    unsetenv("TRAINBENCH_START_GATE");
-  }
+  CommandLine resolved = ResolveCommand(command, !a.python.empty()       ? a.python
+                                                 : python_env != nullptr ? python_env
+                                                                         : "python3");
+  o.command = resolved.argv;
+  o.python = resolved.python;
+  o.script = resolved.script;
+  o.start_gate = TakeStartGate();
 
   // The store must be usable before anything starts.
   Result<std::unique_ptr<Store>> store = OpenStore(a.store);

@@ -12,12 +12,8 @@ namespace tb {
 Status ToolStream::Start(const std::vector<std::string>& argv, LineFn on_line) {
   Stop();
   finished_ = false;
-  SpawnOptions o;
-  o.argv = argv;
-  o.new_process_group = true;
-  o.stdin_mode = Stdio::kDevNull;
-  o.stdout_mode = Stdio::kPipe;
-  o.stderr_mode = Stdio::kPipe;
+  SpawnOptions o = SpawnOptions::Helper(argv);
+  o.stderr_mode = Stdio::kPipe;  // its complaints become the listener's
   Result<ChildProcess> child = ChildProcess::Spawn(o);
   if (!child.ok()) return child.status();
   int out_fd = child->ReleaseStdout();

@@ -247,15 +247,28 @@ Status ChildProcess::Signal(int sig) const {
   return Status::Ok();
 }
 
+SpawnOptions SpawnOptions::Watched(std::vector<std::string> argv, std::vector<std::string> environment) {
+  SpawnOptions o = Helper(std::move(argv));
+  o.environment = std::move(environment);
+  o.parent_death_signal = SIGTERM;
+  o.stderr_mode = Stdio::kPipe;
+  return o;
+}
+
+SpawnOptions SpawnOptions::Helper(std::vector<std::string> argv) {
+  SpawnOptions o;
+  o.argv = std::move(argv);
+  o.new_process_group = true;
+  o.stdin_mode = Stdio::kDevNull;
+  o.stdout_mode = Stdio::kPipe;
+  o.stderr_mode = Stdio::kDevNull;
+  return o;
+}
+
 Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
                                      size_t max_bytes, const std::string& working_directory) {
-  SpawnOptions options;
-  options.argv = argv;
+  SpawnOptions options = SpawnOptions::Helper(argv);
   options.working_directory = working_directory;
-  options.new_process_group = true;
-  options.stdin_mode = Stdio::kDevNull;
-  options.stdout_mode = Stdio::kPipe;
-  options.stderr_mode = Stdio::kDevNull;
   Result<ChildProcess> child = ChildProcess::Spawn(options);
   if (!child.ok()) return child.status();
 

@@ -30,6 +30,14 @@ struct SpawnOptions {
   Stdio stdin_mode = Stdio::kInherit;
   Stdio stdout_mode = Stdio::kInherit;
   Stdio stderr_mode = Stdio::kInherit;
+
+  // The command trainbench watches over (a run's, or a `trainbench run` under schedule):
+  // its own process group, so that a signal reaches all it started; SIGTERM when
+  // trainbench dies; no terminal input; stdout and stderr on pipes.
+  static SpawnOptions Watched(std::vector<std::string> argv, std::vector<std::string> environment);
+  // A helper tool whose output trainbench reads (nvidia-smi, dcgmi, pip): its own process
+  // group, no terminal input, stdout on a pipe, stderr dropped unless asked for.
+  static SpawnOptions Helper(std::vector<std::string> argv);
 };
 
 struct ExitInfo {

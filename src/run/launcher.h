@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/start_gate.h"
+#include "run/command.h"
 #include "store/store.h"
 
 namespace tb {
@@ -39,11 +41,9 @@ struct RunOptions {
   std::string run_id;
   // Serve the tracking API (MLflow's REST calls, the Python client) to the script.
   bool tracking = true;
-  // A start gate shared with sibling runs (the scheduler's, TRAINBENCH_START_GATE): once
-  // the run is set up, a byte goes to `ready_fd`; the command starts when `gate_fd`
-  // reaches end of file (every sibling is set up too). -1: start at once.
-  int ready_fd = -1;
-  int gate_fd = -1;
+  // The start gate shared with sibling runs (the scheduler's, platform/start_gate.h): the
+  // command starts once every sibling is set up too. None: at once.
+  GatePass start_gate;
 };
 
 struct RunOutcome {
@@ -55,14 +55,6 @@ struct RunOutcome {
 // Runs the command to completion. Fails (before anything starts) only when the run
 // cannot be recorded; a command that cannot start is a FAILED run with exit code 127.
 Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options);
-
-// Params radT-style from a script's arguments: "--batch-size 128" gives batch-size=128,
-// "--lr=0.1" gives lr=0.1, a flag alone gives flag=true; positional words are skipped.
-KeyValues ParamsFromArguments(const std::vector<std::string>& args);
-
-// The directory holding the `trainbench` Python package: TRAINBENCH_PYTHON_DIR, else
-// python/ beside the build or install directory of this executable; "" when not found.
-std::string PythonClientDirectory();
 
 // Splits "top+iostat+net" and checks every name; the error names the available ones.
 Result<std::vector<std::string>> ParseListeners(const std::string& spec);

@@ -33,13 +33,11 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) 
 }
 
 Result<ToolResult> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& extra) {
-  SpawnOptions spawn;
   // stderr joins stdout: the tools print their errors on either.
-  spawn.argv = {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"};
-  spawn.argv.insert(spawn.argv.end(), argv.begin(), argv.end());
+  std::vector<std::string> shell = {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"};
+  shell.insert(shell.end(), argv.begin(), argv.end());
+  SpawnOptions spawn = SpawnOptions::Helper(std::move(shell));
   spawn.environment = EnvironmentWith(extra);
-  spawn.stdin_mode = Stdio::kDevNull;
-  spawn.stdout_mode = Stdio::kPipe;
   Result<ChildProcess> child = ChildProcess::Spawn(spawn);
   if (!child.ok()) return child.status();
   ToolResult result;

@@ -1,8 +1,6 @@
 #include "schedule/scheduler.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,6 +22,8 @@
 #include "base/time.h"
 #include "collect/listeners.h"
 #include "platform/process.h"
+#include "platform/start_gate.h"
+#include "platform/supervisor.h"
 #include "schedule/experiment_file.h"
 #include "schedule/gpu_sharing.h"
 #include "schedule/plan.h"
@@ -87,27 +87,6 @@ void PrefixLines(int fd, const std::string& prefix, const std::string& plain_pre
   close(fd);
 }
 
-// Waits until `runs` children said they are set up (or ended, or a minute passed), then
-// opens the gate; closes all four descriptors.
-void OpenStartGate(int ready[2], int gate[2], size_t runs) {
-  for (int fd : {ready[1], gate[0]}) {
-    if (fd >= 0) close(fd);
-  }
-  size_t said = 0;
-  int64_t deadline = MonotonicNanos() + int64_t{60} * 1000000000;
-  while (ready[0] >= 0 && said < runs && MonotonicNanos() < deadline) {
-    pollfd p{ready[0], POLLIN, 0};
-    if (poll(&p, 1, 1000) <= 0) continue;
-    char buf[64];
-    ssize_t n = read(ready[0], buf, sizeof buf);
-    if (n == 0) break;  // every child said so or ended
-    if (n > 0) said += static_cast<size_t>(n);
-  }
-  for (int fd : {ready[0], gate[1]}) {
-    if (fd >= 0) close(fd);
-  }
-}
-
 // Drops the page cache so that every workload reads its data cold; says once when it cannot.
 void DropPageCache(bool& warned) {
   sync();
@@ -164,14 +143,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
   if (!store.ok()) return store.status();
 
-  sigset_t signals, previous;
-  sigemptyset(&signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, sig);
-  pthread_sigmask(SIG_BLOCK, &signals, &previous);
-  struct Restore {
-    sigset_t mask;
-    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
-  } restore{previous};
+  StopSignals signals;  // passed on to the runs in flight by each workload's supervisor
 
   static const char* const kColors[] = {"\033[36m", "\033[35m", "\033[33m",
                                         "\033[32m", "\033[34m", "\033[31m"};
@@ -273,18 +245,9 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       log = std::fopen(workload_log.c_str(), "w");
     }
     // The runs start together: each `trainbench run` sets itself up (store, listeners,
-    // tracking), says so on `ready`, and starts its command when `gate` closes, once all are
-    // ready. The children inherit ready's write end and gate's read end only.
-    int ready[2] = {-1, -1}, gate[2] = {-1, -1};
-    if (setup.ok() && (pipe2(ready, O_CLOEXEC) != 0 || pipe2(gate, O_CLOEXEC) != 0)) {
-      setup = Status::FromErrno("cannot create the start gate", errno);
-    }
-    if (setup.ok()) {
-      fcntl(ready[1], F_SETFD, 0);
-      fcntl(gate[0], F_SETFD, 0);
-    }
-    std::string gate_env =
-        "TRAINBENCH_START_GATE=" + std::to_string(ready[1]) + "," + std::to_string(gate[0]);
+    // tracking) and starts its command once all are ready (platform/start_gate.h).
+    StartGate gate;
+    if (setup.ok()) setup = gate.Create();
     std::vector<ChildProcess> children;
     std::vector<std::thread> readers;
     for (size_t i = 0; i < runs.size() && setup.ok(); ++i) {
@@ -292,18 +255,11 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       Result<std::string> dir = (*store)->ArtifactDirectory(r.id);
       std::string report = (dir.ok() ? *dir : std::string(".")) + "/" + r.profiler + "_" + w.experiment +
                            "_" + w.workload + "_" + r.letter;
-      SpawnOptions spawn;
-      spawn.argv = RunArgv(r, o, devices[i], report);
       std::vector<std::string> extra = r.env;
       if (IsMps(r.row.collocation)) extra.insert(extra.end(), mps.env().begin(), mps.env().end());
-      extra.push_back(gate_env);
-      spawn.environment = EnvironmentWith(extra);
-      spawn.new_process_group = true;
-      spawn.parent_death_signal = SIGTERM;  // not outliving a SIGKILLed trainbench
-      spawn.stdin_mode = Stdio::kDevNull;
-      spawn.stdout_mode = Stdio::kPipe;
-      spawn.stderr_mode = Stdio::kPipe;
-      Result<ChildProcess> child = ChildProcess::Spawn(spawn);
+      extra.push_back(gate.Environment());
+      Result<ChildProcess> child = ChildProcess::Spawn(
+          SpawnOptions::Watched(RunArgv(r, o, devices[i], report), EnvironmentWith(extra)));
       if (!child.ok()) {
         setup = child.status();
         LogError(Concat(
@@ -316,24 +272,18 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       readers.emplace_back(PrefixLines, child->ReleaseStderr(), prefix, plain, stderr, log, std::ref(out_mu));
       children.push_back(std::move(child.value()));
     }
-    OpenStartGate(ready, gate, children.size());
-    auto all_exited = [&] {
-      return std::all_of(children.begin(), children.end(),
-                         [](const ChildProcess& c) { return c.HasExited(); });
-    };
-    while (!all_exited()) {
-      timespec slice{0, 100000000};
-      siginfo_t info{};
-      int sig = sigtimedwait(&signals, &info, &slice);
-      if (sig > 0) {
-        // Each `trainbench run` stops its run cleanly (a second Ctrl-C kills at once).
-        if (!interrupted) LogWarning("interrupted: stopping the runs in flight; the next start resumes here");
-        interrupted = true;
-        for (ChildProcess& c : children) {
-          if (!c.HasExited()) kill(c.pid(), sig == SIGHUP ? SIGTERM : sig);
-        }
-      }
-    }
+    gate.OpenWhenReady(children.size());
+    // Each `trainbench run` stops its run cleanly on a signal (a second Ctrl-C kills at once).
+    Supervisor supervisor(signals, {.what = "the runs in flight",
+                                    .max_time_ms = 0,  // each run keeps its own
+                                    .escalate = false,
+                                    .kill_grace_ms = 0,
+                                    .on_signal = nullptr});
+    std::vector<ChildProcess*> watched;
+    watched.reserve(children.size());
+    for (ChildProcess& c : children) watched.push_back(&c);
+    supervisor.Watch(watched);
+    interrupted |= supervisor.stop_requested();
     for (ChildProcess& c : children) c.Wait();
     for (std::thread& t : readers) t.join();
     if (log != nullptr) std::fclose(log);

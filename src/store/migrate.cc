@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/strings.h"
 #include "store/chunk_codec.h"
 
 namespace tb {
@@ -13,9 +14,7 @@ bool Complete(const RunRecord& r) {
 
 // A chunk id from what the chunk is (the destination keeps the first of equal ids).
 int64_t ChunkId(const std::string& run_id, const SeriesInfo& s, size_t index) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : run_id + "\n" + s.metric + "\n" + s.labels + "\n" + std::to_string(index))
-    h = (h ^ c) * 1099511628211ull;
+  uint64_t h = Fnv1a64(run_id + "\n" + s.metric + "\n" + s.labels + "\n" + std::to_string(index));
   h ^= h >> 31;
   return static_cast<int64_t>(h >> 1);
 }

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "base/strings.h"
+#include "store/schema.h"
 
 namespace tb::pg {
 
@@ -95,7 +96,15 @@ Status Connection::ExecBatch(const Batch& batch, std::vector<int64_t>* changed) 
   return Status::Ok();
 }
 
-Status Connection::Migrate(std::span<const char* const> migrations) {
+int64_t HashId(std::string_view s) {
+  uint64_t h = Fnv1a64(s);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return static_cast<int64_t>(h >> 1);
+}
+
+Status Connection::Migrate(const std::vector<std::string>& migrations) {
   auto target = static_cast<int>(migrations.size());
   Result<ResultPtr> begin = Exec({"BEGIN", {}}, false);
   if (!begin.ok()) return begin.status();
@@ -114,14 +123,11 @@ Status Connection::Migrate(std::span<const char* const> migrations) {
   if (!v.ok()) return fail(v.status());
   int version =
       PQntuples(v->get()) > 0 ? static_cast<int>(ParseInt(PQgetvalue(v->get(), 0, 0)).value_or(0)) : 0;
-  if (version > target) {
-    return fail(Status::InvalidArgument(Redacted(uri_) + " was written by a newer trainbench (schema " +
-                                        std::to_string(version) + ", this build knows " +
-                                        std::to_string(target) + "); upgrade trainbench"));
-  }
+  Status known = CheckSchemaVersion(version, Redacted(uri_));
+  if (!known.ok()) return fail(known);
   for (int i = version; i < target; ++i) {
     // A migration is a script of several statements: the simple query protocol takes it.
-    ResultPtr r(PQexec(conn_, migrations[static_cast<size_t>(i)]), &PQclear);
+    ResultPtr r(PQexec(conn_, migrations[static_cast<size_t>(i)].c_str()), &PQclear);
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
       return fail(
           Status::IoError("cannot set up the database " + Redacted(uri_) + ": " + PQerrorMessage(conn_)));

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -46,6 +46,10 @@ struct Row {
 // The URI without its password, for messages.
 std::string Redacted(const std::string& uri);
 
+// 63 bits of a hash of `s` (FNV-1a, then mixed): the id of what a name identifies, the
+// same on every machine, so that machines sharing a database agree on it.
+int64_t HashId(std::string_view s);
+
 class Connection {
  public:
   // Connects (waiting up to 5 s); Unavailable saying why not.
@@ -63,7 +67,7 @@ class Connection {
   Status ExecBatch(const Batch& batch, std::vector<int64_t>* changed);
   // Runs the migrations the database has not had (each a script of statements) and records
   // the version; InvalidArgument when a newer trainbench wrote the database.
-  Status Migrate(std::span<const char* const> migrations);
+  Status Migrate(const std::vector<std::string>& migrations);
 
  private:
   Connection(PGconn* conn, std::string uri) : conn_(conn), uri_(std::move(uri)) {}

@@ -1,29 +1,15 @@
 #include "store/postgres_store.h"
 
-#include <fcntl.h>
-#include <libpq-fe.h>
-#include <sys/file.h>
 #include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <bit>
-#include <condition_variable>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
-#include <thread>
 
-#include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "store/pg_connection.h"
-#include "store/pg_spool.h"
-#include "store/sqlite_store.h"
+#include "store/pg_link.h"
+#include "store/schema.h"
 #include "store/store_rows.h"
 
 namespace tb {
@@ -32,106 +18,14 @@ namespace {
 namespace fs = std::filesystem;
 using pg::Batch;
 using pg::Bytes;
+using pg::HashId;
 using pg::Int;
 using pg::OptInt;
 using pg::Real;
-using pg::Redacted;
 using pg::Stmt;
 using pg::Text;
 
-// Migrations, in step with the SQLite store's (its number 3 only dropped an SQLite index).
-const char* const kMigrations[] = {
-    R"sql(
-CREATE TABLE experiments(
-  id BIGINT PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  created_ms BIGINT NOT NULL);
-CREATE TABLE runs(
-  id TEXT PRIMARY KEY,
-  experiment_id BIGINT NOT NULL REFERENCES experiments(id),
-  workload TEXT NOT NULL DEFAULT '',
-  name TEXT NOT NULL,
-  command TEXT NOT NULL,
-  working_directory TEXT NOT NULL DEFAULT '',
-  host TEXT NOT NULL DEFAULT '',
-  supervisor_pid BIGINT NOT NULL DEFAULT 0,
-  start_ms BIGINT NOT NULL,
-  end_ms BIGINT NOT NULL DEFAULT 0,
-  status TEXT NOT NULL,
-  exit_code BIGINT,
-  signal BIGINT,
-  reason TEXT NOT NULL DEFAULT '',
-  listeners TEXT NOT NULL DEFAULT '',
-  interval_ms BIGINT NOT NULL DEFAULT 0);
-CREATE INDEX runs_by_experiment ON runs(experiment_id, start_ms);
-CREATE TABLE params(
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  seq BIGSERIAL,
-  PRIMARY KEY(run_id, key));
-CREATE TABLE tags(
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  seq BIGSERIAL,
-  PRIMARY KEY(run_id, key));
-CREATE TABLE series(
-  id BIGINT PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  metric TEXT NOT NULL,
-  labels TEXT NOT NULL,
-  UNIQUE(run_id, metric, labels));
-CREATE TABLE chunks(
-  id BIGINT PRIMARY KEY,
-  series_id BIGINT NOT NULL REFERENCES series(id),
-  first_ms BIGINT NOT NULL,
-  last_ms BIGINT NOT NULL,
-  count BIGINT NOT NULL,
-  min DOUBLE PRECISION,
-  max DOUBLE PRECISION,
-  sum DOUBLE PRECISION,
-  sealed BIGINT NOT NULL,
-  data BYTEA NOT NULL);
-CREATE INDEX chunks_by_series ON chunks(series_id, first_ms);
-CREATE TABLE events(
-  id BIGINT PRIMARY KEY,
-  seq BIGSERIAL,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  time_ms BIGINT NOT NULL,
-  kind TEXT NOT NULL,
-  label TEXT NOT NULL);
-CREATE INDEX events_by_run ON events(run_id, time_ms);
-CREATE TABLE journal(
-  id BIGINT PRIMARY KEY,
-  seq BIGSERIAL,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  data BYTEA NOT NULL);
-CREATE INDEX journal_by_run ON journal(run_id, seq);
-CREATE TABLE artifacts(
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  name TEXT NOT NULL,
-  size BIGINT NOT NULL,
-  content BYTEA,
-  path TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY(run_id, name));
-)sql",
-    "ALTER TABLE runs ADD COLUMN devices TEXT NOT NULL DEFAULT '';",
-    "SELECT 1;",
-};
-static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
-
 constexpr int64_t kInlineArtifactBytes = int64_t{8} << 20;
-
-// 63 bits of a hash (FNV-1a, then mixed): the id of what a name identifies.
-int64_t HashId(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return static_cast<int64_t>(h >> 1);
-}
 
 int64_t RandomId() {
   uint64_t v = 0;
@@ -151,46 +45,12 @@ std::vector<T> Collect(const pg::Rows& rows, Make make) {
 
 class PostgresStore : public Store {
  public:
-  PostgresStore(std::string uri, PostgresOptions options)
-      : uri_(std::move(uri)),
-        options_(std::move(options)),
-        spool_(options_.spool_directory + "/" + DatabaseKey()) {}
-  ~PostgresStore() override {
-    {
-      std::lock_guard lock(wake_mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (reconnector_.joinable()) reconnector_.join();
-    std::lock_guard lock(mu_);
-    if (spool_.active()) {
-      LogWarning("the database " + Redacted(uri_) +
-                 " is still unreachable: what this run recorded meanwhile is in " + spool_.path() +
-                 ", written by the next trainbench command that reaches the database");
-    }
-  }
+  PostgresStore(const std::string& uri, PostgresOptions options)
+      : options_(std::move(options)), link_(uri, options_.spool_directory, Migrations(Dialect::kPostgres)) {}
 
-  Status Initialize() {
-    std::lock_guard lock(mu_);
-    Status connected = ConnectLocked();
-    if (!connected.ok()) {
-      // A run still starts: it spools until the database answers.
-      GoOfflineLocked(connected.message());
-      return Status::Ok();
-    }
-    TB_RETURN_IF_ERROR(MigrateLocked());
-    ReplayOrphansLocked();
-    return Status::Ok();
-  }
+  Status Initialize() { return link_.Open(); }
 
-  // Whether the database answered when the store was opened (reads need it).
-  Status Reachable() {
-    std::lock_guard lock(mu_);
-    if (!conn_) return Unreachable();
-    return Status::Ok();
-  }
-
-  std::string Describe() const override { return Redacted(uri_); }
+  std::string Describe() const override { return link_.Describe(); }
 
   Result<std::string> ArtifactDirectory(const std::string& run_id) override {
     std::error_code ec;
@@ -276,7 +136,7 @@ class PostgresStore : public Store {
 
   Status LogParams(const std::string& run_id, const KeyValues& params) override {
     // A value changed is refused when the database can say so; while spooling, the first wins.
-    if (Reachable().ok()) {
+    if (link_.Reachable().ok()) {
       for (const auto& [k, v] : params) {
         Result<pg::Rows> rows =
             Query({"SELECT value FROM params WHERE run_id = $1 AND key = $2", {Text(run_id), Text(k)}});
@@ -489,124 +349,13 @@ class PostgresStore : public Store {
     return runs;
   }
 
-  // --- the connection and the spool ------------------------------------------------------------
-
-  Status ConnectLocked() {
-    Result<std::unique_ptr<pg::Connection>> c = pg::Connection::Open(uri_);
-    if (!c.ok()) return c.status();
-    conn_ = std::move(*c);
-    return Status::Ok();
-  }
-
-  Status Unreachable() const {
-    return Status::Unavailable("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
-                               "); is the server running and the connection string right?");
-  }
-
-  Result<pg::Rows> Query(const Stmt& s) {
-    std::lock_guard lock(mu_);
-    if (!conn_) return Unreachable();
-    Result<pg::Rows> rows = conn_->Query(s);
-    if (!rows.ok() && rows.status().code() == Status::Code::kUnavailable)
-      GoOfflineLocked(rows.status().message());
-    return rows;
-  }
-
-  // Writes now, or into the spool while the database is away.
+  Result<pg::Rows> Query(const Stmt& s) { return link_.Query(s); }
   Status Write(const Batch& batch, std::vector<int64_t>* changed = nullptr) {
-    if (batch.empty()) return Status::Ok();
-    std::lock_guard lock(mu_);
-    if (conn_ && !spool_.active()) {
-      Status s = conn_->ExecBatch(batch, changed);
-      if (s.ok() || s.code() != Status::Code::kUnavailable) return s;
-      GoOfflineLocked(s.message());
-    }
-    if (changed != nullptr) changed->clear();  // unknown while spooling
-    bool starting = !spool_.active();
-    TB_RETURN_IF_ERROR(spool_.Append(batch));
-    if (starting) {
-      LogWarning("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
-                 "); the run goes on and its samples are kept in " + spool_.path() + " until it answers");
-    }
-    return Status::Ok();
+    return link_.Write(batch, changed);
   }
 
-  void GoOfflineLocked(const std::string& why) {
-    offline_reason_ = why;
-    conn_.reset();
-    if (!reconnector_.joinable()) reconnector_ = std::thread([this] { Reconnect(); });
-  }
-
-  Status ApplyLocked(const Batch& batch) { return conn_->ExecBatch(batch, nullptr); }
-
-  // The background thread while the database is away: reconnects every second, then
-  // writes the spool in order and goes back to writing directly.
-  void Reconnect() {
-    while (true) {
-      {
-        std::unique_lock wait(wake_mu_);
-        wake_.wait_for(wait, std::chrono::seconds(1), [this] { return stop_; });
-        if (stop_) return;
-      }
-      bool need_connection;
-      {
-        std::lock_guard lock(mu_);
-        if (conn_ && !spool_.active()) continue;
-        need_connection = !conn_;
-      }
-      // Connecting may wait seconds: writers keep spooling meanwhile.
-      std::unique_ptr<pg::Connection> fresh;
-      if (need_connection) {
-        Result<std::unique_ptr<pg::Connection>> c = pg::Connection::Open(uri_);
-        if (!c.ok()) continue;
-        fresh = std::move(*c);
-      }
-      std::lock_guard lock(mu_);
-      if (fresh) conn_ = std::move(fresh);
-      if (!schema_checked_ && !MigrateLocked().ok()) continue;
-      if (spool_.active()) {
-        int64_t batches = spool_.batches();
-        if (!spool_.Replay([this](const Batch& b) { return ApplyLocked(b); }).ok()) {
-          if (conn_ && !conn_->ok()) conn_.reset();
-          continue;
-        }
-        LogInfo("the database " + Redacted(uri_) + " answers again: " + std::to_string(batches) +
-                " spooled writes are in it");
-      }
-      ReplayOrphansLocked();
-    }
-  }
-
-  // Spools of processes that ended while the database was away.
-  void ReplayOrphansLocked() {
-    for (const std::string& path : spool_.ReplayOrphans([this](const Batch& b) { return ApplyLocked(b); }))
-      LogInfo("wrote what an earlier run spooled while the database was away (" + path + ")");
-  }
-
-  // Spools of one database share a directory: the URI hashed.
-  std::string DatabaseKey() const {
-    char buf[20];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(HashId(uri_)));
-    return buf;
-  }
-
-  Status MigrateLocked() {
-    TB_RETURN_IF_ERROR(conn_->Migrate(kMigrations));
-    schema_checked_ = true;
-    return Status::Ok();
-  }
-
-  std::string uri_;
   PostgresOptions options_;
-  std::mutex mu_;  // the connection, the spool
-  std::unique_ptr<pg::Connection> conn_;
-  pg::Spool spool_;
-  bool schema_checked_ = false;
-  std::string offline_reason_;
-  std::thread reconnector_;
-  std::mutex wake_mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
+  pg::Link link_;
 };
 
 }  // namespace

@@ -6,160 +6,15 @@
 
 #include <cerrno>
 #include <mutex>
-#include <type_traits>
 
 #include "base/strings.h"
 #include "base/time.h"
+#include "store/schema.h"
+#include "store/sqlite_statement.h"
 #include "store/store_rows.h"
 
 namespace tb {
 namespace {
-
-// Migrations, applied in order; the store records how many it has seen. Never edit a
-// shipped entry: append a new one.
-const char* const kMigrations[] = {
-    R"sql(
-CREATE TABLE experiments(
-  id INTEGER PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  created_ms INTEGER NOT NULL);
-CREATE TABLE runs(
-  id TEXT PRIMARY KEY,
-  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
-  workload TEXT NOT NULL DEFAULT '',
-  name TEXT NOT NULL,
-  command TEXT NOT NULL,
-  working_directory TEXT NOT NULL DEFAULT '',
-  host TEXT NOT NULL DEFAULT '',
-  supervisor_pid INTEGER NOT NULL DEFAULT 0,
-  start_ms INTEGER NOT NULL,
-  end_ms INTEGER NOT NULL DEFAULT 0,
-  status TEXT NOT NULL,
-  exit_code INTEGER,
-  signal INTEGER,
-  reason TEXT NOT NULL DEFAULT '',
-  listeners TEXT NOT NULL DEFAULT '',
-  interval_ms INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX runs_by_experiment ON runs(experiment_id, start_ms);
-CREATE TABLE params(
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  PRIMARY KEY(run_id, key));
-CREATE TABLE tags(
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  PRIMARY KEY(run_id, key));
-CREATE TABLE series(
-  id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  metric TEXT NOT NULL,
-  labels TEXT NOT NULL,
-  UNIQUE(run_id, metric, labels));
-CREATE TABLE chunks(
-  id INTEGER PRIMARY KEY,
-  series_id INTEGER NOT NULL REFERENCES series(id),
-  first_ms INTEGER NOT NULL,
-  last_ms INTEGER NOT NULL,
-  count INTEGER NOT NULL,
-  min REAL,
-  max REAL,
-  sum REAL,
-  sealed INTEGER NOT NULL,
-  data BLOB NOT NULL);
-CREATE INDEX chunks_by_series ON chunks(series_id, first_ms);
-CREATE TABLE events(
-  id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  time_ms INTEGER NOT NULL,
-  kind TEXT NOT NULL,
-  label TEXT NOT NULL);
-CREATE INDEX events_by_run ON events(run_id, time_ms);
-CREATE TABLE journal(
-  id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  data BLOB NOT NULL);
-CREATE INDEX journal_by_run ON journal(run_id, id);
-CREATE TABLE artifacts(
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  name TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  content BLOB,
-  path TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY(run_id, name));
-)sql",
-    // 2: the devices a run was given.
-    R"sql(
-ALTER TABLE runs ADD COLUMN devices TEXT NOT NULL DEFAULT '';
-)sql",
-    // 3: the journal holds a few hundred rows at most (checkpoints delete them); without
-    // an index each flush writes one b-tree page instead of two.
-    R"sql(
-DROP INDEX journal_by_run;
-)sql",
-};
-static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
-
-// RAII for one prepared statement, with typed binds and reads.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) stmt_ = nullptr;
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool ok() const { return stmt_ != nullptr; }
-  Statement& Bind(int i, int64_t v) {
-    sqlite3_bind_int64(stmt_, i, v);
-    return *this;
-  }
-  Statement& Bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& BindBlob(int i, const std::string& v) {
-    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
-    return *this;
-  }
-  Statement& Bind(int i, double v) {
-    sqlite3_bind_double(stmt_, i, v);
-    return *this;
-  }
-  // NULL when empty.
-  template <typename T>
-  Statement& Bind(int i, std::optional<T> v) {
-    if (!v) {
-      sqlite3_bind_null(stmt_, i);
-      return *this;
-    }
-    if constexpr (std::is_floating_point_v<T>) {
-      return Bind(i, static_cast<double>(*v));
-    } else {
-      return Bind(i, static_cast<int64_t>(*v));
-    }
-  }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int Step() { return sqlite3_step(stmt_); }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
-  std::string Text(int col) const {
-    const void* p = sqlite3_column_blob(stmt_, col);
-    int n = sqlite3_column_bytes(stmt_, col);
-    return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), static_cast<size_t>(n));
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -572,12 +427,10 @@ class SqliteStore : public Store {
       Statement get(db_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
       if (get.Step() == SQLITE_ROW) version = static_cast<int>(ParseInt(get.Text(0)).value_or(0));
     }
-    if (version > kSchemaVersion) {
-      return Status::InvalidArgument(path_ + " was written by a newer trainbench (schema " +
-                                     std::to_string(version) + ", this build knows " +
-                                     std::to_string(kSchemaVersion) + "); upgrade trainbench");
-    }
-    for (int v = version; v < kSchemaVersion; ++v) TB_RETURN_IF_ERROR(Exec(kMigrations[v]));
+    TB_RETURN_IF_ERROR(CheckSchemaVersion(version, path_));
+    std::vector<std::string> migrations = Migrations(Dialect::kSqlite);
+    for (int v = version; v < kSchemaVersion; ++v)
+      TB_RETURN_IF_ERROR(Exec(migrations[static_cast<size_t>(v)].c_str()));
     Statement set(db_, "INSERT OR REPLACE INTO trainbench_meta(key, value) VALUES('schema_version', ?)");
     set.Bind(1, std::to_string(kSchemaVersion));
     if (set.Step() != SQLITE_DONE) return Error("cannot record schema version");

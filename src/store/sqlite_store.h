@@ -13,7 +13,4 @@ namespace tb {
 // Opens or creates the SQLite store at `path`, applying schema migrations.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path);
 
-// The schema version this build writes; a store with a higher one is refused.
-inline constexpr int kSchemaVersion = 3;
-
 }  // namespace tb

@@ -1,0 +1,86 @@
+#include "run/command.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace tb {
+namespace {
+
+TEST(CommandTest, AScriptAloneRunsWithThePythonGiven) {
+  CommandLine c = ResolveCommand({"train.py", "--batch-size", "128"}, "/usr/bin/python3");
+  EXPECT_EQ(c.argv, (std::vector<std::string>{"/usr/bin/python3", "train.py", "--batch-size", "128"}));
+  EXPECT_EQ(c.python, "/usr/bin/python3");
+  EXPECT_EQ(c.script, "train.py");
+  EXPECT_EQ(ScriptArguments(c.argv, c.script), (std::vector<std::string>{"--batch-size", "128"}));
+}
+
+TEST(CommandTest, TheScriptIsFoundInsideAProfilerCommand) {
+  CommandLine c = ResolveCommand(
+      {"nsys", "profile", "-o", "r", "/opt/py/bin/python3.11", "train.py", "--lr=0.1"}, "python3");
+  EXPECT_EQ(c.argv.front(), "nsys");
+  EXPECT_EQ(c.script, "train.py");
+  EXPECT_EQ(c.python, "/opt/py/bin/python3.11");
+  EXPECT_EQ(ParamsFromArguments(ScriptArguments(c.argv, c.script)), (KeyValues{{"lr", "0.1"}}));
+}
+
+TEST(CommandTest, AProgramWithoutAScriptKeepsItsWords) {
+  CommandLine c = ResolveCommand({"./bench", "-n", "4", "--fast"}, "python3");
+  EXPECT_EQ(c.argv, (std::vector<std::string>{"./bench", "-n", "4", "--fast"}));
+  EXPECT_TRUE(c.script.empty());
+  EXPECT_TRUE(c.python.empty());
+  EXPECT_EQ(ParamsFromArguments(ScriptArguments(c.argv, c.script)),
+            (KeyValues{{"n", "4"}, {"fast", "true"}}));
+}
+
+TEST(CommandTest, ExplicitParamsWinOverTheArguments) {
+  KeyValues merged = MergeParams({{"lr", "0.1"}, {"epochs", "3"}}, {{"lr", "0.5"}, {"note", "x"}});
+  EXPECT_EQ(merged, (KeyValues{{"lr", "0.5"}, {"epochs", "3"}, {"note", "x"}}));
+}
+
+bool Has(const std::vector<std::string>& env, const std::string& kv) {
+  return std::find(env.begin(), env.end(), kv) != env.end();
+}
+
+TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
+  setenv("CUDA_VISIBLE_DEVICES", "0,1,2", 1);
+  setenv("MLFLOW_RUN_ID", "someone-elses", 1);
+  unsetenv("CUDA_DEVICE_ORDER");
+  std::vector<std::string> env = ChildEnvironment({.run_id = "abc",
+                                                   .store = "sqlite:///tmp/s.db",
+                                                   .tracking_uri = "http://127.0.0.1:5000",
+                                                   .experiment_id = 4,
+                                                   .max_epochs = 0,
+                                                   .python_dir = "/opt/tb/python",
+                                                   .cuda_visible_devices = "GPU-1234"});
+  EXPECT_TRUE(Has(env, "MLFLOW_RUN_ID=abc"));
+  EXPECT_FALSE(Has(env, "MLFLOW_RUN_ID=someone-elses"));
+  EXPECT_TRUE(Has(env, "MLFLOW_TRACKING_URI=http://127.0.0.1:5000"));
+  EXPECT_TRUE(Has(env, "MLFLOW_EXPERIMENT_ID=4"));
+  EXPECT_TRUE(Has(env, "CUDA_VISIBLE_DEVICES=GPU-1234"));
+  EXPECT_FALSE(Has(env, "CUDA_VISIBLE_DEVICES=0,1,2"));
+  EXPECT_TRUE(Has(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+  EXPECT_TRUE(Has(env, "PYTHONUNBUFFERED=1"));
+
+  // A user's own choices stay: their GPUs when trainbench picks none, their device order.
+  setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST", 1);
+  env = ChildEnvironment({.run_id = "abc",
+                          .store = "s",
+                          .tracking_uri = "",
+                          .experiment_id = 1,
+                          .max_epochs = 0,
+                          .python_dir = "",
+                          .cuda_visible_devices = ""});
+  EXPECT_TRUE(Has(env, "CUDA_VISIBLE_DEVICES=0,1,2"));
+  EXPECT_TRUE(Has(env, "CUDA_DEVICE_ORDER=FASTEST_FIRST"));
+  EXPECT_FALSE(Has(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+  EXPECT_FALSE(
+      std::any_of(env.begin(), env.end(), [](const std::string& kv) { return kv.starts_with("MLFLOW_"); }));
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  unsetenv("CUDA_DEVICE_ORDER");
+  unsetenv("MLFLOW_RUN_ID");
+}
+
+}  // namespace
+}  // namespace tb
