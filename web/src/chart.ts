@@ -5,8 +5,13 @@
 import uPlot from "uplot";
 import * as api from "./api";
 import type { ChartState, Grouping, XKind } from "./state";
-import { buildScene, toCanvas, toPdf, toSvg, type Plot, type PlotBand, type PlotSeries } from "./scene";
-import { clock, esc, value, wall, xLabel } from "./format";
+import { buildScene, toCanvas, toPdf, toSvg, type Plot, type PlotEvent } from "./scene";
+import { clock, esc, value, xLabel } from "./format";
+import { plotCsv } from "./csv";
+import { download } from "./download";
+import { eventMarks, lineStyle, phaseSpans, plotBounds, plotted, type Line, type PhaseSpan } from "./lines";
+import { drawOverlay } from "./overlay";
+import { fromPlotX, toPlotX, xName, xText } from "./xaxis";
 
 export interface ChartHost {
   run(id: string): api.RunInfo | undefined;
@@ -16,46 +21,16 @@ export interface ChartHost {
   message(text: string): void;
 }
 
-const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
-const PHASE_COLORS: Record<string, string> = {
-  "warm-up": "rgba(128,128,128,0.15)",
-  idle: "rgba(214,39,40,0.15)",
-  stall: "rgba(255,127,14,0.18)",
-  dip: "rgba(188,189,34,0.15)",
-  "memory-climb": "rgba(148,103,189,0.15)",
-};
-const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [14, 5], [4, 4], [1, 4], [16, 4, 4, 4]];
-
-interface Line {
-  key: string; // legend identity: run id + labels, or "EXP:W"
-  name: string;
-  run?: string;
-  x: number[];
-  y: (number | null)[];
-  band?: { lo: (number | null)[]; hi: (number | null)[] };
-}
-
-function ema(y: (number | null)[], weight: number): (number | null)[] {
-  if (weight <= 0) return y;
-  const w = weight / 100;
-  let last: number | null = null;
-  let debias = 0;
-  return y.map((v) => {
-    if (v === null || !Number.isFinite(v)) return v;
-    last = last === null ? v * (1 - w) : last * w + (1 - w) * v;
-    debias = debias * w + (1 - w);
-    return last / debias;
-  });
-}
-
 export class ChartPanel {
   readonly el: HTMLElement;
   private plot?: uPlot;
   private overview?: uPlot;
   private lines: Line[] = [];
   private full: Line[] = []; // the whole range, for the overview
-  private events: { x: number; label: string }[] = [];
-  private phases: { from: number; to: number; kind: string; run: string }[] = [];
+  private events: PlotEvent[] = [];
+  private phases: PhaseSpan[] = [];
+  // Which line each uPlot series draws (a band's bounds are series too); [0] is x.
+  private seriesLines: (Line | undefined)[] = [];
   private runPhases = new Map<string, api.PhaseInfo[]>();
   private unit = "";
   private timer = 0;
@@ -244,13 +219,8 @@ export class ChartPanel {
     const shown = runs.slice(0, 12);
     const all = await Promise.all(shown.map((id) => api.phasesOf(id).catch(() => [] as api.PhaseInfo[])));
     all.forEach((phases, i) => {
-      const run = this.host.run(shown[i]);
       this.runPhases.set(shown[i], phases);
-      for (const p of phases) {
-        if (p.kind === "steady") continue;
-        const at = (t: number) => (x === "wall" ? t : (t - (run?.start_ms ?? p.start_ms)) / 1000);
-        this.phases.push({ from: at(p.start_ms), to: at(p.end_ms), kind: p.kind, run: shown[i] });
-      }
+      this.phases.push(...phaseSpans(shown[i], this.host.run(shown[i])?.start_ms, phases, x));
     });
   }
 
@@ -258,23 +228,11 @@ export class ChartPanel {
     this.events = [];
     if (x === "step" || this.state.grouping === "workloads") return;
     const shown = runs.slice(0, 12);
-    const all = await Promise.all(shown.map((id) => api.eventsOf(id).catch(() => [])));
-    // The same event of several runs at about the same time is drawn once.
-    const seen = new Map<string, { x: number; label: string; runs: string[] }>();
-    all.forEach((events, i) => {
-      const letter = this.host.run(shown[i])?.letter || shown[i].slice(0, 4);
-      for (const e of events) {
-        if (e.kind === "listener" || e.kind === "tracking") continue;
-        const at = x === "wall" ? e.time_ms : e.relative_s;
-        const key = `${e.label}@${Math.round(x === "wall" ? at / 1000 : at)}`;
-        if (!seen.has(key)) seen.set(key, { x: at, label: e.label, runs: [] });
-        seen.get(key)!.runs.push(letter);
-      }
-    });
-    for (const e of seen.values()) {
-      const who = shown.length > 1 && e.runs.length < shown.length ? e.runs.join(",") + " " : "";
-      this.events.push({ x: e.x, label: who + e.label });
-    }
+    const all = await Promise.all(shown.map((id) => api.eventsOf(id).catch(() => [] as api.EventInfo[])));
+    this.events = eventMarks(
+      all.map((events, i) => ({ letter: this.host.run(shown[i])?.letter || shown[i].slice(0, 4), events })),
+      x,
+    );
   }
 
   // Charts of running runs fetch again every few seconds.
@@ -284,46 +242,26 @@ export class ChartPanel {
     if (running) this.timer = window.setInterval(() => void this.load(), 3000);
   }
 
-  private style(i: number) {
-    const s = this.state;
-    return {
-      color: s.mono ? (i % 2 ? "#555555" : "#000000") : PALETTE[i % PALETTE.length],
-      dash: s.mono ? DASHES[i % DASHES.length] : [],
-    };
-  }
-
-  // What is drawn: smoothed lines, bands, in the chart's styles.
-  private plotted(lines: Line[]): { series: PlotSeries[]; bands: PlotBand[] } {
-    const series: PlotSeries[] = [];
-    const bands: PlotBand[] = [];
-    lines.forEach((l, i) => {
-      const st = this.style(i);
-      const width = l.band ? this.state.width + 1 : this.state.width;
-      series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y: ema(l.y, this.state.smoothing) });
-      if (l.band) bands.push({ name: l.name.replace(" mean", " min-max"), color: st.color, x: l.x, lo: l.band.lo, hi: l.band.hi });
-    });
-    return { series, bands };
-  }
-
   private uplotData(lines: Line[]): uPlot.AlignedData {
-    const { series, bands } = this.plotted(lines);
+    const { series } = plotted(lines, this.state);
     const tables: uPlot.AlignedData[] = series.map((s, i) => {
       const b = lines[i].band;
       return (b ? [s.x, s.y, b.hi, b.lo] : [s.x, s.y]) as uPlot.AlignedData;
     });
-    void bands;
     if (!tables.length) return [[]];
     const data = (tables.length === 1 ? tables[0] : uPlot.join(tables)) as (number | null | undefined)[][];
-    // uPlot's time scale counts seconds; wall times come in milliseconds.
-    if (this.effectiveX() === "wall") data[0] = (data[0] as number[]).map((v) => v / 1000);
+    const x = this.effectiveX();
+    data[0] = (data[0] as number[]).map((v) => toPlotX(x, v));
     return data as uPlot.AlignedData;
   }
 
-  private uplotSeries(lines: Line[], forOverview: boolean): { series: uPlot.Series[]; bands: uPlot.Band[] } {
-    const series: uPlot.Series[] = [{ label: this.xName(), value: (_u, v) => (v == null ? "-" : xLabel(this.effectiveX(), v)) }];
+  private uplotSeries(lines: Line[], forOverview: boolean): { series: uPlot.Series[]; bands: uPlot.Band[]; owners: (Line | undefined)[] } {
+    const x = this.effectiveX();
+    const series: uPlot.Series[] = [{ label: xName(x), value: (_u, v) => (v == null ? "-" : xLabel(x, v)) }];
+    const owners: (Line | undefined)[] = [undefined];
     const bands: uPlot.Band[] = [];
     lines.forEach((l, i) => {
-      const st = this.style(i);
+      const st = lineStyle(i, this.state.mono);
       const shown = !this.state.hidden.includes(l.key);
       series.push({
         label: l.name,
@@ -335,24 +273,22 @@ export class ChartPanel {
         points: { show: false },
         value: (_u, v) => value(v),
       });
+      owners.push(l);
       if (l.band) {
         const hi = series.length;
         series.push({ label: l.name + " max", stroke: "transparent", show: shown, points: { show: false } });
         series.push({ label: l.name + " min", stroke: "transparent", show: shown, points: { show: false } });
+        owners.push(l, l);
         bands.push({ series: [hi, hi + 1], fill: st.color + "2e" });
       }
     });
-    return { series, bands };
-  }
-
-  private xName() {
-    const x = this.effectiveX();
-    return x === "relative" ? "time since start" : x === "wall" ? "time" : "step";
+    return { series, bands, owners };
   }
 
   draw() {
     const width = Math.max(320, this.body.clientWidth || 800);
-    const { series, bands } = this.uplotSeries(this.lines, false);
+    const { series, bands, owners } = this.uplotSeries(this.lines, false);
+    this.seriesLines = owners;
     const data = this.uplotData(this.lines);
     const x = this.effectiveX();
     const opts: uPlot.Options = {
@@ -374,7 +310,7 @@ export class ChartPanel {
         setSelect: [(u) => this.selected(u)],
         setSeries: [(u, idx) => idx != null && this.toggled(u, idx)],
         setCursor: [(u) => this.hover(u)],
-        draw: [(u) => this.drawEvents(u)],
+        draw: [(u) => drawOverlay(u, this.effectiveX(), this.phases, this.events)],
       },
     };
     this.plot?.destroy();
@@ -389,7 +325,7 @@ export class ChartPanel {
     this.plot.over.addEventListener("dblclick", () => this.resetZoom());
     if (this.state.zoom) {
       const [a, b] = this.state.zoom;
-      this.plot.setScale("x", x === "wall" ? { min: a / 1000, max: b / 1000 } : { min: a, max: b });
+      this.plot.setScale("x", { min: toPlotX(x, a), max: toPlotX(x, b) });
     }
     this.drawOverview(width);
     this.el.dataset.series = String(this.lines.length);
@@ -420,8 +356,7 @@ export class ChartPanel {
               if (u.select.width < 2) return;
               const a = u.posToVal(u.select.left, "x");
               const b = u.posToVal(u.select.left + u.select.width, "x");
-              const scale = this.effectiveX() === "wall" ? 1000 : 1;
-              this.setZoom([a * scale, b * scale]);
+              this.setZoom([fromPlotX(this.effectiveX(), a), fromPlotX(this.effectiveX(), b)]);
             },
           ],
         },
@@ -436,18 +371,18 @@ export class ChartPanel {
   private markOverview() {
     const o = this.overview;
     if (!o || !this.state.zoom) return;
-    const scale = this.effectiveX() === "wall" ? 1000 : 1;
-    const left = o.valToPos(this.state.zoom[0] / scale, "x");
-    const right = o.valToPos(this.state.zoom[1] / scale, "x");
+    const x = this.effectiveX();
+    const left = o.valToPos(toPlotX(x, this.state.zoom[0]), "x");
+    const right = o.valToPos(toPlotX(x, this.state.zoom[1]), "x");
     o.setSelect({ left, width: Math.max(2, right - left), top: 0, height: o.bbox.height / devicePixelRatio }, false);
   }
 
   // A range dragged on the plot: zoom to it.
   private selected(u: uPlot) {
     if (u.select.width < 3) return;
-    const scale = this.effectiveX() === "wall" ? 1000 : 1;
-    const a = u.posToVal(u.select.left, "x") * scale;
-    const b = u.posToVal(u.select.left + u.select.width, "x") * scale;
+    const x = this.effectiveX();
+    const a = fromPlotX(x, u.posToVal(u.select.left, "x"));
+    const b = fromPlotX(x, u.posToVal(u.select.left + u.select.width, "x"));
     u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
     this.setZoom([a, b]);
   }
@@ -468,7 +403,7 @@ export class ChartPanel {
     const min = u.scales.x.min ?? 0;
     const max = u.scales.x.max ?? 1;
     const span = max - min;
-    const scale = this.effectiveX() === "wall" ? 1000 : 1;
+    const x = this.effectiveX();
     let next: [number, number] | null | undefined;
     if (e.key === "+" || e.key === "=") next = [min + span / 4, max - span / 4];
     else if (e.key === "-") next = [min - span / 2, max + span / 2];
@@ -477,12 +412,11 @@ export class ChartPanel {
     else if (e.key === "0") next = null;
     if (next === undefined) return;
     e.preventDefault();
-    this.setZoom(next && [next[0] * scale, next[1] * scale]);
+    this.setZoom(next && [fromPlotX(x, next[0]), fromPlotX(x, next[1])]);
   }
 
   private toggled(u: uPlot, idx: number) {
-    const label = u.series[idx].label as string;
-    const line = this.lines.find((l) => l.name === label);
+    const line = this.seriesLines[idx];
     if (!line) return;
     const shown = u.series[idx].show;
     const hidden = new Set(this.state.hidden);
@@ -505,19 +439,17 @@ export class ChartPanel {
     if (idx == null || top == null || top < 0) return null;
     let best: { line: Line; value: number; x: number } | null = null;
     let bestDist = Infinity;
-    let si = 1;
-    for (const line of this.lines) {
-      const s = u.series[si];
-      const v = u.data[si][idx];
-      if (s.show && v != null) {
-        const dist = Math.abs(u.valToPos(v, "y") - top);
-        if (dist < bestDist) {
-          bestDist = dist;
-          best = { line, value: v, x: u.data[0][idx] };
-        }
+    this.seriesLines.forEach((line, si) => {
+      // A line's own series, not its band's bounds.
+      if (!line || this.seriesLines[si - 1] === line) return;
+      const v = u.data[si]?.[idx];
+      if (!u.series[si].show || v == null) return;
+      const dist = Math.abs(u.valToPos(v, "y") - top);
+      if (dist < bestDist) {
+        bestDist = dist;
+        best = { line, value: v, x: u.data[0][idx] };
       }
-      si += line.band ? 3 : 1;
-    }
+    });
     return best;
   }
 
@@ -527,8 +459,7 @@ export class ChartPanel {
       this.tooltip.hidden = true;
       return;
     }
-    const scale = this.effectiveX() === "wall" ? 1000 : 1;
-    const x = this.effectiveX() === "relative" ? clock(n.x) : this.effectiveX() === "wall" ? wall(n.x * scale) : `step ${n.x}`;
+    const x = xText(this.effectiveX(), fromPlotX(this.effectiveX(), n.x));
     this.tooltip.innerHTML = `<b>${esc(n.line.name)}</b><br>${esc(value(n.value))}${this.unit ? " " + esc(this.unit) : ""} at ${esc(x)}${n.line.run ? "<br><i>click for the run's details</i>" : ""}`;
     this.tooltip.hidden = false;
     this.tooltip.style.left = `${Math.min((u.cursor.left ?? 0) + 70, u.width - 180)}px`;
@@ -555,88 +486,26 @@ export class ChartPanel {
     this.details.querySelector(".close")!.addEventListener("click", () => (this.details.hidden = true));
   }
 
-  private drawEvents(u: uPlot) {
-    const ctx = u.ctx;
-    const scale = this.effectiveX() === "wall" ? 1000 : 1;
-    // Phases first, as translucent spans under the lines' labels.
-    ctx.save();
-    ctx.font = `${10 * devicePixelRatio}px sans-serif`;
-    for (const p of this.phases) {
-      const a = Math.max(u.bbox.left, u.valToPos(p.from / scale, "x", true));
-      const b = Math.min(u.bbox.left + u.bbox.width, u.valToPos(p.to / scale, "x", true));
-      if (b <= a) continue;
-      ctx.fillStyle = PHASE_COLORS[p.kind] ?? "rgba(31,119,180,0.12)";
-      ctx.fillRect(a, u.bbox.top, b - a, u.bbox.height);
-      ctx.fillStyle = "#444";
-      ctx.fillText(p.kind, a + 2 * devicePixelRatio, u.bbox.top + u.bbox.height - 4 * devicePixelRatio);
-    }
-    ctx.restore();
-    if (!this.events.length) return;
-    ctx.save();
-    ctx.strokeStyle = "#888";
-    ctx.fillStyle = "#555";
-    ctx.setLineDash([3, 3]);
-    ctx.lineWidth = devicePixelRatio;
-    ctx.font = `${10 * devicePixelRatio}px sans-serif`;
-    for (const e of this.events) {
-      const x = u.valToPos(e.x / scale, "x", true);
-      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
-      ctx.beginPath();
-      ctx.moveTo(x, u.bbox.top);
-      ctx.lineTo(x, u.bbox.top + u.bbox.height);
-      ctx.stroke();
-      ctx.fillText(e.label, x + 3 * devicePixelRatio, u.bbox.top + 10 * devicePixelRatio);
-    }
-    ctx.restore();
-  }
-
   // The chart as the export renderers see it: the visible lines in the visible range.
   toPlot(): Plot {
-    const visible = this.lines.filter((l) => !this.state.hidden.includes(l.key));
-    const { series, bands } = this.plotted(visible);
-    const scale = this.effectiveX() === "wall" ? 1000 : 1;
-    let x0 = Infinity;
-    let x1 = -Infinity;
-    let y0 = Infinity;
-    let y1 = -Infinity;
+    const x = this.effectiveX();
+    const { series, bands } = plotted(
+      this.lines.filter((l) => !this.state.hidden.includes(l.key)),
+      this.state,
+    );
     const u = this.plot;
-    if (u && u.scales.x.min != null && u.scales.x.max != null) {
-      x0 = u.scales.x.min * scale;
-      x1 = u.scales.x.max * scale;
-    }
-    const inRange = (x: number) => !Number.isFinite(x0) || (x >= x0 && x <= x1);
-    for (const s of series) {
-      s.x.forEach((x, i) => {
-        if (!Number.isFinite(x0)) {
-          x0 = Math.min(x0, x);
-          x1 = Math.max(x1, x);
-        }
-        const y = s.y[i];
-        if (y != null && inRange(x)) {
-          y0 = Math.min(y0, y);
-          y1 = Math.max(y1, y);
-        }
-      });
-    }
-    for (const b of bands) {
-      b.x.forEach((x, i) => {
-        if (!inRange(x)) return;
-        if (b.lo[i] != null) y0 = Math.min(y0, b.lo[i]!);
-        if (b.hi[i] != null) y1 = Math.max(y1, b.hi[i]!);
-      });
-    }
-    if (!Number.isFinite(y0)) [y0, y1] = [0, 1];
-    if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
-    const pad = (y1 - y0) * 0.05;
+    const shown: [number, number] | null =
+      u && u.scales.x.min != null && u.scales.x.max != null ? [fromPlotX(x, u.scales.x.min), fromPlotX(x, u.scales.x.max)] : null;
+    const { xRange, yRange } = plotBounds(series, bands, shown);
     return {
       title: this.state.metric + (this.state.labels ? ` ${this.state.labels}` : ""),
-      xKind: this.effectiveX(),
+      xKind: x,
       unit: this.unit,
       series,
       bands,
       events: this.events,
-      xRange: [x0, x1],
-      yRange: [y0 - pad, y1 + pad],
+      xRange,
+      yRange,
     };
   }
 
@@ -653,31 +522,4 @@ export class ChartPanel {
 
 function duration(r: api.RunInfo) {
   return r.duration_ms ? `ran ${clock(Math.round(r.duration_ms / 1000))}` : "";
-}
-
-// The plotted values as CSV: one row per x, one column per line (and band bound).
-export function plotCsv(p: Plot): string {
-  const cols: { name: string; x: number[]; y: (number | null | undefined)[] }[] = [
-    ...p.series.map((s) => ({ name: s.name, x: s.x, y: s.y })),
-    ...p.bands.flatMap((b) => [
-      { name: b.name + " low", x: b.x, y: b.lo },
-      { name: b.name + " high", x: b.x, y: b.hi },
-    ]),
-  ];
-  const xs = [...new Set(cols.flatMap((c) => c.x.filter((x) => x >= p.xRange[0] && x <= p.xRange[1])))].sort((a, b) => a - b);
-  const index = cols.map((c) => new Map(c.x.map((x, i) => [x, c.y[i]])));
-  const quote = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  const head = [p.xKind === "relative" ? "seconds_since_start" : p.xKind === "wall" ? "time_ms" : "step", ...cols.map((c) => quote(c.name))];
-  const rows = xs.map((x) => [x, ...index.map((m) => m.get(x) ?? "")].join(","));
-  return [head.join(","), ...rows].join("\n") + "\n";
-}
-
-export function download(name: string, blob: Blob) {
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }

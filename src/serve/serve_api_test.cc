@@ -1,0 +1,110 @@
+// The serve API called in-process (no socket): a run written while it is read, through
+// the journal, provisional chunks and sealed ones, and answers pulled as a server would.
+#include "serve/serve_api.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "store/series_writer.h"
+#include "tests/helpers/scratch_directory.h"
+
+namespace tb {
+namespace {
+
+using json = nlohmann::json;
+constexpr int64_t kStart = 1763777000000;
+
+class ServeApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = Store::Open((scratch_.path() / "s.db").string()).value();
+    run_.id = NewRunId();
+    run_.experiment = "live";
+    run_.workload = "1";
+    run_.name = "A";
+    run_.command = "python3 train.py";
+    run_.start_ms = kStart;
+    ASSERT_TRUE(store_->EnsureExperiment(run_.experiment).ok());
+    ASSERT_TRUE(store_->CreateRun(run_).ok());
+    api_ = std::make_unique<ServeApi>(*store_);
+  }
+
+  ApiResponse Call(const std::string& path, std::multimap<std::string, std::string> query) {
+    return api_->Handle({"GET", "/api/v1/" + path, std::move(query), ""});
+  }
+  // The values of the run's loss series at full resolution.
+  std::vector<double> Loss(const std::string& since = "") {
+    std::multimap<std::string, std::string> q = {{"runs", run_.id}, {"metric", "train.loss"}, {"x", "wall"}};
+    if (!since.empty()) q.emplace("since", since);
+    ApiResponse r = Call("series", q);
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::string body = r.body;
+    // Without a budget the answer is streamed: pulled piece by piece, as the server does.
+    while (r.stream && r.stream(body)) {
+    }
+    return json::parse(body)["series"][0]["y"].get<std::vector<double>>();
+  }
+
+  ScratchDirectory scratch_{"tb-serve-api"};
+  std::unique_ptr<Store> store_;
+  RunRecord run_;
+  std::unique_ptr<ServeApi> api_;
+};
+
+TEST_F(ServeApiTest, APointIsAnsweredOnceWhetherInTheJournalAProvisionalOrASealedChunk) {
+  // Chunks seal at 64 points: the run's points move while the cache keeps what it decoded.
+  SeriesWriter writer(*store_, run_.id, /*seal_points=*/64, /*checkpoint_flushes=*/2);
+  std::vector<double> written;
+  for (int flush = 0; flush < 12; ++flush) {
+    for (int i = 0; i < 25; ++i) {
+      double v = static_cast<double>(written.size());
+      writer.Append("train.loss", "", Point{kStart + static_cast<int64_t>(written.size()) * 100, v});
+      written.push_back(v);
+    }
+    ASSERT_TRUE(writer.Flush().ok());
+    EXPECT_EQ(Loss(), written) << "after flush " << flush;
+  }
+  ASSERT_TRUE(writer.Close().ok());
+  EXPECT_EQ(Loss(), written);
+  // Only what came after a time, for a live chart.
+  std::vector<double> tail = Loss(std::to_string(kStart + 199 * 100));
+  EXPECT_EQ(tail, std::vector<double>(written.begin() + 200, written.end()));
+}
+
+TEST_F(ServeApiTest, TheExportIsStreamedAndCarriesEveryPoint) {
+  SeriesWriter writer(*store_, run_.id);
+  for (int i = 0; i < 5000; ++i) writer.Append("train.loss", "", Point{kStart + i, 1.0 / (i + 1)});
+  ASSERT_TRUE(writer.Close().ok());
+  ApiResponse r = Call("export", {{"runs", run_.id}, {"format", "csv"}});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.content_type.find("text/csv"), std::string::npos);
+  ASSERT_TRUE(r.stream);
+  std::string body = r.body;
+  while (r.stream(body)) {
+  }
+  std::istringstream lines(body);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) ++n;
+  EXPECT_EQ(n, 5001u);  // the header and every point
+}
+
+TEST_F(ServeApiTest, WrongRequestsGetMlflowStyleErrorsAndOtherPathsAreLeftAlone) {
+  ApiResponse bad = Call("series", {{"runs", run_.id}, {"metric", "train.loss"}, {"budget", "lots"}});
+  EXPECT_EQ(bad.status, 400);
+  json error = json::parse(bad.body);
+  EXPECT_EQ(error["error_code"], "INVALID_PARAMETER_VALUE");
+  EXPECT_NE(error["message"].get<std::string>().find("budget"), std::string::npos) << bad.body;
+  ApiResponse missing = Call("runs/0123456789abcdef0123456789abcdef", {});
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(json::parse(missing.body)["error_code"], "RESOURCE_DOES_NOT_EXIST");
+  // The handler answers /api/v1/ only: the web UI's files are someone else's.
+  ApiHandler handler = api_->Handler();
+  EXPECT_FALSE(handler({"GET", "/index.html", {}, ""}).has_value());
+  EXPECT_TRUE(handler({"GET", "/api/v1/experiments", {}, ""}).has_value());
+}
+
+}  // namespace
+}  // namespace tb

@@ -1,0 +1,130 @@
+// What a chart shows, as plain data and pure functions (no DOM, no uPlot): the lines it
+// fetched, smoothed and styled for drawing, the value ranges of what is visible, and the
+// runs' events and phases placed on its x axis.
+import type * as api from "./api";
+import type { PlotBand, PlotEvent, PlotSeries } from "./scene";
+import type { XKind } from "./state";
+
+export interface Line {
+  key: string; // legend identity: run id + labels, or "EXP:W"
+  name: string;
+  run?: string;
+  x: number[];
+  y: (number | null)[];
+  band?: { lo: (number | null)[]; hi: (number | null)[] };
+}
+
+export interface PhaseSpan {
+  from: number;
+  to: number;
+  kind: string;
+  run: string;
+}
+
+export interface LineLook {
+  smoothing: number; // 0-99: the weight of an exponential moving average
+  width: number;
+  mono: boolean;
+}
+
+const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [14, 5], [4, 4], [1, 4], [16, 4, 4, 4]];
+
+// An exponential moving average as TensorBoard's: debiased at the start, gaps kept.
+export function ema(y: (number | null)[], weight: number): (number | null)[] {
+  if (weight <= 0) return y;
+  const w = weight / 100;
+  let last: number | null = null;
+  let debias = 0;
+  return y.map((v) => {
+    if (v === null || !Number.isFinite(v)) return v;
+    last = last === null ? v * (1 - w) : last * w + (1 - w) * v;
+    debias = debias * w + (1 - w);
+    return last / debias;
+  });
+}
+
+// The i-th line's colour and dash: a palette, or black and grey dashes in monochrome.
+export function lineStyle(i: number, mono: boolean): { color: string; dash: number[] } {
+  return {
+    color: mono ? (i % 2 ? "#555555" : "#000000") : PALETTE[i % PALETTE.length],
+    dash: mono ? DASHES[i % DASHES.length] : [],
+  };
+}
+
+// What is drawn: smoothed lines and bands, in the chart's styles.
+export function plotted(lines: Line[], look: LineLook): { series: PlotSeries[]; bands: PlotBand[] } {
+  const series: PlotSeries[] = [];
+  const bands: PlotBand[] = [];
+  lines.forEach((l, i) => {
+    const st = lineStyle(i, look.mono);
+    const width = l.band ? look.width + 1 : look.width;
+    series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y: ema(l.y, look.smoothing) });
+    if (l.band) bands.push({ name: l.name.replace(" mean", " min-max"), color: st.color, x: l.x, lo: l.band.lo, hi: l.band.hi });
+  });
+  return { series, bands };
+}
+
+// The x range (the given one, else all of the data) and the y range of what lies in it,
+// with 5% room above and below.
+export function plotBounds(
+  series: PlotSeries[],
+  bands: PlotBand[],
+  xRange: [number, number] | null,
+): { xRange: [number, number]; yRange: [number, number] } {
+  let [x0, x1] = xRange ?? [Infinity, -Infinity];
+  if (!xRange) {
+    for (const s of series) for (const x of s.x) [x0, x1] = [Math.min(x0, x), Math.max(x1, x)];
+  }
+  const inRange = (x: number) => !Number.isFinite(x0) || (x >= x0 && x <= x1);
+  let y0 = Infinity;
+  let y1 = -Infinity;
+  for (const s of series) {
+    s.x.forEach((x, i) => {
+      const y = s.y[i];
+      if (y != null && inRange(x)) [y0, y1] = [Math.min(y0, y), Math.max(y1, y)];
+    });
+  }
+  for (const b of bands) {
+    b.x.forEach((x, i) => {
+      if (!inRange(x)) return;
+      if (b.lo[i] != null) y0 = Math.min(y0, b.lo[i]!);
+      if (b.hi[i] != null) y1 = Math.max(y1, b.hi[i]!);
+    });
+  }
+  if (!Number.isFinite(y0)) [y0, y1] = [0, 1];
+  if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
+  const pad = (y1 - y0) * 0.05;
+  return { xRange: [x0, x1], yRange: [y0 - pad, y1 + pad] };
+}
+
+// The runs' events on the x axis. Listener and tracking notices are left out; the same
+// event of several runs at about the same time (the same second) is one marker, named
+// with the runs that had it unless all did.
+export function eventMarks(perRun: { letter: string; events: api.EventInfo[] }[], x: XKind): PlotEvent[] {
+  const seen = new Map<string, { x: number; label: string; runs: string[] }>();
+  for (const { letter, events } of perRun) {
+    for (const e of events) {
+      if (e.kind === "listener" || e.kind === "tracking") continue;
+      const at = x === "wall" ? e.time_ms : e.relative_s;
+      const key = `${e.label}@${Math.round(x === "wall" ? at / 1000 : at)}`;
+      if (!seen.has(key)) seen.set(key, { x: at, label: e.label, runs: [] });
+      seen.get(key)!.runs.push(letter);
+    }
+  }
+  return [...seen.values()].map((e) => ({
+    x: e.x,
+    label: (perRun.length > 1 && e.runs.length < perRun.length ? e.runs.join(",") + " " : "") + e.label,
+  }));
+}
+
+// A run's phases other than the steady state, on the x axis (seconds since the run started,
+// or wall milliseconds).
+export function phaseSpans(run: string, startMs: number | undefined, phases: api.PhaseInfo[], x: XKind): PhaseSpan[] {
+  return phases
+    .filter((p) => p.kind !== "steady")
+    .map((p) => {
+      const at = (t: number) => (x === "wall" ? t : (t - (startMs ?? p.start_ms)) / 1000);
+      return { from: at(p.start_ms), to: at(p.end_ms), kind: p.kind, run };
+    });
+}

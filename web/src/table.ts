@@ -1,0 +1,125 @@
+// The comparison table of the selected runs: params, status, duration, GPU figures, energy
+// as the server computes it, throughput and final loss; sortable, downloadable as CSV.
+import * as api from "./api";
+import { csvRows } from "./csv";
+import { download } from "./download";
+import { ago, duration, esc, value } from "./format";
+import * as metric from "./generated/metric_names";
+
+interface Column {
+  key: string;
+  title: string;
+  get: (r: api.RunInfo) => string | number;
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+// A metric's series from one listener only: several listeners reading the same GPU must
+// not count it twice.
+function oneListener(r: api.RunInfo, name: string): api.SeriesSummary[] {
+  const all = r.summary?.filter((x) => x.metric === name) ?? [];
+  const listenerOf = (x: api.SeriesSummary) => /(^|,)listener=([^,]*)/.exec(x.labels)?.[2] ?? "";
+  const first = all.some((x) => listenerOf(x) === "") ? "" : all.length ? listenerOf(all[0]) : "";
+  return all.filter((x) => listenerOf(x) === first);
+}
+
+// The mean over a run's series of a metric, weighted by their points.
+function mean(name: string) {
+  return (r: api.RunInfo) => {
+    const s = oneListener(r, name);
+    if (!s.length) return "";
+    return s.reduce((a, x) => a + x.mean * x.count, 0) / Math.max(1, s.reduce((a, x) => a + x.count, 0));
+  };
+}
+
+export class TableView {
+  private summaries = new Map<string, api.RunInfo>();
+  private finalLoss = new Map<string, number>();
+  private sortKey = "start";
+  private sortDir = 1;
+
+  constructor(
+    private selected: () => string[],
+    private run: (id: string) => api.RunInfo | undefined,
+  ) {
+    $("table-csv").addEventListener("click", () => this.downloadCsv());
+  }
+
+  private columns(): Column[] {
+    const ids = this.selected();
+    const keys = [...new Set(ids.flatMap((id) => Object.keys(this.run(id)?.params ?? {})))].sort();
+    return [
+      { key: "run", title: "run", get: (r) => `${r.experiment}/${r.workload || "-"} ${r.letter || r.name}` },
+      { key: "status", title: "status", get: (r) => r.status },
+      { key: "start", title: "started", get: (r) => r.start_ms },
+      { key: "duration", title: "duration", get: (r) => r.duration_ms },
+      ...keys.map((k) => ({ key: "param." + k, title: k, get: (r: api.RunInfo) => r.params[k] ?? "" })),
+      { key: "gpu", title: "GPU util (mean)", get: mean(metric.kGpuUtilizationGpuRatio) },
+      { key: "sm", title: "SM active (mean)", get: mean(metric.kGpuSmActiveRatio) },
+      // Energy as the server computes it (runs/{id}): the run's attributed share where NVML
+      // recorded one (runs sharing a GPU split its energy), else its GPUs' whole energy.
+      { key: "energy", title: "energy J", get: (r) => (r.energy ? (r.energy.run_joules ?? r.energy.gpu_joules) : "") },
+      { key: "gpu_energy", title: "GPU energy J (device)", get: (r) => (r.energy ? r.energy.gpu_joules : "") },
+      { key: "throughput", title: "samples/s (mean)", get: mean(metric.kTrainThroughputSamplesPerSecond) },
+      { key: "loss", title: "final loss", get: (r) => this.finalLoss.get(r.id) ?? "" },
+    ];
+  }
+
+  private rowOf(id: string): api.RunInfo | undefined {
+    return this.summaries.get(id) ?? this.run(id);
+  }
+
+  async render() {
+    const ids = this.selected();
+    const need = ids.filter((id) => !this.summaries.has(id) || this.run(id)?.status === "RUNNING");
+    const fetched = await Promise.all(need.map((id) => api.get<api.RunInfo>("runs/" + id).catch(() => null)));
+    for (const r of fetched) if (r) this.summaries.set(r.id, r);
+    // The final loss: the last point of train.loss, where a run has it.
+    const withLoss = ids.filter((id) => this.summaries.get(id)?.summary?.some((s) => s.metric === metric.kTrainLoss));
+    if (withLoss.length) {
+      const loss = await api.series(withLoss, metric.kTrainLoss, "", "relative", 4, {}).catch(() => []);
+      for (const s of loss) {
+        const last = s.y.filter((v) => v !== null).pop();
+        if (last != null) this.finalLoss.set(s.run, last);
+      }
+    }
+    const rows = ids.map((id) => this.rowOf(id)).filter((r): r is api.RunInfo => !!r);
+    const cols = this.columns();
+    const col = cols.find((c) => c.key === this.sortKey) ?? cols[0];
+    rows.sort((a, b) => {
+      const x = col.get(a);
+      const y = col.get(b);
+      return (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y))) * this.sortDir;
+    });
+    const cell = (c: Column, r: api.RunInfo) => {
+      const v = c.get(r);
+      if (c.key === "start") return ago(Number(v));
+      if (c.key === "duration") return duration(Number(v));
+      if (c.key === "status") return `<span class="status ${v}"></span>${v}`;
+      return typeof v === "number" ? value(v) : esc(String(v));
+    };
+    const sortMark = (c: Column) => (c.key === this.sortKey ? (this.sortDir > 0 ? " ▲" : " ▼") : "");
+    const ariaSort = (c: Column) => (c.key === this.sortKey ? (this.sortDir > 0 ? "ascending" : "descending") : "none");
+    $("table").innerHTML = rows.length
+      ? `<table><thead><tr>${cols
+          .map((c) => `<th aria-sort="${ariaSort(c)}"><button type="button" data-sort="${esc(c.key)}">${esc(c.title)}${sortMark(c)}</button></th>`)
+          .join("")}</tr></thead><tbody>${rows.map((r) => `<tr data-run="${r.id}">${cols.map((c) => `<td>${cell(c, r)}</td>`).join("")}</tr>`).join("")}</tbody></table>`
+      : '<p class="empty">Select runs in the tree to compare them.</p>';
+    $("table").querySelectorAll<HTMLButtonElement>("button[data-sort]").forEach((b) =>
+      b.addEventListener("click", () => {
+        if (this.sortKey === b.dataset.sort) this.sortDir = -this.sortDir;
+        else [this.sortKey, this.sortDir] = [b.dataset.sort!, 1];
+        void this.render();
+      }),
+    );
+  }
+
+  downloadCsv() {
+    const cols = this.columns();
+    const rows = this.selected()
+      .map((id) => this.rowOf(id))
+      .filter((r): r is api.RunInfo => !!r)
+      .map((r) => cols.map((c) => c.get(r)));
+    download("trainbench-runs.csv", new Blob([csvRows([cols.map((c) => c.title), ...rows])], { type: "text/csv" }));
+  }
+}
