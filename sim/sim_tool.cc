@@ -831,9 +831,13 @@ int Nsight(bool systems, int argc, char** argv) {
     i = 2;
   }
   std::string output = "report1", options;
+  bool launch_only = false;  // ncu --mode=launch: the application waits for `ncu --mode=attach`
   for (; i < argc && argv[i][0] == '-'; ++i) {
     std::string a = argv[i];
     options += " " + a;
+    if (!systems &&
+        (a == "--mode=launch" || (a == "--mode" && i + 1 < argc && std::string(argv[i + 1]) == "launch")))
+      launch_only = true;
     if (std::find(with_value.begin(), with_value.end(), a) != with_value.end() && i + 1 < argc) {
       options += std::string(" ") + argv[i + 1];
       if (a == "-o" || a == "--output" || a == "--export") output = argv[i + 1];
@@ -846,6 +850,10 @@ int Nsight(bool systems, int argc, char** argv) {
   }
   std::string command;
   for (int j = i; j < argc; ++j) command += std::string(j > i ? " " : "") + argv[j];
+  // Launch mode writes no report: the profiler that attaches does. (A real application
+  // stops at its first CUDA call until one attaches; the simulated ones make none.)
+  if (launch_only) std::printf("==PROF== Waiting for profiler to attach on ports 49152-49215.\n");
+  std::fflush(stdout);
   pid_t pid = fork();
   if (pid == 0) {
     execvp(argv[i], argv + i);
@@ -856,6 +864,7 @@ int Nsight(bool systems, int argc, char** argv) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (launch_only) return code;
   std::string report = output + (systems ? ".nsys-rep" : ".ncu-rep");
   std::ofstream(report) << "simulated Nsight " << (systems ? "Systems" : "Compute")
                         << " report\noptions:" << options << "\ncommand: " << command

@@ -109,14 +109,48 @@ TEST_F(ScheduleTest, WorkloadsRunInOrderTheirRunsTogetherAndStatusesAreWrittenBa
   EXPECT_NE(r.err.find("[B-] trainbench: run"), std::string::npos) << r.err;
   EXPECT_EQ(Series(*store, a.id, "train.loss").size(), 1u);
 
-  // The next start skips FINISHED rows; --rerun runs the FAILED one again.
+  // The next start skips finished workloads; --rerun (radT's option before the file) runs a
+  // workload with a FAILED run again, both of its runs together, as radT does.
   Shell again = Trainbench("schedule exp.csv");
   EXPECT_EQ(again.code, 0) << again.err;
   EXPECT_EQ(RunCount(), 3u);
-  Shell rerun = Trainbench("schedule --rerun exp.csv");
-  EXPECT_EQ(rerun.code, 1);
-  EXPECT_EQ(RunCount(), 4u);
-  EXPECT_NE(Read().rows[2].run, f.rows[2].run);
+  Shell rerun = Trainbench("--rerun exp.csv");
+  EXPECT_EQ(rerun.code, 1) << rerun.err;
+  EXPECT_EQ(RunCount(), 5u);
+  ExperimentFile after = Read();
+  EXPECT_EQ(after.rows[0].run, f.rows[0].run);
+  EXPECT_NE(after.rows[1].run, f.rows[1].run);
+  EXPECT_NE(after.rows[2].run, f.rows[2].run);
+  RunRecord a2 = store->FindRun(after.rows[1].run).value();
+  RunRecord b2 = store->FindRun(after.rows[2].run).value();
+  EXPECT_TRUE(a2.start_ms < b2.end_ms && b2.start_ms < a2.end_ms);
+}
+
+TEST_F(ScheduleTest, RadtsScriptFormRunsOneRunWithItsOptionsAndTheWordsAsTyped) {
+  Shell r =
+      Trainbench("-e 3 -w 7 -c nan -t 5 work.py --seconds 0.1 --seen trainer.max_epochs=2 batch-size=128");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  std::vector<RunRecord> runs = store->ListRuns("3").value();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].workload, "7");
+  EXPECT_EQ(runs[0].status, "FINISHED");
+  // The script saw its words unchanged (no GPU here: no devices).
+  EXPECT_EQ(Slurp(dir_ / ("seen-" + runs[0].id)),
+            " --seconds 0.1 --seen trainer.max_epochs=2 batch-size=128");
+  // Nothing to write back: no file was given.
+  EXPECT_FALSE(fs::exists(dir_ / "exp.csv"));
+}
+
+TEST_F(ScheduleTest, RadtsOptionsTrainbenchCannotHonourAreRefusedByNameBeforeAnythingRuns) {
+  for (std::string args : {"--conda work.py", "-x 1 work.py", "-i five work.py", "-d 0 exp.csv"}) {
+    File(kTwoWorkloads);
+    Shell r = Trainbench(args);
+    EXPECT_NE(r.code, 0) << args;
+    std::string option = args.substr(0, args.find(' '));
+    EXPECT_NE(r.err.find(option), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_EQ(RunCount(), 0u);
 }
 
 TEST_F(ScheduleTest, CtrlCStopsTheRunsInFlightAndTheNextStartResumes) {
@@ -348,7 +382,8 @@ TEST_F(ScheduleTest, NsightListenersWrapTheRunAndTheirReportsBecomeArtifacts) {
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
       "e,1,,,0,-,work.py,top+nsys,--seconds 0.1 --seen\n"
       "e,1,,,0,-,work.py,top,--seconds 0.1\n"
-      "e,2,,,0,-,work.py,ncuraw,\"seconds=0.1,seen=yes\"\n");
+      "e,2,,,0,-,work.py,ncuraw,--seconds 0.1 --seen yes\n"
+      "e,3,,,0,-,work.py,ncuattach,--seconds 0.1\n");
   Shell r = Trainbench("schedule exp.csv");
   ASSERT_EQ(r.code, 0) << r.err;
   ExperimentFile f = Read();
@@ -366,12 +401,17 @@ TEST_F(ScheduleTest, NsightListenersWrapTheRunAndTheirReportsBecomeArtifacts) {
   EXPECT_NE(report.find("work.py --seconds 0.1 --seen"), std::string::npos) << report;
   EXPECT_EQ(artifact_names(f.rows[1].run).find(".nsys-rep"), std::string::npos);
   EXPECT_NE(artifact_names(f.rows[2].run).find("ncuraw_e_2_0A-.ncu-rep"), std::string::npos);
-  // The params are the script's, not the profiler's; radT's key=value Params became options.
+  // ncuattach starts the run for a profiler to attach to from elsewhere: no report here.
+  EXPECT_EQ(artifact_names(f.rows[3].run).find(".ncu-rep"), std::string::npos);
+  EXPECT_EQ(Outcome(f.rows[3]), "FINISHED");
+  EXPECT_NE(r.out.find("Waiting for profiler to attach"), std::string::npos) << r.out;
+  // The params are the script's, not the profiler's.
   RunRecord profiled = store->FindRun(f.rows[2].run).value();
   EXPECT_EQ(profiled.params, (KeyValues{{"seconds", "0.1"}, {"seen", "yes"}}));
   EXPECT_NE(Slurp(dir_ / ("seen-" + f.rows[2].run)).find("--seconds 0.1 --seen yes"), std::string::npos);
   // DCGM's profiling was paused for each profiled workload and resumed.
-  EXPECT_EQ(Slurp(dir_ / "sim.json.dcgm-profiling-paused.log"), "pause\nresume\npause\nresume\n");
+  EXPECT_EQ(Slurp(dir_ / "sim.json.dcgm-profiling-paused.log"),
+            "pause\nresume\npause\nresume\npause\nresume\n");
   // The workload's interleaved output is kept with each of its runs.
   std::string wl = Slurp(fs::path(db_ + ".artifacts") / f.rows[1].run / "workload.log");
   EXPECT_NE(wl.find("[0A-] "), std::string::npos) << wl;

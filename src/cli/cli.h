@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cli/radt_form.h"
+#include "schedule/scheduler.h"
 #include "store/store.h"
 
 namespace tb::cli {
@@ -75,6 +77,8 @@ int CommandReport(const std::string& store_uri, const std::string& experiment, c
 int CommandLs(const std::string& store_uri, const std::string& experiment);
 int CommandShow(const std::string& store_uri, const std::string& key);
 int CommandServe(ServeArgs a);
+int CommandSchedule(ScheduleOptions o);
+int CommandRadt(const RadtCommand& c);
 int CommandExport(const std::string& store_uri, const std::string& key, const std::string& metric,
                   const std::string& format, const std::string& output);
 

@@ -1,6 +1,6 @@
-// trainbench's command line: parses the subcommands (run, schedule, ls, show, export,
-// report, serve, migrate, devices) and hands each to its file in cli/. The only place that
-// knows every layer.
+// trainbench's command line: radT's form (cli/radt_form.h), else the subcommands (run,
+// schedule, ls, show, export, report, serve, migrate, devices), each handed to its file
+// in cli/. The only place that knows every layer.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -45,7 +45,9 @@ int Main(int argc, char** argv) {
       "while it trains, takes the script's own metrics (MLflow's API or the trainbench\n"
       "client), stores everything in a SQLite file (trainbench.db) or a shared PostgreSQL\n"
       "database (--store / TRAINBENCH_STORE), finds each run's phases, reports per workload\n"
-      "(trainbench report) and serves it all to a browser (trainbench serve)."};
+      "(trainbench report) and serves it all to a browser (trainbench serve).\n"
+      "radT's form works too: trainbench [-e N -w N -d DEVICES -c COLLOCATION -l LISTENERS\n"
+      "-i EPOCHS -t MINUTES] train.py [ARGS...], and trainbench [-r -i EPOCHS -t MINUTES] exp.csv."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainbench 0.1.0");
 
@@ -141,7 +143,8 @@ int Main(int argc, char** argv) {
   schedule->add_option("--python", so.python, "Interpreter for the File column's scripts (default: python3)");
   schedule->add_flag("--dry-run", so.dry_run,
                      "Print the plan (workloads, runs, commands) and change nothing");
-  schedule->add_flag("--rerun", so.rerun, "Run FAILED rows again (FINISHED rows are always skipped)");
+  schedule->add_flag("--rerun", so.rerun,
+                     "Run workloads with a FAILED row again, all their rows together (as radT)");
   schedule->add_option("--max-epochs", so.max_epochs,
                        "End each run after N epochs (scripts that log epochs through trainbench's client)");
   schedule->add_option("--max-time", so.max_time,
@@ -160,10 +163,13 @@ int Main(int argc, char** argv) {
   serve->add_option("--token", sa.token, "Access token every request must carry (env TRAINBENCH_TOKEN)");
   serve->add_option("--web", sa.web, "Directory of the web UI's files (default: web/ of this build)");
 
-  // Everything after the first "--" is the command to run, untouched by option parsing.
   std::vector<std::string> args(argv + 1, argv + argc);
-  // radT's form: `trainbench experiment.csv` schedules the file.
-  if (!args.empty() && EndsWith(args[0], ".csv")) args.insert(args.begin(), "schedule");
+  // radT's form: no subcommand, radT's options before a .py or .csv file.
+  if (std::optional<Result<RadtCommand>> radt = ParseRadtForm(args)) {
+    if (!radt->ok()) return Fail(radt->status());
+    return CommandRadt(**radt);
+  }
+  // Everything after the first "--" is the command to run, untouched by option parsing.
   std::vector<std::string> command;
   auto dashes = std::find(args.begin(), args.end(), "--");
   bool has_dashes = dashes != args.end();
@@ -187,16 +193,7 @@ int Main(int argc, char** argv) {
   if (devices->parsed()) return CommandDevices();
   if (show->parsed()) return CommandShow(store_uri, run_key);
   if (serve->parsed()) return CommandServe(sa);
-  if (schedule->parsed()) {
-    if (so.python.empty()) {
-      const char* python_env = std::getenv("TRAINBENCH_PYTHON");
-      so.python = python_env != nullptr ? python_env : "";
-    }
-    so.color = isatty(STDOUT_FILENO) != 0;
-    Result<int> code = RunSchedule(so);
-    if (!code.ok()) return Fail(code.status());
-    return *code;
-  }
+  if (schedule->parsed()) return CommandSchedule(so);
   if (exp->parsed()) return CommandExport(store_uri, run_key, metric, format, output);
   return 2;
 }

@@ -1,6 +1,7 @@
 #include "schedule/experiment_file.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/strings.h"
 
@@ -9,6 +10,16 @@ namespace {
 
 const char* const kRequired[] = {"Experiment",  "Workload", "Status",    "Run",   "Devices",
                                  "Collocation", "File",     "Listeners", "Params"};
+
+// What radT writes or accepts in a Collocation cell, in trainbench's words: an empty cell
+// or pandas' "nan" is "-", any case of "mps" is "MPS".
+std::string CollocationCell(const std::string& cell) {
+  if (cell.empty() || cell == "nan" || cell == "NaN") return "-";
+  std::string upper = cell;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (upper == "MPS" || StartsWith(upper, "MPS:")) return upper;
+  return cell;
+}
 
 }  // namespace
 
@@ -130,7 +141,7 @@ Result<ExperimentFile> ParseExperimentFile(std::string_view text, const std::str
     row.status = cell("Status");
     row.run = cell("Run");
     row.devices = cell("Devices");
-    row.collocation = cell("Collocation");
+    row.collocation = CollocationCell(cell("Collocation"));
     row.file = cell("File");
     row.listeners = cell("Listeners");
     row.params = cell("Params");
@@ -197,27 +208,7 @@ std::vector<std::string> SplitWords(std::string_view s) {
 
 namespace tb {
 
-std::vector<std::string> ParamsToArguments(std::string_view params) {
-  std::vector<std::string> words = SplitWords(params);
-  bool radt_form = !words.empty();
-  std::vector<std::string> items;
-  for (const std::string& w : words) {
-    for (std::string_view item : Split(w, ',')) {
-      item = Trim(item);
-      if (item.empty()) continue;
-      if (item[0] == '-' || item.find('=') == std::string_view::npos) radt_form = false;
-      items.emplace_back(item);
-    }
-  }
-  if (!radt_form) return words;
-  std::vector<std::string> args;
-  for (const std::string& item : items) {
-    size_t eq = item.find('=');
-    args.push_back("--" + item.substr(0, eq));
-    args.push_back(item.substr(eq + 1));
-  }
-  return args;
-}
+std::vector<std::string> ParamsToArguments(std::string_view params) { return SplitWords(params); }
 
 std::optional<size_t> MatchRow(const ExperimentFile& current, const ExperimentRow& original,
                                const std::set<size_t>& taken) {

@@ -57,8 +57,9 @@ std::string UpdateStatusAndRun(const ExperimentFile& file, const std::vector<Cel
 // Splits a Params cell into words as a shell would (spaces separate, quotes group).
 std::vector<std::string> SplitWords(std::string_view s);
 
-// A Params cell as the script's arguments: words as a shell splits them ("--batch-size
-// 64"), or radT's form "batch-size=64,epochs=2", which becomes --batch-size 64 --epochs 2.
+// A Params cell as the script's arguments: its words as a shell splits them, each given to
+// the script as written, as radT does ("--batch-size 64", "batch-size=64",
+// "trainer.max_epochs=2").
 std::vector<std::string> ParamsToArguments(std::string_view params);
 
 // The line of `current` (the file as it is now) holding the row that was `original` when

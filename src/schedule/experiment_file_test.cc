@@ -84,13 +84,13 @@ TEST(ExperimentFile, ByteOrderMarksQuotesAndLineBreaksInValues) {
       << unclosed.message();
 }
 
-TEST(ExperimentFile, ParamsInRadtsKeyValueFormBecomeOptions) {
-  EXPECT_EQ(ParamsToArguments("batch-size=64,epochs=2"),
-            (std::vector<std::string>{"--batch-size", "64", "--epochs", "2"}));
-  EXPECT_EQ(ParamsToArguments("batch-size=64, epochs=2"),
-            (std::vector<std::string>{"--batch-size", "64", "--epochs", "2"}));
+TEST(ExperimentFile, ParamsReachTheScriptAsWrittenAsRadtGivesThem) {
+  EXPECT_EQ(ParamsToArguments("batch-size=64"), (std::vector<std::string>{"batch-size=64"}));
+  EXPECT_EQ(ParamsToArguments("trainer.max_epochs=2 model=resnet"),
+            (std::vector<std::string>{"trainer.max_epochs=2", "model=resnet"}));
   EXPECT_EQ(ParamsToArguments("--batch-size 64 --lr=0.1"),
             (std::vector<std::string>{"--batch-size", "64", "--lr=0.1"}));
+  EXPECT_EQ(ParamsToArguments("--name 'two words'"), (std::vector<std::string>{"--name", "two words"}));
   EXPECT_EQ(ParamsToArguments("data.csv"), (std::vector<std::string>{"data.csv"}));
   EXPECT_TRUE(ParamsToArguments("").empty());
 }

@@ -78,6 +78,8 @@ std::optional<std::vector<std::string>> ProfilerCommand(const std::string& name,
   if (name == "ncu")
     return std::vector<std::string>{"ncu", "-o", report, "-f", "--nvtx", "--nvtx-include", "profile"};
   if (name == "ncuraw") return std::vector<std::string>{"ncu", "-o", report, "-f", "-c", "100"};
+  // The application starts suspended until `ncu --mode=attach` profiles it from elsewhere.
+  if (name == "ncuattach") return std::vector<std::string>{"ncu", "--mode=launch"};
   return std::nullopt;
 }
 
@@ -115,7 +117,6 @@ std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, 
   return argv;
 }
 
-// A Status cell's outcome: its first word ("FINISHED w.py 0A-" is FINISHED, as radT writes them).
 std::string StatusWord(std::string_view cell) {
   std::vector<std::string_view> words = SplitWhitespace(cell);
   std::string word(words.empty() ? std::string_view() : words[0]);
@@ -123,11 +124,15 @@ std::string StatusWord(std::string_view cell) {
   return word;
 }
 
-bool Runnable(const ExperimentRow& row, bool rerun) {
+bool Done(const ExperimentRow& row, bool rerun) {
   std::string status = StatusWord(row.status);
-  if (status == kFinished) return false;
-  if (status == kFailed) return rerun;
-  return true;  // empty, KILLED (interrupted), RUNNING (trainbench itself died)
+  // Not done: empty, KILLED (interrupted), RUNNING (trainbench itself died).
+  return status == kFinished || (status == kFailed && !rerun);
+}
+
+bool Runnable(const Workload& workload, bool rerun) {
+  return std::any_of(workload.runs.begin(), workload.runs.end(),
+                     [&](const PlannedRun& r) { return !Done(r.row, rerun); });
 }
 
 // Checks every row before anything runs, and builds the plan.
@@ -218,15 +223,17 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
     // Listeners: the run's own, and at most one workload listener (an Nsight tool).
     for (std::string_view l : Split(row.listeners, '+')) {
       std::string name(Trim(l));
+      if (name.empty()) continue;  // an empty cell: trainbench's default set
       if (!ProfilerCommand(name, "")) {
         if (FindListener(name) == nullptr) {
           return bad("Listeners", "unknown listener '" + name + "'; available: " + AvailableListeners() +
-                                      ", and one of nsys, nsysraw, ncu and ncuraw");
+                                      ", and one of nsys, nsysraw, ncu, ncuraw and ncuattach");
         }
         run.listeners += (run.listeners.empty() ? "" : "+") + name;
         continue;
       }
-      if (!run.profiler.empty()) return bad("Listeners", "one of nsys, nsysraw, ncu and ncuraw at a time");
+      if (!run.profiler.empty())
+        return bad("Listeners", "one of nsys, nsysraw, ncu, ncuraw and ncuattach at a time");
       std::string tool = ProfilerCommand(name, "")->front();
       if (!FindExecutable(tool)) {
         return bad("Listeners", Concat({name, " needs ", tool, " (NVIDIA Nsight ",
@@ -283,10 +290,12 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
 
 void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o) {
   for (const Workload& w : plan) {
-    std::printf("workload %s/%s\n", w.experiment.c_str(), w.workload.c_str());
+    bool runs = Runnable(w, o.rerun);
+    std::printf("workload %s/%s%s\n", w.experiment.c_str(), w.workload.c_str(),
+                runs ? "" : ": skipped, every run is done");
     for (const PlannedRun& r : w.runs) {
-      if (!Runnable(r.row, o.rerun)) {
-        std::printf("  %-10s line %zu  skipped (%s)\n", r.letter.c_str(), r.row.line, r.row.status.c_str());
+      if (!runs) {
+        std::printf("  %-10s line %zu  %s\n", r.letter.c_str(), r.row.line, r.row.status.c_str());
         continue;
       }
       std::string devices = r.mig_gpu ? "<MIG " + r.row.collocation + " instance created on GPU " +

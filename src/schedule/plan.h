@@ -39,9 +39,13 @@ bool IsMps(const std::string& collocation);
 // This trainbench, which starts each run.
 std::string SelfExecutable();
 
-// Runs with this Status are done: FINISHED always, FAILED unless `rerun`.
+// A Status cell's outcome, its first word upper-cased ("FINISHED w.py 0A-" is FINISHED).
 std::string StatusWord(std::string_view cell);
-bool Runnable(const ExperimentRow& row, bool rerun);
+// A row is done when FINISHED, or FAILED unless `rerun`.
+bool Done(const ExperimentRow& row, bool rerun);
+// As radT: a workload runs, all of its rows together, unless every row is done (the runs
+// of a workload are measured side by side, so one of them never runs alone).
+bool Runnable(const Workload& workload, bool rerun);
 // The workloads of `file`, in order; InvalidArgument naming the line and cell of the first
 // row that cannot run.
 Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOptions& o);

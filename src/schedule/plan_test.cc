@@ -53,9 +53,9 @@ TEST_F(PlanTest, RowsBecomeWorkloadsInFileOrderWithLettersAndArguments) {
   EXPECT_EQ(first.runs[1].listeners, "top+ps");
   EXPECT_EQ(first.runs[1].params, (std::vector<std::string>{"--batch-size", "128"}));
   EXPECT_NE(first.runs[0].id, first.runs[1].id);
-  // A finished row is planned (it keeps its place) but does not run again.
-  EXPECT_FALSE(Runnable((*plan)[1].runs[0].row, false));
-  EXPECT_TRUE(Runnable(first.runs[0].row, false));
+  // A finished workload is planned (it keeps its place) but does not run again.
+  EXPECT_FALSE(Runnable((*plan)[1], false));
+  EXPECT_TRUE(Runnable(first, false));
 }
 
 TEST_F(PlanTest, ARowThatCannotRunIsRefusedWithItsLineAndCell) {
@@ -70,12 +70,32 @@ TEST_F(PlanTest, ARowThatCannotRunIsRefusedWithItsLineAndCell) {
   EXPECT_NE(plan.status().message().find("missing.py"), std::string::npos) << plan.status().message();
 }
 
-TEST_F(PlanTest, FailedRowsRunAgainOnlyWhenAsked) {
-  std::string text = std::string(kHeader) + "e,1,FAILED,abc,-,-,work.py,top,\n";
+TEST_F(PlanTest, AWorkloadRunsWholeOrNotAtAllAsInRadt) {
+  std::string text = std::string(kHeader) +
+                     "e,1,FAILED,abc,-,-,work.py,top,\n"
+                     "e,1,FINISHED,abd,-,-,work.py,top,\n"
+                     "e,2,FINISHED,abe,-,-,work.py,top,\n"
+                     "e,2,KILLED,abf,-,-,work.py,top,\n";
   Result<std::vector<Workload>> plan = PlanOf(text);
   ASSERT_TRUE(plan.ok());
-  EXPECT_FALSE(Runnable((*plan)[0].runs[0].row, false));
-  EXPECT_TRUE(Runnable((*plan)[0].runs[0].row, true));
+  // A failed run reruns only when asked, and then with its finished partner.
+  EXPECT_FALSE(Runnable((*plan)[0], false));
+  EXPECT_TRUE(Runnable((*plan)[0], true));
+  // An interrupted workload runs again whole.
+  EXPECT_TRUE(Runnable((*plan)[1], false));
+  EXPECT_TRUE(Done((*plan)[1].runs[0].row, false));
+  EXPECT_FALSE(Done((*plan)[1].runs[1].row, false));
+}
+
+TEST_F(PlanTest, CellsRadtWritesAreUnderstood) {
+  Result<std::vector<Workload>> plan =
+      PlanOf(std::string(kHeader) + "e,1,,,-,nan,work.py,,batch-size=128 trainer.max_epochs=2\n");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const PlannedRun& r = (*plan)[0].runs[0];
+  EXPECT_EQ(r.row.collocation, "-");
+  EXPECT_EQ(r.letter, "A-");
+  EXPECT_TRUE(r.listeners.empty());  // an empty Listeners cell: trainbench's default set
+  EXPECT_EQ(r.params, (std::vector<std::string>{"batch-size=128", "trainer.max_epochs=2"}));
 }
 
 TEST_F(PlanTest, WriteBackFillsTheRowAndKeepsTheUsersOtherLines) {

@@ -119,7 +119,7 @@ void PrintSummary(const std::vector<Outcome>& outcomes) {
 }  // namespace
 
 Result<int> RunSchedule(const ScheduleOptions& o) {
-  Result<std::string> text = ReadFile(o.file);
+  Result<std::string> text = o.text.empty() ? ReadFile(o.file) : Result<std::string>(o.text);
   if (!text.ok()) return text.status();
   Result<ExperimentFile> file = ParseExperimentFile(*text, o.file);
   if (!file.ok()) return file.status();
@@ -131,8 +131,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
 
   size_t total = plan->size(), todo = 0;
   for (const Workload& w : *plan) {
-    todo += std::any_of(w.runs.begin(), w.runs.end(),
-                        [&](const PlannedRun& r) { return Runnable(r.row, o.rerun); });
+    todo += Runnable(w, o.rerun);
   }
   std::printf("trainbench: %s: %zu workloads, %zu to run%s\n", o.file.c_str(), total, todo,
               o.dry_run ? " (dry run: nothing runs, the file is not changed)" : "");
@@ -158,7 +157,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     ++index;
     std::vector<const PlannedRun*> runs;
     for (const PlannedRun& r : w.runs) {
-      if (Runnable(r.row, o.rerun)) runs.push_back(&r);
+      if (Runnable(w, o.rerun)) runs.push_back(&r);
     }
     if (runs.empty()) continue;
     int64_t elapsed = WallMillis() - started_ms;
@@ -313,7 +312,11 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       }
       unwritten.push_back({r, rec.ok() ? status + " " + rec->name : status, rec.ok() ? r->id : ""});
     }
-    WriteBack(o.file, unwritten);
+    if (o.text.empty()) {
+      WriteBack(o.file, unwritten);
+    } else {
+      unwritten.clear();  // a command line has no file to write to; the summary says it all
+    }
     ++done_workloads;
     if (interrupted) break;
   }

@@ -2,8 +2,9 @@
 // the runs of a workload started together, each run a `trainbench run` child process (so
 // a run is supervised, sampled and stored exactly as on its own). After each workload
 // the Status and Run cells of its rows are written back into the file (write and
-// rename); FINISHED rows are skipped on the next start, FAILED ones rerun with --rerun,
-// and an interrupted workload runs again.
+// rename). As in radT, a workload runs whole or not at all: it is skipped when every row
+// is FINISHED (or FAILED, unless --rerun), so an interrupted workload and, with --rerun, one
+// with a failed run, run again with all their runs together.
 //
 // Collocation: "-" (or empty) shares the device naively. "MPS" (or "MPS:PERCENT") starts an
 // MPS control daemon for the workload with its own pipe and log directories, points the
@@ -11,8 +12,8 @@
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) and quits it after the workload, also when runs fail
 // or are interrupted. A MIG profile ("2g.10gb") creates one GPU and compute instance per
 // run on the row's GPU (which must be in MIG mode; root), gives each run its instance's
-// MIG UUID, and destroys the instances afterwards. The Listeners nsys, nsysraw, ncu and
-// ncuraw wrap the run's command in Nsight Systems or Compute (radT's options), with the
+// MIG UUID, and destroys the instances afterwards. The Listeners nsys, nsysraw, ncu,
+// ncuraw and ncuattach wrap the run's command in Nsight Systems or Compute (radT's options), with the
 // report written into the run's artifacts and DCGM's profiling paused meanwhile.
 // Devices and MIG mode are checked with nvidia-smi before anything runs.
 //
@@ -27,10 +28,13 @@ namespace tb {
 
 struct ScheduleOptions {
   std::string file;
+  // The experiment's text when it is not read from `file` (radT's `trainbench train.py`
+  // form): `file` then only names it in messages, and no statuses are written back.
+  std::string text;
   std::string store;
   std::string python;  // interpreter for the File column's scripts
   bool dry_run = false;
-  bool rerun = false;        // FAILED rows run again
+  bool rerun = false;        // workloads with a FAILED row run again, all their rows
   bool color = false;        // colour each run's output prefix
   bool drop_caches = false;  // drop the page cache before each workload (root)
   int max_epochs = 0;        // each run ends after this many epochs (0: no limit)

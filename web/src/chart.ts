@@ -6,7 +6,8 @@ import uPlot from "uplot";
 import * as api from "./api";
 import type { ChartState, Grouping, XKind } from "./state";
 import { buildScene, toCanvas, toPdf, toSvg, type Plot, type PlotEvent } from "./scene";
-import { clock, esc, value, xLabel } from "./format";
+import { esc, value, xLabel } from "./format";
+import { chartFrame, runDetails } from "./details";
 import { plotCsv } from "./csv";
 import { download } from "./download";
 import { eventMarks, lineStyle, phaseSpans, plotBounds, plotted, type Line, type PhaseSpan } from "./lines";
@@ -50,33 +51,7 @@ export class ChartPanel {
     this.el.className = "chart";
     this.el.dataset.chart = state.id;
     this.el.setAttribute("aria-label", `Chart of ${state.metric}`);
-    this.el.innerHTML = `
-      <header>
-        <h3>${esc(state.metric)}${state.labels ? ` <small>${esc(state.labels)}</small>` : ""}</h3>
-        <span class="chart-info"></span>
-        <span class="spacer"></span>
-        <label>Group <select data-k="grouping" aria-label="Grouping">
-          <option value="runs">each run</option><option value="workloads">workload mean, min-max</option>
-          <option value="mixed">workloads and runs</option></select></label>
-        <label>X <select data-k="x" aria-label="X axis">
-          <option value="relative">time since start</option><option value="wall">wall time</option>
-          <option value="step">step</option></select></label>
-        <label title="Exponential moving average">Smooth <input data-k="smoothing" type="range" min="0" max="99" aria-label="Smoothing"></label>
-        <label>Width <select data-k="width" aria-label="Line width"><option>1</option><option>2</option><option>3</option><option>4</option></select></label>
-        <label><input data-k="mono" type="checkbox"> Mono</label>
-      </header>
-      <div class="chart-tools">
-        <button data-a="selection" type="button" title="Show the runs selected in the sidebar">Use selection</button>
-        <button data-a="reset" type="button">Reset zoom</button>
-        <span class="spacer"></span>
-        <button data-a="png" type="button">PNG</button><button data-a="svg" type="button">SVG</button>
-        <button data-a="pdf" type="button">PDF</button><button data-a="csv" type="button">CSV</button>
-        <button data-a="remove" type="button" aria-label="Remove chart">✕</button>
-      </div>
-      <div class="plot" tabindex="0" aria-label="Plot: drag to zoom, + and - zoom, arrows pan, 0 resets"></div>
-      <div class="overview" aria-label="Overview: drag to choose the range"></div>
-      <div class="run-details" hidden></div>
-      <div class="tooltip" hidden></div>`;
+    this.el.innerHTML = chartFrame(state);
     this.body = this.el.querySelector(".plot")!;
     this.over = this.el.querySelector(".overview")!;
     this.info = this.el.querySelector(".chart-info")!;
@@ -470,19 +445,9 @@ export class ChartPanel {
     if (!this.plot) return;
     const n = this.nearest(this.plot);
     const r = n?.line.run ? this.host.run(n.line.run) : undefined;
-    if (!r) {
-      this.details.hidden = true;
-      return;
-    }
-    const params = Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" ");
-    this.details.hidden = false;
-    this.details.innerHTML = `<button type="button" class="close" aria-label="Close details">✕</button>
-      <b>${esc(r.name)}</b> <span class="status ${r.status}">${r.status}</span> ${esc(r.experiment)}/${esc(r.workload || "-")}
-      <br><code>${esc(r.command)}</code><br>params: ${esc(params || "-")}; devices: ${esc(r.devices || "-")};
-      collocation: ${esc(r.collocation || "-")}; ${esc(duration(r))}; id ${r.id}
-      <ul class="phases">${(this.runPhases.get(r.id) ?? [])
-        .map((p) => `<li><b>${esc(p.kind)}</b> ${clock((p.start_ms - r.start_ms) / 1000)}-${clock((p.end_ms - r.start_ms) / 1000)}: ${esc(p.detail)}</li>`)
-        .join("")}</ul>`;
+    this.details.hidden = !r;
+    if (!r) return;
+    this.details.innerHTML = runDetails(r, this.runPhases.get(r.id) ?? []);
     this.details.querySelector(".close")!.addEventListener("click", () => (this.details.hidden = true));
   }
 
@@ -518,8 +483,4 @@ export class ChartPanel {
     if (kind === "pdf") return download(`${name}.pdf`, new Blob([toPdf(scene) as BlobPart], { type: "application/pdf" }));
     toCanvas(scene).toBlob((b) => b && download(`${name}.png`, b), "image/png");
   }
-}
-
-function duration(r: api.RunInfo) {
-  return r.duration_ms ? `ran ${clock(Math.round(r.duration_ms / 1000))}` : "";
 }

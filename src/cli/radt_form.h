@@ -1,0 +1,51 @@
+// radT's command line, for its users' habits: no subcommand, radT's options before the
+// file, and the file either a script (a one-run experiment, the words after it given to
+// the script unchanged) or an experiment file (scheduled as `trainbench schedule` would):
+//
+//   trainbench [-e N] [-w N] [-d DEVICES] [-c COLLOCATION] [-l LISTENERS] train.py [ARGS...]
+//   trainbench [-r] [-i EPOCHS] [-t MINUTES] experiment.csv
+//
+// -r/--rerun reruns workloads with a FAILED run, -i/--epoch ends each script after N epochs
+// (scripts that log epochs through trainbench's client), -t/--time gives each run that many
+// minutes; --local is what trainbench always does. radT's options trainbench does not
+// support (--conda, --manual) are refused by name.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "schedule/scheduler.h"
+
+namespace tb::cli {
+
+struct RadtCommand {
+  std::string file;                      // the .py or .csv, as given
+  std::vector<std::string> script_args;  // after a .py: its own words
+  std::string experiment = "Default";    // -e (radT's 0 is MLflow's Default experiment)
+  std::string workload = "0";            // -w
+  std::string devices;                   // -d; "" picks GPU 0 where there is one, else none
+  std::string collocation = "-";         // -c
+  std::string listeners;                 // -l; "" is trainbench's default set
+  bool rerun = false;                    // -r
+  int max_epochs = 0;                    // -i
+  int max_minutes = 0;                   // -t
+  std::string store;                     // --store (trainbench's own)
+  std::vector<std::string> row_options;  // the -e/-w/-d/-c/-l given, to refuse with a .csv
+
+  bool is_script() const;
+};
+
+// radT's form, or nullopt when `args` (argv without the program) is not radT's form: it
+// starts with a subcommand or --help/--version, or names no .py or .csv file.
+std::optional<Result<RadtCommand>> ParseRadtForm(const std::vector<std::string>& args);
+
+// The experiment file radT makes of a script command: one row, its Params the script's
+// words quoted so that they come back unchanged.
+std::string ScriptAsExperiment(const RadtCommand& c, bool has_gpu);
+
+// What `trainbench schedule` is given for the command.
+ScheduleOptions ScheduleFor(const RadtCommand& c, bool has_gpu);
+
+}  // namespace tb::cli

@@ -1,0 +1,49 @@
+// The markup of a chart: its frame of controls, and a run's details under it, shown
+// when the run's line is clicked (what ran, with which params and devices, for how long,
+// and the phases trainbench found in it).
+import type * as api from "./api";
+import { clock, esc } from "./format";
+import type { ChartState } from "./state";
+
+export function chartFrame(state: ChartState): string {
+  return `
+      <header>
+        <h3>${esc(state.metric)}${state.labels ? ` <small>${esc(state.labels)}</small>` : ""}</h3>
+        <span class="chart-info"></span>
+        <span class="spacer"></span>
+        <label>Group <select data-k="grouping" aria-label="Grouping">
+          <option value="runs">each run</option><option value="workloads">workload mean, min-max</option>
+          <option value="mixed">workloads and runs</option></select></label>
+        <label>X <select data-k="x" aria-label="X axis">
+          <option value="relative">time since start</option><option value="wall">wall time</option>
+          <option value="step">step</option></select></label>
+        <label title="Exponential moving average">Smooth <input data-k="smoothing" type="range" min="0" max="99" aria-label="Smoothing"></label>
+        <label>Width <select data-k="width" aria-label="Line width"><option>1</option><option>2</option><option>3</option><option>4</option></select></label>
+        <label><input data-k="mono" type="checkbox"> Mono</label>
+      </header>
+      <div class="chart-tools">
+        <button data-a="selection" type="button" title="Show the runs selected in the sidebar">Use selection</button>
+        <button data-a="reset" type="button">Reset zoom</button>
+        <span class="spacer"></span>
+        <button data-a="png" type="button">PNG</button><button data-a="svg" type="button">SVG</button>
+        <button data-a="pdf" type="button">PDF</button><button data-a="csv" type="button">CSV</button>
+        <button data-a="remove" type="button" aria-label="Remove chart">✕</button>
+      </div>
+      <div class="plot" tabindex="0" aria-label="Plot: drag to zoom, + and - zoom, arrows pan, 0 resets"></div>
+      <div class="overview" aria-label="Overview: drag to choose the range"></div>
+      <div class="run-details" hidden></div>
+      <div class="tooltip" hidden></div>`;
+}
+
+export function runDetails(r: api.RunInfo, phases: api.PhaseInfo[]): string {
+  const params = Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" ");
+  const ran = r.duration_ms ? `ran ${clock(Math.round(r.duration_ms / 1000))}` : "";
+  const since = (ms: number) => clock((ms - r.start_ms) / 1000);
+  return `<button type="button" class="close" aria-label="Close details">✕</button>
+    <b>${esc(r.name)}</b> <span class="status ${r.status}">${r.status}</span> ${esc(r.experiment)}/${esc(r.workload || "-")}
+    <br><code>${esc(r.command)}</code><br>params: ${esc(params || "-")}; devices: ${esc(r.devices || "-")};
+    collocation: ${esc(r.collocation || "-")}; ${esc(ran)}; id ${r.id}
+    <ul class="phases">${phases
+      .map((p) => `<li><b>${esc(p.kind)}</b> ${since(p.start_ms)}-${since(p.end_ms)}: ${esc(p.detail)}</li>`)
+      .join("")}</ul>`;
+}
