@@ -98,7 +98,7 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
     env.push_back("TRAINBENCH_TRACKING_URI=" + c.tracking_uri);
     env.push_back("MLFLOW_TRACKING_URI=" + c.tracking_uri);
     env.push_back("MLFLOW_RUN_ID=" + c.run_id);
-    env.push_back("MLFLOW_EXPERIMENT_ID=" + std::to_string(c.experiment_id));
+    env.push_back("MLFLOW_EXPERIMENT_ID=" + c.experiment_id);
   }
   if (c.max_epochs > 0) env.push_back("TRAINBENCH_MAX_EPOCHS=" + std::to_string(c.max_epochs));
   if (!c.python_dir.empty())

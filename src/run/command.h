@@ -37,8 +37,8 @@ KeyValues MergeParams(KeyValues base, const KeyValues& overrides);
 struct ChildSettings {
   std::string run_id;
   std::string store;
-  std::string tracking_uri;  // "" without the tracking API
-  int64_t experiment_id = 0;
+  std::string tracking_uri;   // "" without the tracking API
+  std::string experiment_id;  // as the tracking API names it (MlflowExperimentId)
   int max_epochs = 0;
   std::string python_dir;            // prepended to PYTHONPATH
   std::string cuda_visible_devices;  // "" keeps ours

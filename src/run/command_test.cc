@@ -50,7 +50,7 @@ TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
   std::vector<std::string> env = ChildEnvironment({.run_id = "abc",
                                                    .store = "sqlite:///tmp/s.db",
                                                    .tracking_uri = "http://127.0.0.1:5000",
-                                                   .experiment_id = 4,
+                                                   .experiment_id = "4",
                                                    .max_epochs = 0,
                                                    .python_dir = "/opt/tb/python",
                                                    .cuda_visible_devices = "GPU-1234"});
@@ -68,7 +68,7 @@ TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
   env = ChildEnvironment({.run_id = "abc",
                           .store = "s",
                           .tracking_uri = "",
-                          .experiment_id = 1,
+                          .experiment_id = "1",
                           .max_epochs = 0,
                           .python_dir = "",
                           .cuda_visible_devices = ""});

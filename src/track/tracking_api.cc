@@ -123,7 +123,7 @@ std::optional<std::string> BadName(std::string_view kind, std::string_view name)
 
 // The experiment's JSON as MLflow returns it.
 json ExperimentJson(const ExperimentInfo& e) {
-  return {{"experiment_id", std::to_string(e.id)},
+  return {{"experiment_id", ApiExperimentId(e)},
           {"name", e.name},
           {"artifact_location", ""},
           {"lifecycle_stage", "active"},
@@ -157,6 +157,10 @@ std::string ScriptMetricKey(std::string_view series) {
   return StartsWith(series, kScriptPrefix) ? std::string(series.substr(kScriptPrefix.size())) : "";
 }
 
+std::string MlflowExperimentId(const ExperimentInfo& e) {
+  return e.name == tracking::kDefaultExperiment ? "0" : std::to_string(e.id);
+}
+
 ApiResponse TrackingApi::Call::Dispatch() {
   std::string_view path = request_.path;
   if (StartsWith(path, kArtifacts)) return Artifact(path.substr(kArtifacts.size()));
@@ -166,6 +170,9 @@ ApiResponse TrackingApi::Call::Dispatch() {
   if (get && name == "experiments/get") return GetExperiment();
   if (get && name == "experiments/get-by-name") return GetExperimentByName();
   if (post && name == "experiments/create") return CreateExperiment();
+  if (post && name == "experiments/search") return SearchExperiments();
+  if (post && name == "runs/search") return SearchRuns();
+  if (post && name == "logged-models/search") return JsonAnswer({{"models", json::array()}});
   if (get && name == "runs/get") return GetRun();
   if (post && name == "runs/create") return CreateRun();
   if (post && name == "runs/update") return UpdateRun();

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tests/helpers/scratch_directory.h"
 
@@ -93,6 +94,82 @@ TEST_F(TrackingApiTest, ExperimentsCreateGetAndGetByName) {
   ExpectError(Get("experiments/get?experiment_id=999"), 404, "RESOURCE_DOES_NOT_EXIST");
   ExpectError(Get("experiments/get-by-name?experiment_name=nope"), 404, "RESOURCE_DOES_NOT_EXIST");
   ExpectError(Post("experiments/create", json::object()), 400, "INVALID_PARAMETER_VALUE");
+}
+
+TEST_F(TrackingApiTest, TheDefaultExperimentIsZeroAsInEveryMlflowStore) {
+  // `with mlflow.start_run():` with no experiment set creates its run in experiment "0".
+  Answer run = Post("runs/create", json{{"start_time", 1763777000000}});
+  ASSERT_EQ(run.status, 200) << run.body.dump();
+  EXPECT_EQ(run.body["run"]["info"]["experiment_id"], "0");
+  Answer zero = Get("experiments/get?experiment_id=0");
+  ASSERT_EQ(zero.status, 200);
+  EXPECT_EQ(zero.body["experiment"]["name"], "Default");
+  EXPECT_EQ(Get("experiments/get-by-name?experiment_name=Default").body["experiment"]["experiment_id"], "0");
+  EXPECT_EQ(store_->FindRun(run.body["run"]["info"]["run_id"].get<std::string>())->experiment, "Default");
+}
+
+TEST_F(TrackingApiTest, SearchRunsAsMlflowsClientsAskIt) {
+  std::string exp = Post("experiments/create", json{{"name", "sweep"}}).body["experiment_id"];
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    Answer r = Post("runs/create", json{{"experiment_id", exp},
+                                        {"start_time", 1763777000000 + i * 1000},
+                                        {"run_name", "lr" + std::to_string(i)}});
+    std::string id = r.body["run"]["info"]["run_id"];
+    ids.push_back(id);
+    ASSERT_EQ(
+        Post("runs/log-batch",
+             json{{"run_id", id},
+                  {"metrics",
+                   {{{"key", "loss"}, {"value", 1.0 / (i + 1)}, {"timestamp", 1763777000000}, {"step", 0}}}},
+                  {"params", {{{"key", "lr"}, {"value", std::to_string(i)}}}}})
+            .status,
+        200);
+  }
+  Post("runs/update", json{{"run_id", ids[2]}, {"status", "FINISHED"}});
+  auto search = [&](json body) {
+    body["experiment_ids"] = json::array({exp});
+    return Post("runs/search", body);
+  };
+  auto names = [](const Answer& a) {
+    std::vector<std::string> out;
+    for (const json& r : a.body.value("runs", json::array())) out.push_back(r["info"]["run_name"]);
+    return out;
+  };
+  // Newest first by default, as MLflow.
+  EXPECT_EQ(names(search(json::object())), (std::vector<std::string>{"lr2", "lr1", "lr0"}));
+  EXPECT_EQ(names(search({{"filter", "metrics.loss < 0.6"}, {"order_by", {"metrics.loss ASC"}}})),
+            (std::vector<std::string>{"lr2", "lr1"}));
+  EXPECT_EQ(names(search({{"filter", "params.lr = '0' and attributes.status = 'RUNNING'"}})),
+            (std::vector<std::string>{"lr0"}));
+  EXPECT_EQ(names(search({{"filter", "attributes.status = 'FINISHED'"}})), (std::vector<std::string>{"lr2"}));
+  // Pages: max_results and the next_page_token of the answer.
+  Answer first = search({{"max_results", 2}});
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(names(first).size(), 2u);
+  ASSERT_TRUE(first.body.contains("next_page_token"));
+  Answer second = search({{"max_results", 2}, {"page_token", first.body["next_page_token"]}});
+  EXPECT_EQ(names(second), (std::vector<std::string>{"lr0"}));
+  EXPECT_FALSE(second.body.contains("next_page_token"));
+  // Each run as runs/get gives it, metrics, params and all.
+  json run = search({{"filter", "params.lr = '1'"}}).body["runs"][0];
+  EXPECT_EQ(run["data"]["metrics"][0]["value"], 0.5);
+  // Mistakes are MLflow's errors.
+  ExpectError(search({{"filter", "attributes.colour = 'red'"}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(search({{"order_by", {"metrics.loss sideways"}}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/search", json{{"experiment_ids", {"424242"}}}), 404, "RESOURCE_DOES_NOT_EXIST");
+
+  // experiments/search lists Default too; a filter on the name.
+  Answer experiments = Post("experiments/search", json{{"max_results", 100}});
+  ASSERT_EQ(experiments.status, 200);
+  std::set<std::string> listed;
+  for (const json& e : experiments.body["experiments"]) listed.insert(e["name"]);
+  EXPECT_EQ(listed, (std::set<std::string>{"Default", "sweep"}));
+  Answer sweep = Post("experiments/search", json{{"filter", "name LIKE 'sw%'"}});
+  ASSERT_EQ(sweep.body["experiments"].size(), 1u);
+  EXPECT_EQ(sweep.body["experiments"][0]["experiment_id"], exp);
+  // MLflow 3's client asks for logged models; there are none.
+  EXPECT_EQ(Post("logged-models/search", json{{"experiment_ids", {exp}}}).body["models"], json::array());
 }
 
 TEST_F(TrackingApiTest, RunsCreateGetUpdate) {

@@ -46,6 +46,9 @@ std::optional<int64_t> IntOf(const json& v);
 // path (no empty, "." or ".." parts, no leading or trailing slash).
 std::optional<std::string> BadName(std::string_view kind, std::string_view name);
 
+inline constexpr std::string_view kDefaultExperiment = "Default";
+inline std::string ApiExperimentId(const ExperimentInfo& e) { return MlflowExperimentId(e); }
+
 // The experiment's JSON as MLflow returns it.
 json ExperimentJson(const ExperimentInfo& e);
 
@@ -106,6 +109,13 @@ class TrackingApi::Call {
   ApiResponse GetExperimentByName();
 
   ApiResponse CreateExperiment();
+
+  // experiments/search and runs/search (tracking_search.cc): MLflow's filter grammar,
+  // order_by, max_results and page_token.
+  ApiResponse SearchExperiments();
+  ApiResponse SearchRuns();
+  // Where a page starts (page_token) and how long it is (max_results, at most `limit`).
+  std::pair<size_t, size_t> Page(size_t limit);
 
   // --- runs ---
   json RunInfoJson(const RunRecord& r);

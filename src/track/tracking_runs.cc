@@ -18,6 +18,10 @@ namespace tb {
 using namespace tracking;  // NOLINT(google-build-using-namespace): this API's own helpers
 
 ExperimentInfo TrackingApi::Call::ExperimentById(const std::string& id) {
+  if (id == "0") {  // MLflow's Default experiment, made on first use
+    ThrowIfError(api_.store_.EnsureExperiment(std::string(kDefaultExperiment)).status());
+    if (std::optional<ExperimentInfo> e = ExperimentByName(std::string(kDefaultExperiment))) return *e;
+  }
   std::optional<int64_t> n = ParseInt(id);
   Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
   ThrowIfError(all.status());
@@ -55,7 +59,7 @@ ApiResponse TrackingApi::Call::CreateExperiment() {
   }
   Result<int64_t> id = api_.store_.EnsureExperiment(name);
   ThrowIfError(id.status());
-  return JsonAnswer({{"experiment_id", std::to_string(*id)}});
+  return JsonAnswer({{"experiment_id", ApiExperimentId({*id, name, 0})}});
 }
 
 json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
@@ -63,7 +67,7 @@ json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
   ThrowIfError(all.status());
   std::string experiment_id;
   for (const ExperimentInfo& e : *all) {
-    if (e.name == r.experiment) experiment_id = std::to_string(e.id);
+    if (e.name == r.experiment) experiment_id = ApiExperimentId(e);
   }
   std::string user;
   for (const auto& [k, v] : r.tags) {

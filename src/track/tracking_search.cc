@@ -1,0 +1,147 @@
+// experiments/search and runs/search, as MLflow's clients call them (mlflow.search_runs,
+// MlflowClient.search_runs and search_experiments): a filter in MLflow's grammar
+// (track/search_filter.h), order_by, max_results and an opaque page_token.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "platform/api_toolkit.h"
+#include "track/search_filter.h"
+#include "track/tracking_call.h"
+
+namespace tb {
+
+using namespace tracking;  // NOLINT(google-build-using-namespace): this API's own helpers
+
+namespace {
+
+const std::vector<std::string> kRunAttributes = {"run_id",       "run_name",   "status",  "user_id",
+                                                 "artifact_uri", "start_time", "end_time"};
+const std::vector<std::string> kRunNumbers = {"start_time", "end_time"};
+const std::vector<std::string> kExperimentAttributes = {"name", "experiment_id", "creation_time",
+                                                        "last_update_time"};
+const std::vector<std::string> kExperimentNumbers = {"creation_time", "last_update_time"};
+
+std::vector<std::string> StringList(const json& body, const char* field) {
+  std::vector<std::string> out;
+  if (!body.contains(field) || body[field].is_null()) return out;
+  if (!body[field].is_array()) {
+    throw InvalidParameter(Concat({"Invalid value for parameter '", field, "': expected a list of strings"}));
+  }
+  for (const json& v : body[field]) {
+    if (!v.is_string()) throw InvalidParameter(Concat({"Invalid value in '", field, "': expected a string"}));
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+template <typename T>
+T OrThrow(Result<T> r) {
+  if (!r.ok()) throw InvalidParameter(r.status().message());
+  return std::move(*r);
+}
+
+// The page of `all` from `start`, `count` long, and the token of the next one.
+json PageOf(const std::vector<json>& all, size_t start, size_t count, const char* field) {
+  json out = {{field, json::array()}};
+  for (size_t i = start; i < all.size() && i < start + count; ++i) out[field].push_back(all[i]);
+  if (start + count < all.size()) out["next_page_token"] = std::to_string(start + count);
+  return out;
+}
+
+}  // namespace
+
+std::pair<size_t, size_t> TrackingApi::Call::Page(size_t limit) {
+  std::optional<int64_t> max = Int(Body(), "max_results");
+  if (max && (*max < 1 || static_cast<size_t>(*max) > limit)) {
+    throw InvalidParameter("Invalid value for parameter 'max_results' supplied. It must be at most " +
+                           std::to_string(limit) + ", and at least 1");
+  }
+  size_t start = 0;
+  if (std::optional<std::string> token = Text("page_token"); token && !token->empty()) {
+    std::optional<uint64_t> n = ParseUint(*token);
+    if (!n)
+      throw InvalidParameter("Invalid page token '" + *token + "': pass the next_page_token of an answer");
+    start = *n;
+  }
+  return {start, max ? static_cast<size_t>(*max) : 1000};
+}
+
+ApiResponse TrackingApi::Call::SearchExperiments() {
+  const json& b = Body();
+  std::vector<Clause> filter =
+      OrThrow(ParseFilter(Text("filter").value_or(""), kExperimentAttributes, kExperimentNumbers));
+  std::vector<OrderKey> order;
+  for (const std::string& item : StringList(b, "order_by"))
+    order.push_back(OrThrow(ParseOrderBy(item, kExperimentAttributes)));
+  order.push_back({Entity::kAttribute, "last_update_time", false});  // MLflow's default
+  order.push_back({Entity::kAttribute, "experiment_id", true});
+  auto [start, count] = Page(50000);
+  // Every MLflow store has its Default experiment.
+  ThrowIfError(api_.store_.EnsureExperiment(std::string(kDefaultExperiment)).status());
+  Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
+  ThrowIfError(all.status());
+  std::vector<std::pair<Searchable, json>> found;
+  for (const ExperimentInfo& e : *all) {
+    Searchable s;
+    s.attributes = {{"name", e.name},
+                    {"experiment_id", ApiExperimentId(e)},
+                    {"creation_time", std::to_string(e.created_ms)},
+                    {"last_update_time", std::to_string(e.created_ms)}};
+    if (Matches(filter, s, kExperimentNumbers)) found.emplace_back(std::move(s), ExperimentJson(e));
+  }
+  std::stable_sort(found.begin(), found.end(), [&](const auto& x, const auto& y) {
+    return Before(x.first, y.first, order, kExperimentNumbers);
+  });
+  std::vector<json> answers;
+  answers.reserve(found.size());
+  for (auto& f : found) answers.push_back(std::move(f.second));
+  return JsonAnswer(PageOf(answers, start, count, "experiments"));
+}
+
+ApiResponse TrackingApi::Call::SearchRuns() {
+  const json& b = Body();
+  std::vector<std::string> experiment_ids = StringList(b, "experiment_ids");
+  std::vector<Clause> filter = OrThrow(ParseFilter(Text("filter").value_or(""), kRunAttributes, kRunNumbers));
+  std::vector<OrderKey> order;
+  for (const std::string& item : StringList(b, "order_by"))
+    order.push_back(OrThrow(ParseOrderBy(item, kRunAttributes)));
+  order.push_back({Entity::kAttribute, "start_time", false});  // MLflow's default
+  order.push_back({Entity::kAttribute, "run_id", true});
+  auto [start, count] = Page(50000);
+  std::vector<std::string> experiments;
+  experiments.reserve(experiment_ids.size());
+  for (const std::string& id : experiment_ids) experiments.push_back(ExperimentById(id).name);
+
+  std::vector<std::pair<Searchable, json>> found;
+  for (const std::string& name : experiments) {
+    Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(name);
+    ThrowIfError(runs.status());
+    for (const RunRecord& r : *runs) {
+      json run = RunJson(r);
+      Searchable s;
+      for (const std::string& key : kRunAttributes) {
+        const json& v = run["info"].contains(key) ? run["info"][key] : json();
+        if (v.is_string()) s.attributes[key] = v.get<std::string>();
+        if (v.is_number()) s.attributes[key] = std::to_string(v.get<int64_t>());
+      }
+      for (const json& m : run["data"]["metrics"]) {
+        std::optional<double> v = ValueOf(m["value"]);
+        if (v) s.metrics[m["key"].get<std::string>()] = *v;
+      }
+      for (const auto& [k, v] : r.params) s.params[k] = v;
+      for (const auto& [k, v] : r.tags) s.tags[k] = v;
+      s.tags.emplace("mlflow.runName", r.name);
+      if (Matches(filter, s, kRunNumbers)) found.emplace_back(std::move(s), std::move(run));
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [&](const auto& x, const auto& y) {
+    return Before(x.first, y.first, order, kRunNumbers);
+  });
+  std::vector<json> answers;
+  answers.reserve(found.size());
+  for (auto& f : found) answers.push_back(std::move(f.second));
+  return JsonAnswer(PageOf(answers, start, count, "runs"));
+}
+
+}  // namespace tb
