@@ -172,6 +172,8 @@ ApiResponse TrackingApi::Call::Dispatch() {
   if (post && name == "experiments/create") return CreateExperiment();
   if (post && name == "experiments/search") return SearchExperiments();
   if (post && name == "runs/search") return SearchRuns();
+  if (post && name == "runs/delete") return DeleteRun();
+  if (post && name == "runs/restore") return RestoreRun();
   if (post && name == "logged-models/search") return JsonAnswer({{"models", json::array()}});
   if (get && name == "runs/get") return GetRun();
   if (post && name == "runs/create") return CreateRun();

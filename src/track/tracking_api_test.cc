@@ -168,6 +168,18 @@ TEST_F(TrackingApiTest, SearchRunsAsMlflowsClientsAskIt) {
   Answer sweep = Post("experiments/search", json{{"filter", "name LIKE 'sw%'"}});
   ASSERT_EQ(sweep.body["experiments"].size(), 1u);
   EXPECT_EQ(sweep.body["experiments"][0]["experiment_id"], exp);
+  // A deleted run leaves the default view and comes back when restored.
+  ASSERT_EQ(Post("runs/delete", json{{"run_id", ids[0]}}).status, 200);
+  EXPECT_EQ(names(search(json::object())), (std::vector<std::string>{"lr2", "lr1"}));
+  EXPECT_EQ(names(search({{"run_view_type", "DELETED_ONLY"}})), (std::vector<std::string>{"lr0"}));
+  Answer deleted = Get("runs/get?run_id=" + ids[0]);
+  EXPECT_EQ(deleted.body["run"]["info"]["lifecycle_stage"], "deleted");
+  EXPECT_TRUE(deleted.body["run"]["data"]["tags"].empty()) << deleted.body.dump();
+  ASSERT_EQ(Post("runs/restore", json{{"run_id", ids[0]}}).status, 200);
+  EXPECT_EQ(names(search({{"run_view_type", "ALL"}})).size(), 3u);
+  EXPECT_EQ(Get("runs/get?run_id=" + ids[0]).body["run"]["info"]["lifecycle_stage"], "active");
+  ExpectError(Post("runs/delete", json{{"run_id", "0123456789abcdef0123456789abcdef"}}), 404,
+              "RESOURCE_DOES_NOT_EXIST");
   // MLflow 3's client asks for logged models; there are none.
   EXPECT_EQ(Post("logged-models/search", json{{"experiment_ids", {exp}}}).body["models"], json::array());
 }

@@ -47,6 +47,16 @@ std::optional<int64_t> IntOf(const json& v);
 std::optional<std::string> BadName(std::string_view kind, std::string_view name);
 
 inline constexpr std::string_view kDefaultExperiment = "Default";
+
+// A run deleted through runs/delete (MLflow's lifecycle stage "deleted") carries this tag;
+// runs/restore removes it. It is not shown among the run's tags.
+inline constexpr std::string_view kDeletedTag = "trainbench.deleted";
+inline bool IsDeleted(const RunRecord& r) {
+  for (const auto& [k, v] : r.tags) {
+    if (k == kDeletedTag) return true;
+  }
+  return false;
+}
 inline std::string ApiExperimentId(const ExperimentInfo& e) { return MlflowExperimentId(e); }
 
 // The experiment's JSON as MLflow returns it.
@@ -114,6 +124,8 @@ class TrackingApi::Call {
   // order_by, max_results and page_token.
   ApiResponse SearchExperiments();
   ApiResponse SearchRuns();
+  ApiResponse DeleteRun();
+  ApiResponse RestoreRun();
   // Where a page starts (page_token) and how long it is (max_results, at most `limit`).
   std::pair<size_t, size_t> Page(size_t limit);
 

@@ -82,7 +82,7 @@ json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
                {"status", r.status},
                {"start_time", r.start_ms},
                {"artifact_uri", dir.ok() ? "file://" + *dir : ""},
-               {"lifecycle_stage", "active"}};
+               {"lifecycle_stage", IsDeleted(r) ? "deleted" : "active"}};
   if (r.end_ms > 0) info["end_time"] = r.end_ms;
   return info;
 }
@@ -90,7 +90,9 @@ json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
 json TrackingApi::Call::RunJson(const RunRecord& r) {
   auto kv_list = [](const KeyValues& kvs) {
     json list = json::array();
-    for (const auto& [k, v] : kvs) list.push_back({{"key", k}, {"value", v}});
+    for (const auto& [k, v] : kvs) {
+      if (k != kDeletedTag) list.push_back({{"key", k}, {"value", v}});
+    }
     return list;
   };
   json metrics = json::array();
@@ -264,6 +266,19 @@ ApiResponse TrackingApi::Call::DeleteTag() {
   std::string key = Required("key");
   Exists(run_id);
   ThrowIfError(api_.store_.DeleteTag(run_id, key));
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::DeleteRun() {
+  std::string run_id = RunIdField();
+  Exists(run_id);
+  ThrowIfError(api_.store_.SetTags(run_id, {{std::string(kDeletedTag), "true"}}));
+  return JsonAnswer(json::object());
+}
+
+ApiResponse TrackingApi::Call::RestoreRun() {
+  std::string run_id = RunIdField();
+  if (IsDeleted(Run(run_id))) ThrowIfError(api_.store_.DeleteTag(run_id, std::string(kDeletedTag)));
   return JsonAnswer(json::object());
 }
 

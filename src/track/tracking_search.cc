@@ -109,6 +109,12 @@ ApiResponse TrackingApi::Call::SearchRuns() {
   order.push_back({Entity::kAttribute, "start_time", false});  // MLflow's default
   order.push_back({Entity::kAttribute, "run_id", true});
   auto [start, count] = Page(50000);
+  // ACTIVE_ONLY (the default), DELETED_ONLY or ALL, as MLflow's ViewType.
+  std::string view = Text("run_view_type").value_or("ACTIVE_ONLY");
+  if (view != "ACTIVE_ONLY" && view != "DELETED_ONLY" && view != "ALL") {
+    throw InvalidParameter("Invalid value for parameter 'run_view_type': '" + view +
+                           "' (ACTIVE_ONLY, DELETED_ONLY or ALL)");
+  }
   std::vector<std::string> experiments;
   experiments.reserve(experiment_ids.size());
   for (const std::string& id : experiment_ids) experiments.push_back(ExperimentById(id).name);
@@ -118,6 +124,7 @@ ApiResponse TrackingApi::Call::SearchRuns() {
     Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(name);
     ThrowIfError(runs.status());
     for (const RunRecord& r : *runs) {
+      if (view != "ALL" && IsDeleted(r) != (view == "DELETED_ONLY")) continue;
       json run = RunJson(r);
       Searchable s;
       for (const std::string& key : kRunAttributes) {
