@@ -41,11 +41,18 @@ T OrThrow(Result<T> r) {
   return std::move(*r);
 }
 
-// The page of `all` from `start`, `count` long, and the token of the next one.
-json PageOf(const std::vector<json>& all, size_t start, size_t count, const char* field) {
+using Found = std::vector<std::pair<Searchable, json>>;
+
+// What was found, sorted by `order`: the page from `start`, `count` long, under `field`,
+// with the token of the next page when there is one.
+json SortedPage(Found& found, const std::vector<OrderKey>& order, const std::vector<std::string>& numbers,
+                size_t start, size_t count, const char* field) {
+  std::stable_sort(found.begin(), found.end(),
+                   [&](const auto& x, const auto& y) { return Before(x.first, y.first, order, numbers); });
   json out = {{field, json::array()}};
-  for (size_t i = start; i < all.size() && i < start + count; ++i) out[field].push_back(all[i]);
-  if (start + count < all.size()) out["next_page_token"] = std::to_string(start + count);
+  for (size_t i = start; i < found.size() && i < start + count; ++i)
+    out[field].push_back(std::move(found[i].second));
+  if (start + count < found.size()) out["next_page_token"] = std::to_string(start + count);
   return out;
 }
 
@@ -81,7 +88,7 @@ ApiResponse TrackingApi::Call::SearchExperiments() {
   ThrowIfError(api_.store_.EnsureExperiment(std::string(kDefaultExperiment)).status());
   Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
   ThrowIfError(all.status());
-  std::vector<std::pair<Searchable, json>> found;
+  Found found;
   for (const ExperimentInfo& e : *all) {
     Searchable s;
     s.attributes = {{"name", e.name},
@@ -90,13 +97,7 @@ ApiResponse TrackingApi::Call::SearchExperiments() {
                     {"last_update_time", std::to_string(e.created_ms)}};
     if (Matches(filter, s, kExperimentNumbers)) found.emplace_back(std::move(s), ExperimentJson(e));
   }
-  std::stable_sort(found.begin(), found.end(), [&](const auto& x, const auto& y) {
-    return Before(x.first, y.first, order, kExperimentNumbers);
-  });
-  std::vector<json> answers;
-  answers.reserve(found.size());
-  for (auto& f : found) answers.push_back(std::move(f.second));
-  return JsonAnswer(PageOf(answers, start, count, "experiments"));
+  return JsonAnswer(SortedPage(found, order, kExperimentNumbers, start, count, "experiments"));
 }
 
 ApiResponse TrackingApi::Call::SearchRuns() {
@@ -119,7 +120,7 @@ ApiResponse TrackingApi::Call::SearchRuns() {
   experiments.reserve(experiment_ids.size());
   for (const std::string& id : experiment_ids) experiments.push_back(ExperimentById(id).name);
 
-  std::vector<std::pair<Searchable, json>> found;
+  Found found;
   for (const std::string& name : experiments) {
     Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(name);
     ThrowIfError(runs.status());
@@ -142,13 +143,7 @@ ApiResponse TrackingApi::Call::SearchRuns() {
       if (Matches(filter, s, kRunNumbers)) found.emplace_back(std::move(s), std::move(run));
     }
   }
-  std::stable_sort(found.begin(), found.end(), [&](const auto& x, const auto& y) {
-    return Before(x.first, y.first, order, kRunNumbers);
-  });
-  std::vector<json> answers;
-  answers.reserve(found.size());
-  for (auto& f : found) answers.push_back(std::move(f.second));
-  return JsonAnswer(PageOf(answers, start, count, "runs"));
+  return JsonAnswer(SortedPage(found, order, kRunNumbers, start, count, "runs"));
 }
 
 }  // namespace tb
