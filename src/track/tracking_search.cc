@@ -41,6 +41,17 @@ T OrThrow(Result<T> r) {
   return std::move(*r);
 }
 
+// The request's order_by items, then MLflow's default order and a tie-breaker.
+std::vector<OrderKey> OrderOf(const json& body, const std::vector<std::string>& attributes,
+                              const OrderKey& fallback, const OrderKey& tie) {
+  std::vector<OrderKey> order;
+  for (const std::string& item : StringList(body, "order_by"))
+    order.push_back(OrThrow(ParseOrderBy(item, attributes)));
+  order.push_back(fallback);
+  order.push_back(tie);
+  return order;
+}
+
 using Found = std::vector<std::pair<Searchable, json>>;
 
 // What was found, sorted by `order`: the page from `start`, `count` long, under `field`,
@@ -78,11 +89,9 @@ ApiResponse TrackingApi::Call::SearchExperiments() {
   const json& b = Body();
   std::vector<Clause> filter =
       OrThrow(ParseFilter(Text("filter").value_or(""), kExperimentAttributes, kExperimentNumbers));
-  std::vector<OrderKey> order;
-  for (const std::string& item : StringList(b, "order_by"))
-    order.push_back(OrThrow(ParseOrderBy(item, kExperimentAttributes)));
-  order.push_back({Entity::kAttribute, "last_update_time", false});  // MLflow's default
-  order.push_back({Entity::kAttribute, "experiment_id", true});
+  std::vector<OrderKey> order =
+      OrderOf(b, kExperimentAttributes, {Entity::kAttribute, "last_update_time", false},
+              {Entity::kAttribute, "experiment_id", true});
   auto [start, count] = Page(50000);
   // Every MLflow store has its Default experiment.
   ThrowIfError(api_.store_.EnsureExperiment(std::string(kDefaultExperiment)).status());
@@ -104,11 +113,8 @@ ApiResponse TrackingApi::Call::SearchRuns() {
   const json& b = Body();
   std::vector<std::string> experiment_ids = StringList(b, "experiment_ids");
   std::vector<Clause> filter = OrThrow(ParseFilter(Text("filter").value_or(""), kRunAttributes, kRunNumbers));
-  std::vector<OrderKey> order;
-  for (const std::string& item : StringList(b, "order_by"))
-    order.push_back(OrThrow(ParseOrderBy(item, kRunAttributes)));
-  order.push_back({Entity::kAttribute, "start_time", false});  // MLflow's default
-  order.push_back({Entity::kAttribute, "run_id", true});
+  std::vector<OrderKey> order = OrderOf(b, kRunAttributes, {Entity::kAttribute, "start_time", false},
+                                        {Entity::kAttribute, "run_id", true});
   auto [start, count] = Page(50000);
   // ACTIVE_ONLY (the default), DELETED_ONLY or ALL, as MLflow's ViewType.
   std::string view = Text("run_view_type").value_or("ACTIVE_ONLY");
