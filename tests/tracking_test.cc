@@ -206,7 +206,7 @@ print("active" if run.active else "inactive", n)
 
 // What MLflow's Python client sends for a run whose id it finds in MLFLOW_RUN_ID (MLflow
 // itself cannot be installed here): the run, metrics one by one and in batches, params,
-// tags, and artifacts copied to the file:// artifact URI.
+// tags, and artifacts uploaded to the mlflow-artifacts URI and listed.
 TEST_F(TrackingTest, MlflowShapedCallsFromTheScriptLandInTheRun) {
   Script("mlflow_like.py", R"(
 import json, os, shutil, time, urllib.request, urllib.parse
@@ -227,10 +227,15 @@ call("POST", "runs/log-batch", {"run_id": run_id,
      "params": [{"key": "hidden", "value": "128"}],
      "tags": [{"key": "mlflow.source.name", "value": "mlflow_like.py"}]})
 call("POST", "runs/set-tag", {"run_id": run_id, "key": "stage", "value": "dev"})
-artifacts = urllib.parse.urlparse(info["artifact_uri"]).path
-os.makedirs(os.path.join(artifacts, "model"), exist_ok=True)
-with open(os.path.join(artifacts, "model", "weights.txt"), "w") as f:
-    f.write("0.1 0.2")
+# MLflow's client resolves mlflow-artifacts:/ against the tracking URI and uploads there.
+uri = info["artifact_uri"]
+assert uri.startswith("mlflow-artifacts:/"), uri
+files = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow-artifacts/artifacts"
+root = uri[len("mlflow-artifacts:/"):]
+put = urllib.request.Request(files + "/" + root + "/model/weights.txt", data=b"0.1 0.2", method="PUT")
+urllib.request.urlopen(put).read()
+with urllib.request.urlopen(files + "?" + urllib.parse.urlencode({"path": root + "/model"})) as r:
+    print([(f["path"], f["is_dir"], f["file_size"]) for f in json.loads(r.read())["files"]])
 history = call("GET", "metrics/get-history", query={"run_id": run_id, "metric_key": "loss"})["metrics"]
 print([m["value"] for m in history])
 call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time": now + 2})
@@ -238,6 +243,7 @@ call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time":
   Shell r = Trainbench("run -l top --python " + kPython + " mlflow_like.py");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("[0.5, 0.25]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[('weights.txt', False, 7)]"), std::string::npos) << r.out;
   auto store = OpenStore();
   RunRecord run = OnlyRun(*store);
   EXPECT_EQ(run.status, kFinished);

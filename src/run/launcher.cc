@@ -42,8 +42,8 @@ std::string CurrentDirectory() {
   return getcwd(cwd, sizeof cwd) != nullptr ? cwd : "";
 }
 
-// Files the script wrote into the run's artifact directory itself (MLflow's client copies
-// artifacts to the file:// artifact URI it is given), recorded as artifacts.
+// Files the script wrote into the run's artifact directory itself (MLflow's clients upload
+// through the tracking API instead), recorded as artifacts.
 void RecordArtifactFiles(Store& store, const std::string& run_id, const std::string& dir) {
   Result<std::vector<ArtifactRecord>> known = store.ListArtifacts(run_id);
   std::error_code ec;

@@ -125,7 +125,7 @@ std::optional<std::string> BadName(std::string_view kind, std::string_view name)
 json ExperimentJson(const ExperimentInfo& e) {
   return {{"experiment_id", ApiExperimentId(e)},
           {"name", e.name},
-          {"artifact_location", ""},
+          {"artifact_location", "mlflow-artifacts:/" + ApiExperimentId(e)},
           {"lifecycle_stage", "active"},
           {"creation_time", e.created_ms},
           {"last_update_time", e.created_ms},

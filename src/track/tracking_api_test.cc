@@ -195,7 +195,9 @@ TEST_F(TrackingApiTest, RunsCreateGetUpdate) {
   EXPECT_EQ(info["run_name"], "r1");
   EXPECT_EQ(info["status"], "RUNNING");
   EXPECT_EQ(info["start_time"], 1763777000000);
-  EXPECT_TRUE(info["artifact_uri"].get<std::string>().starts_with("file:///"));
+  // As an MLflow server that serves artifacts: a client elsewhere uploads through the server.
+  EXPECT_EQ(info["artifact_uri"],
+            "mlflow-artifacts:/" + info["experiment_id"].get<std::string>() + "/" + run_id + "/artifacts");
 
   Answer updated = Post(
       "runs/update",
@@ -415,6 +417,42 @@ TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
   auto missing = client_->Get(base + "nothing.txt");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
+}
+
+// What MLflow's client does with the run's mlflow-artifacts URI: resolve it against the
+// tracking URI, upload, list a folder (by name, folders marked) before downloading.
+TEST_F(TrackingApiTest, ArtifactsListedByFolderAtTheRunsArtifactUri) {
+  std::string run_id = CreateRun();
+  std::string uri = Get("runs/get?run_id=" + run_id).body["run"]["info"]["artifact_uri"];
+  ASSERT_TRUE(uri.starts_with("mlflow-artifacts:/")) << uri;
+  std::string root = uri.substr(std::string("mlflow-artifacts:/").size());
+  std::string endpoint = "/api/2.0/mlflow-artifacts/artifacts";
+  for (const char* file : {"model/weights.bin", "model/config/opts.json", "notes.txt"}) {
+    auto put = client_->Put(endpoint + "/" + root + "/" + file, "12345", "application/octet-stream");
+    ASSERT_TRUE(put);
+    ASSERT_EQ(put->status, 200) << put->body;
+  }
+  auto list = [&](const std::string& path) {
+    auto got = client_->Get(endpoint + "?path=" + path);
+    EXPECT_TRUE(got);
+    EXPECT_EQ(got->status, 200) << got->body;
+    return json::parse(got->body)["files"];
+  };
+  json top = list(root);
+  ASSERT_EQ(top.size(), 2u) << top;
+  EXPECT_EQ(top[0], (json{{"path", "model"}, {"is_dir", true}})) << top;
+  EXPECT_EQ(top[1], (json{{"path", "notes.txt"}, {"is_dir", false}, {"file_size", 5}})) << top;
+  json model = list(root + "/model");
+  ASSERT_EQ(model.size(), 2u) << model;
+  EXPECT_EQ(model[0]["path"], "config");
+  EXPECT_EQ(model[1]["path"], "weights.bin");
+  EXPECT_TRUE(list(root + "/nothing").empty());
+  auto outside = client_->Get(endpoint + "?path=1/" + run_id);
+  ASSERT_TRUE(outside);
+  EXPECT_EQ(outside->status, 400);
+  auto unknown = client_->Get(endpoint + "?path=1/00000000000000000000000000000000/artifacts");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
 }
 
 TEST_F(TrackingApiTest, EventsAreStoredWithTheirTimes) {

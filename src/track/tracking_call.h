@@ -64,6 +64,10 @@ json ExperimentJson(const ExperimentInfo& e);
 
 std::string DirName(const std::string& path);
 
+// A run's artifact URI as an MLflow server that serves artifacts gives it: MLflow's clients
+// resolve it against the tracking URI and upload, list and download through this API.
+std::string MlflowArtifactUri(const std::string& experiment_id, const std::string& run_id);
+
 Status MakeDirectories(const std::string& dir);
 
 }  // namespace tracking
@@ -161,6 +165,8 @@ class TrackingApi::Call {
 
   // PUT and GET of <experiment id>/<run id>/artifacts/<path>, MLflow's artifact layout.
   ApiResponse Artifact(std::string_view rest);
+  // GET of the artifacts folder with ?path=: what one folder of a run holds.
+  ApiResponse ListArtifacts();
 
   TrackingApi& api_;
   const ApiRequest& request_;

@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <fstream>
@@ -43,14 +44,72 @@ ApiResponse TrackingApi::Call::LogEvents() {
   return JsonAnswer(json::object());
 }
 
+namespace {
+
+// "<experiment id>/<run id>/artifacts[/<path>]": the run and the path below its artifacts.
+struct ArtifactPath {
+  std::string run_id;
+  std::string relative;  // "" for the run's artifact root
+};
+
+std::optional<ArtifactPath> ParseArtifactPath(std::string_view path) {
+  while (StartsWith(path, "/")) path.remove_prefix(1);
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  std::vector<std::string_view> parts = Split(path, '/');
+  if (parts.size() < 3 || parts[1].empty() || parts[2] != "artifacts") return std::nullopt;
+  size_t head = parts[0].size() + 1 + parts[1].size() + 1 + parts[2].size();
+  return ArtifactPath{std::string(parts[1]), std::string(path.substr(std::min(path.size(), head + 1)))};
+}
+
+}  // namespace
+
+namespace tracking {
+std::string MlflowArtifactUri(const std::string& experiment_id, const std::string& run_id) {
+  return Concat({"mlflow-artifacts:/", experiment_id, "/", run_id, "/artifacts"});
+}
+}  // namespace tracking
+
+// GET /api/2.0/mlflow-artifacts/artifacts?path=<experiment id>/<run id>/artifacts[/dir]: the
+// files and folders directly in that folder, by name, as MLflow's server lists them.
+ApiResponse TrackingApi::Call::ListArtifacts() {
+  std::string asked = Text("path").value_or("");
+  std::optional<ArtifactPath> where = ParseArtifactPath(asked);
+  if (!where) {
+    throw InvalidParameter("Artifact paths look like <experiment id>/<run id>/artifacts[/<folder>], not '" +
+                           asked + "'");
+  }
+  if (!where->relative.empty()) {
+    if (auto bad = BadName("artifact", where->relative)) throw InvalidParameter(*bad);
+  }
+  Exists(where->run_id);
+  Result<std::vector<ArtifactRecord>> all = api_.store_.ListArtifacts(where->run_id);
+  ThrowIfError(all.status());
+  std::string prefix = where->relative.empty() ? "" : where->relative + "/";
+  json files = json::array();
+  std::vector<std::string> folders;
+  for (const ArtifactRecord& a : *all) {
+    if (!StartsWith(a.name, prefix)) continue;
+    std::string below = a.name.substr(prefix.size());
+    size_t slash = below.find('/');
+    if (slash == std::string::npos) {
+      files.push_back({{"path", below}, {"is_dir", false}, {"file_size", a.size}});
+    } else if (std::find(folders.begin(), folders.end(), below.substr(0, slash)) == folders.end()) {
+      folders.push_back(below.substr(0, slash));
+      files.push_back({{"path", folders.back()}, {"is_dir", true}});
+    }
+  }
+  return JsonAnswer({{"files", std::move(files)}});
+}
+
 ApiResponse TrackingApi::Call::Artifact(std::string_view rest) {
+  if (rest.empty() && request_.method == "GET") return ListArtifacts();
   if (!StartsWith(rest, "/")) throw ApiError{"ENDPOINT_NOT_FOUND", "No API endpoint " + request_.path};
-  std::vector<std::string_view> parts = Split(rest.substr(1), '/');
-  if (parts.size() < 4 || parts[2] != "artifacts") {
+  std::optional<ArtifactPath> where = ParseArtifactPath(rest);
+  if (!where || where->relative.empty()) {
     throw InvalidParameter("Artifact paths look like <experiment id>/<run id>/artifacts/<file>");
   }
-  std::string run_id(parts[1]);
-  std::string relative(rest.substr(1 + parts[0].size() + 1 + parts[1].size() + 1 + parts[2].size() + 1));
+  std::string run_id = where->run_id;
+  std::string relative = where->relative;
   if (auto bad = BadName("artifact", relative)) throw InvalidParameter(*bad);
   Exists(run_id);
   if (request_.method == "GET") {

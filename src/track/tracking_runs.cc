@@ -73,7 +73,6 @@ json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
   for (const auto& [k, v] : r.tags) {
     if (k == "mlflow.user") user = v;
   }
-  Result<std::string> dir = api_.store_.ArtifactDirectory(r.id);
   json info = {{"run_id", r.id},
                {"run_uuid", r.id},
                {"run_name", r.name},
@@ -81,7 +80,7 @@ json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
                {"user_id", user},
                {"status", r.status},
                {"start_time", r.start_ms},
-               {"artifact_uri", dir.ok() ? "file://" + *dir : ""},
+               {"artifact_uri", MlflowArtifactUri(experiment_id, r.id)},
                {"lifecycle_stage", IsDeleted(r) ? "deleted" : "active"}};
   if (r.end_ms > 0) info["end_time"] = r.end_ms;
   return info;
