@@ -1,7 +1,8 @@
 // The shared PostgreSQL store end to end, against a real throw-away server: several
 // `trainbench run` processes writing at once, the server stopped in the middle of a run
 // and started again, a run that ends while the server is down (its spool written by a
-// later command), and `trainbench migrate` from SQLite, twice.
+// later command), `trainbench migrate` from SQLite, twice, and `trainbench import` of an
+// MLflow database kept in PostgreSQL, twice.
 #include <signal.h>
 
 #include <thread>
@@ -9,6 +10,7 @@
 #include "platform/process.h"
 #include "store/migrate.h"
 #include "tests/helpers/cli_fixture.h"
+#include "tests/helpers/mlflow_database.h"
 #include "tests/helpers/postgres_cluster.h"
 
 namespace tb {
@@ -174,6 +176,32 @@ TEST_F(PostgresTest, MigrationFromSqliteTwiceCopiesEachRunOnce) {
           << s.metric;
     }
   }
+}
+
+// A radT lab's MLflow server keeps its runs in PostgreSQL: they come along, once.
+TEST_F(PostgresTest, AnMlflowDatabaseInPostgresqlIsImportedOnce) {
+  std::string mlflow = cluster_.CreateDatabase("mlflow");
+  for (const std::string& sql : mlflow_fixture::MlflowDatabaseSql())
+    ASSERT_EQ(cluster_.Psql(sql, "mlflow"), 0) << sql;
+  Shell first = Trainbench("import --mlflow " + mlflow + " --store " + uri_);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.out.find("3 runs imported"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("1 deleted in MLflow left out"), std::string::npos) << first.out;
+  std::string chunks = cluster_.Value("SELECT count(*) || ' ' || sum(count) FROM chunks", "trainbench");
+  Shell second = Trainbench("import --mlflow " + mlflow + " --store " + uri_);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.out.find("0 runs imported (0 points), 3 already there"), std::string::npos) << second.out;
+  EXPECT_EQ(cluster_.Value("SELECT count(*) || ' ' || sum(count) FROM chunks", "trainbench"), chunks);
+
+  auto store = Database();
+  RunRecord a = store->FindRun(mlflow_fixture::kRadtRunA).value();
+  EXPECT_EQ(a.experiment, "resnet-collocation");
+  EXPECT_EQ(a.workload, "1");
+  std::vector<Point> power = Series(*store, a.id, "gpu.power.draw_watts", "gpu=0,listener=smi");
+  ASSERT_EQ(power.size(), 2u);
+  EXPECT_DOUBLE_EQ(power[1].value, 260.0);
+  Shell ls = Trainbench("ls --store " + uri_ + " resnet-collocation");
+  EXPECT_NE(ls.out.find("(1 0_B_mps) cifar10"), std::string::npos) << ls.out;
 }
 
 }  // namespace

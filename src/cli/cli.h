@@ -72,6 +72,7 @@ struct ServeArgs {
 int CommandRun(const RunArgs& a, std::vector<std::string> command);
 int CommandDevices();
 int CommandMigrate(const std::string& from_uri, const std::string& to_uri);
+int CommandImportMlflow(const std::string& source, const std::string& store_uri);
 int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,
                   const std::string& output);
 int CommandLs(const std::string& store_uri, const std::string& experiment);

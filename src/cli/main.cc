@@ -101,6 +101,15 @@ int Main(int argc, char** argv) {
   migrate
       ->add_option("--to", migrate_to, "Store to write: postgresql://user@host/db (or another SQLite file)")
       ->required();
+  std::string import_mlflow;
+  CLI::App* import = app.add_subcommand(
+      "import", "Bring in the runs of an MLflow tracking database (radT's runs become workloads and runs)");
+  import
+      ->add_option(
+          "--mlflow", import_mlflow,
+          "MLflow's database: an SQLite file (sqlite:///path/mlflow.db) or postgresql://user@host/db")
+      ->required();
+  import->add_option("--store", store_uri, "Store URI or SQLite file to write (env TRAINBENCH_STORE)");
   std::string report_experiment, report_format = "table", report_output;
   CLI::App* report = app.add_subcommand(
       "report",
@@ -189,6 +198,7 @@ int Main(int argc, char** argv) {
   }
   if (ls->parsed()) return CommandLs(store_uri, ls_experiment);
   if (migrate->parsed()) return CommandMigrate(migrate_from, migrate_to);
+  if (import->parsed()) return CommandImportMlflow(import_mlflow, store_uri);
   if (report->parsed()) return CommandReport(store_uri, report_experiment, report_format, report_output);
   if (devices->parsed()) return CommandDevices();
   if (show->parsed()) return CommandShow(store_uri, run_key);

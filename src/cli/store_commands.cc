@@ -1,4 +1,4 @@
-// The subcommands that read the store: migrate, report, ls, show, export.
+// The subcommands that read the store: migrate, import, report, ls, show, export.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -31,6 +31,7 @@
 #include "schedule/scheduler.h"
 #include "serve/serve_api.h"
 #include "store/migrate.h"
+#include "store/mlflow_import.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
 
@@ -56,6 +57,27 @@ int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
   std::printf("trainbench: %d run%s copied (%lld points), %d already there, from %s to %s\n", done->copied,
               done->copied == 1 ? "" : "s", static_cast<long long>(done->points), done->skipped,
               (*from)->Describe().c_str(), (*to)->Describe().c_str());
+  return 0;
+}
+
+// --- import ------------------------------------------------------------------------------
+
+int CommandImportMlflow(const std::string& source, const std::string& store_uri) {
+  Result<std::unique_ptr<Store>> to = Store::Open(store_uri);
+  if (!to.ok()) return Fail(to.status());
+  if (Result<std::vector<ExperimentInfo>> probe = (*to)->ListExperiments(); !probe.ok())
+    return Fail(probe.status());
+  Result<ImportResult> done = ImportMlflow(source, **to, [](const RunRecord& r) {
+    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), r.experiment.c_str(),
+                r.workload.empty() ? "-" : r.workload.c_str(), r.name.c_str());
+    std::fflush(stdout);
+  });
+  if (!done.ok()) return Fail(done.status());
+  std::printf(
+      "trainbench: %d run%s imported (%lld points), %d already there, %d deleted in MLflow left out, into "
+      "%s\n",
+      done->imported, done->imported == 1 ? "" : "s", static_cast<long long>(done->points), done->skipped,
+      done->deleted, (*to)->Describe().c_str());
   return 0;
 }
 

@@ -12,13 +12,6 @@ bool Complete(const RunRecord& r) {
   return std::any_of(r.tags.begin(), r.tags.end(), [](const auto& kv) { return kv.first == kMigratedTag; });
 }
 
-// A chunk id from what the chunk is (the destination keeps the first of equal ids).
-int64_t ChunkId(const std::string& run_id, const SeriesInfo& s, size_t index) {
-  uint64_t h = Fnv1a64(run_id + "\n" + s.metric + "\n" + s.labels + "\n" + std::to_string(index));
-  h ^= h >> 31;
-  return static_cast<int64_t>(h >> 1);
-}
-
 Status CopyRun(Store& from, Store& to, const RunRecord& run, int64_t& points) {
   Result<RunRecord> existing = to.FindRun(run.id);
   bool present = existing.ok() && existing->id == run.id;
@@ -27,22 +20,11 @@ Status CopyRun(Store& from, Store& to, const RunRecord& run, int64_t& points) {
   Result<std::vector<SeriesInfo>> series = from.ListSeries(run.id);
   if (!series.ok()) return series.status();
   for (const SeriesInfo& s : *series) {
-    Result<int64_t> id = to.EnsureSeries(run.id, s.metric, s.labels);
-    if (!id.ok()) return id.status();
-    // Everything the source holds (sealed chunks, a provisional one, the journal), as
-    // sealed chunks of the usual size.
+    // Everything the source holds (sealed chunks, a provisional one, the journal).
     Result<std::vector<Point>> all = ReadSeriesPoints(from, s.id);
     if (!all.ok()) return all.status();
-    constexpr size_t kChunk = 4096;
-    ChunkBatch batch;
-    for (size_t at = 0, index = 0; at < all->size(); at += kChunk, ++index) {
-      size_t n = std::min(kChunk, all->size() - at);
-      ChunkRecord c = MakeChunk(*id, std::span<const Point>(all->data() + at, n), true);
-      c.id = ChunkId(run.id, s, index);
-      batch.inserts.push_back(std::move(c));
-    }
     points += static_cast<int64_t>(all->size());
-    TB_RETURN_IF_ERROR(to.WriteChunks(batch));
+    TB_RETURN_IF_ERROR(WriteSealedSeries(to, run.id, s.metric, s.labels, *all));
   }
   // Events only once: a run cut short in them is rare, and doubling them worse.
   Result<std::vector<EventRecord>> there = to.ListEvents(run.id);
@@ -64,6 +46,23 @@ Status CopyRun(Store& from, Store& to, const RunRecord& run, int64_t& points) {
 }
 
 }  // namespace
+
+Status WriteSealedSeries(Store& to, const std::string& run_id, const std::string& metric,
+                         const std::string& labels, std::span<const Point> points) {
+  Result<int64_t> id = to.EnsureSeries(run_id, metric, labels);
+  if (!id.ok()) return id.status();
+  constexpr size_t kChunk = 4096;
+  ChunkBatch batch;
+  for (size_t at = 0, index = 0; at < points.size(); at += kChunk, ++index) {
+    ChunkRecord c = MakeChunk(*id, points.subspan(at, std::min(kChunk, points.size() - at)), true);
+    // An id from what the chunk is (the destination keeps the first of equal ids).
+    uint64_t h = Fnv1a64(run_id + "\n" + metric + "\n" + labels + "\n" + std::to_string(index));
+    h ^= h >> 31;
+    c.id = static_cast<int64_t>(h >> 1);
+    batch.inserts.push_back(std::move(c));
+  }
+  return to.WriteChunks(batch);
+}
 
 Result<MigrationResult> MigrateRuns(Store& from, Store& to,
                                     const std::function<void(const RunRecord&)>& progress) {

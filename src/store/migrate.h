@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 
 #include "store/store.h"
@@ -20,6 +21,12 @@ struct MigrationResult {
 
 Result<MigrationResult> MigrateRuns(Store& from, Store& to,
                                     const std::function<void(const RunRecord&)>& progress = nullptr);
+
+// Writes the points of one series of a run as sealed chunks of the usual size, on ids made
+// from the run, the series and the chunk's position: writing again lands on the same ids,
+// so a copy cut short and redone doubles nothing.
+Status WriteSealedSeries(Store& to, const std::string& run_id, const std::string& metric,
+                         const std::string& labels, std::span<const Point> points);
 
 inline constexpr const char* kMigratedTag = "trainbench.migrated";
 

@@ -1,0 +1,54 @@
+// `trainbench import --mlflow SOURCE`: the runs of an MLflow tracking database (a SQLite
+// file or a PostgreSQL URI; MLflow's documented tables experiments, runs, params, tags and
+// metrics) copied into the store, so that a lab's history sits beside its new runs.
+//
+// Runs keep their MLflow run id, name, status, times, params and tags. Runs radT started
+// (params `workload` and `letter`) become a workload's runs with their letter, devices and
+// collocation, and radT's listener metrics ("SMI - Power Draw", "DCGMI - SN Active",
+// "TOP - CPU Utilization", ...) become trainbench's catalog series in its units; any other
+// metric is the script's own (`train.<key>`). Deleted runs (lifecycle_stage deleted) stay
+// behind. Idempotent like `migrate`: a run imported whole carries the tag
+// trainbench.imported and is skipped next time; a run cut short is imported again onto the
+// same chunk ids, so nothing doubles.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "store/store.h"
+
+namespace tb {
+
+struct ImportResult {
+  int imported = 0;
+  int skipped = 0;  // imported whole before
+  int deleted = 0;  // deleted in MLflow, left behind
+  int64_t points = 0;
+};
+
+// Where one of radT's metrics goes: a catalog series with its labels, its values times
+// `scale` (radT logged MiB, mJ, percent of a core; trainbench keeps bytes, J, cores).
+struct RadtSeries {
+  std::string_view metric;
+  std::string_view listener;  // "smi", "dcgmi" (a label, with the GPU) or "" for host metrics
+  double scale = 1;
+};
+// nullopt for a name radT's listeners do not log.
+std::optional<RadtSeries> RadtMetric(std::string_view name);
+
+// radT's run letter: the devices, a number when several runs share them, the collocation
+// ("0", "0_A", "1_B_mps", "0_3g.20gb").
+struct RadtLetter {
+  std::string devices;
+  std::string collocation;  // "" when none
+};
+RadtLetter ParseRadtLetter(std::string_view letter);
+
+Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
+                                  const std::function<void(const RunRecord&)>& progress = nullptr);
+
+inline constexpr const char* kImportedTag = "trainbench.imported";
+
+}  // namespace tb

@@ -1,0 +1,164 @@
+#include "store/mlflow_import.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "store/sqlite_store.h"
+#include "tests/helpers/mlflow_database.h"
+#include "tests/helpers/scratch_directory.h"
+
+namespace tb {
+namespace {
+
+using mlflow_fixture::kDeletedRun;
+using mlflow_fixture::kNotebookRun;
+using mlflow_fixture::kRadtRunA;
+using mlflow_fixture::kRadtRunB;
+
+class MlflowImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mlflow_ = (scratch_.path() / "mlflow.db").string();
+    Sql(mlflow_fixture::MlflowDatabaseSql());
+    store_ = OpenSqliteStore((scratch_.path() / "t.db").string()).value();
+  }
+
+  void Sql(const std::vector<std::string>& statements) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(mlflow_.c_str(), &db), SQLITE_OK);
+    for (const std::string& s : statements) {
+      char* error = nullptr;
+      EXPECT_EQ(sqlite3_exec(db, s.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+          << (error ? error : "") << s;
+      sqlite3_free(error);
+    }
+    sqlite3_close(db);
+  }
+
+  // The points of one series of a run ("" when it has none such).
+  std::vector<Point> Points(const std::string& run_id, const std::string& metric, const std::string& labels) {
+    for (const SeriesInfo& s : store_->ListSeries(run_id).value()) {
+      if (s.metric == metric && s.labels == labels) return ReadSeriesPoints(*store_, s.id).value();
+    }
+    return {};
+  }
+
+  std::string Tag(const RunRecord& r, const std::string& key) {
+    for (const auto& [k, v] : r.tags) {
+      if (k == key) return v;
+    }
+    return "";
+  }
+
+  ScratchDirectory scratch_{"mlflow-import"};
+  std::string mlflow_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(MlflowImportTest, RadtRunsBecomeAWorkloadsRunsWithCatalogMetricsInTrainbenchsUnits) {
+  Result<ImportResult> done = ImportMlflow("sqlite:///" + mlflow_, *store_);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(done->imported, 3);
+  EXPECT_EQ(done->deleted, 1);
+
+  RunRecord a = store_->FindRun(kRadtRunA).value();
+  EXPECT_EQ(a.experiment, "resnet-collocation");
+  EXPECT_EQ(a.workload, "1");
+  EXPECT_EQ(a.name, "(1 0_A_mps) cifar10");
+  EXPECT_EQ(a.status, kFinished);
+  EXPECT_EQ(a.start_ms, 1700000100000);
+  EXPECT_EQ(a.end_ms, 1700000160000);
+  EXPECT_EQ(a.devices, "0");
+  EXPECT_EQ(a.listeners, "smi+dcgmi+top");
+  EXPECT_EQ(Tag(a, "trainbench.letter"), "0_A_mps");
+  EXPECT_EQ(Tag(a, "trainbench.collocation"), "mps");
+  EXPECT_EQ(Tag(a, kImportedTag), "mlflow");
+  RunRecord b = store_->FindRun(kRadtRunB).value();
+  EXPECT_EQ(b.workload, "1");
+  EXPECT_EQ(b.status, kFailed);
+  EXPECT_EQ(Tag(b, "mlflow.parentRunId"), kRadtRunA);
+
+  std::vector<Point> power = Points(kRadtRunA, "gpu.power.draw_watts", "gpu=0,listener=smi");
+  ASSERT_EQ(power.size(), 2u);
+  EXPECT_EQ(power[0].time_ms, 1700000101000);
+  EXPECT_DOUBLE_EQ(power[0].value, 250.5);
+  EXPECT_DOUBLE_EQ(power[1].value, 260.0);
+  // MiB to bytes, mJ to J, percent of a core to cores; radT's -1 (N/A) is no value.
+  EXPECT_DOUBLE_EQ(Points(kRadtRunA, "gpu.memory.used_bytes", "gpu=0,listener=smi").at(0).value,
+                   1073741824.0);
+  EXPECT_DOUBLE_EQ(Points(kRadtRunA, "gpu.energy.consumed_joules", "gpu=0,listener=dcgmi").at(0).value, 5.0);
+  EXPECT_DOUBLE_EQ(Points(kRadtRunA, "gpu.sm.active_ratio", "gpu=0,listener=dcgmi").at(0).value, 0.75);
+  EXPECT_DOUBLE_EQ(Points(kRadtRunA, "proc.cpu.utilization_ratio", "").at(0).value, 2.5);
+  EXPECT_TRUE(std::isnan(Points(kRadtRunA, "gpu.utilization.gpu_ratio", "gpu=0,listener=smi").at(0).value));
+  std::vector<Point> accuracy = Points(kRadtRunA, "train.accuracy", "");
+  ASSERT_EQ(accuracy.size(), 1u);
+  EXPECT_EQ(accuracy[0].step, 1);
+  for (const SeriesInfo& s : store_->ListSeries(kRadtRunA).value()) {
+    EXPECT_EQ(s.metric.find("SMI"), std::string::npos) << s.metric;  // the clock is left behind
+  }
+
+  RunRecord notebook = store_->FindRun(kNotebookRun).value();
+  EXPECT_EQ(notebook.experiment, "Default");
+  EXPECT_EQ(notebook.workload, "");
+  EXPECT_EQ(notebook.command, "analysis.ipynb");
+  std::vector<Point> loss = Points(kNotebookRun, "train.loss", "");
+  ASSERT_EQ(loss.size(), 3u);
+  EXPECT_DOUBLE_EQ(loss[0].value, 0.9);
+  EXPECT_TRUE(std::isnan(loss[1].value));
+  EXPECT_EQ(loss[2].step, 2);
+  EXPECT_FALSE(store_->FindRun(kDeletedRun).ok() && store_->FindRun(kDeletedRun)->id == kDeletedRun);
+}
+
+TEST_F(MlflowImportTest, ImportingAgainAddsOnlyNewRunsAndDoublesNothing) {
+  ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
+  Sql(
+      {"INSERT INTO runs VALUES ('e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0', 'later', 'LOCAL', 'y.py', '', 'ana', "
+       "'RUNNING', 1700000400000, NULL, NULL, NULL, 'active', '', 0)"});
+  Result<ImportResult> again = ImportMlflow(mlflow_, *store_);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->imported, 1);
+  EXPECT_EQ(again->skipped, 3);
+  EXPECT_EQ(Points(kRadtRunA, "gpu.power.draw_watts", "gpu=0,listener=smi").size(), 2u);
+  EXPECT_EQ(store_->FindRun("e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0")->status, kRunning);
+  EXPECT_EQ(store_->ListRuns("").value().size(), 4u);
+}
+
+TEST_F(MlflowImportTest, AnOlderMlflowDatabaseWithoutRunNamesOrNanFlagsIsRead) {
+  Sql({"ALTER TABLE runs DROP COLUMN name",
+       "CREATE TABLE old AS SELECT key, value, timestamp, run_uuid, step FROM metrics WHERE NOT is_nan",
+       "DROP TABLE metrics", "ALTER TABLE old RENAME TO metrics",
+       "INSERT INTO tags VALUES ('mlflow.runName', 'old-name', 'c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0')"});
+  Result<ImportResult> done = ImportMlflow(mlflow_, *store_);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(store_->FindRun(kNotebookRun)->name, "old-name");
+  EXPECT_EQ(Points(kNotebookRun, "train.loss", "").size(), 2u);
+}
+
+TEST_F(MlflowImportTest, WhatIsNotAnMlflowDatabaseIsRefusedSayingWhatToGive) {
+  std::string other = (scratch_.path() / "t.db").string();  // trainbench's own store
+  Result<ImportResult> wrong = ImportMlflow(other, *store_);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("not an MLflow tracking database"), std::string::npos)
+      << wrong.status().message();
+  Result<ImportResult> missing = ImportMlflow((scratch_.path() / "nothing.db").string(), *store_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("--backend-store-uri"), std::string::npos)
+      << missing.status().message();
+}
+
+TEST(RadtLetter, DevicesNumberAndCollocation) {
+  EXPECT_EQ(ParseRadtLetter("0").devices, "0");
+  EXPECT_EQ(ParseRadtLetter("0").collocation, "");
+  EXPECT_EQ(ParseRadtLetter("1_B").devices, "1");
+  EXPECT_EQ(ParseRadtLetter("1_B").collocation, "");
+  EXPECT_EQ(ParseRadtLetter("0_A_mps").collocation, "mps");
+  EXPECT_EQ(ParseRadtLetter("0_3g.20gb").collocation, "3g.20gb");
+  EXPECT_EQ(ParseRadtLetter("0+1_A").devices, "0+1");
+}
+
+}  // namespace
+}  // namespace tb
