@@ -155,6 +155,7 @@ constexpr RadtName kRadtNames[] = {
     {"DCGMI - Memory Copy Utilization", {metric::kGpuUtilizationMemoryRatio, "dcgmi", 0.01}},
     {"DCGMI - GR Engine Active", {metric::kGpuGraphicsEngineActiveRatio, "dcgmi", 1}},
     {"DCGMI - SN Active", {metric::kGpuSmActiveRatio, "dcgmi", 1}},  // radT's spelling
+    {"DCGMI - SN Actuie", {metric::kGpuSmActiveRatio, "dcgmi", 1}},  // an older radT's
     {"DCGMI - SM Active", {metric::kGpuSmActiveRatio, "dcgmi", 1}},
     {"DCGMI - SM Occupancy", {metric::kGpuSmOccupancyRatio, "dcgmi", 1}},
     {"DCGMI - Tensor Active", {metric::kGpuPipeTensorActiveRatio, "dcgmi", 1}},

@@ -9,6 +9,7 @@
 
 #include "store/sqlite_store.h"
 #include "tests/helpers/mlflow_database.h"
+#include "tests/helpers/recorded_trace.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -148,6 +149,48 @@ TEST_F(MlflowImportTest, WhatIsNotAnMlflowDatabaseIsRefusedSayingWhatToGive) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("--backend-store-uri"), std::string::npos)
       << missing.status().message();
+}
+
+// radT's recorded run (testdata: 9,345 s of dcgmi at 1 Hz) as radT's listener logged it into
+// MLflow: every column arrives, every value in trainbench's units.
+TEST_F(MlflowImportTest, ARecordedRadtRunArrivesWholeInTrainbenchsUnits) {
+  nlohmann::json trace = ReadRecordedTrace(kRecordedTrace);
+  const nlohmann::json& times = trace["Timestamp"];
+  std::string run = "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0";
+  std::vector<std::string> sql = {
+      "BEGIN",
+      "INSERT INTO runs VALUES ('" + run + "', 'recorded', 'PROJECT', '', 'main', 'ana', 'FINISHED', " +
+          times.front().dump() + ", " + times.back().dump() + ", NULL, NULL, 'active', '', 7)",
+      "INSERT INTO params VALUES ('workload', '2', '" + run + "'), ('letter', '1', '" + run + "')"};
+  size_t logged = 0;
+  for (auto& [column, values] : trace.items()) {
+    if (!column.starts_with("DCGMI - ")) continue;
+    for (size_t i = 0; i < times.size(); ++i) {
+      if (!values[i].is_number()) continue;
+      sql.push_back("INSERT INTO metrics VALUES ('" + column + "', " + values[i].dump() + ", " +
+                    times[i].dump() + ", '" + run + "', 0, false)");
+      ++logged;
+    }
+  }
+  sql.push_back("COMMIT");
+  Sql(sql);
+  Result<ImportResult> done = ImportMlflow(mlflow_, *store_);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_GT(logged, 100000u);
+  EXPECT_EQ(done->points, static_cast<int64_t>(logged) + 12);  // and the fixture's other runs
+
+  std::vector<Point> sm = Points(run, "gpu.sm.active_ratio", "gpu=1,listener=dcgmi");
+  std::vector<Point> energy = Points(run, "gpu.energy.consumed_joules", "gpu=1,listener=dcgmi");
+  ASSERT_EQ(sm.size(), times.size());
+  ASSERT_EQ(energy.size(), times.size());
+  for (size_t i = 0; i < times.size(); i += 997) {
+    EXPECT_EQ(sm[i].time_ms, times[i].get<int64_t>());
+    EXPECT_DOUBLE_EQ(sm[i].value, trace["DCGMI - SN Actuie"][i].get<double>());
+    EXPECT_DOUBLE_EQ(energy[i].value, trace["DCGMI - Total Energy Consumption"][i].get<double>() * 0.001);
+  }
+  for (const SeriesInfo& s : store_->ListSeries(run).value()) {
+    EXPECT_FALSE(s.metric.starts_with("train.")) << s.metric << ": a radT column left unmapped";
+  }
 }
 
 TEST(RadtLetter, DevicesNumberAndCollocation) {
