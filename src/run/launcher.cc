@@ -188,7 +188,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   ChildSettings settings{.run_id = run.id,
                          .store = store.Describe(),
                          .tracking_uri = "",  // set once the tracking server listens
-                         .experiment_id = MlflowExperimentId({*experiment, run.experiment, 0}),
+                         .experiment_id = MlflowExperimentId({*experiment, run.experiment, 0, {}}),
                          .max_epochs = options.max_epochs,
                          .python_dir = PythonClientDirectory(),
                          .cuda_visible_devices = gpu.selection.cuda_visible_devices};

@@ -56,7 +56,7 @@ Status WriteSealedSeries(Store& to, const std::string& run_id, const std::string
   for (size_t at = 0, index = 0; at < points.size(); at += kChunk, ++index) {
     ChunkRecord c = MakeChunk(*id, points.subspan(at, std::min(kChunk, points.size() - at)), true);
     // An id from what the chunk is (the destination keeps the first of equal ids).
-    uint64_t h = Fnv1a64(run_id + "\n" + metric + "\n" + labels + "\n" + std::to_string(index));
+    uint64_t h = Fnv1a64(Concat({run_id, "\n", metric, "\n", labels, "\n", std::to_string(index)}));
     h ^= h >> 31;
     c.id = static_cast<int64_t>(h >> 1);
     batch.inserts.push_back(std::move(c));

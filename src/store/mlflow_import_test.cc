@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
 #include "store/sqlite_store.h"
 #include "tests/helpers/mlflow_database.h"
 #include "tests/helpers/recorded_trace.h"
@@ -167,8 +168,8 @@ TEST_F(MlflowImportTest, ARecordedRadtRunArrivesWholeInTrainbenchsUnits) {
     if (!column.starts_with("DCGMI - ")) continue;
     for (size_t i = 0; i < times.size(); ++i) {
       if (!values[i].is_number()) continue;
-      sql.push_back("INSERT INTO metrics VALUES ('" + column + "', " + values[i].dump() + ", " +
-                    times[i].dump() + ", '" + run + "', 0, false)");
+      sql.push_back(Concat({"INSERT INTO metrics VALUES ('", column, "', ", values[i].dump(), ", ",
+                            times[i].dump(), ", '", run, "', 0, false)"}));
       ++logged;
     }
   }

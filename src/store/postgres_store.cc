@@ -66,6 +66,10 @@ class PostgresStore : public Store {
     TB_RETURN_IF_ERROR(
         Write({{"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
                 {Int(id), Text(name), Int(WallMillis())}}}));
+    // A renamed experiment keeps the id of its first name; while the server is away, the
+    // name's own id (what the spooled insert gives it).
+    Result<pg::Rows> rows = Query({"SELECT id FROM experiments WHERE name = $1", {Text(name)}});
+    if (rows.ok() && rows->size() == 1) return rows->Int(0, 0);
     return id;
   }
 
@@ -76,12 +80,14 @@ class PostgresStore : public Store {
         {"INSERT INTO runs(id, experiment_id, workload, name, command, working_directory, host, "
          "supervisor_pid, "
          "start_ms, end_ms, status, exit_code, signal, reason, listeners, interval_ms, devices) "
-         "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO "
-         "NOTHING",
-         {Text(run.id), Int(HashId("experiment\n" + run.experiment)), Text(run.workload), Text(run.name),
-          Text(run.command), Text(run.working_directory), Text(run.host), Int(run.supervisor_pid),
-          Int(run.start_ms), Int(run.end_ms), Text(run.status), OptInt(run.exit_code), OptInt(run.signal),
-          Text(run.reason), Text(run.listeners), Int(run.interval_ms), Text(run.devices)}},
+         "VALUES($1, (SELECT id FROM experiments WHERE name = $2), $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+         "$12, "
+         "$13, $14, $15, $16, $17) ON CONFLICT DO NOTHING",
+         // By name: an experiment renamed keeps the id its first name gave it.
+         {Text(run.id), Text(run.experiment), Text(run.workload), Text(run.name), Text(run.command),
+          Text(run.working_directory), Text(run.host), Int(run.supervisor_pid), Int(run.start_ms),
+          Int(run.end_ms), Text(run.status), OptInt(run.exit_code), OptInt(run.signal), Text(run.reason),
+          Text(run.listeners), Int(run.interval_ms), Text(run.devices)}},
     };
     for (const auto& [k, v] : run.params) batch.push_back(InsertParam(run.id, k, v));
     for (const auto& [k, v] : run.tags) batch.push_back(UpsertTag(run.id, k, v));
@@ -174,6 +180,29 @@ class PostgresStore : public Store {
     return Write({{"UPDATE runs SET name = $1 WHERE id = $2", {Text(name), Text(run_id)}}});
   }
 
+  Status ChangeExperiment(int64_t id, const ExperimentChange& change) override {
+    Batch batch;
+    if (change.name) {
+      TB_RETURN_IF_ERROR(CheckExperimentName(*change.name));
+      Result<pg::Rows> taken =
+          Query({"SELECT id FROM experiments WHERE name = $1 AND id <> $2", {Text(*change.name), Int(id)}});
+      if (taken.ok() && taken->size() > 0)
+        return Status::InvalidArgument("an experiment named " + *change.name + " exists");
+      batch.push_back({"UPDATE experiments SET name = $1 WHERE id = $2", {Text(*change.name), Int(id)}});
+    }
+    for (const auto& [k, v] : change.set_tags) {
+      batch.push_back(
+          {"INSERT INTO experiment_tags(experiment_id, key, value) VALUES($1, $2, $3) "
+           "ON CONFLICT (experiment_id, key) DO UPDATE SET value = EXCLUDED.value",
+           {Int(id), Text(k), Text(v)}});
+    }
+    for (const std::string& k : change.delete_tags) {
+      batch.push_back(
+          {"DELETE FROM experiment_tags WHERE experiment_id = $1 AND key = $2", {Int(id), Text(k)}});
+    }
+    return batch.empty() ? Status::Ok() : Write(batch);
+  }
+
   Status AddEvent(const EventRecord& e) override {
     return Write(
         {{"INSERT INTO events(id, run_id, time_ms, kind, label) VALUES($1, $2, $3, $4, $5) "
@@ -210,9 +239,18 @@ class PostgresStore : public Store {
     Result<pg::Rows> rows =
         Query({"SELECT id, name, created_ms FROM experiments ORDER BY created_ms, id", {}});
     if (!rows.ok()) return rows.status();
-    return Collect<ExperimentInfo>(*rows, [&](int i) {
-      return ExperimentInfo{rows->Int(i, 0), rows->Str(i, 1), rows->Int(i, 2)};
+    Result<std::vector<ExperimentInfo>> all = Collect<ExperimentInfo>(*rows, [&](int i) {
+      return ExperimentInfo{rows->Int(i, 0), rows->Str(i, 1), rows->Int(i, 2), {}};
     });
+    if (!all.ok()) return all;
+    Result<pg::Rows> tags = Query({"SELECT experiment_id, key, value FROM experiment_tags ORDER BY seq", {}});
+    if (!tags.ok()) return tags.status();
+    for (int i = 0; i < tags->size(); ++i) {
+      for (ExperimentInfo& e : *all) {
+        if (e.id == tags->Int(i, 0)) e.tags.emplace_back(tags->Str(i, 1), tags->Str(i, 2));
+      }
+    }
+    return all;
   }
 
   Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) override {

@@ -88,6 +88,14 @@ CREATE TABLE artifacts(
     // 3: the journal holds a few hundred rows per run at most (checkpoints delete them);
     // without an index each flush writes one b-tree page instead of two.
     "DROP INDEX journal_by_run;",
+    // 4: experiments' tags (MLflow's set-experiment-tag; trainbench.deleted for one deleted).
+    R"sql(
+CREATE TABLE experiment_tags(
+  experiment_id {int} NOT NULL REFERENCES experiments(id),
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,{seq}
+  PRIMARY KEY(experiment_id, key));
+)sql",
 };
 static_assert(std::size(kMigrationText) == kSchemaVersion);
 

@@ -37,7 +37,7 @@ TEST(SchemaTest, SqliteMigrationsApplyInOrderToAnEmptyDatabase) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_EQ(tables, (std::set<std::string>{"experiments", "runs", "params", "tags", "series", "chunks",
-                                           "events", "journal", "artifacts"}));
+                                           "events", "journal", "artifacts", "experiment_tags"}));
 }
 
 TEST(SchemaTest, AStoreFromANewerBuildIsRefusedWithWhatToDo) {

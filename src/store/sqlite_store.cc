@@ -206,6 +206,34 @@ class SqliteStore : public Store {
     return Status::Ok();
   }
 
+  Status ChangeExperiment(int64_t id, const ExperimentChange& change) override {
+    std::lock_guard lock(mu_);
+    return InTransaction([&]() -> Status {
+      if (change.name) {
+        TB_RETURN_IF_ERROR(CheckExperimentName(*change.name));
+        Statement st(db_, "UPDATE experiments SET name = ? WHERE id = ?");
+        st.Bind(1, *change.name).Bind(2, id);
+        if (st.Step() != SQLITE_DONE) {
+          if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_UNIQUE)
+            return Status::InvalidArgument("an experiment named " + *change.name + " exists");
+          return Error("cannot rename experiment " + std::to_string(id));
+        }
+      }
+      for (const auto& [k, v] : change.set_tags) {
+        Statement st(db_,
+                     "INSERT OR REPLACE INTO experiment_tags(experiment_id, key, value) VALUES(?, ?, ?)");
+        st.Bind(1, id).Bind(2, k).Bind(3, v);
+        if (st.Step() != SQLITE_DONE) return Error("cannot tag experiment " + std::to_string(id));
+      }
+      for (const std::string& k : change.delete_tags) {
+        Statement st(db_, "DELETE FROM experiment_tags WHERE experiment_id = ? AND key = ?");
+        st.Bind(1, id).Bind(2, k);
+        if (st.Step() != SQLITE_DONE) return Error("cannot untag experiment " + std::to_string(id));
+      }
+      return Status::Ok();
+    });
+  }
+
   Status AddEvent(const EventRecord& e) override {
     std::lock_guard lock(mu_);
     Statement st(db_, "INSERT INTO events(run_id, time_ms, kind, label) VALUES(?, ?, ?, ?)");
@@ -230,9 +258,18 @@ class SqliteStore : public Store {
   Result<std::vector<ExperimentInfo>> ListExperiments() override {
     std::lock_guard lock(mu_);
     Statement st(db_, "SELECT id, name, created_ms FROM experiments ORDER BY id");
-    return Rows<ExperimentInfo>(st, "cannot list experiments", [&](Statement& row) {
-      return ExperimentInfo{row.Int(0), row.Text(1), row.Int(2)};
-    });
+    Result<std::vector<ExperimentInfo>> all =
+        Rows<ExperimentInfo>(st, "cannot list experiments", [&](Statement& row) {
+          return ExperimentInfo{row.Int(0), row.Text(1), row.Int(2), {}};
+        });
+    if (!all.ok()) return all;
+    Statement tags(db_, "SELECT experiment_id, key, value FROM experiment_tags ORDER BY rowid");
+    while (tags.Step() == SQLITE_ROW) {
+      for (ExperimentInfo& e : *all) {
+        if (e.id == tags.Int(0)) e.tags.emplace_back(tags.Text(1), tags.Text(2));
+      }
+    }
+    return all;
   }
 
   Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) override {

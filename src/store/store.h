@@ -56,6 +56,15 @@ struct ExperimentInfo {
   int64_t id = 0;
   std::string name;
   int64_t created_ms = 0;
+  KeyValues tags;
+};
+
+// A change to an experiment, applied whole or not at all: a new name, tags set or replaced,
+// tags removed.
+struct ExperimentChange {
+  std::optional<std::string> name;
+  KeyValues set_tags;
+  std::vector<std::string> delete_tags;
 };
 
 struct SeriesInfo {
@@ -158,12 +167,14 @@ class Store {
   // NotFound when the run has no such tag.
   virtual Status DeleteTag(const std::string& run_id, const std::string& key) = 0;
   virtual Status RenameRun(const std::string& run_id, const std::string& name) = 0;
+  // InvalidArgument when the new name is another experiment's.
+  virtual Status ChangeExperiment(int64_t experiment_id, const ExperimentChange& change) = 0;
   virtual Status AddEvent(const EventRecord& event) = 0;
   // Adds or replaces an artifact of a run.
   virtual Status PutArtifact(const ArtifactRecord& artifact) = 0;
 
   // --- read side ---
-  virtual Result<std::vector<ExperimentInfo>> ListExperiments() = 0;
+  virtual Result<std::vector<ExperimentInfo>> ListExperiments() = 0;  // with their tags
   // Runs, oldest first; of one experiment when `experiment` is not empty.
   virtual Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) = 0;
   // A run by full id, unique id prefix (4+ digits) or name (the newest with that name).

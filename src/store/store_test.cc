@@ -167,7 +167,7 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &db), SQLITE_OK);
   for (const char* sql :
        {"ALTER TABLE runs DROP COLUMN devices", "CREATE INDEX journal_by_run ON journal(run_id, id)",
-        "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
+        "DROP TABLE experiment_tags", "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
   sqlite3_close(db);
@@ -225,6 +225,9 @@ class FlakyStore : public Store {
   Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
   Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
   Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
+  Status ChangeExperiment(int64_t id, const ExperimentChange& c) override {
+    return inner_.ChangeExperiment(id, c);
+  }
   Result<std::vector<RunRecord>> ListRuns(const std::string& e) override { return inner_.ListRuns(e); }
   Result<RunRecord> FindRun(const std::string& k) override { return inner_.FindRun(k); }
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }

@@ -59,7 +59,7 @@ ApiResponse TrackingApi::Call::CreateExperiment() {
   }
   Result<int64_t> id = api_.store_.EnsureExperiment(name);
   ThrowIfError(id.status());
-  return JsonAnswer({{"experiment_id", ApiExperimentId({*id, name, 0})}});
+  return JsonAnswer({{"experiment_id", ApiExperimentId({*id, name, 0, {}})}});
 }
 
 json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
