@@ -204,5 +204,27 @@ TEST_F(PostgresTest, AnMlflowDatabaseInPostgresqlIsImportedOnce) {
   EXPECT_NE(ls.out.find("(1 0_B_mps) cifar10"), std::string::npos) << ls.out;
 }
 
+// Ids of experiments come from their names (machines agree without asking); a renamed one
+// keeps its id, and runs made later under the new name land in it.
+TEST_F(PostgresTest, ARenamedExperimentKeepsItsIdAndTakesNewRuns) {
+  auto store = Database();
+  int64_t id = store->EnsureExperiment("sweep").value();
+  ASSERT_TRUE(
+      store->ChangeExperiment(id, {.name = "sweep-2", .set_tags = {{"team", "systems"}}, .delete_tags = {}})
+          .ok());
+  EXPECT_EQ(store->EnsureExperiment("sweep-2").value(), id);
+  RunRecord run;
+  run.id = NewRunId();
+  run.experiment = "sweep-2";
+  run.name = "after";
+  ASSERT_TRUE(store->CreateRun(run).ok());
+  EXPECT_EQ(store->FindRun(run.id)->experiment, "sweep-2");
+  std::vector<ExperimentInfo> all = store->ListExperiments().value();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].tags, (KeyValues{{"team", "systems"}}));
+  int64_t other = store->EnsureExperiment("other").value();
+  EXPECT_FALSE(store->ChangeExperiment(other, {.name = "sweep-2", .set_tags = {}, .delete_tags = {}}).ok());
+}
+
 }  // namespace
 }  // namespace tb

@@ -123,13 +123,24 @@ std::optional<std::string> BadName(std::string_view kind, std::string_view name)
 
 // The experiment's JSON as MLflow returns it.
 json ExperimentJson(const ExperimentInfo& e) {
+  json tags = json::array();
+  for (const auto& [k, v] : e.tags) {
+    if (k != kDeletedTag) tags.push_back({{"key", k}, {"value", v}});
+  }
   return {{"experiment_id", ApiExperimentId(e)},
           {"name", e.name},
           {"artifact_location", "mlflow-artifacts:/" + ApiExperimentId(e)},
-          {"lifecycle_stage", "active"},
+          {"lifecycle_stage", IsDeleted(e) ? "deleted" : "active"},
           {"creation_time", e.created_ms},
           {"last_update_time", e.created_ms},
-          {"tags", json::array()}};
+          {"tags", std::move(tags)}};
+}
+
+bool InView(const std::string& view_type, bool deleted) {
+  if (view_type != "ACTIVE_ONLY" && view_type != "DELETED_ONLY" && view_type != "ALL") {
+    throw InvalidParameter("Invalid view type '" + view_type + "' (ACTIVE_ONLY, DELETED_ONLY or ALL)");
+  }
+  return view_type == "ALL" || deleted == (view_type == "DELETED_ONLY");
 }
 
 std::string DirName(const std::string& path) {
@@ -171,6 +182,12 @@ ApiResponse TrackingApi::Call::Dispatch() {
   if (get && name == "experiments/get-by-name") return GetExperimentByName();
   if (post && name == "experiments/create") return CreateExperiment();
   if (post && name == "experiments/search") return SearchExperiments();
+  if (post && name == "experiments/delete") return DeleteExperiment();
+  if (post && name == "experiments/restore") return RestoreExperiment();
+  if (post && name == "experiments/update") return UpdateExperiment();
+  if (post && name == "experiments/set-experiment-tag") return SetExperimentTag();
+  if (post && name == "experiments/delete-experiment-tag") return DeleteExperimentTag();
+  if (get && name == "experiments/list") return ListExperimentsV1();
   if (post && name == "runs/search") return SearchRuns();
   if (post && name == "runs/delete") return DeleteRun();
   if (post && name == "runs/restore") return RestoreRun();

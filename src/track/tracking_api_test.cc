@@ -389,6 +389,61 @@ TEST_F(TrackingApiTest, HostileNumbersAndDocumentsAreRefused) {
   EXPECT_TRUE(far["metrics"].empty());
 }
 
+// What MlflowClient's delete_experiment, restore_experiment, rename_experiment,
+// set_experiment_tag and delete_experiment_tag send, and what the user then sees.
+TEST_F(TrackingApiTest, ExperimentsAreTaggedRenamedDeletedWithTheirRunsAndRestored) {
+  std::string run_id = CreateRun("sweep");
+  std::string id = Get("experiments/get-by-name?experiment_name=sweep").body["experiment"]["experiment_id"];
+  ASSERT_EQ(Post("experiments/set-experiment-tag",
+                 json{{"experiment_id", id}, {"key", "team"}, {"value", "systems"}})
+                .status,
+            200);
+  json e = Get("experiments/get?experiment_id=" + id).body["experiment"];
+  EXPECT_EQ(e["tags"], (json::array({{{"key", "team"}, {"value", "systems"}}})));
+  auto searched = [&](const json& body) {
+    std::vector<std::string> names;
+    for (const json& x : Post("experiments/search", body).body.value("experiments", json::array()))
+      names.push_back(x["name"]);
+    return names;
+  };
+  EXPECT_EQ(searched(json{{"filter", "tags.team = 'systems'"}}), std::vector<std::string>{"sweep"});
+
+  ASSERT_EQ(Post("experiments/delete", json{{"experiment_id", id}}).status, 200);
+  EXPECT_EQ(Get("experiments/get?experiment_id=" + id).body["experiment"]["lifecycle_stage"], "deleted");
+  EXPECT_EQ(searched(json::object()), std::vector<std::string>{"Default"});
+  EXPECT_EQ(searched(json{{"view_type", "DELETED_ONLY"}}), std::vector<std::string>{"sweep"});
+  // Its runs are deleted with it: gone from the default view, there in ALL, marked.
+  EXPECT_TRUE(Post("runs/search", json{{"experiment_ids", {id}}}).body.value("runs", json::array()).empty());
+  json all = Post("runs/search", json{{"experiment_ids", {id}}, {"run_view_type", "ALL"}}).body["runs"];
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["info"]["lifecycle_stage"], "deleted");
+  EXPECT_EQ(Get("runs/get?run_id=" + run_id).body["run"]["info"]["lifecycle_stage"], "deleted");
+  ExpectError(Post("runs/create", json{{"experiment_id", id}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("experiments/update", json{{"experiment_id", id}, {"new_name", "x"}}), 400,
+              "INVALID_PARAMETER_VALUE");
+
+  ASSERT_EQ(Post("experiments/restore", json{{"experiment_id", id}}).status, 200);
+  EXPECT_EQ(Get("runs/get?run_id=" + run_id).body["run"]["info"]["lifecycle_stage"], "active");
+  ASSERT_EQ(Post("experiments/update", json{{"experiment_id", id}, {"new_name", "sweep-2"}}).status, 200);
+  json renamed = Get("experiments/get-by-name?experiment_name=sweep-2").body["experiment"];
+  EXPECT_EQ(renamed["experiment_id"], id);
+  EXPECT_EQ(store_->FindRun(run_id)->experiment, "sweep-2");  // its runs go along
+  ExpectError(Post("experiments/update", json{{"experiment_id", id}, {"new_name", "Default"}}), 400,
+              "RESOURCE_ALREADY_EXISTS");
+  ASSERT_EQ(Post("experiments/delete-experiment-tag", json{{"experiment_id", id}, {"key", "team"}}).status,
+            200);
+  EXPECT_TRUE(Get("experiments/get?experiment_id=" + id).body["experiment"]["tags"].empty());
+  ExpectError(Post("experiments/delete-experiment-tag", json{{"experiment_id", id}, {"key", "team"}}), 404,
+              "RESOURCE_DOES_NOT_EXIST");
+  ExpectError(Post("experiments/delete", json{{"experiment_id", "0"}}), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("experiments/delete", json{{"experiment_id", "987654"}}), 404, "RESOURCE_DOES_NOT_EXIST");
+  // MLflow 1.x's list, which older clients call.
+  json listed = Get("experiments/list").body["experiments"];
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0]["name"].get<std::string>() + " " + listed[1]["name"].get<std::string>(),
+            "sweep-2 Default");
+}
+
 TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
   std::string run_id = CreateRun();
   std::string base = "/api/2.0/mlflow-artifacts/artifacts/1/" + run_id + "/artifacts/";

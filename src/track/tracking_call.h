@@ -57,6 +57,15 @@ inline bool IsDeleted(const RunRecord& r) {
   }
   return false;
 }
+inline bool IsDeleted(const ExperimentInfo& e) {
+  for (const auto& [k, v] : e.tags) {
+    if (k == kDeletedTag) return true;
+  }
+  return false;
+}
+// Whether something deleted or not is shown in MLflow's view type ACTIVE_ONLY (the
+// default), DELETED_ONLY or ALL; throws on another view type.
+bool InView(const std::string& view_type, bool deleted);
 inline std::string ApiExperimentId(const ExperimentInfo& e) { return MlflowExperimentId(e); }
 
 // The experiment's JSON as MLflow returns it.
@@ -123,6 +132,14 @@ class TrackingApi::Call {
   ApiResponse GetExperimentByName();
 
   ApiResponse CreateExperiment();
+
+  // The lifecycle (tracking_experiments.cc).
+  ApiResponse DeleteExperiment();
+  ApiResponse RestoreExperiment();
+  ApiResponse UpdateExperiment();
+  ApiResponse SetExperimentTag();
+  ApiResponse DeleteExperimentTag();
+  ApiResponse ListExperimentsV1();
 
   // experiments/search and runs/search (tracking_search.cc): MLflow's filter grammar,
   // order_by, max_results and page_token.

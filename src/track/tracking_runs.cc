@@ -66,8 +66,11 @@ json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
   Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
   ThrowIfError(all.status());
   std::string experiment_id;
+  bool deleted = IsDeleted(r);
   for (const ExperimentInfo& e : *all) {
-    if (e.name == r.experiment) experiment_id = ApiExperimentId(e);
+    if (e.name != r.experiment) continue;
+    experiment_id = ApiExperimentId(e);
+    deleted |= IsDeleted(e);  // a deleted experiment's runs are deleted with it
   }
   std::string user;
   for (const auto& [k, v] : r.tags) {
@@ -81,7 +84,7 @@ json TrackingApi::Call::RunInfoJson(const RunRecord& r) {
                {"status", r.status},
                {"start_time", r.start_ms},
                {"artifact_uri", MlflowArtifactUri(experiment_id, r.id)},
-               {"lifecycle_stage", IsDeleted(r) ? "deleted" : "active"}};
+               {"lifecycle_stage", deleted ? "deleted" : "active"}};
   if (r.end_ms > 0) info["end_time"] = r.end_ms;
   return info;
 }
@@ -134,6 +137,10 @@ ApiResponse TrackingApi::Call::CreateRun() {
   const json& b = Body();
   std::string experiment_id = Text("experiment_id").value_or("0");
   ExperimentInfo experiment = ExperimentById(experiment_id);
+  if (IsDeleted(experiment)) {
+    throw InvalidParameter("The experiment " + experiment_id +
+                           " must be in the 'active' state; restore it (experiments/restore) first");
+  }
   RunRecord run;
   run.id = NewRunId();
   run.experiment = experiment.name;

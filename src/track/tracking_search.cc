@@ -97,9 +97,12 @@ ApiResponse TrackingApi::Call::SearchExperiments() {
   ThrowIfError(api_.store_.EnsureExperiment(std::string(kDefaultExperiment)).status());
   Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
   ThrowIfError(all.status());
+  std::string view = Text("view_type").value_or("ACTIVE_ONLY");
   Found found;
   for (const ExperimentInfo& e : *all) {
+    if (!InView(view, IsDeleted(e))) continue;
     Searchable s;
+    for (const auto& [k, v] : e.tags) s.tags[k] = v;
     s.attributes = {{"name", e.name},
                     {"experiment_id", ApiExperimentId(e)},
                     {"creation_time", std::to_string(e.created_ms)},
@@ -118,20 +121,18 @@ ApiResponse TrackingApi::Call::SearchRuns() {
   auto [start, count] = Page(50000);
   // ACTIVE_ONLY (the default), DELETED_ONLY or ALL, as MLflow's ViewType.
   std::string view = Text("run_view_type").value_or("ACTIVE_ONLY");
-  if (view != "ACTIVE_ONLY" && view != "DELETED_ONLY" && view != "ALL") {
-    throw InvalidParameter("Invalid value for parameter 'run_view_type': '" + view +
-                           "' (ACTIVE_ONLY, DELETED_ONLY or ALL)");
-  }
-  std::vector<std::string> experiments;
+  InView(view, false);  // refuses an unknown view type before any work
+  std::vector<ExperimentInfo> experiments;
   experiments.reserve(experiment_ids.size());
-  for (const std::string& id : experiment_ids) experiments.push_back(ExperimentById(id).name);
+  for (const std::string& id : experiment_ids) experiments.push_back(ExperimentById(id));
 
   Found found;
-  for (const std::string& name : experiments) {
-    Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(name);
+  for (const ExperimentInfo& e : experiments) {
+    Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(e.name);
     ThrowIfError(runs.status());
     for (const RunRecord& r : *runs) {
-      if (view != "ALL" && IsDeleted(r) != (view == "DELETED_ONLY")) continue;
+      // A deleted experiment's runs are deleted with it.
+      if (!InView(view, IsDeleted(r) || IsDeleted(e))) continue;
       json run = RunJson(r);
       Searchable s;
       for (const std::string& key : kRunAttributes) {
