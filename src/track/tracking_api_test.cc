@@ -444,6 +444,45 @@ TEST_F(TrackingApiTest, ExperimentsAreTaggedRenamedDeletedWithTheirRunsAndRestor
             "sweep-2 Default");
 }
 
+// What MLflow's UI and get_metric_history_bulk_interval ask to chart a metric of several runs.
+TEST_F(TrackingApiTest, BulkIntervalHistoryGivesEvenlySpreadStepsOfEveryRun) {
+  std::string a = CreateRun(), b = CreateRun();
+  for (const auto& [run, steps] : {std::pair{a, 10}, std::pair{b, 5}}) {
+    json metrics = json::array();
+    for (int step = 0; step < steps; ++step)
+      metrics.push_back(
+          {{"key", "loss"}, {"value", 1.0 / (step + 1)}, {"timestamp", 1000 + step}, {"step", step}});
+    ASSERT_EQ(Post("runs/log-batch", json{{"run_id", run}, {"metrics", metrics}}).status, 200);
+  }
+  auto bulk = [&](const std::string& query) {
+    return Get("metrics/get-history-bulk-interval?run_ids=" + a + "&run_ids=" + b + "&metric_key=loss" +
+               query);
+  };
+  auto steps_of = [](const json& metrics, const std::string& run) {
+    std::vector<int64_t> out;
+    for (const json& m : metrics) {
+      if (m["run_id"] == run) out.push_back(m["step"].get<int64_t>());
+    }
+    return out;
+  };
+  json all = bulk("").body["metrics"];
+  EXPECT_EQ(all.size(), 15u);
+  json three = bulk("&max_results=3").body["metrics"];
+  EXPECT_EQ(steps_of(three, a), (std::vector<int64_t>{0, 5, 9}));  // first and last among them
+  EXPECT_EQ(steps_of(three, b), (std::vector<int64_t>{0}));
+  EXPECT_EQ(three[0]["key"], "loss");
+  for (const json& m : three) {
+    if (m["run_id"] == a && m["step"] == 5) EXPECT_EQ(m["value"], 1.0 / 6);
+  }
+  json window = bulk("&start_step=2&end_step=4").body["metrics"];
+  EXPECT_EQ(steps_of(window, a), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(steps_of(window, b), (std::vector<int64_t>{2, 3, 4}));
+  ExpectError(bulk("&start_step=2"), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(bulk("&start_step=5&end_step=2"), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(bulk("&max_results=0"), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Get("metrics/get-history-bulk-interval?metric_key=loss"), 400, "INVALID_PARAMETER_VALUE");
+}
+
 TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
   std::string run_id = CreateRun();
   std::string base = "/api/2.0/mlflow-artifacts/artifacts/1/" + run_id + "/artifacts/";

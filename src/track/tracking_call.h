@@ -176,6 +176,7 @@ class TrackingApi::Call {
   ApiResponse DeleteTag();
 
   ApiResponse GetMetricHistory();
+  ApiResponse GetMetricHistoryBulkInterval();
 
   // --- trainbench's own calls ---
   ApiResponse LogEvents();

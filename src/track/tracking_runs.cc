@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <fstream>
@@ -320,6 +321,83 @@ ApiResponse TrackingApi::Call::GetMetricHistory() {
   json out = {{"metrics", metrics}};
   if (end < total) out["next_page_token"] = std::to_string(end);
   return JsonAnswer(out);
+}
+
+// What MLflow's UI and MlflowClient.get_metric_history_bulk_interval ask for to chart a
+// metric of many runs: the values at up to max_results steps, spread evenly over the steps
+// the runs logged (within start_step..end_step), the first and last always among them.
+ApiResponse TrackingApi::Call::GetMetricHistoryBulkInterval() {
+  constexpr size_t kMaxRuns = 100;
+  constexpr int64_t kDefaultResults = 2500, kMaxResults = 25000;
+  std::vector<std::string> run_ids;
+  for (auto [it, end] = request_.query.equal_range("run_ids"); it != end; ++it) run_ids.push_back(it->second);
+  if (run_ids.empty())
+    throw InvalidParameter("GetMetricHistoryBulkInterval request must specify at least one run_id.");
+  if (run_ids.size() > kMaxRuns) {
+    throw InvalidParameter("GetMetricHistoryBulkInterval request cannot specify more than " +
+                           std::to_string(kMaxRuns) + " run_ids. Received " + std::to_string(run_ids.size()) +
+                           " run_ids.");
+  }
+  std::string key = Required("metric_key");
+  auto number = [&](const char* field) -> std::optional<int64_t> {
+    std::optional<std::string> text = Text(field);
+    if (!text) return std::nullopt;
+    std::optional<int64_t> n = ParseInt(*text);
+    if (!n)
+      throw InvalidParameter(Concat({"Invalid value '", *text, "' for parameter '", field, "': an integer"}));
+    return n;
+  };
+  int64_t max_results = number("max_results").value_or(kDefaultResults);
+  if (max_results < 1 || max_results > kMaxResults) {
+    throw InvalidParameter("max_results must be between 1 and " + std::to_string(kMaxResults) + ".");
+  }
+  std::optional<int64_t> start = number("start_step"), stop = number("end_step");
+  if (start.has_value() != stop.has_value()) {
+    throw InvalidParameter("If either start step or end step are specified, both must be specified.");
+  }
+  if (start && *start > *stop) {
+    throw InvalidParameter("end_step must be greater than start_step. Found start_step=" +
+                           std::to_string(*start) + " and end_step=" + std::to_string(*stop) + ".");
+  }
+  auto inside = [&](int64_t step) { return !start || (step >= *start && step <= *stop); };
+  std::vector<std::pair<std::string, std::vector<Point>>> runs;
+  std::vector<int64_t> steps;
+  for (const std::string& run_id : run_ids) {
+    Exists(run_id);
+    for (auto& [k, points] : ScriptSeries(run_id, key)) {
+      for (const Point& p : points) {
+        if (inside(p.step)) steps.push_back(p.step);
+      }
+      runs.emplace_back(run_id, std::move(points));
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  std::vector<int64_t> chosen = steps;
+  if (steps.size() > static_cast<size_t>(max_results)) {
+    chosen.clear();
+    double every = static_cast<double>(steps.size() - 1) / static_cast<double>(max_results - 1);
+    for (int64_t i = 0; i < max_results; ++i) {
+      chosen.push_back(steps[static_cast<size_t>(std::llround(static_cast<double>(i) * every))]);
+    }
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  json metrics = json::array();
+  for (auto& [run_id, points] : runs) {
+    std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+      return a.step != b.step ? a.step < b.step : a.time_ms < b.time_ms;
+    });
+    for (const Point& p : points) {
+      if (!inside(p.step) || !std::binary_search(chosen.begin(), chosen.end(), p.step)) continue;
+      metrics.push_back({{"key", key},
+                         {"value", ValueJson(p.value)},
+                         {"timestamp", p.time_ms},
+                         {"step", p.step},
+                         {"run_id", run_id}});
+    }
+  }
+  return JsonAnswer({{"metrics", std::move(metrics)}});
 }
 
 }  // namespace tb
