@@ -472,7 +472,9 @@ TEST_F(TrackingApiTest, BulkIntervalHistoryGivesEvenlySpreadStepsOfEveryRun) {
   EXPECT_EQ(steps_of(three, b), (std::vector<int64_t>{0}));
   EXPECT_EQ(three[0]["key"], "loss");
   for (const json& m : three) {
-    if (m["run_id"] == a && m["step"] == 5) EXPECT_EQ(m["value"], 1.0 / 6);
+    if (m["run_id"] == a && m["step"] == 5) {
+      EXPECT_EQ(m["value"], 1.0 / 6);
+    }
   }
   json window = bulk("&start_step=2&end_step=4").body["metrics"];
   EXPECT_EQ(steps_of(window, a), (std::vector<int64_t>{2, 3, 4}));
