@@ -69,6 +69,19 @@ struct ServeArgs {
   std::string web;
 };
 
+// trainbench plot: options as given (empty: the figure file's value, else the default).
+struct PlotArgs {
+  std::string store = StoreFromEnvironment();
+  std::vector<std::string> runs, workloads;
+  std::string spec_file, output;
+  std::string metric, labels, x, from, to, smoothing;
+  std::string width, height, font_size, line_width, dpi;
+  std::string title, x_title, y_title, legend;
+  std::string y_min, y_max;
+  bool mono = false, log_y = false, no_events = false, phases = false, no_legend = false, ratio = false;
+  bool csv = false, save_spec = false;
+};
+
 int CommandRun(const RunArgs& a, std::vector<std::string> command);
 int CommandDevices();
 int CommandMigrate(const std::string& from_uri, const std::string& to_uri);
@@ -78,6 +91,7 @@ int CommandReport(const std::string& store_uri, const std::string& experiment, c
 int CommandLs(const std::string& store_uri, const std::string& experiment);
 int CommandShow(const std::string& store_uri, const std::string& key);
 int CommandServe(ServeArgs a);
+int CommandPlot(const PlotArgs& a);
 int CommandSchedule(ScheduleOptions o);
 int CommandRadt(const RadtCommand& c);
 int CommandExport(const std::string& store_uri, const std::string& key, const std::string& metric,

@@ -1,6 +1,7 @@
 #include "metrics/catalog.h"
 
 #include <array>
+#include <utility>
 
 #include "metrics/names.h"
 
@@ -127,6 +128,66 @@ constexpr std::array kCatalog = {
                "CPU time one listener spent in one tick: trainbench's own cost", ""},
 };
 
+constexpr std::pair<std::string_view, std::string_view> kTitles[] = {
+    {"host.cpu.utilization_ratio", "Host CPU utilization"},
+    {"host.memory.used_bytes", "Host memory used"},
+    {"host.memory.available_bytes", "Host memory available"},
+    {"host.swap.used_bytes", "Swap used"},
+    {"host.load.average_1m", "Load average (1 min)"},
+    {"proc.cpu.utilization_ratio", "Run CPU"},
+    {"proc.memory.rss_bytes", "Run memory (RSS)"},
+    {"proc.threads.count", "Run threads"},
+    {"proc.processes.count", "Run processes"},
+    {"proc.sched.voluntary_switches_per_second", "Voluntary context switches"},
+    {"proc.sched.involuntary_switches_per_second", "Involuntary context switches"},
+    {"proc.thread.cpu_utilization_ratio", "Thread CPU"},
+    {"proc.thread.core_index", "Thread core"},
+    {"disk.read_bytes_per_second", "Disk read"},
+    {"disk.write_bytes_per_second", "Disk write"},
+    {"disk.read_ops_per_second", "Disk reads"},
+    {"disk.write_ops_per_second", "Disk writes"},
+    {"disk.busy_ratio", "Disk busy"},
+    {"net.receive_bytes_per_second", "Network received"},
+    {"net.transmit_bytes_per_second", "Network sent"},
+    {"gpu.utilization.gpu_ratio", "GPU utilization"},
+    {"gpu.utilization.memory_ratio", "GPU memory utilization"},
+    {"gpu.memory.used_bytes", "GPU memory used"},
+    {"gpu.memory.reserved_bytes", "GPU memory reserved"},
+    {"gpu.memory.total_bytes", "GPU memory total"},
+    {"gpu.power.draw_watts", "GPU power"},
+    {"gpu.energy.consumed_joules", "GPU energy"},
+    {"gpu.temperature.gpu_celsius", "GPU temperature"},
+    {"gpu.clock.sm_hertz", "SM clock"},
+    {"gpu.clock.memory_hertz", "Memory clock"},
+    {"gpu.performance.state_index", "Performance state"},
+    {"gpu.pcie.transmit_bytes_per_second", "PCIe sent"},
+    {"gpu.pcie.receive_bytes_per_second", "PCIe received"},
+    {"gpu.clock.event_reasons_bitmask", "Clock event reasons"},
+    {"proc.gpu.memory_used_bytes", "Process GPU memory"},
+    {"proc.gpu.sm_utilization_ratio", "Process SM utilization"},
+    {"proc.gpu.tree_memory_used_bytes", "Run GPU memory"},
+    {"proc.gpu.tree_sm_utilization_ratio", "Run SM utilization"},
+    {"proc.gpu.share_ratio", "Run share of the GPU"},
+    {"proc.gpu.energy_joules", "Run GPU energy"},
+    {"gpu.mig.memory_used_bytes", "MIG memory used"},
+    {"gpu.mig.memory_total_bytes", "MIG memory total"},
+    {"gpu.graphics.engine_active_ratio", "Graphics engine active"},
+    {"gpu.sm.active_ratio", "SM active"},
+    {"gpu.sm.occupancy_ratio", "SM occupancy"},
+    {"gpu.pipe.tensor_active_ratio", "Tensor pipe active"},
+    {"gpu.dram.active_ratio", "DRAM active"},
+    {"gpu.pipe.fp64_active_ratio", "FP64 pipe active"},
+    {"gpu.pipe.fp32_active_ratio", "FP32 pipe active"},
+    {"gpu.pipe.fp16_active_ratio", "FP16 pipe active"},
+    {"gpu.pcie.tx_total_bytes_per_second", "PCIe sent (DCGM)"},
+    {"gpu.pcie.rx_total_bytes_per_second", "PCIe received (DCGM)"},
+    {"gpu.nvlink.transmit_bytes_per_second", "NVLink sent"},
+    {"gpu.nvlink.receive_bytes_per_second", "NVLink received"},
+    {"trainbench.listener.unparsed_lines", "Unparsed listener lines"},
+    {"trainbench.listener.cpu_seconds", "Listener CPU time"},
+    {"train.throughput_samples_per_second", "Throughput"},
+};
+
 }  // namespace
 
 std::span<const MetricInfo> MetricCatalog() { return kCatalog; }
@@ -136,6 +197,16 @@ const MetricInfo* FindMetric(std::string_view name) {
     if (m.name == name) return &m;
   }
   return nullptr;
+}
+
+std::string MetricTitle(std::string_view metric) {
+  for (const auto& [name, title] : kTitles) {
+    if (name == metric) return std::string(title);
+  }
+  std::string out(metric.starts_with("train.") ? metric.substr(6) : metric);
+  for (char& c : out) c = c == '_' ? ' ' : c;
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 'a' + 'A');
+  return out;
 }
 
 std::string_view MetricUnit(std::string_view name) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace tb {
@@ -24,6 +25,9 @@ struct MetricInfo {
 std::span<const MetricInfo> MetricCatalog();
 // nullptr for metrics not in the catalog (a script's own metrics, for example).
 const MetricInfo* FindMetric(std::string_view name);
+// The metric's name for people ("GPU utilization", "SM active", "Loss"): the catalog's
+// title, or a script's metric without its "train." prefix, underscores as spaces.
+std::string MetricTitle(std::string_view metric);
 // The metric's unit, "" for metrics not in the catalog.
 std::string_view MetricUnit(std::string_view name);
 

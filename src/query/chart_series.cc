@@ -44,6 +44,28 @@ std::string_view XAxisName(XAxis axis) {
   return "relative";
 }
 
+XYSeries AlignedRun(const std::vector<Point>& points, int64_t start_ms, XAxis axis) {
+  std::vector<std::pair<double, double>> xy;
+  xy.reserve(points.size());
+  for (const Point& p : points) {
+    if (axis == XAxis::kStep) {
+      if (p.step != kNoStep) xy.emplace_back(static_cast<double>(p.step), p.value);
+    } else {
+      xy.emplace_back(static_cast<double>(p.time_ms - start_ms) / 1000.0, p.value);
+    }
+  }
+  if (!std::is_sorted(xy.begin(), xy.end(), [](auto& a, auto& b) { return a.first < b.first; }))
+    std::stable_sort(xy.begin(), xy.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  XYSeries out;
+  out.x.reserve(xy.size());
+  out.y.reserve(xy.size());
+  for (auto [x, y] : xy) {
+    out.x.push_back(x);
+    out.y.push_back(y);
+  }
+  return out;
+}
+
 int64_t SaturatedInt64(double ms) {
   if (ms >= 9.2e18) return std::numeric_limits<int64_t>::max();
   if (ms <= -9.2e18) return std::numeric_limits<int64_t>::min();

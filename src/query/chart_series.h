@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "query/downsample.h"
 #include "store/store.h"
 
 namespace tb {
@@ -32,6 +33,11 @@ struct ChartWindow {
 // out of order, and steps may repeat or be absent).
 std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, const std::vector<Point>& points,
                             const ChartWindow& window);
+
+// A run's points on the x axis a workload mean aligns runs by: seconds since `start_ms`, or
+// the logged step (points without one left out); sorted by x (a script may log steps out of
+// order). Wall time is taken as seconds since the start.
+XYSeries AlignedRun(const std::vector<Point>& points, int64_t start_ms, XAxis axis);
 
 // A time in ms as int64, saturating: 1e300 is "after everything", not undefined.
 int64_t SaturatedInt64(double ms);

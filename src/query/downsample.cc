@@ -40,6 +40,8 @@ Band Aggregate(std::span<const XYSeries> series, double from, double to, size_t 
   Band band;
   if (buckets == 0 || !(to >= from)) return band;
   double width = (to - from) / static_cast<double>(buckets);
+  auto centre = [&](size_t b) { return from + (static_cast<double>(b) + 0.5) * width; };
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> sum(buckets, 0), lo(buckets, std::numeric_limits<double>::infinity()),
       hi(buckets, -std::numeric_limits<double>::infinity());
   std::vector<int> runs(buckets, 0);
@@ -56,8 +58,20 @@ Band Aggregate(std::span<const XYSeries> series, double from, double to, size_t 
       ++run_count[b];
     }
     for (size_t b = 0; b < buckets; ++b) {
-      if (run_count[b] == 0) continue;
-      double m = run_sum[b] / run_count[b];
+      double m = kNone;
+      if (run_count[b] > 0) {
+        m = run_sum[b] / run_count[b];
+      } else {
+        // No point of this run in the bucket: its value at the bucket's centre, read off the
+        // straight line between its points on either side (none across a gap or past its ends).
+        double c = centre(b);
+        auto after = std::lower_bound(s.x.begin(), s.x.end(), c);
+        if (after == s.x.begin() || after == s.x.end()) continue;
+        size_t j = static_cast<size_t>(after - s.x.begin());
+        double y0 = s.y[j - 1], y1 = s.y[j], x0 = s.x[j - 1], x1 = s.x[j];
+        if (std::isnan(y0) || std::isnan(y1)) continue;
+        m = x1 > x0 ? y0 + (y1 - y0) * (c - x0) / (x1 - x0) : y0;
+      }
       sum[b] += m;
       lo[b] = std::min(lo[b], m);
       hi[b] = std::max(hi[b], m);
@@ -66,10 +80,11 @@ Band Aggregate(std::span<const XYSeries> series, double from, double to, size_t 
   }
   for (size_t b = 0; b < buckets; ++b) {
     if (runs[b] == 0) continue;
-    band.x.push_back(from + (static_cast<double>(b) + 0.5) * width);
+    band.x.push_back(centre(b));
     band.mean.push_back(sum[b] / runs[b]);
-    band.min.push_back(lo[b]);
-    band.max.push_back(hi[b]);
+    // One run is no spread: no band where only one stands behind the mean.
+    band.min.push_back(runs[b] > 1 ? lo[b] : kNone);
+    band.max.push_back(runs[b] > 1 ? hi[b] : kNone);
     band.runs.push_back(runs[b]);
   }
   return band;

@@ -3,8 +3,8 @@
 // highest and last points in x order (each once). A one-second spike survives any zoom
 // level; zooming in asks again for the narrower range at full detail.
 //
-// Workload aggregates: several runs' series aligned on one x axis (time since start) and
-// reduced per bucket to the mean of the runs with a min-max band.
+// Workload aggregates: several runs' series aligned on one x axis (time since start, or the
+// step) and reduced per bucket to the mean of the runs with a min-max band.
 //
 // NaN values are gaps: they take no part in minimum, maximum or mean; a bucket holding only
 // NaN keeps one NaN point so the gap shows. Pure functions; thread-safe.
@@ -102,8 +102,11 @@ struct Band {
 };
 
 // `series` (each sorted by x) aligned on `buckets` equal buckets over [from, to]: in each
-// bucket each run contributes the mean of its points there; the band is the mean, minimum
-// and maximum of those contributions. Buckets no run reaches are left out.
+// bucket each run contributes the mean of its points there or, when it has none there (a
+// metric logged now and then, at other moments than the other runs'), its value at the
+// bucket's centre interpolated between its points on either side; never past its first or
+// last point, nor across a NaN. The mean is over the runs that contribute (`runs` says how
+// many); min and max are NaN where fewer than two do. Buckets no run reaches are left out.
 Band Aggregate(std::span<const XYSeries> series, double from, double to, size_t buckets);
 
 }  // namespace tb

@@ -72,5 +72,31 @@ TEST(Aggregate, MeanAndBandMatchADirectComputation) {
   EXPECT_DOUBLE_EQ(band.x[1], 3.0);
 }
 
+// A metric logged now and then (a loss every few seconds), at other moments by each run:
+// the mean follows both runs everywhere instead of jumping to whichever logged in a bucket.
+TEST(Aggregate, SparseRunsAreInterpolatedNotAlternated) {
+  XYSeries a{{0, 10, 20}, {1, 1, 1}};                             // run a: flat at 1, logged at 0, 10, 20 s
+  XYSeries b{{5, 15, 25}, {3, 3, 3}};                             // run b: flat at 3, logged at 5, 15, 25 s
+  Band band = Aggregate(std::vector<XYSeries>{a, b}, 0, 20, 20);  // 1-second buckets
+  ASSERT_FALSE(band.x.empty());
+  for (size_t i = 0; i < band.x.size(); ++i) {
+    if (band.x[i] < 5 || band.x[i] > 20) continue;  // where both runs have begun
+    EXPECT_EQ(band.runs[i], 2) << "at " << band.x[i];
+    EXPECT_DOUBLE_EQ(band.mean[i], 2.0) << "at " << band.x[i];
+    EXPECT_DOUBLE_EQ(band.min[i], 1.0);
+    EXPECT_DOUBLE_EQ(band.max[i], 3.0);
+  }
+  // Before run b's first point only run a stands behind the mean: no band there.
+  EXPECT_EQ(band.runs[0], 1);
+  EXPECT_DOUBLE_EQ(band.mean[0], 1.0);
+  EXPECT_TRUE(std::isnan(band.min[0]) && std::isnan(band.max[0]));
+}
+
+TEST(Aggregate, NoInterpolationAcrossAGap) {
+  XYSeries a{{0, 1, 2, 8, 9}, {1, 1, NAN, 1, 1}};
+  Band band = Aggregate(std::vector<XYSeries>{a}, 0, 10, 10);
+  for (size_t i = 0; i < band.x.size(); ++i) EXPECT_FALSE(band.x[i] > 3 && band.x[i] < 7) << band.x[i];
+}
+
 }  // namespace
 }  // namespace tb

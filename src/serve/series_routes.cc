@@ -155,6 +155,9 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
   }
   std::optional<double> from = Number("from"), to = Number("to");
   if (from && to && *from > *to) throw InvalidParameter("'from' must not be after 'to'");
+  XAxis axis = Axis();
+  if (axis == XAxis::kWall)
+    throw InvalidParameter("workload means align runs by time since start (x=relative) or by step (x=step)");
   // Each workload once, and a bounded number of them.
   std::vector<std::string_view> wanted;
   for (std::string_view w : Split(*spec, ',')) {
@@ -183,12 +186,7 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
     for (const Selected& s : Select(runs, metric, labels)) {
       if (!labels && !aligned.empty() && run_ids.back() == s.run->id) continue;  // first label set per run
       std::shared_ptr<const std::vector<Point>> points = Load(s.series.id);
-      XYSeries xy;
-      for (const Point& p : *points) {
-        xy.x.push_back((static_cast<double>(p.time_ms) - static_cast<double>(s.run->start_ms)) / 1000.0);
-        xy.y.push_back(p.value);
-      }
-      if (!std::is_sorted(xy.x.begin(), xy.x.end())) continue;
+      XYSeries xy = AlignedRun(*points, s.run->start_ms, axis);
       if (!xy.x.empty()) longest = std::max(longest, xy.x.back());
       aligned.push_back(std::move(xy));
       run_ids.push_back(s.run->id);
@@ -209,7 +207,7 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
                     {"max", hi},
                     {"n", band.runs}});
   }
-  return JsonAnswer({{"x", "relative"}, {"metric", metric}, {"workloads", list}});
+  return JsonAnswer({{"x", std::string(XAxisName(axis))}, {"metric", metric}, {"workloads", list}});
 }
 
 ApiResponse ServeApi::Call::Export() {

@@ -1,0 +1,120 @@
+// trainbench plot: one figure for a paper from the command line, drawn by the same renderer
+// as the web UI's exports, so that a paper's figures are a script that reruns.
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/read_file.h"
+#include "base/strings.h"
+#include "cli/cli.h"
+#include "figure/figure.h"
+
+namespace tb::cli {
+namespace {
+
+Status WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  out.close();
+  if (!out)
+    return Status::IoError(Concat({"cannot write ", path, ": check the directory exists and is writable"}));
+  return Status::Ok();
+}
+
+// "fig.pdf" -> "fig" + ext.
+std::string Beside(const std::string& path, const std::string& ext) {
+  size_t dot = path.rfind('.');
+  size_t slash = path.rfind('/');
+  std::string stem =
+      dot == std::string::npos || (slash != std::string::npos && dot < slash) ? path : path.substr(0, dot);
+  return stem + ext;
+}
+
+}  // namespace
+
+static Result<FigureSpec> PlotSpec(const PlotArgs& a) {
+  FigureSpec spec;
+  if (!a.spec_file.empty()) {
+    std::string text, error;
+    if (!ReadWholeFile(a.spec_file, &text, &error)) return Status::IoError(error);
+    Result<FigureSpec> read = ParseFigureSpec(text);
+    if (!read.ok()) return Status::InvalidArgument(Concat({a.spec_file, ": ", read.status().message()}));
+    spec = *read;
+  }
+  // Options given on the command line override the file.
+  nlohmann::json j = nlohmann::json::parse(FigureSpecJson(spec));
+  if (!a.runs.empty()) j["runs"] = a.runs;
+  if (!a.workloads.empty()) j["workloads"] = a.workloads;
+  auto set = [&](const char* field, const std::string& v) {
+    if (!v.empty()) j[field] = v;
+  };
+  set("metric", a.metric);
+  set("labels", a.labels);
+  set("x", a.x);
+  set("width", a.width);
+  set("height", a.height);
+  set("title", a.title);
+  set("x_title", a.x_title);
+  set("y_title", a.y_title);
+  set("legend", a.legend);
+  auto number = [&](const char* field, const std::string& v) -> Status {
+    if (v.empty()) return Status::Ok();
+    std::optional<double> d = ParseDouble(v);
+    if (!d) return Status::InvalidArgument(Concat({"--", field, " takes a number, not '", v, "'"}));
+    j[field] = *d;
+    return Status::Ok();
+  };
+  for (Status st :
+       {number("from", a.from), number("to", a.to), number("y_min", a.y_min), number("y_max", a.y_max),
+        number("font_size", a.font_size), number("line_width", a.line_width),
+        number("smoothing", a.smoothing), number("dpi", a.dpi)}) {
+    if (!st.ok()) return st;
+  }
+  if (a.mono) j["mono"] = true;
+  if (a.log_y) j["log_y"] = true;
+  if (a.no_events) j["events"] = false;
+  if (a.phases) j["phases"] = true;
+  if (a.no_legend) j["show_legend"] = false;
+  if (a.ratio) j["percent"] = false;
+  if (j["metric"].get<std::string>().empty())
+    return Status::InvalidArgument(
+        "name the metric to plot: --metric gpu.utilization.gpu_ratio (trainbench show RUN lists a run's)");
+  if (j["runs"].empty() && j["workloads"].empty())
+    return Status::InvalidArgument("name runs (ids or names) or --workload EXPERIMENT:WORKLOAD to plot");
+  return FigureSpecFromJson(j);
+}
+
+int CommandPlot(const PlotArgs& a) {
+  Result<FigureSpec> spec = PlotSpec(a);
+  if (!spec.ok()) return Fail(spec.status());
+  if (a.output.empty())
+    return Fail(Status::InvalidArgument("-o FILE is required: fig.pdf, fig.svg or fig.png"));
+  Result<FigureFormat> format = FigureFormatOfPath(a.output);
+  if (!format.ok()) return Fail(format.status());
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(a.store);
+  if (!store.ok()) return Fail(store.status());
+  SeriesReader reader(**store);
+  Result<Figure> figure = CollectFigure(**store, reader, *spec);
+  if (!figure.ok()) return Fail(figure.status());
+  Result<std::string> drawn = RenderFigure(*figure, *spec, *format);
+  if (!drawn.ok()) return Fail(drawn.status());
+  if (Status st = WriteFile(a.output, *drawn); !st.ok()) return Fail(st);
+  std::string also;
+  if (a.csv) {
+    std::string path = Beside(a.output, ".csv");
+    if (Status st = WriteFile(path, FigureCsv(*figure)); !st.ok()) return Fail(st);
+    also += ", " + path;
+  }
+  if (a.save_spec) {
+    std::string path = Beside(a.output, ".figure.json");
+    if (Status st = WriteFile(path, FigureSpecJson(*spec)); !st.ok()) return Fail(st);
+    also += ", " + path + " (rerun: trainbench plot --spec " + path + " -o " + a.output + ")";
+  }
+  size_t points = 0;
+  for (const FigureLine& l : figure->lines) points += l.x.size();
+  std::printf("trainbench: %s written (%zu lines, %zu points)%s\n", a.output.c_str(), figure->lines.size(),
+              points, also.c_str());
+  return 0;
+}
+
+}  // namespace tb::cli

@@ -1,0 +1,46 @@
+// What an axis shows: ticks at round values (time at 0:05, 1:00, 5:00, 1:00:00; numbers at
+// 1, 2, 5 times a power of ten; powers of ten on a log scale) and units scaled the way people
+// read them (ratios as percent, bytes as MiB or GiB, hertz as MHz). Pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "query/chart_series.h"
+
+namespace tb {
+
+struct Tick {
+  double at;
+  std::string label;
+};
+
+// About `count` ticks between lo and hi at 1, 2 or 5 times a power of ten.
+std::vector<Tick> NumberTicks(double lo, double hi, int count);
+// Ticks at powers of ten (with 2 and 5 between them when few decades show); lo > 0.
+std::vector<Tick> LogTicks(double lo, double hi);
+// Ticks for an x axis: seconds since the start at round durations ("0:30", "1:00:00"),
+// wall-clock Unix ms at round times of day in the zone `utc_offset_min` ("14:05"), or steps.
+std::vector<Tick> XTicks(XAxis axis, double lo, double hi, int count, int utc_offset_min = 0);
+
+// "1:05", "12:00", "1:00:00": seconds as h:mm:ss, or m:ss under an hour.
+std::string Clock(double seconds);
+// A number in at most 4 significant digits ("0.25", "1200", "1.5e+09").
+std::string ShortNumber(double v);
+
+// How a metric's values are shown: multiplied by `factor`, in `unit` ("%", "GiB", "MHz").
+struct DisplayUnit {
+  double factor = 1;
+  std::string unit;
+};
+// `unit` is the catalog's ("ratio", "bytes", "bytes/s", "Hz", "W", "cores", "1"); `largest`
+// the largest absolute value shown, which picks the prefix.
+DisplayUnit ChooseDisplayUnit(std::string_view unit, double largest, bool percent = true);
+
+// "GPU utilization (%)".
+std::string AxisTitle(std::string_view title, std::string_view unit);
+// The x axis's title: "Time since start (h:mm:ss)", "Time of day (UTC+01:00)", "Step".
+std::string XAxisTitle(XAxis axis, double span, int utc_offset_min);
+
+}  // namespace tb

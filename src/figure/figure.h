@@ -1,0 +1,61 @@
+// A figure's content, gathered from the store for a FigureSpec (the lines of runs and of
+// workload means with their bands, events, phases, axis titles and units), its CSV (exactly
+// what is plotted), and its rendering to PDF, SVG or PNG through cairo and pango: fonts
+// embedded as TrueType subsets in PDF, text as <text> in SVG, PNG at the chosen DPI.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "figure/figure_spec.h"
+#include "query/series_reader.h"
+#include "store/store.h"
+
+namespace tb {
+
+struct FigureLine {
+  std::string key;             // what `hidden` names: "RUN_ID|labels", or "EXPERIMENT:WORKLOAD"
+  std::string name;            // in the legend
+  std::string run_id;          // "" for a workload mean
+  size_t style = 0;            // colour and dash: the line's place among all lines, hidden or not
+  std::vector<double> x, y;    // y in the units shown; NaN: a gap
+  std::vector<double> lo, hi;  // a workload's min-max band (NaN where fewer than two runs)
+  std::vector<int> runs;       // a workload mean: how many runs stand behind each point
+};
+
+struct FigureMark {
+  double x;
+  std::string label;
+};
+
+struct FigureSpan {
+  double from, to;
+  std::string kind;
+};
+
+struct Figure {
+  XAxis x = XAxis::kRelative;
+  std::string title, x_title, y_title, unit;  // unit as shown ("%", "GiB")
+  std::vector<FigureLine> lines;              // visible lines only
+  std::vector<FigureMark> events;
+  std::vector<FigureSpan> phases;
+  double x_min = 0, x_max = 1;  // the range shown
+};
+
+// Reads what `spec` asks for. NotFound names a run, workload or metric that is not there;
+// InvalidArgument says what is wrong with the request.
+Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpec& spec);
+
+// The plotted values: one row per x, one column per line (and band bound), as plotted.
+std::string FigureCsv(const Figure& figure);
+
+// A palette colour for line `style` as on screen ("#1f77b4"), or black and grey in mono.
+struct LineStyle {
+  double r, g, b;
+  std::vector<double> dash;  // in multiples of the line width; empty: solid
+};
+LineStyle StyleOf(size_t style, bool mono);
+
+Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format);
+
+}  // namespace tb

@@ -1,0 +1,69 @@
+// A figure as a researcher describes it for a paper: what to plot (runs by id or name,
+// workloads as their mean with a min-max band, one metric, an x axis, a range, smoothing)
+// and how it looks (size in inches, centimetres or points, font size in points, axis
+// titles, legend names made from the runs' params, colours as on screen or monochrome with
+// dashes, events and phases on or off, y range and log scale). One description serves
+// `trainbench plot`, the web UI's exports and `trainbench report`; it reads from and writes
+// to JSON so that a figure reruns from a file.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "query/chart_series.h"
+
+namespace tb {
+
+enum class FigureFormat { kPdf, kSvg, kPng };
+// "pdf", "svg", "png"; also the extension of a file name ("fig.pdf").
+Result<FigureFormat> ParseFigureFormat(std::string_view text);
+Result<FigureFormat> FigureFormatOfPath(std::string_view path);
+std::string_view FigureFormatName(FigureFormat format);
+std::string_view FigureContentType(FigureFormat format);
+
+// A length as people write it for a page: "3.3in", "8.4cm", "85mm", "240pt" (a bare number
+// is points); in points (1/72 inch).
+Result<double> ParseLength(std::string_view text);
+
+struct FigureSpec {
+  // What to plot.
+  std::vector<std::string> runs;       // ids, id prefixes or names
+  std::vector<std::string> workloads;  // "EXPERIMENT:WORKLOAD": mean of its runs, min-max band
+  std::string metric;
+  std::optional<std::string> labels;  // one label set ("gpu=0"); every label set when absent
+  XAxis x = XAxis::kRelative;
+  std::optional<double> from, to;  // x range (seconds, Unix ms or steps)
+  int smoothing = 0;               // 0..99: weight of an exponential moving average, as on screen
+
+  // How it looks.
+  double width_pt = 3.3 * 72;  // a single column of a two-column paper
+  double height_pt = 0;        // 0: 0.62 of the width
+  double font_pt = 8;
+  double line_pt = 1;
+  std::string title;                            // none when empty
+  std::optional<std::string> x_title, y_title;  // derived from the axis and the metric when absent
+  std::string legend;  // "{batch-size} ({letter})"; derived from what differs when empty
+  bool show_legend = true;
+  std::vector<std::string> hidden;  // lines left out, by key (run id|labels, or EXP:WORKLOAD)
+  bool mono = false;                // black and grey with dash patterns
+  bool events = true;
+  bool phases = false;
+  std::optional<double> y_min, y_max;  // in the units shown (percent for ratios)
+  bool log_y = false;
+  bool percent = true;     // ratios as percent
+  int dpi = 300;           // PNG only
+  int utc_offset_min = 0;  // wall-clock times are shown in this time zone
+};
+
+// Reads a figure description (every field optional but the metric and something to plot);
+// an error names the field and what it takes.
+Result<FigureSpec> FigureSpecFromJson(const nlohmann::json& j);
+Result<FigureSpec> ParseFigureSpec(std::string_view text);
+// Writes every field, so that the file documents the figure and reruns it.
+std::string FigureSpecJson(const FigureSpec& spec);
+
+}  // namespace tb

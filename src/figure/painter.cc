@@ -1,0 +1,228 @@
+#include "figure/painter.h"
+
+#include <pango/pangocairo.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+namespace tb {
+namespace {
+
+std::string Hex(Rgb c) {
+  auto byte = [](double v) { return static_cast<int>(std::lround(std::clamp(v, 0.0, 1.0) * 255)); };
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", byte(c.r), byte(c.g), byte(c.b));
+  return buf;
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  std::string s = buf;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s == "-0" ? "0" : s;
+}
+
+std::string Xml(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A pango layout of `text` in the figure font, without hinting so that a size measured on
+// one surface is the size drawn on another.
+struct LayoutDeleter {
+  void operator()(PangoLayout* l) const { g_object_unref(l); }
+};
+std::unique_ptr<PangoLayout, LayoutDeleter> MakeLayout(cairo_t* cr, const std::string& text, double size,
+                                                       bool bold) {
+  PangoLayout* layout = pango_cairo_create_layout(cr);
+  cairo_font_options_t* options = cairo_font_options_create();
+  cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE);
+  pango_cairo_context_set_font_options(pango_layout_get_context(layout), options);
+  cairo_font_options_destroy(options);
+  pango_layout_context_changed(layout);
+  PangoFontDescription* font = pango_font_description_from_string(kFigureFont);
+  pango_font_description_set_absolute_size(font, size * PANGO_SCALE);
+  if (bold) pango_font_description_set_weight(font, PANGO_WEIGHT_BOLD);
+  pango_layout_set_font_description(layout, font);
+  pango_font_description_free(font);
+  pango_layout_set_text(layout, text.c_str(), static_cast<int>(text.size()));
+  return std::unique_ptr<PangoLayout, LayoutDeleter>(layout);
+}
+
+// A context to measure text with, one per thread.
+cairo_t* MeasureContext() {
+  thread_local struct Holder {
+    cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+    cairo_t* cr = cairo_create(surface);
+    ~Holder() {
+      cairo_destroy(cr);
+      cairo_surface_destroy(surface);
+    }
+  } holder;
+  return holder.cr;
+}
+
+}  // namespace
+
+Rgb ParseRgb(std::string_view hex) {
+  if (hex.size() != 7 || hex[0] != '#') return {};
+  auto part = [&](size_t i) { return std::stoi(std::string(hex.substr(i, 2)), nullptr, 16) / 255.0; };
+  return {part(1), part(3), part(5)};
+}
+
+double TextWidth(const std::string& text, double size, bool bold) {
+  auto layout = MakeLayout(MeasureContext(), text, size, bold);
+  PangoRectangle logical;
+  pango_layout_get_extents(layout.get(), nullptr, &logical);
+  return static_cast<double>(logical.width) / PANGO_SCALE;
+}
+
+// --- cairo --------------------------------------------------------------------------------
+
+void CairoPainter::Polyline(const std::vector<Pt>& points, Rgb color, double width,
+                            const std::vector<double>& dash) {
+  if (points.size() < 2) return;
+  cairo_set_source_rgb(cr_, color.r, color.g, color.b);
+  cairo_set_line_width(cr_, width);
+  cairo_set_line_join(cr_, CAIRO_LINE_JOIN_ROUND);
+  cairo_set_line_cap(cr_, dash.empty() ? CAIRO_LINE_CAP_ROUND : CAIRO_LINE_CAP_BUTT);
+  cairo_set_dash(cr_, dash.data(), static_cast<int>(dash.size()), 0);
+  cairo_move_to(cr_, points[0].first, points[0].second);
+  for (size_t i = 1; i < points.size(); ++i) cairo_line_to(cr_, points[i].first, points[i].second);
+  cairo_stroke(cr_);
+  cairo_set_dash(cr_, nullptr, 0, 0);
+}
+
+void CairoPainter::Polygon(const std::vector<Pt>& points, Rgb color, double opacity) {
+  if (points.size() < 3) return;
+  cairo_set_source_rgba(cr_, color.r, color.g, color.b, opacity);
+  cairo_move_to(cr_, points[0].first, points[0].second);
+  for (size_t i = 1; i < points.size(); ++i) cairo_line_to(cr_, points[i].first, points[i].second);
+  cairo_close_path(cr_);
+  cairo_fill(cr_);
+}
+
+void CairoPainter::Rect(double x, double y, double w, double h, Rgb color, double opacity) {
+  cairo_set_source_rgba(cr_, color.r, color.g, color.b, opacity);
+  cairo_rectangle(cr_, x, y, w, h);
+  cairo_fill(cr_);
+}
+
+void CairoPainter::Text(double x, double y, const std::string& text, double size, Anchor anchor, Rgb color,
+                        bool bold, bool vertical) {
+  auto layout = MakeLayout(cr_, text, size, bold);
+  PangoRectangle logical;
+  pango_layout_get_extents(layout.get(), nullptr, &logical);
+  double width = static_cast<double>(logical.width) / PANGO_SCALE;
+  double baseline = static_cast<double>(pango_layout_get_baseline(layout.get())) / PANGO_SCALE;
+  double shift = anchor == Anchor::kMiddle ? width / 2 : anchor == Anchor::kEnd ? width : 0;
+  cairo_save(cr_);
+  cairo_translate(cr_, x, y);
+  if (vertical) cairo_rotate(cr_, -M_PI / 2);
+  cairo_move_to(cr_, -shift, -baseline);
+  cairo_set_source_rgb(cr_, color.r, color.g, color.b);
+  pango_cairo_show_layout(cr_, layout.get());
+  cairo_restore(cr_);
+}
+
+void CairoPainter::Clip(double x, double y, double w, double h) {
+  cairo_save(cr_);
+  cairo_rectangle(cr_, x, y, w, h);
+  cairo_clip(cr_);
+}
+
+void CairoPainter::Unclip() { cairo_restore(cr_); }
+
+// --- SVG ----------------------------------------------------------------------------------
+
+SvgPainter::SvgPainter(double width, double height) {
+  out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+         Num(width) + "pt\" height=\"" + Num(height) + "pt\" viewBox=\"0 0 " + Num(width) + " " +
+         Num(height) + "\">\n";
+}
+
+void SvgPainter::Polyline(const std::vector<Pt>& points, Rgb color, double width,
+                          const std::vector<double>& dash) {
+  if (points.size() < 2) return;
+  out_ += "<path d=\"";
+  for (size_t i = 0; i < points.size(); ++i) {
+    out_ += (i == 0 ? "M" : "L") + Num(points[i].first) + "," + Num(points[i].second);
+  }
+  out_ += "\" fill=\"none\" stroke=\"" + Hex(color) + "\" stroke-width=\"" + Num(width) +
+          "\" stroke-linejoin=\"round\" stroke-linecap=\"" + (dash.empty() ? "round" : "butt") + "\"";
+  if (!dash.empty()) {
+    out_ += " stroke-dasharray=\"";
+    for (size_t i = 0; i < dash.size(); ++i) out_ += (i ? " " : "") + Num(dash[i]);
+    out_ += "\"";
+  }
+  out_ += "/>\n";
+}
+
+void SvgPainter::Polygon(const std::vector<Pt>& points, Rgb color, double opacity) {
+  if (points.size() < 3) return;
+  out_ += "<path d=\"";
+  for (size_t i = 0; i < points.size(); ++i) {
+    out_ += (i == 0 ? "M" : "L") + Num(points[i].first) + "," + Num(points[i].second);
+  }
+  out_ += "Z\" fill=\"" + Hex(color) + "\" fill-opacity=\"" + Num(opacity) + "\" stroke=\"none\"/>\n";
+}
+
+void SvgPainter::Rect(double x, double y, double w, double h, Rgb color, double opacity) {
+  out_ += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(w) + "\" height=\"" + Num(h) +
+          "\" fill=\"" + Hex(color) + "\"" + (opacity < 1 ? " fill-opacity=\"" + Num(opacity) + "\"" : "") +
+          "/>\n";
+}
+
+void SvgPainter::Text(double x, double y, const std::string& text, double size, Anchor anchor, Rgb color,
+                      bool bold, bool vertical) {
+  const char* anchors[] = {"start", "middle", "end"};
+  out_ += "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" font-family=\"" + kFigureFont +
+          ", Helvetica, Arial, sans-serif\" font-size=\"" + Num(size) + "\" fill=\"" + Hex(color) + "\"";
+  if (anchor != Anchor::kStart)
+    out_ += std::string(" text-anchor=\"") + anchors[static_cast<int>(anchor)] + "\"";
+  if (bold) out_ += " font-weight=\"bold\"";
+  if (vertical) out_ += " transform=\"rotate(-90 " + Num(x) + " " + Num(y) + ")\"";
+  out_ += ">" + Xml(text) + "</text>\n";
+}
+
+void SvgPainter::Clip(double x, double y, double w, double h) {
+  std::string id = "clip" + std::to_string(++clips_);
+  out_ += "<clipPath id=\"" + id + "\"><rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(w) +
+          "\" height=\"" + Num(h) + "\"/></clipPath>\n<g clip-path=\"url(#" + id + ")\">\n";
+  clipped_ = true;
+}
+
+void SvgPainter::Unclip() {
+  if (clipped_) out_ += "</g>\n";
+  clipped_ = false;
+}
+
+std::string SvgPainter::Finish() {
+  Unclip();
+  return out_ + "</svg>\n";
+}
+
+}  // namespace tb

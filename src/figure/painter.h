@@ -1,0 +1,79 @@
+// Where figures are drawn: a Painter takes lines, filled shapes and text in points (1/72
+// inch, y downwards). CairoPainter draws through cairo and pango (PDF pages, PNG images);
+// SvgPainter writes SVG elements, its text as <text> so that it stays text in the file and
+// in LaTeX. Both measure text with pango in the same font, so a layout fits either.
+#pragma once
+
+#include <cairo.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tb {
+
+struct Rgb {
+  double r = 0, g = 0, b = 0;
+};
+Rgb ParseRgb(std::string_view hex);  // "#1f77b4"
+
+enum class Anchor { kStart, kMiddle, kEnd };
+
+using Pt = std::pair<double, double>;
+
+// The font every figure uses (embedded in PDFs; named first in SVG's font-family).
+inline constexpr const char* kFigureFont = "DejaVu Sans";
+
+// The advance width of `text` at `size` points.
+double TextWidth(const std::string& text, double size, bool bold = false);
+
+class Painter {
+ public:
+  virtual ~Painter() = default;
+  virtual void Polyline(const std::vector<Pt>& points, Rgb color, double width,
+                        const std::vector<double>& dash) = 0;
+  virtual void Polygon(const std::vector<Pt>& points, Rgb color, double opacity) = 0;
+  virtual void Rect(double x, double y, double w, double h, Rgb color, double opacity) = 0;
+  // Text with its baseline at y; `vertical` turns it a quarter left around (x, y).
+  virtual void Text(double x, double y, const std::string& text, double size, Anchor anchor, Rgb color,
+                    bool bold = false, bool vertical = false) = 0;
+  virtual void Clip(double x, double y, double w, double h) = 0;
+  virtual void Unclip() = 0;
+};
+
+class CairoPainter : public Painter {
+ public:
+  explicit CairoPainter(cairo_t* cr) : cr_(cr) {}
+  void Polyline(const std::vector<Pt>& points, Rgb color, double width,
+                const std::vector<double>& dash) override;
+  void Polygon(const std::vector<Pt>& points, Rgb color, double opacity) override;
+  void Rect(double x, double y, double w, double h, Rgb color, double opacity) override;
+  void Text(double x, double y, const std::string& text, double size, Anchor anchor, Rgb color, bool bold,
+            bool vertical) override;
+  void Clip(double x, double y, double w, double h) override;
+  void Unclip() override;
+
+ private:
+  cairo_t* cr_;
+};
+
+class SvgPainter : public Painter {
+ public:
+  SvgPainter(double width, double height);
+  void Polyline(const std::vector<Pt>& points, Rgb color, double width,
+                const std::vector<double>& dash) override;
+  void Polygon(const std::vector<Pt>& points, Rgb color, double opacity) override;
+  void Rect(double x, double y, double w, double h, Rgb color, double opacity) override;
+  void Text(double x, double y, const std::string& text, double size, Anchor anchor, Rgb color, bool bold,
+            bool vertical) override;
+  void Clip(double x, double y, double w, double h) override;
+  void Unclip() override;
+  std::string Finish();
+
+ private:
+  std::string out_;
+  int clips_ = 0;
+  bool clipped_ = false;
+};
+
+}  // namespace tb
