@@ -130,13 +130,16 @@ ApiResponse ServeApi::Call::Experiments() {
   ThrowIfError(runs.status());
   json list = json::array();
   for (const ExperimentInfo& e : *all) {
-    int64_t count = 0, running = 0, last = 0;
+    int64_t count = 0, running = 0, failed = 0, last = 0, first = 0, end = 0;
     std::set<std::string> workloads;
     for (const RunRecord& r : *runs) {
       if (r.experiment != e.name) continue;
       ++count;
       running += r.status == kRunning;
+      failed += r.status == kFailed || r.status == kKilled;
       last = std::max(last, r.start_ms);
+      first = first == 0 ? r.start_ms : std::min(first, r.start_ms);
+      end = std::max(end, r.status == kRunning ? WallMillis() : r.end_ms);
       if (!r.workload.empty()) workloads.insert(r.workload);
     }
     list.push_back({{"id", e.id},
@@ -144,8 +147,11 @@ ApiResponse ServeApi::Call::Experiments() {
                     {"created_ms", e.created_ms},
                     {"runs", count},
                     {"running", running},
+                    {"failed", failed},
                     {"workloads", workloads.size()},
-                    {"last_start_ms", last}});
+                    {"first_start_ms", first},
+                    {"last_start_ms", last},
+                    {"duration_ms", first > 0 && end > first ? end - first : 0}});
   }
   return JsonAnswer({{"experiments", list}});
 }

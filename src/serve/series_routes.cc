@@ -12,6 +12,7 @@
 #include "analyze/report.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "figure/figure.h"
 #include "metrics/catalog.h"
 #include "platform/api_toolkit.h"
 #include "query/chart_series.h"
@@ -46,6 +47,7 @@ ApiResponse ServeApi::Call::Metrics() {
     list.push_back({{"metric", metric},
                     {"unit", info != nullptr ? info->unit : ""},
                     {"source", source},
+                    {"title", MetricTitle(metric)},
                     {"description", info != nullptr ? info->description : ""},
                     {"radt_name", info != nullptr ? info->radt_name : ""},
                     {"labels", seen.first},
@@ -237,6 +239,32 @@ ApiResponse ServeApi::Call::Export() {
     piece += exporter->Footer();
     return false;
   };
+  return out;
+}
+
+ApiResponse ServeApi::Call::FigureFile() {
+  std::optional<std::string> text = Param("spec");
+  if (!text) throw InvalidParameter("'spec' is required: the figure's description as JSON (docs/API.md)");
+  Result<FigureSpec> spec = ParseFigureSpec(*text);
+  if (!spec.ok()) throw InvalidParameter(spec.status().message());
+  std::string format = Param("format").value_or("pdf");
+  Result<Figure> figure = CollectFigure(store_, api_.reader_, *spec);
+  ThrowIfError(figure.status());
+  std::string name = "trainbench-" + spec->metric;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+  }
+  ApiResponse out;
+  if (format == "csv") {
+    out = {200, "text/csv; charset=utf-8", FigureCsv(*figure), nullptr, {}};
+  } else {
+    Result<FigureFormat> kind = ParseFigureFormat(format);
+    if (!kind.ok()) throw InvalidParameter("'format' must be pdf, svg, png or csv");
+    Result<std::string> drawn = RenderFigure(*figure, *spec, *kind);
+    if (!drawn.ok()) throw InvalidParameter(drawn.status().message());
+    out = {200, std::string(FigureContentType(*kind)), std::move(*drawn), nullptr, {}};
+  }
+  out.headers.emplace_back("Content-Disposition", "attachment; filename=\"" + name + "." + format + "\"");
   return out;
 }
 

@@ -68,6 +68,7 @@ ApiResponse ServeApi::Call::Dispatch() {
   if (p.size() == 1 && p[0] == "series") return Series();
   if (p.size() == 1 && p[0] == "aggregate") return AggregateWorkloads();
   if (p.size() == 1 && p[0] == "export") return Export();
+  if (p.size() == 1 && p[0] == "figure") return FigureFile();
   throw ApiError("ENDPOINT_NOT_FOUND", "no API resource at " + request_.path);
 }
 

@@ -56,6 +56,10 @@ class ServeApi::Call {
   // nothing changes: a finished run's).
   ApiResponse Phases(const RunRecord& run);
 
+  // A figure (figure/figure.h) for ?spec=<figure description as JSON>&format=pdf|svg|png|csv:
+  // the web UI's exports, drawn as `trainbench plot` draws them.
+  ApiResponse FigureFile();
+
   // `trainbench report` for the web: ?format=html (default), csv or json (the table's rows).
   ApiResponse Report(const ExperimentInfo& e);
 
