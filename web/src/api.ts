@@ -38,14 +38,18 @@ export interface ExperimentInfo {
   name: string;
   runs: number;
   running: number;
+  failed: number;
   workloads: number;
+  first_start_ms: number;
   last_start_ms: number;
+  duration_ms: number;
 }
 
 export interface MetricInfo {
   metric: string;
   unit: string;
   source: string;
+  title: string;
   description: string;
   labels: string[];
   runs: number;
@@ -70,6 +74,7 @@ export interface AggregateData {
   mean: (number | null)[];
   min: (number | null)[];
   max: (number | null)[];
+  n: number[];
 }
 
 export interface EventInfo {
@@ -136,13 +141,29 @@ export function series(runs: string[], metric: string, labels: string, x: string
   }).then((r) => r.series);
 }
 
-export function aggregate(workloads: string[], metric: string, labels: string, budget: number, range: Range) {
+export function aggregate(workloads: string[], metric: string, labels: string, x: string, budget: number, range: Range) {
   return get<{ workloads: AggregateData[] }>("aggregate", {
     workloads: workloads.join(","),
     metric,
     labels,
+    x,
     budget,
     from: range.from,
     to: range.to,
   }).then((r) => r.workloads);
+}
+
+// A figure drawn by the server (figure/figure_spec.h describes `spec`): PDF, SVG, PNG or CSV.
+export async function figure(spec: object, format: string): Promise<Blob> {
+  const r = await fetch(apiUrl("figure", { spec: JSON.stringify(spec), format }), { cache: "no-store" });
+  if (!r.ok) {
+    let message = r.statusText;
+    try {
+      message = (await r.json()).message;
+    } catch {
+      // not JSON
+    }
+    throw new Error(message);
+  }
+  return r.blob();
 }

@@ -5,17 +5,17 @@
 import uPlot from "uplot";
 import * as api from "./api";
 import type { ChartState, Grouping, XKind } from "./state";
-import { buildScene, toCanvas, toPdf, toSvg, type Plot, type PlotEvent } from "./scene";
-import { esc, value, xLabel } from "./format";
+import type { PlotEvent } from "./scene";
+import { displayUnit, esc, niceTicks, timeTicks, value, xLabel } from "./format";
 import { chartFrame, runDetails } from "./details";
-import { plotCsv } from "./csv";
 import { download } from "./download";
-import { eventMarks, lineStyle, phaseSpans, plotBounds, plotted, type Line, type PhaseSpan } from "./lines";
+import { eventMarks, lineStyle, phaseSpans, plotted, type Line, type PhaseSpan } from "./lines";
 import { drawOverlay } from "./overlay";
 import { fromPlotX, toPlotX, xName, xText } from "./xaxis";
 
 export interface ChartHost {
   run(id: string): api.RunInfo | undefined;
+  metricInfo(metric: string): api.MetricInfo | undefined;
   changed(): void; // the chart's state changed: save the view
   remove(chart: ChartPanel): void;
   selection(): string[];
@@ -33,7 +33,7 @@ export class ChartPanel {
   // Which line each uPlot series draws (a band's bounds are series too); [0] is x.
   private seriesLines: (Line | undefined)[] = [];
   private runPhases = new Map<string, api.PhaseInfo[]>();
-  private unit = "";
+  private unit = ""; // as shown ("%", "GiB")
   private timer = 0;
   private fetching = 0;
   private body: HTMLElement;
@@ -51,7 +51,8 @@ export class ChartPanel {
     this.el.className = "chart";
     this.el.dataset.chart = state.id;
     this.el.setAttribute("aria-label", `Chart of ${state.metric}`);
-    this.el.innerHTML = chartFrame(state);
+    const info = host.metricInfo(state.metric);
+    this.el.innerHTML = chartFrame(state, info?.title ?? "", info?.labels ?? []);
     this.body = this.el.querySelector(".plot")!;
     this.over = this.el.querySelector(".overview")!;
     this.info = this.el.querySelector(".chart-info")!;
@@ -65,7 +66,7 @@ export class ChartPanel {
     for (const input of this.el.querySelectorAll<HTMLInputElement | HTMLSelectElement>("[data-k]")) {
       const k = input.dataset.k as keyof ChartState;
       if (input instanceof HTMLInputElement && input.type === "checkbox") input.checked = !!s[k];
-      else input.value = String(s[k]);
+      else input.value = s[k] == null ? "" : String(s[k]);
       input.addEventListener(input.type === "range" ? "input" : "change", () => {
         if (k === "grouping") s.grouping = input.value as Grouping;
         if (k === "x") {
@@ -75,9 +76,23 @@ export class ChartPanel {
         if (k === "smoothing") s.smoothing = Number(input.value);
         if (k === "width") s.width = Number(input.value);
         if (k === "mono") s.mono = (input as HTMLInputElement).checked;
+        if (k === "logY") s.logY = (input as HTMLInputElement).checked;
+        if (k === "yMin" || k === "yMax") s[k] = input.value === "" ? null : Number(input.value);
+        if (k === "labels") s.labels = input.value;
         this.host.changed();
-        if (k === "grouping" || k === "x") void this.load();
+        if (k === "grouping" || k === "x" || k === "labels") void this.load();
         else this.draw();
+      });
+    }
+    // The exported figure's look.
+    for (const input of this.el.querySelectorAll<HTMLInputElement>("[data-f]")) {
+      const k = input.dataset.f as keyof ChartState["figure"];
+      if (input.type === "checkbox") input.checked = !!s.figure[k];
+      else input.value = String(s.figure[k]);
+      input.addEventListener("change", () => {
+        const f = s.figure as unknown as Record<string, string | number | boolean>;
+        f[k] = input.type === "checkbox" ? input.checked : input.type === "number" ? Number(input.value) : input.value;
+        this.host.changed();
       });
     }
     this.el.querySelector('[data-a="selection"]')!.addEventListener("click", () => {
@@ -103,8 +118,8 @@ export class ChartPanel {
   }
 
   private effectiveX(): XKind {
-    // Workload means align runs on the time since their start.
-    return this.state.grouping === "runs" ? this.state.x : "relative";
+    // Workload means align runs on the time since their start, or on the step.
+    return this.state.grouping === "runs" || this.state.x !== "wall" ? this.state.x : "relative";
   }
 
   private budget(): number {
@@ -163,14 +178,15 @@ export class ChartPanel {
         if (r && r.workload) keys.add(`${r.experiment}:${r.workload}`);
       }
       if (keys.size) {
-        const agg = await api.aggregate([...keys], s.metric, s.labels, Math.round(this.budget() / 4), range);
+        const agg = await api.aggregate([...keys], s.metric, s.labels, x, Math.round(this.budget() / 4), range);
         for (const w of agg) {
           lines.push({
             key: `${w.experiment}:${w.workload}`,
-            name: `${w.experiment}/${w.workload} mean (${w.runs.length} runs)`,
+            name: `${w.experiment}/${w.workload} ${w.runs.length === 1 ? "(1 run)" : `mean of ${w.runs.length} runs`}`,
             x: w.x,
             y: w.mean,
-            band: { lo: w.min, hi: w.max },
+            band: w.runs.length > 1 ? { lo: w.min, hi: w.max } : undefined,
+            n: w.n,
           });
         }
       }
@@ -180,8 +196,21 @@ export class ChartPanel {
       for (const d of data) {
         const r = this.host.run(d.run);
         const base = r ? `${r.name}${r.workload ? ` (${r.experiment}/${r.workload})` : ""}` : d.run.slice(0, 8);
-        this.unit = d.unit;
         lines.push({ key: d.run + "|" + d.labels, name: base + (d.labels ? ` ${d.labels}` : ""), run: d.run, x: d.x, y: d.y });
+      }
+    }
+    // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
+    let largest = 0;
+    for (const l of lines) {
+      for (const v of l.y) if (v != null && Number.isFinite(v)) largest = Math.max(largest, Math.abs(v));
+    }
+    const shown = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
+    this.unit = shown.unit;
+    if (shown.factor !== 1) {
+      const scale = (a: (number | null)[]) => a.map((v) => (v == null ? v : v * shown.factor));
+      for (const l of lines) {
+        l.y = scale(l.y);
+        if (l.band) l.band = { lo: scale(l.band.lo), hi: scale(l.band.hi) };
       }
     }
     return lines;
@@ -271,12 +300,29 @@ export class ChartPanel {
       height: 300,
       series,
       bands,
-      scales: { x: { time: x === "wall" } },
+      scales: {
+        x: { time: x === "wall" },
+        y: {
+          distr: this.state.logY ? 3 : 1,
+          range: (_u, lo, hi) => {
+            const pad = this.state.logY ? 0 : (hi - lo) * 0.05 || 1;
+            return [this.state.yMin ?? lo - pad, this.state.yMax ?? hi + pad] as uPlot.Range.MinMax;
+          },
+        },
+      },
       axes: [
         {
+          label: xName(x, true),
+          // Round durations (0:30, 5:00, 1:00:00), not uPlot's decimal steps.
+          splits: x === "relative" ? (_u, _i, lo, hi) => timeTicks(lo, hi, Math.max(2, Math.floor(width / 110))) : undefined,
           values: x === "wall" ? undefined : (_u, ticks) => ticks.map((t) => xLabel(x, t)),
         },
-        { values: (_u, ticks) => ticks.map((t) => value(t)), size: 60 },
+        {
+          label: this.yTitle(),
+          splits: this.state.logY ? undefined : (_u, _i, lo, hi) => niceTicks(lo, hi, 5),
+          values: (_u, ticks) => ticks.map((t) => value(t)),
+          size: 60,
+        },
       ],
       // A drag selects a range; the chart then fetches it (rather than uPlot rescaling).
       cursor: { drag: { x: true, y: false, setScale: false } },
@@ -435,7 +481,8 @@ export class ChartPanel {
       return;
     }
     const x = xText(this.effectiveX(), fromPlotX(this.effectiveX(), n.x));
-    this.tooltip.innerHTML = `<b>${esc(n.line.name)}</b><br>${esc(value(n.value))}${this.unit ? " " + esc(this.unit) : ""} at ${esc(x)}${n.line.run ? "<br><i>click for the run's details</i>" : ""}`;
+    const behind = n.line.n ? n.line.n[n.line.x.indexOf(fromPlotX(this.effectiveX(), n.x))] : undefined;
+    this.tooltip.innerHTML = `<b>${esc(n.line.name)}</b><br>${esc(value(n.value))}${this.unit ? " " + esc(this.unit) : ""} at ${esc(x)}${behind ? `<br>mean of ${behind} run${behind === 1 ? "" : "s"} here` : ""}${n.line.run ? "<br><i>click for the run's details</i>" : ""}`;
     this.tooltip.hidden = false;
     this.tooltip.style.left = `${Math.min((u.cursor.left ?? 0) + 70, u.width - 180)}px`;
     this.tooltip.style.top = `${(u.cursor.top ?? 0) + 40}px`;
@@ -451,36 +498,57 @@ export class ChartPanel {
     this.details.querySelector(".close")!.addEventListener("click", () => (this.details.hidden = true));
   }
 
-  // The chart as the export renderers see it: the visible lines in the visible range.
-  toPlot(): Plot {
+  // "GPU utilization (%)": the metric's name for people and the unit shown.
+  private yTitle(): string {
+    const title = this.host.metricInfo(this.state.metric)?.title || this.state.metric;
+    return title + (this.unit ? ` (${this.unit})` : "");
+  }
+
+  // The chart on screen as a figure description (figure/figure_spec.h): the server draws
+  // the exports with the renderer `trainbench plot` uses.
+  figureSpec(): Record<string, unknown> {
+    const s = this.state;
     const x = this.effectiveX();
-    const { series, bands } = plotted(
-      this.lines.filter((l) => !this.state.hidden.includes(l.key)),
-      this.state,
-    );
+    const workloads = new Set<string>();
+    if (s.grouping !== "runs") {
+      for (const id of s.runs) {
+        const r = this.host.run(id);
+        if (r && r.workload) workloads.add(`${r.experiment}:${r.workload}`);
+      }
+    }
     const u = this.plot;
-    const shown: [number, number] | null =
-      u && u.scales.x.min != null && u.scales.x.max != null ? [fromPlotX(x, u.scales.x.min), fromPlotX(x, u.scales.x.max)] : null;
-    const { xRange, yRange } = plotBounds(series, bands, shown);
+    const from = u?.scales.x.min != null && s.zoom ? fromPlotX(x, u.scales.x.min) : undefined;
+    const to = u?.scales.x.max != null && s.zoom ? fromPlotX(x, u.scales.x.max) : undefined;
     return {
-      title: this.state.metric + (this.state.labels ? ` ${this.state.labels}` : ""),
-      xKind: x,
-      unit: this.unit,
-      series,
-      bands,
-      events: this.events,
-      xRange,
-      yRange,
+      runs: s.grouping === "workloads" ? [] : s.runs,
+      workloads: [...workloads],
+      metric: s.metric,
+      labels: s.labels || null,
+      x,
+      from: from ?? null,
+      to: to ?? null,
+      smoothing: s.smoothing,
+      width: s.figure.width,
+      font_size: s.figure.font,
+      line_width: s.width,
+      legend: s.figure.legend,
+      hidden: s.hidden,
+      mono: s.mono,
+      events: s.figure.events,
+      phases: s.figure.phases,
+      y_min: s.yMin,
+      y_max: s.yMax,
+      log_y: s.logY,
+      utc_offset_min: -new Date().getTimezoneOffset(),
     };
   }
 
-  export(kind: "png" | "svg" | "pdf" | "csv") {
-    const plot = this.toPlot();
+  async export(kind: "png" | "svg" | "pdf" | "csv") {
     const name = `trainbench-${this.state.metric.replace(/[^\w.-]+/g, "_")}`;
-    if (kind === "csv") return download(`${name}.csv`, new Blob([plotCsv(plot)], { type: "text/csv" }));
-    const scene = buildScene(plot);
-    if (kind === "svg") return download(`${name}.svg`, new Blob([toSvg(scene)], { type: "image/svg+xml" }));
-    if (kind === "pdf") return download(`${name}.pdf`, new Blob([toPdf(scene) as BlobPart], { type: "application/pdf" }));
-    toCanvas(scene).toBlob((b) => b && download(`${name}.png`, b), "image/png");
+    try {
+      download(`${name}.${kind}`, await api.figure(this.figureSpec(), kind));
+    } catch (e) {
+      this.host.message(`${this.state.metric}: ${(e as Error).message}`);
+    }
   }
 }

@@ -5,10 +5,21 @@ import type * as api from "./api";
 import { clock, esc } from "./format";
 import type { ChartState } from "./state";
 
-export function chartFrame(state: ChartState): string {
+// The label sets a metric has (one per GPU, per listener): "every series" or one of them.
+function labelOptions(labels: string[], current: string): string {
+  const sets = [...new Set(labels.filter((l) => l !== "").concat(current ? [current] : []))].sort();
+  if (!sets.length) return '<option value="">the series</option>';
+  return (
+    '<option value="">every series</option>' +
+    sets.map((l) => `<option value="${esc(l)}"${l === current ? " selected" : ""}>${esc(l.replace(/listener=/, "source "))}</option>`).join("")
+  );
+}
+
+export function chartFrame(state: ChartState, title = "", labels: string[] = []): string {
   return `
       <header>
-        <h3>${esc(state.metric)}${state.labels ? ` <small>${esc(state.labels)}</small>` : ""}</h3>
+        <h3 title="${esc(state.metric)}">${esc(title || state.metric)}</h3>
+        <label>Series <select data-k="labels" aria-label="Series of the metric">${labelOptions(labels, state.labels)}</select></label>
         <span class="chart-info"></span>
         <span class="spacer"></span>
         <label>Group <select data-k="grouping" aria-label="Grouping">
@@ -20,11 +31,21 @@ export function chartFrame(state: ChartState): string {
         <label title="Exponential moving average">Smooth <input data-k="smoothing" type="range" min="0" max="99" aria-label="Smoothing"></label>
         <label>Width <select data-k="width" aria-label="Line width"><option>1</option><option>2</option><option>3</option><option>4</option></select></label>
         <label><input data-k="mono" type="checkbox"> Mono</label>
+        <label><input data-k="logY" type="checkbox"> Log y</label>
+        <label>y <input data-k="yMin" type="number" step="any" placeholder="min" aria-label="y axis minimum" class="narrow">
+        - <input data-k="yMax" type="number" step="any" placeholder="max" aria-label="y axis maximum" class="narrow"></label>
       </header>
       <div class="chart-tools">
         <button data-a="selection" type="button" title="Show the runs selected in the sidebar">Use selection</button>
         <button data-a="reset" type="button">Reset zoom</button>
         <span class="spacer"></span>
+        <details class="figure-look"><summary>Figure</summary>
+          <label>Width <input data-f="width" type="text" size="6" aria-label="Figure width" title="3.3in (one column), 7in (a page), 8.4cm, 240pt"></label>
+          <label>Font <input data-f="font" type="number" min="4" max="48" step="0.5" class="narrow" aria-label="Font size in points"> pt</label>
+          <label>Legend <input data-f="legend" type="text" size="14" placeholder="{batch-size}" aria-label="Legend names" title="Names from params and fields: {batch-size}, {name}, {letter}, {workload}"></label>
+          <label><input data-f="events" type="checkbox"> Events</label>
+          <label><input data-f="phases" type="checkbox"> Phases</label>
+        </details>
         <button data-a="png" type="button">PNG</button><button data-a="svg" type="button">SVG</button>
         <button data-a="pdf" type="button">PDF</button><button data-a="csv" type="button">CSV</button>
         <button data-a="remove" type="button" aria-label="Remove chart">✕</button>

@@ -59,3 +59,38 @@ export function niceTicks(lo: number, hi: number, count: number): number[] {
   for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(+t.toPrecision(12));
   return out;
 }
+
+// Ticks at round durations (as the exported figures: figure/axis.cc): 1, 2, 5, 10, 15, 30 s,
+// 1, 2, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, days; `seconds` data in seconds.
+const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+export function timeTicks(lo: number, hi: number, count: number): number[] {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi <= lo) return [lo];
+  const raw = (hi - lo) / Math.max(1, count);
+  if (raw < 1) return niceTicks(lo, hi, count);
+  const step = TIME_STEPS.find((s) => s >= raw) ?? TIME_STEPS[TIME_STEPS.length - 1];
+  const out: number[] = [];
+  for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) out.push(t);
+  return out;
+}
+
+// How a metric's values read (as figure/axis.cc): ratios as percent, bytes as MiB or GiB,
+// hertz as MHz; `largest` is the largest absolute value shown.
+export function displayUnit(unit: string, largest: number): { factor: number; unit: string } {
+  const a = Math.abs(largest);
+  if (unit === "ratio") return { factor: 100, unit: "%" };
+  if (unit === "bytes" || unit === "bytes/s") {
+    const suffix = unit === "bytes/s" ? "/s" : "";
+    for (const [f, name] of [[2 ** 40, "TiB"], [2 ** 30, "GiB"], [2 ** 20, "MiB"], [2 ** 10, "KiB"]] as const) {
+      if (a >= f) return { factor: 1 / f, unit: name + suffix };
+    }
+    return { factor: 1, unit: "bytes" + suffix };
+  }
+  if (unit === "Hz") {
+    if (a >= 1e9) return { factor: 1e-9, unit: "GHz" };
+    if (a >= 1e6) return { factor: 1e-6, unit: "MHz" };
+    return { factor: 1, unit: "Hz" };
+  }
+  if (unit === "1") return { factor: 1, unit: "" };
+  if (unit === "1/s") return { factor: 1, unit: "per second" };
+  return { factor: 1, unit };
+}

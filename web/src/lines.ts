@@ -12,6 +12,7 @@ export interface Line {
   x: number[];
   y: (number | null)[];
   band?: { lo: (number | null)[]; hi: (number | null)[] };
+  n?: number[]; // a workload mean: how many runs stand behind each point
 }
 
 export interface PhaseSpan {

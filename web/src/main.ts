@@ -4,8 +4,8 @@
 import * as api from "./api";
 import { ChartPanel, type ChartHost } from "./chart";
 import { download } from "./download";
-import { esc } from "./format";
-import { initialView, newId, parseView, saveView, viewLink, type ChartState, type ViewState } from "./state";
+import { ago, duration, esc } from "./format";
+import { defaultFigure, initialView, newId, parseView, saveView, viewLink, type ChartState, type ViewState } from "./state";
 import { TableView } from "./table";
 import { splitOnce, TreeView } from "./tree";
 
@@ -17,6 +17,7 @@ class App implements ChartHost {
   experiments: api.ExperimentInfo[] = [];
   expanded = new Set<string>();
   charts: ChartPanel[] = [];
+  metrics = new Map<string, api.MetricInfo>(); // of the selected runs
   private tree = new TreeView({
     experiments: () => this.experiments,
     runs: () => this.runs.values(),
@@ -33,6 +34,9 @@ class App implements ChartHost {
 
   async start() {
     $("add-chart").addEventListener("click", () => this.addChart());
+    $("quick-compare").addEventListener("click", () => this.quickComparison());
+    $("clear-selection").addEventListener("click", () => this.select([...this.view.selected], false));
+    $<HTMLInputElement>("metric-search").addEventListener("input", () => this.filterMetrics());
     $("share-download").addEventListener("click", () =>
       download("trainbench-view.json", new Blob([JSON.stringify(this.view, null, 2)], { type: "application/json" })),
     );
@@ -40,12 +44,13 @@ class App implements ChartHost {
     $("share-link").addEventListener("click", () => this.copyLink());
     window.addEventListener("hashchange", () => this.openLink());
     await this.refresh();
+    this.renderOverview();
     // Runs named by the view (a link, a reload) are loaded with their experiments.
     await this.loadRuns(this.view.selected.concat(this.view.charts.flatMap((c) => c.runs)));
     this.renderTree();
     this.renderSelected();
-    for (const c of this.view.charts) this.mountChart(c);
     await this.renderMetrics();
+    for (const c of this.view.charts) this.mountChart(c);
     void this.renderTable();
     window.setInterval(() => void this.poll(), 5000);
     document.body.dataset.ready = "1";
@@ -82,6 +87,7 @@ class App implements ChartHost {
     for (const name of this.expanded) await this.loadExperiment(name).catch(() => undefined);
     this.renderTree();
     this.renderSelected();
+    this.renderOverview();
     // Running runs gain metrics (a script's first log) and summary figures.
     if (this.view.selected.some((id) => this.runs.get(id)?.status === "RUNNING")) {
       await this.renderMetrics();
@@ -97,6 +103,73 @@ class App implements ChartHost {
 
   renderSelected() {
     this.tree.renderSelected();
+    $("clear-selection").hidden = !this.view.selected.length;
+  }
+
+  // The experiments at a glance, newest first: one click selects an experiment's runs and
+  // opens the quick comparison.
+  renderOverview() {
+    const section = $("overview");
+    section.hidden = this.view.charts.length > 0;
+    const rows = [...this.experiments].sort((a, b) => (b.last_start_ms || 0) - (a.last_start_ms || 0));
+    const table = $("overview-table");
+    if (!rows.length) {
+      table.innerHTML = "<tr><td>No experiments in this store yet: <code>trainbench run</code> or <code>trainbench schedule</code> records some.</td></tr>";
+      return;
+    }
+    const status = (e: api.ExperimentInfo) =>
+      [e.running ? `${e.running} running` : "", e.failed ? `${e.failed} failed or killed` : "", !e.running && !e.failed ? "all finished" : ""]
+        .filter(Boolean)
+        .join(", ");
+    table.innerHTML =
+      "<thead><tr><th>experiment</th><th>workloads</th><th>runs</th><th>status</th><th>last run started</th><th>took</th><th></th></tr></thead><tbody>" +
+      rows
+        .map(
+          (e) => `<tr><td><b>${esc(e.name)}</b></td><td>${e.workloads}</td><td>${e.runs}</td><td>${esc(status(e))}</td>
+          <td>${e.last_start_ms ? ago(e.last_start_ms) : "-"}</td><td>${duration(e.duration_ms)}</td>
+          <td>${e.runs ? `<button type="button" data-compare="${esc(e.name)}">Compare its runs</button>` : ""}</td></tr>`,
+        )
+        .join("") +
+      "</tbody>";
+    table.querySelectorAll<HTMLButtonElement>("button[data-compare]").forEach((b) =>
+      b.addEventListener("click", () => void this.compareExperiment(b.dataset.compare!)),
+    );
+  }
+
+  async compareExperiment(name: string) {
+    this.expanded.add(name);
+    await this.loadExperiment(name);
+    const ids = [...this.runs.values()].filter((r) => r.experiment === name).map((r) => r.id);
+    this.view.selected = ids;
+    this.changed();
+    this.renderTree();
+    this.renderSelected();
+    await this.renderMetrics();
+    void this.renderTable();
+    this.quickComparison();
+  }
+
+  // The charts every benchmark needs, for the selected runs, in a grid: the GPU's activity,
+  // power, memory, the script's throughput and loss (or the run's CPU and memory without a GPU).
+  quickComparison() {
+    if (!this.view.selected.length) return this.message("Select runs first (or press Compare on an experiment).");
+    const wanted = [
+      ["gpu.sm.active_ratio", "gpu.utilization.gpu_ratio", "proc.cpu.utilization_ratio"],
+      ["gpu.power.draw_watts"],
+      ["gpu.memory.used_bytes", "proc.memory.rss_bytes"],
+      ["train.throughput_samples_per_second"],
+      ["train.loss"],
+    ];
+    const open = new Set(this.view.charts.map((c) => c.metric));
+    let added = 0;
+    for (const choices of wanted) {
+      const m = choices.find((c) => this.metrics.has(c));
+      if (!m || open.has(m)) continue;
+      const workloads = new Set(this.view.selected.map((id) => this.runs.get(id)?.workload).filter(Boolean));
+      this.addChart(m, workloads.size > 1 && this.view.selected.length > 6 ? "workloads" : "runs");
+      added++;
+    }
+    if (!added) this.message("The quick comparison's charts are open already (or the runs have none of their metrics).");
   }
 
   renderTable() {
@@ -116,48 +189,67 @@ class App implements ChartHost {
 
   async renderMetrics() {
     const select = $<HTMLSelectElement>("metric");
-    const previous = select.value;
     if (!this.view.selected.length) {
       select.innerHTML = "<option value=''>select runs first</option>";
       return;
     }
     const metrics = await api.metricsOf(this.view.selected).catch(() => [] as api.MetricInfo[]);
+    this.metrics = new Map(metrics.map((m) => [m.metric, m]));
+    this.filterMetrics();
+  }
+
+  // The metric picker: one entry per quantity (its sources and GPUs are chosen in the chart),
+  // grouped by where it comes from, readable names with units, filtered by the search box.
+  filterMetrics() {
+    const select = $<HTMLSelectElement>("metric");
+    const previous = select.value;
+    const words = $<HTMLInputElement>("metric-search").value.toLowerCase().split(/\s+/).filter(Boolean);
     const groups = new Map<string, string[]>();
-    for (const m of metrics) {
-      const source = m.source || m.metric.split(".")[0];
-      if (!groups.has(source)) groups.set(source, []);
-      const options = groups.get(source)!;
-      const labels = m.labels.filter((l) => l !== "");
-      options.push(`<option value="${esc(m.metric)}|" title="${esc(m.description)}">${esc(m.metric)}${labels.length ? " (all)" : ""}</option>`);
-      if (m.labels.length > 1) {
-        for (const l of labels) options.push(`<option value="${esc(m.metric)}|${esc(l)}">${esc(m.metric)} ${esc(l)}</option>`);
-      }
+    const order = ["GPU", "GPU profiling (DCGM)", "Training script", "Run", "Host", "Disk", "Network", "Per process and thread", "trainbench"];
+    for (const g of order) groups.set(g, []);
+    for (const m of this.metrics.values()) {
+      const text = `${m.title} ${m.metric} ${m.description}`.toLowerCase();
+      if (!words.every((w) => text.includes(w))) continue;
+      const g = metricGroup(m);
+      const unit = unitName(m.unit);
+      groups.get(g)!.push(
+        `<option value="${esc(m.metric)}" title="${esc(m.metric + (m.description ? ": " + m.description : ""))}">${esc(m.title || m.metric)}${unit ? ` (${esc(unit)})` : ""}</option>`,
+      );
     }
-    select.innerHTML = [...groups].map(([g, opts]) => `<optgroup label="${esc(g)}">${opts.join("")}</optgroup>`).join("");
-    if ([...select.options].some((o) => o.value === previous)) select.value = previous;
+    const html = [...groups].filter(([, o]) => o.length).map(([g, o]) => `<optgroup label="${esc(g)}">${o.join("")}</optgroup>`);
+    select.innerHTML = html.join("") || "<option value=''>no metric matches</option>";
+    const values = [...select.options].map((o) => o.value);
+    const preferred = ["gpu.sm.active_ratio", "gpu.utilization.gpu_ratio", "train.loss", "proc.cpu.utilization_ratio"];
+    if (values.includes(previous)) select.value = previous;
+    else select.value = preferred.find((p) => values.includes(p)) ?? values[0] ?? "";
   }
 
   // --- charts -------------------------------------------------------------------------------
 
-  addChart() {
-    const [metric, labels] = splitOnce($<HTMLSelectElement>("metric").value, "|");
+  addChart(chosen?: string, grouping: ChartState["grouping"] = "runs") {
+    const [metric, labels] = splitOnce(chosen ?? $<HTMLSelectElement>("metric").value, "|");
     if (!metric) return this.message("Select runs, then pick a metric.");
     const state: ChartState = {
       id: newId(),
       metric,
       labels,
       runs: [...this.view.selected],
-      grouping: "runs",
+      grouping,
       x: "relative",
       smoothing: 0,
       width: 1,
       mono: false,
       zoom: null,
       hidden: [],
+      logY: false,
+      yMin: null,
+      yMax: null,
+      figure: defaultFigure(),
     };
     performance.mark("chart-add");
     this.view.charts.push(state);
     this.changed();
+    $("overview").hidden = true;
     const panel = this.mountChart(state);
     panel.el.scrollIntoView({ block: "nearest" });
   }
@@ -175,10 +267,15 @@ class App implements ChartHost {
     this.charts = this.charts.filter((c) => c !== chart);
     this.view.charts = this.view.charts.filter((c) => c !== chart.state);
     this.changed();
+    if (!this.view.charts.length) this.renderOverview();
   }
 
   run(id: string) {
     return this.runs.get(id);
+  }
+
+  metricInfo(metric: string) {
+    return this.metrics.get(metric);
   }
 
   selection() {
@@ -206,8 +303,9 @@ class App implements ChartHost {
     await this.loadRuns(view.selected.concat(view.charts.flatMap((c) => c.runs)));
     this.renderTree();
     this.renderSelected();
-    for (const c of view.charts) this.mountChart(c);
     await this.renderMetrics();
+    for (const c of view.charts) this.mountChart(c);
+    this.renderOverview();
     await this.renderTable();
   }
 
@@ -238,6 +336,25 @@ class App implements ChartHost {
     if (!location.hash.includes("view=")) return;
     await this.restore(initialView());
   }
+}
+
+// Where a metric comes from, for the picker's groups.
+function metricGroup(m: api.MetricInfo): string {
+  const name = m.metric;
+  if (name.startsWith("proc.thread.") || name.startsWith("proc.gpu.memory_used") || name.startsWith("proc.gpu.sm_utilization"))
+    return "Per process and thread";
+  if (name.startsWith("train.")) return "Training script";
+  if (m.source === "dcgmi" || /^gpu\.(sm|pipe|dram|graphics|nvlink)\./.test(name) || /_total_bytes/.test(name)) return "GPU profiling (DCGM)";
+  if (name.startsWith("gpu.")) return "GPU";
+  if (name.startsWith("proc.")) return "Run";
+  if (name.startsWith("host.")) return "Host";
+  if (name.startsWith("disk.")) return "Disk";
+  if (name.startsWith("net.")) return "Network";
+  return "trainbench";
+}
+
+function unitName(unit: string): string {
+  return ({ ratio: "%", bytes: "bytes", "bytes/s": "bytes/s", "1": "", "1/s": "per second" } as Record<string, string>)[unit] ?? unit;
 }
 
 const app = new App();

@@ -16,6 +16,23 @@ export interface ChartState {
   mono: boolean; // black lines with dash patterns, for print
   zoom: [number, number] | null;
   hidden: string[]; // legend entries switched off
+  logY: boolean;
+  yMin: number | null; // in the units shown (percent for ratios)
+  yMax: number | null;
+  figure: FigureLook; // how the exports look
+}
+
+// The exported figure's look (the server draws it: figure/figure_spec.h).
+export interface FigureLook {
+  width: string; // "3.3in", "8.4cm", "240pt"
+  font: number; // points
+  legend: string; // "{batch-size}"; "" names lines by what differs
+  events: boolean;
+  phases: boolean;
+}
+
+export function defaultFigure(): FigureLook {
+  return { width: "3.3in", font: 8, legend: "", events: true, phases: false };
 }
 
 export interface ViewState {
@@ -55,9 +72,26 @@ export function parseView(text: string): ViewState {
           ? [c.zoom[0], c.zoom[1]]
           : null,
       hidden: Array.isArray(c.hidden) ? c.hidden.filter((s: unknown) => typeof s === "string") : [],
+      logY: !!c.logY,
+      yMin: typeof c.yMin === "number" && Number.isFinite(c.yMin) ? c.yMin : null,
+      yMax: typeof c.yMax === "number" && Number.isFinite(c.yMax) ? c.yMax : null,
+      figure: parseFigure(c.figure),
     });
   }
   return view;
+}
+
+function parseFigure(f: unknown): FigureLook {
+  const d = defaultFigure();
+  if (!f || typeof f !== "object") return d;
+  const o = f as Record<string, unknown>;
+  return {
+    width: typeof o.width === "string" && /^\s*[0-9.]+\s*(in|cm|mm|pt)?\s*$/.test(o.width) ? o.width : d.width,
+    font: typeof o.font === "number" && o.font >= 4 && o.font <= 48 ? o.font : d.font,
+    legend: typeof o.legend === "string" ? o.legend : d.legend,
+    events: typeof o.events === "boolean" ? o.events : d.events,
+    phases: typeof o.phases === "boolean" ? o.phases : d.phases,
+  };
 }
 
 export function newId(): string {

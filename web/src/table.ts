@@ -35,6 +35,7 @@ function mean(name: string) {
 export class TableView {
   private summaries = new Map<string, api.RunInfo>();
   private finalLoss = new Map<string, number>();
+  private common: string[] = []; // params every selected run shares
   private sortKey = "start";
   private sortDir = 1;
 
@@ -47,7 +48,12 @@ export class TableView {
 
   private columns(): Column[] {
     const ids = this.selected();
-    const keys = [...new Set(ids.flatMap((id) => Object.keys(this.run(id)?.params ?? {})))].sort();
+    // Params that tell the runs apart (as MLflow's comparison shows them); the ones all share
+    // are listed once above the table.
+    const all = [...new Set(ids.flatMap((id) => Object.keys(this.run(id)?.params ?? {})))].sort();
+    const value = (id: string, k: string) => this.run(id)?.params[k] ?? "";
+    const keys = ids.length < 2 ? all : all.filter((k) => new Set(ids.map((id) => value(id, k))).size > 1);
+    this.common = ids.length < 2 ? [] : all.filter((k) => !keys.includes(k)).map((k) => `${k}=${value(ids[0], k)}`);
     return [
       { key: "run", title: "run", get: (r) => `${r.experiment}/${r.workload || "-"} ${r.letter || r.name}` },
       { key: "status", title: "status", get: (r) => r.status },
@@ -100,8 +106,9 @@ export class TableView {
     };
     const sortMark = (c: Column) => (c.key === this.sortKey ? (this.sortDir > 0 ? " ▲" : " ▼") : "");
     const ariaSort = (c: Column) => (c.key === this.sortKey ? (this.sortDir > 0 ? "ascending" : "descending") : "none");
+    const shared = this.common.length ? `<p class="shared">Same for all: ${esc(this.common.join(", "))}</p>` : "";
     $("table").innerHTML = rows.length
-      ? `<table><thead><tr>${cols
+      ? `${shared}<table><thead><tr>${cols
           .map((c) => `<th aria-sort="${ariaSort(c)}"><button type="button" data-sort="${esc(c.key)}">${esc(c.title)}${sortMark(c)}</button></th>`)
           .join("")}</tr></thead><tbody>${rows.map((r) => `<tr data-run="${r.id}">${cols.map((c) => `<td>${cell(c, r)}</td>`).join("")}</tr>`).join("")}</tbody></table>`
       : '<p class="empty">Select runs in the tree to compare them.</p>';

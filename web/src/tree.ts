@@ -47,7 +47,8 @@ export class TreeView {
       const open = this.host.expanded.has(e.name);
       parts.push(`<div class="exp" role="treeitem" aria-expanded="${open}">
         <button type="button" class="toggle" data-exp="${esc(e.name)}" aria-label="${open ? "Collapse" : "Expand"} ${esc(e.name)}">${open ? "▾" : "▸"}</button>
-        <span class="exp-name">${esc(e.name)}</span> <small>${e.runs} runs${e.running ? `, ${e.running} running` : ""}</small>
+        <label><input type="checkbox" data-experiment="${esc(e.name)}" aria-label="Select every run of ${esc(e.name)}" ${this.experimentState(e.name, selected)}>
+        <span class="exp-name">${esc(e.name)}</span></label> <small>${e.runs} runs${e.running ? `, ${e.running} running` : ""}</small>
         <a class="report" href="${esc(api.reportUrl(e.name))}" target="_blank" rel="noopener" title="Throughput, steady-state GPU figures, energy and collocation speed-up per workload">report</a>`);
       if (open) parts.push(this.experimentRuns(e.name, selected));
       parts.push("</div>");
@@ -65,6 +66,17 @@ export class TreeView {
         this.render();
       }),
     );
+    tree.querySelectorAll<HTMLInputElement>("input[data-experiment]").forEach((cb) =>
+      cb.addEventListener("change", async () => {
+        const name = cb.dataset.experiment!;
+        if (!this.host.expanded.has(name)) {
+          this.host.expanded.add(name);
+          await this.host.loadExperiment(name);
+        }
+        const ids = [...this.host.runs()].filter((r) => r.experiment === name && this.matches(r)).map((r) => r.id);
+        this.host.select(ids, cb.checked);
+      }),
+    );
     tree.querySelectorAll<HTMLInputElement>("input[data-workload]").forEach((cb) =>
       cb.addEventListener("change", () => {
         const [exp, w] = splitOnce(cb.dataset.workload!, ":");
@@ -77,6 +89,14 @@ export class TreeView {
     tree.querySelectorAll<HTMLInputElement>("input[data-run]").forEach((cb) =>
       cb.addEventListener("change", () => this.host.select([cb.dataset.run!], cb.checked)),
     );
+  }
+
+  // An experiment's checkbox: checked when all of its loaded runs are selected.
+  private experimentState(experiment: string, selected: Set<string>): string {
+    const runs = [...this.host.runs()].filter((r) => r.experiment === experiment);
+    const n = runs.filter((r) => selected.has(r.id)).length;
+    if (!runs.length || !n) return "";
+    return n === runs.length ? "checked" : 'data-mixed="1"';
   }
 
   // An open experiment's workloads, each with its runs in the order they started.

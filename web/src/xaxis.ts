@@ -11,7 +11,8 @@ export function fromPlotX(kind: XKind, x: number): number {
   return kind === "wall" ? x * 1000 : x;
 }
 
-export function xName(kind: XKind): string {
+export function xName(kind: XKind, title = false): string {
+  if (title) return kind === "relative" ? "Time since start" : kind === "wall" ? "Time of day" : "Step";
   return kind === "relative" ? "time since start" : kind === "wall" ? "time" : "step";
 }
 

@@ -1,0 +1,230 @@
+// Figures as a paper's checker and a reader see them: the files themselves (pdffonts: every
+// font embedded, none Type 3; the page size asked for; axis titles with units as text; SVG
+// text as <text>; colours as on screen), round ticks and readable units.
+#include "figure/figure.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "figure/axis.h"
+#include "store/series_writer.h"
+#include "tests/helpers/scratch_directory.h"
+
+namespace tb {
+namespace {
+
+constexpr int64_t kStart = 1763777000000;
+
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+class FigureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<Store>> opened = Store::Open((dir_.path() / "t.db").string());
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    store_ = std::move(*opened);
+    ASSERT_TRUE(store_->EnsureExperiment("paper").ok());
+    for (int i = 0; i < 3; ++i) {
+      RunRecord r;
+      r.id = NewRunId();
+      r.experiment = "paper";
+      r.workload = i < 2 ? "pair" : "alone";
+      r.name = "train.py " + std::to_string(i);
+      r.start_ms = kStart;
+      r.params = {{"batch-size", i == 0 ? "32" : "64"}, {"seed", "1"}};
+      ASSERT_TRUE(store_->CreateRun(r).ok());
+      SeriesWriter w(*store_, r.id);
+      for (int s = 0; s <= 600; ++s) {
+        int64_t t = kStart + s * 1000;
+        w.Append("gpu.utilization.gpu_ratio", "gpu=0", {t, 0.5 + 0.1 * i + 0.05 * std::sin(s / 30.0)});
+        w.Append("gpu.temperature.gpu_celsius", "gpu=0", {t, 60.0 + i});
+        w.Append("gpu.memory.used_bytes", "gpu=0", {t, 3.0 * (1 << 30)});
+        // A loss logged now and then, at other moments by each run.
+        if (s % 50 == i * 10) w.Append("train.loss", "", {t, 2.0 - s / 400.0 + i * 0.1, s});
+      }
+      ASSERT_TRUE(w.Close().ok());
+      ASSERT_TRUE(store_->FinishRun(r.id, kStart + 600000, kFinished, 0, std::nullopt, "").ok());
+      ids_.push_back(r.id);
+    }
+    reader_ = std::make_unique<SeriesReader>(*store_);
+  }
+
+  std::string Draw(const FigureSpec& spec, FigureFormat format, const std::string& name) {
+    Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+    EXPECT_TRUE(f.ok()) << f.status().message();
+    if (!f.ok()) return "";
+    Result<std::string> bytes = RenderFigure(*f, spec, format);
+    EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+    std::string path = (dir_.path() / name).string();
+    std::ofstream(path, std::ios::binary) << *bytes;
+    return path;
+  }
+
+  ScratchDirectory dir_{"tb-figure"};
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<SeriesReader> reader_;
+  std::vector<std::string> ids_;
+};
+
+TEST_F(FigureTest, PdfEmbedsItsFontsAtTheAskedSizeWithAxisTitlesAsText) {
+  FigureSpec spec;
+  spec.runs = {ids_[0], ids_[1]};
+  spec.metric = "gpu.temperature.gpu_celsius";
+  spec.width_pt = *ParseLength("3.3in");
+  spec.height_pt = *ParseLength("2in");
+  std::string pdf = Draw(spec, FigureFormat::kPdf, "fig.pdf");
+  std::string fonts = Shell("pdffonts " + pdf);
+  ASSERT_NE(fonts.find("------"), std::string::npos) << fonts;  // pdffonts ran
+  size_t rows = 0;
+  std::istringstream lines(fonts.substr(fonts.find("------")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    ++rows;
+    EXPECT_EQ(line.find("Type 3"), std::string::npos) << line;
+    EXPECT_NE(line.find(" yes yes "), std::string::npos) << "embedded as a subset: " << line;
+  }
+  EXPECT_GE(rows, 1u);
+  EXPECT_NE(Shell("pdfinfo " + pdf).find(" 237.6 x 144 pts"), std::string::npos) << Shell("pdfinfo " + pdf);
+  std::string text = Shell("pdftotext " + pdf + " -");
+  EXPECT_NE(text.find("GPU temperature (°C)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Time since start (m:ss)"), std::string::npos) << text;
+  EXPECT_NE(text.find("batch-size=32"), std::string::npos)
+      << "legend named by the param that differs: " << text;
+  EXPECT_NE(text.find("2:00"), std::string::npos) << "round time ticks: " << text;
+}
+
+TEST_F(FigureTest, SvgTextIsTextAndHidingALineKeepsTheOthersColours) {
+  FigureSpec spec;
+  spec.runs = {ids_[0], ids_[1]};
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.legend = "bs {batch-size}";
+  std::string path = Draw(spec, FigureFormat::kSvg, "fig.svg");
+  std::ifstream in(path);
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find(">GPU utilization (%)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">bs 32</text>"), std::string::npos);
+  EXPECT_NE(svg.find("stroke=\"#1f77b4\""), std::string::npos);  // the screen's first colour
+  EXPECT_NE(svg.find("stroke=\"#d62728\""), std::string::npos);  // and its second
+  spec.hidden = {ids_[0] + "|gpu=0"};
+  path = Draw(spec, FigureFormat::kSvg, "hidden.svg");
+  std::ifstream in2(path);
+  std::string hidden((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(hidden.find("stroke=\"#1f77b4\""), std::string::npos);
+  EXPECT_NE(hidden.find("stroke=\"#d62728\""), std::string::npos) << "the second line keeps its colour";
+  EXPECT_EQ(hidden.find(">bs 32</text>"), std::string::npos);
+}
+
+TEST_F(FigureTest, PngCarriesItsResolution) {
+  FigureSpec spec;
+  spec.runs = {ids_[0]};
+  spec.metric = "gpu.memory.used_bytes";
+  spec.dpi = 300;
+  std::string path = Draw(spec, FigureFormat::kPng, "fig.png");
+  std::ifstream in(path, std::ios::binary);
+  std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(png.size(), 33u);
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  auto be32 = [&](size_t at) {
+    return (static_cast<uint32_t>(static_cast<unsigned char>(png[at])) << 24) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(png[at + 1])) << 16) |
+           (static_cast<uint32_t>(static_cast<unsigned char>(png[at + 2])) << 8) |
+           static_cast<uint32_t>(static_cast<unsigned char>(png[at + 3]));
+  };
+  EXPECT_EQ(be32(16), 990u);  // 3.3 in at 300 dpi
+  size_t phys = png.find("pHYs");
+  ASSERT_NE(phys, std::string::npos);
+  EXPECT_EQ(be32(phys + 4), 11811u);  // pixels per metre
+}
+
+TEST_F(FigureTest, UnitsReadAsPeopleReadThem) {
+  FigureSpec spec;
+  spec.runs = {ids_[0]};
+  spec.metric = "gpu.memory.used_bytes";
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->y_title, "GPU memory used (GiB)");
+  EXPECT_NEAR(f->lines[0].y[0], 3.0, 1e-9);
+  spec.metric = "gpu.utilization.gpu_ratio";
+  f = CollectFigure(*store_, *reader_, spec);
+  EXPECT_NEAR(f->lines[0].y[0], 50.0, 1e-9);  // percent
+}
+
+TEST_F(FigureTest, WorkloadMeanBySparseStepsHasNoBandForOneRun) {
+  FigureSpec spec;
+  spec.workloads = {"paper:pair", "paper:alone"};
+  spec.metric = "train.loss";
+  spec.x = XAxis::kStep;
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_EQ(f->lines.size(), 2u);
+  const FigureLine& pair = f->lines[0];
+  EXPECT_EQ(pair.name, "pair, mean of 2 runs");
+  EXPECT_EQ(f->lines[1].name, "alone, 1 run");
+  int both = 0;
+  for (size_t i = 0; i < pair.x.size(); ++i) {
+    if (pair.runs[i] == 2) {
+      ++both;
+      // Run 0 and run 1 differ by 0.1 at every step: the mean lies between, never on one run.
+      EXPECT_NEAR(pair.hi[i] - pair.lo[i], 0.1, 0.02) << "at step " << pair.x[i];
+    }
+  }
+  EXPECT_GT(both, static_cast<int>(pair.x.size()) / 2);
+  for (double v : f->lines[1].lo) EXPECT_TRUE(std::isnan(v)) << "no band for a workload of one run";
+  std::string csv = FigureCsv(*f);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "step,\"pair, mean of 2 runs\",\"pair, mean of 2 runs min\",\"pair, mean of 2 runs "
+            "max\",\"alone, 1 run\",\"alone, 1 run min\",\"alone, 1 run max\"");
+}
+
+TEST_F(FigureTest, MistakesSayWhatToDo) {
+  FigureSpec spec;
+  spec.runs = {ids_[0]};
+  spec.metric = "gpu.nothing";
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  EXPECT_EQ(f.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(f.status().message().find("trainbench"), std::string::npos);
+  EXPECT_FALSE(ParseLength("3.3 parsecs").ok());
+  EXPECT_NE(ParseLength("wide").status().message().find("3.3in"), std::string::npos);
+  EXPECT_FALSE(ParseFigureSpec(R"({"metric": "m"})").ok());
+  EXPECT_FALSE(ParseFigureSpec(R"({"metric": "m", "runs": ["a"], "smoothing": 150})").ok());
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.width_pt = 40;
+  spec.font_pt = 30;
+  f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok());
+  Result<std::string> drawn = RenderFigure(*f, spec, FigureFormat::kPdf);
+  EXPECT_FALSE(drawn.ok());
+  EXPECT_NE(drawn.status().message().find("--font-size"), std::string::npos);
+}
+
+TEST(Axis, TicksAtRoundTimes) {
+  auto labels = [](const std::vector<Tick>& ticks) {
+    std::string s;
+    for (const Tick& t : ticks) s += t.label + " ";
+    return s;
+  };
+  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 600, 6)), "0:00 2:00 4:00 6:00 8:00 10:00 ");
+  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 30, 6)), "0:00 0:05 0:10 0:15 0:20 0:25 0:30 ");
+  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 4 * 3600, 4)), "0:00 1:00:00 2:00:00 3:00:00 4:00:00 ");
+  EXPECT_EQ(labels(XTicks(XAxis::kWall, 3600e3, 3600e3 + 1800e3, 3, 60)), "02:00 02:10 02:20 02:30 ");
+  EXPECT_EQ(labels(LogTicks(1, 1000)), "1 10 100 1000 ");
+  EXPECT_EQ(ChooseDisplayUnit("bytes/s", 5e6).unit, "MiB/s");
+}
+
+}  // namespace
+}  // namespace tb
