@@ -69,7 +69,7 @@ export function timeTicks(lo: number, hi: number, count: number): number[] {
   if (raw < 1) return niceTicks(lo, hi, count);
   const step = TIME_STEPS.find((s) => s >= raw) ?? TIME_STEPS[TIME_STEPS.length - 1];
   const out: number[] = [];
-  for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) out.push(t);
+  for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) out.push(t === 0 ? 0 : t);
   return out;
 }
 

@@ -66,39 +66,6 @@ export function plotted(lines: Line[], look: LineLook): { series: PlotSeries[]; 
   return { series, bands };
 }
 
-// The x range (the given one, else all of the data) and the y range of what lies in it,
-// with 5% room above and below.
-export function plotBounds(
-  series: PlotSeries[],
-  bands: PlotBand[],
-  xRange: [number, number] | null,
-): { xRange: [number, number]; yRange: [number, number] } {
-  let [x0, x1] = xRange ?? [Infinity, -Infinity];
-  if (!xRange) {
-    for (const s of series) for (const x of s.x) [x0, x1] = [Math.min(x0, x), Math.max(x1, x)];
-  }
-  const inRange = (x: number) => !Number.isFinite(x0) || (x >= x0 && x <= x1);
-  let y0 = Infinity;
-  let y1 = -Infinity;
-  for (const s of series) {
-    s.x.forEach((x, i) => {
-      const y = s.y[i];
-      if (y != null && inRange(x)) [y0, y1] = [Math.min(y0, y), Math.max(y1, y)];
-    });
-  }
-  for (const b of bands) {
-    b.x.forEach((x, i) => {
-      if (!inRange(x)) return;
-      if (b.lo[i] != null) y0 = Math.min(y0, b.lo[i]!);
-      if (b.hi[i] != null) y1 = Math.max(y1, b.hi[i]!);
-    });
-  }
-  if (!Number.isFinite(y0)) [y0, y1] = [0, 1];
-  if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
-  const pad = (y1 - y0) * 0.05;
-  return { xRange: [x0, x1], yRange: [y0 - pad, y1 + pad] };
-}
-
 // The runs' events on the x axis. Listener and tracking notices are left out; the same
 // event of several runs at about the same time (the same second) is one marker, named
 // with the runs that had it unless all did.

@@ -13,16 +13,19 @@ async function load(file) {
   return import("data:text/javascript;base64," + Buffer.from(out.outputFiles[0].text).toString("base64"));
 }
 
+test("time ticks fall on round durations, units read as people read them", async () => {
+  const { timeTicks, displayUnit } = await load("format.ts");
+  assert.deepEqual(timeTicks(0, 600, 6), [0, 120, 240, 360, 480, 600]);
+  assert.deepEqual(timeTicks(3, 31, 6), [5, 10, 15, 20, 25, 30]);
+  assert.deepEqual(timeTicks(0, 4 * 3600, 4), [0, 3600, 7200, 10800, 14400]);
+  assert.deepEqual(displayUnit("ratio", 0.5), { factor: 100, unit: "%" });
+  assert.equal(displayUnit("bytes", 3 * 2 ** 30).unit, "GiB");
+  assert.equal(displayUnit("Hz", 1.4e9).unit, "GHz");
+});
+
 test("CSV fields with commas, quotes or line breaks are quoted as spreadsheets expect", async () => {
-  const { csvRows, plotCsv } = await load("csv.ts");
+  const { csvRows } = await load("csv.ts");
   assert.equal(csvRows([["a", 'say "hi"', "x,y", "two\nlines", 1.5, null, undefined]]), 'a,"say ""hi""","x,y","two\nlines",1.5,,\n');
-  const csv = plotCsv({
-    title: "t", xKind: "relative", unit: "", events: [], xRange: [0, 2], yRange: [0, 1],
-    series: [{ name: 'run "A", bs=64', color: "", dash: [], width: 1, x: [0, 1, 2, 3], y: [1, null, 3, 4] }],
-    bands: [{ name: "w min-max", color: "", x: [1], lo: [0.5], hi: [1.5] }],
-  });
-  // Only the visible range; a missing value is an empty cell.
-  assert.equal(csv, 'seconds_since_start,"run ""A"", bs=64",w min-max low,w min-max high\n0,1,,\n1,,0.5,1.5\n2,3,,\n');
 });
 
 test("smoothing keeps gaps and starts at the first value", async () => {
@@ -33,19 +36,6 @@ test("smoothing keeps gaps and starts at the first value", async () => {
   assert.equal(s[1], null);
   assert.equal(s[2], 10);
   assert.ok(s[3] > 10 && s[3] < 20);
-});
-
-test("the y range covers what is visible, bands included, with room around it", async () => {
-  const { plotBounds } = await load("lines.ts");
-  const series = [{ name: "a", color: "", dash: [], width: 1, x: [0, 1, 2, 3], y: [0, 100, 5, 7] }];
-  const bands = [{ name: "b", color: "", x: [2, 3], lo: [1, 2], hi: [9, 10] }];
-  const all = plotBounds(series, bands, null);
-  assert.deepEqual(all.xRange, [0, 3]);
-  assert.ok(all.yRange[0] < 0 && all.yRange[1] > 100);
-  // Zoomed past the spike: it no longer sets the scale.
-  const zoomed = plotBounds(series, bands, [2, 3]);
-  assert.ok(zoomed.yRange[1] < 11 && zoomed.yRange[1] > 10);
-  assert.ok(zoomed.yRange[0] < 1 && zoomed.yRange[0] > 0);
 });
 
 test("an event several runs had at the same second is one marker, named by run when not all had it", async () => {

@@ -1,10 +1,11 @@
 // The web UI in Debian's chromium against a real `trainbench serve` on a store with the
 // recorded trace and synthetic runs: selecting, charts, zoom, legend, grouping, exports,
 // sharing, reload and a live run. Screenshots of the main views go to TB_TEST_OUTPUT.
+import { execFileSync } from "node:child_process";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { browser, makeStore, repo, scratch, serve, trainbench } from "./harness.mjs";
 
@@ -46,6 +47,7 @@ async function selectWorkload(page, experiment, workload) {
 }
 
 async function addChart(page, metric, series) {
+  metric = metric.replace(/\|$/, "");
   await page.waitForSelector(`#metric option[value="${metric}"]`, { state: "attached" });
   await page.selectOption("#metric", metric);
   const before = await page.locator("section.chart").count();
@@ -68,9 +70,12 @@ test("a workload's checkbox selects its runs, which the table compares", async (
   const rows = await page.locator("#table tbody tr").count();
   assert.equal(rows, 2);
   const header = await page.locator("#table thead").innerText();
-  for (const col of ["batch-size", "GPU util (mean)", "SM active (mean)", "energy J", "final loss"]) {
+  for (const col of ["GPU util (mean)", "SM active (mean)", "energy J", "final loss"]) {
     assert.ok(header.includes(col), `${col} in ${header}`);
   }
+  // Both runs have batch size 64: said once above the table, not a column of equal cells.
+  assert.ok(!header.includes("batch-size"), header);
+  assert.match(await page.locator("#table .shared").innerText(), /batch-size=64/);
   // Energy: the run's attributed share beside its GPU's whole energy, which dcgmi's second
   // reading of the same counter does not double.
   const cells = async (row) => {
@@ -147,7 +152,7 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await page.waitForFunction(() => document.querySelector("section.chart .u-legend").textContent.includes("mean"));
   assert.equal(await util.getAttribute("data-series"), "2");
   const legend = await util.locator(".u-legend").innerText();
-  assert.ok(legend.includes("synth/1 mean (2 runs)") && legend.includes("synth/2 mean (2 runs)"), legend);
+  assert.ok(legend.includes("synth/1 mean of 2 runs") && legend.includes("synth/2 mean of 2 runs"), legend);
   await page.screenshot({ path: join(out, "workload-means.png"), fullPage: true });
 
   // The charts survive a reload.
@@ -161,58 +166,121 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await context.close();
 });
 
-test("exports: PNG, SVG and PDF hold the plotted series, CSV its values", async () => {
-  const { page, context } = await open();
+test("exports: the server's figure renderer draws the chart on screen as PDF, SVG, PNG and CSV", async () => {
+  const { page, context, errors } = await open();
   await selectWorkload(page, "synth", "2");
   const chart = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
-  const names = await page.evaluate(() => {
-    const runs = window.trainbench.view.selected.map((id) => window.trainbench.run(id));
-    return runs.map((r) => `${r.name} (${r.experiment}/${r.workload}) gpu=0`);
-  });
+  // The y axis is titled with its unit, ratios in percent, time ticks at round minutes.
+  // (uPlot draws its axes on the canvas: read what it drew them with.)
+  const axes = await page.evaluate(() => window.trainbench.charts.at(-1).plot.axes.map((a) => ({ label: a.label, values: a._values })));
+  assert.equal(axes[1].label, "GPU utilization (%)");
+  assert.equal(axes[0].label, "Time since start");
+  assert.ok(axes[0].values.length >= 2 && axes[0].values.every((t) => /^\d+:(00|30)$/.test(t)), axes[0].values.join(" "));
 
-  const svg = await downloadOf(page, () => chart.locator('[data-a="svg"]').click());
-  assert.match(svg.name, /\.svg$/);
-  const text = svg.bytes.toString("utf8");
-  assert.ok(text.startsWith("<svg") && text.trimEnd().endsWith("</svg>"));
-  for (const name of names) {
-    const path = text.match(new RegExp(`<path d="([^"]+)"[^>]*data-series="${name.replace(/[()/.]/g, "\\$&")}"`));
-    assert.ok(path, `${name} drawn in the SVG`);
-    assert.ok(path[1].split("L").length > 500, "the series' points are in the path");
-  }
+  // Export settings: a column wide, 9-point text, legend names from the runs' letters.
+  await chart.locator(".figure-look summary").click();
+  await chart.locator('[data-f="width"]').fill("8.4cm");
+  await chart.locator('[data-f="width"]').dispatchEvent("change");
+  await chart.locator('[data-f="font"]').fill("9");
+  await chart.locator('[data-f="font"]').dispatchEvent("change");
+  await chart.locator('[data-f="legend"]').fill("run {letter}");
+  await chart.locator('[data-f="legend"]').dispatchEvent("change");
 
   const pdf = await downloadOf(page, () => chart.locator('[data-a="pdf"]').click());
-  const p = pdf.bytes.toString("latin1");
-  assert.ok(p.startsWith("%PDF-1.4") && p.includes("\nxref\n") && p.trimEnd().endsWith("%%EOF"));
-  const xref = Number(p.match(/startxref\n(\d+)/)[1]);
-  assert.equal(p.slice(xref, xref + 4), "xref", "startxref points at the table");
-  for (const name of names) assert.ok(p.includes(`% series ${name}`), `${name} drawn in the PDF`);
-  assert.ok((p.match(/ l /g) ?? []).length > 1000, "the lines are vector paths");
+  assert.match(pdf.name, /\.pdf$/);
+  const pdfPath = join(work.dir, "chart.pdf");
+  writeFileSync(pdfPath, pdf.bytes);
+  const fonts = execFileSync("pdffonts", [pdfPath], { encoding: "utf8" }).split("\n").slice(2).filter(Boolean);
+  assert.ok(fonts.length >= 1 && fonts.every((l) => / yes yes /.test(l) && !/Type 3/.test(l)), fonts.join("\n"));
+  assert.match(execFileSync("pdfinfo", [pdfPath], { encoding: "utf8" }), /Page size:\s+238\.11 x/);
+  const words = execFileSync("pdftotext", [pdfPath, "-"], { encoding: "utf8" });
+  for (const t of ["GPU utilization (%)", "Time since start", "run 0A-", "run 0B-"]) assert.ok(words.includes(t), `${t} in ${words}`);
+
+  const svg = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
+  assert.ok(svg.includes(">GPU utilization (%)</text>") && svg.trimEnd().endsWith("</svg>"));
+  // Colours as on screen: the palette's first two.
+  for (const colour of ["#1f77b4", "#d62728"]) {
+    const path = svg.match(new RegExp(`<path d="([^"]+)" fill="none" stroke="${colour}"`));
+    assert.ok(path && path[1].split("L").length > 300, `${colour} line with its points`);
+  }
+  // A series switched off on screen is left out; the other keeps its colour.
+  await chart.locator(".u-legend .u-series").nth(1).click();
+  const fewer = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
+  assert.ok(!fewer.includes('stroke="#1f77b4"') && fewer.includes('stroke="#d62728"'));
+  await chart.locator(".u-legend .u-series").nth(1).click();
 
   const png = await downloadOf(page, () => chart.locator('[data-a="png"]').click());
   assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  // The image shows the first series' colour.
-  const blue = await page.evaluate(async (b64) => {
-    const img = new Image();
-    img.src = "data:image/png;base64," + b64;
-    await img.decode();
-    const c = document.createElement("canvas");
-    [c.width, c.height] = [img.width, img.height];
-    const ctx = c.getContext("2d");
-    ctx.drawImage(img, 0, 0);
-    const d = ctx.getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 0x1f) < 30 && Math.abs(d[i + 1] - 0x77) < 30 && d[i + 2] > 150) n++;
-    return n;
-  }, png.bytes.toString("base64"));
-  assert.ok(blue > 500, `blue pixels: ${blue}`);
+  assert.ok(png.bytes.includes(Buffer.from("pHYs")), "the PNG says its resolution");
 
   const csv = (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes.toString("utf8").trim().split("\n");
   assert.equal(csv[0].split(",")[0], "seconds_since_start");
   assert.ok(csv.length > 500);
-  // Workload 2's run B sits at 0.21 +- 0.05.
+  // Workload 2's run B sits at 21% +- 5.
   const col = csv[0].split(",").findIndex((h) => h.includes("0B-"));
   const values = csv.slice(1).map((l) => Number(l.split(",")[col])).filter((v) => !Number.isNaN(v) && v !== 0);
-  assert.ok(values.every((v) => v > 0.15 && v < 0.27), "the CSV holds the plotted values");
+  assert.ok(values.length > 300 && values.every((v) => v > 15 && v < 27), "the CSV holds the plotted values in percent");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the first page leads: experiments at a glance, one click to a quick comparison", async () => {
+  const { page, context, errors } = await open();
+  const rows = await page.locator("#overview-table tbody tr").allInnerTexts();
+  assert.ok(rows.length >= 2 && rows.some((r) => r.includes("synth") && r.includes("4")), rows.join("\n"));
+  await page.click('#overview button[data-compare="synth"]');
+  // Every run of the experiment selected, and the grid of the charts every benchmark needs.
+  await page.waitForFunction(() => document.querySelectorAll("section.chart").length >= 4);
+  assert.equal((await view(page)).selected.length, 4);
+  const metrics = (await view(page)).charts.map((c) => c.metric);
+  for (const m of ["gpu.sm.active_ratio", "gpu.power.draw_watts", "train.throughput_samples_per_second", "train.loss"]) {
+    assert.ok(metrics.includes(m), metrics.join(", "));
+  }
+  assert.ok(await page.isHidden("#overview"), "the overview makes way for the charts");
+  const boxes = await Promise.all([0, 1].map((i) => page.locator("section.chart").nth(i).boundingBox()));
+  assert.ok(Math.abs(boxes[0].y - boxes[1].y) < 2 && boxes[1].x > boxes[0].x, "charts side by side");
+  // The table shows what differs (batch size) and fits the screen.
+  assert.match(await page.locator("#table thead").innerText(), /batch-size/);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 1366, `page width ${width}`);
+  // The experiment's checkbox reflects it; clear all empties the selection.
+  assert.ok(await page.isChecked('input[data-experiment="synth"]'));
+  await page.click("#clear-selection");
+  assert.equal((await view(page)).selected.length, 0);
+  await page.check('input[data-experiment="synth"]');
+  await page.waitForFunction(() => window.trainbench.view.selected.length === 4);
+  await page.screenshot({ path: join(out, "first-page-comparison.png"), fullPage: true });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the metric picker: readable names with units, grouped by source, searchable, one entry per quantity", async () => {
+  const { page, context, errors } = await open();
+  await selectWorkload(page, "synth", "1");
+  await page.waitForSelector('#metric option[value="gpu.utilization.gpu_ratio"]', { state: "attached" });
+  const groups = await page.locator("#metric optgroup").evaluateAll((g) => g.map((x) => x.label));
+  assert.ok(groups.includes("GPU") && groups.includes("Training script"), groups.join(", "));
+  const option = await page.locator('#metric option[value="gpu.utilization.gpu_ratio"]').innerText();
+  assert.equal(option.trim(), "GPU utilization (%)");
+  // A sensible default, not the first metric in alphabetical order.
+  assert.equal(await page.locator("#metric").inputValue(), "gpu.sm.active_ratio");
+  const values = await page.locator("#metric option").evaluateAll((o) => o.map((x) => x.value));
+  assert.equal(values.length, new Set(values).size, "each metric once, whatever its label sets");
+  await page.fill("#metric-search", "power");
+  const found = await page.locator("#metric option").evaluateAll((o) => o.map((x) => x.value));
+  assert.ok(found.length >= 1 && found.every((v) => v.includes("power") || v.includes("energy") || v.includes("watt")), found.join(", "));
+  // The series (GPU, source) of a metric are chosen in its chart.
+  await page.fill("#metric-search", "");
+  const chart = await addChart(page, "gpu.utilization.gpu_ratio", "2");
+  const series = await chart.locator('[data-k="labels"] option').evaluateAll((o) => o.map((x) => x.value));
+  assert.ok(series.includes("") && series.includes("gpu=0"), series.join(", "));
+  // Log scale and a y range apply on screen.
+  await chart.locator('[data-k="logY"]').check();
+  await chart.locator('[data-k="yMax"]').fill("50");
+  await chart.locator('[data-k="yMax"]').dispatchEvent("change");
+  const saved = (await view(page)).charts[0];
+  assert.ok(saved.logY && saved.yMax === 50);
+  assert.deepEqual(errors, []);
   await context.close();
 });
 
