@@ -186,8 +186,8 @@ std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>
     std::string label = s.label;
     if (runs.size() > 1 && s.runs.size() < runs.size()) {
       std::string who;
-      for (const std::string& l : s.runs) who += (who.empty() ? "" : ",") + l;
-      label = who + " " + label;
+      for (const std::string& l : s.runs) who.append(who.empty() ? "" : ",").append(l);
+      label = Concat({who, " ", label});
     }
     out.push_back({s.x, label});
   }
