@@ -16,6 +16,7 @@ cmake --build build-asan -j "$(nproc)" --target "${targets[@]}"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 echo "sanitize: unit tests"
 build-asan/tests/trainbench_unit_tests --gtest_brief=1
 failed=0
