@@ -52,22 +52,7 @@ std::string Num(const std::optional<double>& v, const char* format = "%.4g") {
   return buf;
 }
 
-std::string Html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
-}
+std::string Html(std::string_view s) { return XmlEscape(s); }
 
 // What collocation gave a workload, with `open`/`close` around the speed-up (HTML bold).
 std::string SpeedupSentence(const WorkloadReport& w, const char* open, const char* close) {

@@ -107,6 +107,30 @@ std::string JoinShellWords(const std::vector<std::string>& words) {
   return out;
 }
 
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 std::string JsonQuote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {

@@ -32,6 +32,8 @@ std::string ShellQuote(std::string_view s);
 std::string JoinShellWords(const std::vector<std::string>& words);
 // `s` as a JSON string literal, quotes included (control characters escaped).
 std::string JsonQuote(std::string_view s);
+// `s` as text of HTML, XML or SVG: & < > " escaped.
+std::string XmlEscape(std::string_view s);
 
 // The last part of a path: "train.py" of "/home/me/train.py".
 std::string BaseName(const std::string& path);

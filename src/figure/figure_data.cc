@@ -194,6 +194,24 @@ std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>
   return out;
 }
 
+// The series of `run` that show `spec`'s metric (with its labels, when given) and their
+// points; only the first such series with `first_only` (a workload mean takes one per run).
+using SeriesPoints = std::pair<SeriesInfo, std::shared_ptr<const std::vector<Point>>>;
+Result<std::vector<SeriesPoints>> SeriesToPlot(SeriesReader& reader, const RunRecord& run,
+                                               const FigureSpec& spec, bool first_only) {
+  Result<std::shared_ptr<const std::vector<SeriesInfo>>> series = reader.SeriesOf(run);
+  if (!series.ok()) return series.status();
+  std::vector<SeriesPoints> out;
+  for (const SeriesInfo& s : **series) {
+    if (s.metric != spec.metric || (spec.labels && s.labels != *spec.labels)) continue;
+    Result<std::shared_ptr<const std::vector<Point>>> points = reader.Points(s.id, Finished(run));
+    if (!points.ok()) return points.status();
+    out.emplace_back(s, *points);
+    if (first_only) break;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpec& spec) {
@@ -205,9 +223,6 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
   const double from = spec.from.value_or(-std::numeric_limits<double>::infinity());
   const double to = spec.to.value_or(std::numeric_limits<double>::infinity());
   const size_t budget = std::max<size_t>(400, static_cast<size_t>(spec.width_pt / 72 * 600));
-  auto matches = [&](const SeriesInfo& s) {
-    return s.metric == spec.metric && (!spec.labels || s.labels == *spec.labels);
-  };
 
   // Workload means first, as on screen.
   std::vector<RunRecord> workload_runs_kept;  // owns the runs Sources of workloads point to
@@ -227,15 +242,12 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
     for (const RunRecord& r : *runs) {
       if (r.workload != workload) continue;
       ++with_runs;
-      Result<std::shared_ptr<const std::vector<SeriesInfo>>> series = reader.SeriesOf(r);
+      // The first label set of each run, as on screen.
+      Result<std::vector<SeriesPoints>> series = SeriesToPlot(reader, r, spec, true);
       if (!series.ok()) return series.status();
-      for (const SeriesInfo& s : **series) {
-        if (!matches(s)) continue;
-        Result<std::shared_ptr<const std::vector<Point>>> points = reader.Points(s.id, Finished(r));
-        if (!points.ok()) return points.status();
-        aligned.push_back(AlignedRun(**points, r.start_ms, spec.x));
+      for (const auto& [info, points] : *series) {
+        aligned.push_back(AlignedRun(*points, r.start_ms, spec.x));
         if (!aligned.back().x.empty()) longest = std::max(longest, aligned.back().x.back());
-        break;  // the first label set of each run, as on screen
       }
     }
     if (with_runs == 0)
@@ -265,14 +277,10 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
     runs.push_back(*r);
   }
   for (const RunRecord& r : runs) {
-    Result<std::shared_ptr<const std::vector<SeriesInfo>>> series = reader.SeriesOf(r);
+    Result<std::vector<SeriesPoints>> series = SeriesToPlot(reader, r, spec, false);
     if (!series.ok()) return series.status();
-    for (const SeriesInfo& s : **series) {
-      if (!matches(s)) continue;
-      Result<std::shared_ptr<const std::vector<Point>>> points = reader.Points(s.id, Finished(r));
-      if (!points.ok()) return points.status();
-      XYSeries xy =
-          AlignedRun(**points, r.start_ms, spec.x == XAxis::kStep ? XAxis::kStep : XAxis::kRelative);
+    for (const auto& [s, points] : *series) {
+      XYSeries xy = AlignedRun(*points, r.start_ms, spec.x == XAxis::kStep ? XAxis::kStep : XAxis::kRelative);
       if (spec.x == XAxis::kWall) {
         for (double& x : xy.x) x = x * 1000 + static_cast<double>(r.start_ms);
       }

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/strings.h"
+
 namespace tb {
 namespace {
 
@@ -24,29 +26,6 @@ std::string Num(double v) {
   while (s.back() == '0') s.pop_back();
   if (s.back() == '.') s.pop_back();
   return s == "-0" ? "0" : s;
-}
-
-std::string Xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // A pango layout of `text` in the figure font, without hinting so that a size measured on
@@ -205,7 +184,7 @@ void SvgPainter::Text(double x, double y, const std::string& text, double size, 
     out_ += std::string(" text-anchor=\"") + anchors[static_cast<int>(anchor)] + "\"";
   if (bold) out_ += " font-weight=\"bold\"";
   if (vertical) out_ += " transform=\"rotate(-90 " + Num(x) + " " + Num(y) + ")\"";
-  out_ += ">" + Xml(text) + "</text>\n";
+  out_ += ">" + XmlEscape(text) + "</text>\n";
 }
 
 void SvgPainter::Clip(double x, double y, double w, double h) {

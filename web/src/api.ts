@@ -93,8 +93,9 @@ export function apiUrl(path: string, params: Record<string, string | number | un
   return "/api/v1/" + path + (s ? "?" + s : "");
 }
 
-export async function get<T>(path: string, params: Record<string, string | number | undefined> = {}): Promise<T> {
-  const r = await fetch(apiUrl(path, params), { cache: "no-store" });
+// Fetches an API resource; a refusal throws with the server's message.
+async function fetchOk(url: string): Promise<Response> {
+  const r = await fetch(url, { cache: "no-store" });
   if (!r.ok) {
     let message = r.statusText;
     try {
@@ -104,7 +105,11 @@ export async function get<T>(path: string, params: Record<string, string | numbe
     }
     throw new Error(message);
   }
-  return r.json() as Promise<T>;
+  return r;
+}
+
+export async function get<T>(path: string, params: Record<string, string | number | undefined> = {}): Promise<T> {
+  return (await fetchOk(apiUrl(path, params))).json() as Promise<T>;
 }
 
 export const experiments = () => get<{ experiments: ExperimentInfo[] }>("experiments").then((r) => r.experiments);
@@ -155,15 +160,5 @@ export function aggregate(workloads: string[], metric: string, labels: string, x
 
 // A figure drawn by the server (figure/figure_spec.h describes `spec`): PDF, SVG, PNG or CSV.
 export async function figure(spec: object, format: string): Promise<Blob> {
-  const r = await fetch(apiUrl("figure", { spec: JSON.stringify(spec), format }), { cache: "no-store" });
-  if (!r.ok) {
-    let message = r.statusText;
-    try {
-      message = (await r.json()).message;
-    } catch {
-      // not JSON
-    }
-    throw new Error(message);
-  }
-  return r.blob();
+  return (await fetchOk(apiUrl("figure", { spec: JSON.stringify(spec), format }))).blob();
 }
