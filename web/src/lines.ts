@@ -96,3 +96,16 @@ export function phaseSpans(run: string, startMs: number | undefined, phases: api
       return { from: at(p.start_ms), to: at(p.end_ms), kind: p.kind, run };
     });
 }
+
+// Where labels go so that none overprints another: each label (its left edge `at` and its
+// width, in pixels, in drawing order) takes the first of `rows` text rows in which it clears
+// the label before it by `gap` and ends before `right`; -1 leaves it out (its marker stays).
+export function labelRows(labels: { at: number; width: number }[], right: number, rows: number, gap: number): number[] {
+  const rowEnd: number[] = new Array(rows).fill(-Infinity);
+  return labels.map(({ at, width }) => {
+    if (at + width > right) return -1;
+    const row = rowEnd.findIndex((end) => at >= end);
+    if (row >= 0) rowEnd[row] = at + width + gap;
+    return row;
+  });
+}

@@ -1,10 +1,13 @@
 // What a chart draws over its lines on uPlot's canvas: the runs' phases as translucent
-// spans, and events as dashed vertical markers with their labels.
+// spans, and events as dashed vertical markers with their labels. Labels of many runs are
+// stacked in a few rows and left out where they find no room, so none overprints another.
 import type uPlot from "uplot";
-import type { PhaseSpan } from "./lines";
+import { labelRows, type PhaseSpan } from "./lines";
 import type { PlotEvent } from "./scene";
 import type { XKind } from "./state";
 import { toPlotX } from "./xaxis";
+
+const LABEL_ROWS = 3;
 
 const PHASE_COLORS: Record<string, string> = {
   "warm-up": "rgba(128,128,128,0.15)",
@@ -20,15 +23,26 @@ export function drawOverlay(u: uPlot, x: XKind, phases: PhaseSpan[], events: Plo
   const right = u.bbox.left + u.bbox.width;
   ctx.save();
   ctx.font = `${10 * px}px sans-serif`;
+  const spans: { a: number; b: number; kind: string }[] = [];
   for (const p of phases) {
     const a = Math.max(u.bbox.left, u.valToPos(toPlotX(x, p.from), "x", true));
     const b = Math.min(right, u.valToPos(toPlotX(x, p.to), "x", true));
     if (b <= a) continue;
     ctx.fillStyle = PHASE_COLORS[p.kind] ?? "rgba(31,119,180,0.12)";
     ctx.fillRect(a, u.bbox.top, b - a, u.bbox.height);
-    ctx.fillStyle = "#444";
-    ctx.fillText(p.kind, a + 2 * px, u.bbox.top + u.bbox.height - 4 * px);
+    spans.push({ a, b, kind: p.kind });
   }
+  // A phase's name stands inside its span (where it fits), in rows up from the bottom.
+  const bottom = u.bbox.top + u.bbox.height;
+  const named = spans
+    .map((s) => ({ at: s.a + 2 * px, width: ctx.measureText(s.kind).width, end: s.b, kind: s.kind }))
+    .filter((s) => s.at + s.width <= s.end)
+    .sort((p, q) => p.at - q.at);
+  const phaseRows = labelRows(named, right, LABEL_ROWS, 6 * px);
+  ctx.fillStyle = "#444";
+  named.forEach((s, i) => {
+    if (phaseRows[i] >= 0) ctx.fillText(s.kind, s.at, bottom - 4 * px - phaseRows[i] * 12 * px);
+  });
   ctx.restore();
   if (!events.length) return;
   ctx.save();
@@ -37,14 +51,24 @@ export function drawOverlay(u: uPlot, x: XKind, phases: PhaseSpan[], events: Plo
   ctx.setLineDash([3, 3]);
   ctx.lineWidth = px;
   ctx.font = `${10 * px}px sans-serif`;
-  for (const e of events) {
-    const at = u.valToPos(toPlotX(x, e.x), "x", true);
-    if (at < u.bbox.left || at > right) continue;
+  const shown = events
+    .map((e) => ({ at: u.valToPos(toPlotX(x, e.x), "x", true), label: e.label }))
+    .filter((e) => e.at >= u.bbox.left && e.at <= right)
+    .sort((p, q) => p.at - q.at);
+  for (const e of shown) {
     ctx.beginPath();
-    ctx.moveTo(at, u.bbox.top);
-    ctx.lineTo(at, u.bbox.top + u.bbox.height);
+    ctx.moveTo(e.at, u.bbox.top);
+    ctx.lineTo(e.at, bottom);
     ctx.stroke();
-    ctx.fillText(e.label, at + 3 * px, u.bbox.top + 10 * px);
   }
+  const rows = labelRows(
+    shown.map((e) => ({ at: e.at + 3 * px, width: ctx.measureText(e.label).width })),
+    right,
+    LABEL_ROWS,
+    6 * px,
+  );
+  shown.forEach((e, i) => {
+    if (rows[i] >= 0) ctx.fillText(e.label, e.at + 3 * px, u.bbox.top + (10 + 12 * rows[i]) * px);
+  });
   ctx.restore();
 }

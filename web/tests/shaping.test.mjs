@@ -64,3 +64,18 @@ test("wall-clock axes go to uPlot in seconds and come back in milliseconds", asy
   assert.equal(xText("relative", 75), "1:15");
   assert.equal(xText("step", 7), "step 7");
 });
+
+test("event labels of many runs stack in rows and never overprint; those with no room are left out", async () => {
+  const { labelRows } = await load("lines.ts");
+  // Five runs' "epoch 1" at nearly the same place, then one far away, one past the edge.
+  const labels = [0, 2, 4, 6, 8].map((at) => ({ at, width: 40 })).concat([{ at: 200, width: 40 }, { at: 290, width: 40 }]);
+  const rows = labelRows(labels, 300, 3, 5);
+  assert.deepEqual(rows, [0, 1, 2, -1, -1, 0, -1]);
+  // No two labels placed in one row overlap.
+  for (let i = 0; i < labels.length; i++) {
+    for (let k = i + 1; k < labels.length; k++) {
+      if (rows[i] < 0 || rows[i] !== rows[k]) continue;
+      assert.ok(labels[i].at + labels[i].width <= labels[k].at, `labels ${i} and ${k} overlap`);
+    }
+  }
+});
