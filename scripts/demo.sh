@@ -43,6 +43,8 @@ echo
 echo
 # Per workload: throughput, epoch time, steady-state figures, and what collocation gave.
 ./build/trainbench report digits
+# The same with charts, as a PDF to read or send (A4 pages, fonts embedded).
+./build/trainbench report digits -o demo/digits-report.pdf
 echo
 # The results in the browser (the JSON API and the web page); DEMO_NO_SERVE=1 skips it.
 if [ -z "${DEMO_NO_SERVE:-}" ]; then

@@ -639,8 +639,44 @@ TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {
   EXPECT_NE(table.out.find("samples only"), std::string::npos) << table.out;
   ASSERT_EQ(Trainbench("report e --format html -o report.html").code, 0);
   std::string html = Slurp(dir_ / "report.html");
-  EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("<b>1.20x</b>"), std::string::npos);
+  // The charts are the figure renderer's, inline, their text as text: workload names, the
+  // value axis with its unit, and the workloads' GPU utilization over time.
+  EXPECT_EQ(html.find("<?xml"), std::string::npos);
+  EXPECT_NE(html.find(">Throughput per run</text>"), std::string::npos);
+  EXPECT_NE(html.find(">Samples per second</text>"), std::string::npos);
+  EXPECT_NE(html.find(">pair</text>"), std::string::npos);
+  EXPECT_NE(html.find(">1.2</text>"), std::string::npos) << "the speed-up bar's value";
+  EXPECT_NE(html.find(">GPU utilization over time, each workload's mean</text>"), std::string::npos);
+  EXPECT_NE(html.find(">Throughput over time, each workload's mean</text>"), std::string::npos);
+  EXPECT_NE(html.find(">Throughput (samples/s)</text>"), std::string::npos)
+      << "the unit from the metric's name";
+
+  // The whole report as a PDF: A4 landscape, every font embedded and none Type 3, the table,
+  // the sentence and the charts' titles and names as text.
+  Shell pdf = Trainbench("report e -o report.pdf");
+  ASSERT_EQ(pdf.code, 0) << pdf.err;
+  std::string file = (dir_ / "report.pdf").string();
+  Shell info = Run("pdfinfo " + file);
+  EXPECT_NE(info.out.find("841.89 x 595.28 pts (A4)"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("trainbench report: e"), std::string::npos) << info.out;
+  Shell fonts = Run("pdffonts " + file);
+  ASSERT_NE(fonts.out.find("------"), std::string::npos) << fonts.out;
+  std::istringstream font_lines(fonts.out.substr(fonts.out.find("------")));
+  std::string font_line;
+  std::getline(font_lines, font_line);
+  while (std::getline(font_lines, font_line)) {
+    EXPECT_EQ(font_line.find("Type 3"), std::string::npos) << font_line;
+    EXPECT_NE(font_line.find(" yes yes "), std::string::npos) << "embedded as a subset: " << font_line;
+  }
+  std::string text = Run("pdftotext -layout " + file + " -").out;
+  for (const char* expected : {"Experiment e", "samples/s", "speed-up", "did 1.20x the work of one alone",
+                               "Throughput per run", "Steady GPU utilization", "GPU utilization (%)",
+                               "GPU utilization over time, each workload's mean", "page 1 of"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << " in\n" << text;
+  }
+  EXPECT_EQ(Trainbench("report e --format pdf | head -c 5").out, "%PDF-") << "a PDF goes down a pipe";
+  EXPECT_NE(Trainbench("report e --format svg").err.find("table, csv, html or pdf"), std::string::npos);
   EXPECT_NE(Trainbench("report nope").err.find("no runs in experiment 'nope'"), std::string::npos);
 }
 

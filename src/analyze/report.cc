@@ -52,9 +52,8 @@ std::string Num(const std::optional<double>& v, const char* format = "%.4g") {
   return buf;
 }
 
-std::string Html(std::string_view s) { return XmlEscape(s); }
+}  // namespace
 
-// What collocation gave a workload, with `open`/`close` around the speed-up (HTML bold).
 std::string SpeedupSentence(const WorkloadReport& w, const char* open, const char* close) {
   char buf[400];
   std::snprintf(
@@ -65,12 +64,9 @@ std::string SpeedupSentence(const WorkloadReport& w, const char* open, const cha
   return buf;
 }
 
-struct Column {
-  const char* title;
-  std::string (*get)(const WorkloadReport&);
-};
+namespace {
 
-const Column kColumns[] = {
+const std::vector<ReportColumn> kColumns = {
     {"workload", [](const WorkloadReport& w) { return w.workload.empty() ? std::string("-") : w.workload; }},
     {"runs", [](const WorkloadReport& w) { return std::to_string(w.runs.size()); }},
     {"collocation", [](const WorkloadReport& w) { return w.collocation; }},
@@ -87,6 +83,15 @@ const Column kColumns[] = {
 };
 
 }  // namespace
+
+const std::vector<ReportColumn>& ReportColumns() { return kColumns; }
+
+std::vector<std::string> ReportRow(const WorkloadReport& w) {
+  std::vector<std::string> row;
+  row.reserve(kColumns.size());
+  for (const ReportColumn& c : kColumns) row.push_back(c.get(w));
+  return row;
+}
 
 Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment) {
   Result<std::vector<RunRecord>> runs = store.ListRuns(experiment);
@@ -169,15 +174,15 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
 
 std::string ReportTable(const ExperimentReport& r) {
   std::vector<std::vector<std::string>> rows;
-  std::vector<size_t> width;
-  for (const Column& c : kColumns) width.push_back(std::string_view(c.title).size());
+  std::vector<std::string> head(kColumns.size());
+  std::vector<size_t> width(kColumns.size());
+  for (size_t i = 0; i < kColumns.size(); ++i) {
+    head[i] = kColumns[i].title;
+    width[i] = head[i].size();
+  }
   for (const WorkloadReport& w : r.workloads) {
-    std::vector<std::string> row;
-    for (size_t i = 0; i < std::size(kColumns); ++i) {
-      row.push_back(kColumns[i].get(w));
-      width[i] = std::max(width[i], row.back().size());
-    }
-    rows.push_back(std::move(row));
+    rows.push_back(ReportRow(w));
+    for (size_t i = 0; i < kColumns.size(); ++i) width[i] = std::max(width[i], rows.back()[i].size());
   }
   std::string out = "experiment " + r.experiment + ": " + std::to_string(r.workloads.size()) +
                     " workloads (figures over each run's steady state)\n";
@@ -188,8 +193,6 @@ std::string ReportTable(const ExperimentReport& r) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
   };
-  std::vector<std::string> head;
-  for (const Column& c : kColumns) head.emplace_back(c.title);
   line(head);
   for (const auto& row : rows) line(row);
   for (const WorkloadReport& w : r.workloads) {
@@ -201,11 +204,11 @@ std::string ReportTable(const ExperimentReport& r) {
 
 std::string ReportCsv(const ExperimentReport& r) {
   std::string out = "experiment";
-  for (const Column& c : kColumns) out += std::string(",") + c.title;
+  for (const ReportColumn& c : kColumns) out += std::string(",") + c.title;
   out += "\n";
   for (const WorkloadReport& w : r.workloads) {
     out += r.experiment;
-    for (const Column& c : kColumns) {
+    for (const ReportColumn& c : kColumns) {
       std::string v = c.get(w);
       if (v == "-") v.clear();
       if (!v.empty() && v.back() == 'x' && c.title != std::string_view("collocation")) v.pop_back();
@@ -214,65 +217,6 @@ std::string ReportCsv(const ExperimentReport& r) {
     }
     out += "\n";
   }
-  return out;
-}
-
-std::string ReportHtml(const ExperimentReport& r) {
-  std::string out =
-      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>trainbench report: " +
-      Html(r.experiment) +
-      "</title><style>body{font:14px "
-      "system-ui,sans-serif;margin:2em;color:#1f2328}table{border-collapse:collapse}"
-      "td,th{border-bottom:1px solid #d8dee4;padding:3px 8px;text-align:left}.note{color:#9a6700}"
-      "svg text{font:11px sans-serif}</style></head><body>";
-  out += "<h1>Experiment " + Html(r.experiment) +
-         "</h1><p>Figures over each run's steady state (warm-up, idle " +
-         "gaps, stalls and the script's evaluation phases left out).</p><table><tr>";
-  for (const Column& c : kColumns) out += "<th>" + Html(c.title) + "</th>";
-  out += "</tr>";
-  for (const WorkloadReport& w : r.workloads) {
-    out += "<tr>";
-    for (const Column& c : kColumns) out += "<td>" + Html(c.get(w)) + "</td>";
-    out += "</tr>";
-  }
-  out += "</table>";
-  for (const WorkloadReport& w : r.workloads) {
-    if (w.speedup)
-      out += "<p>Workload <b>" + Html(w.workload) + "</b>: " + SpeedupSentence(w, "<b>", "</b>") + ".</p>";
-  }
-  // Charts: bars per workload.
-  auto chart = [&](const char* title, std::optional<double> WorkloadReport::*field, const char* unit) {
-    double top = 0;
-    for (const WorkloadReport& w : r.workloads) top = std::max(top, (w.*field).value_or(0));
-    if (top <= 0) return;
-    int bar = 36, gap = 14, h = 180;
-    int width = 60 + static_cast<int>(r.workloads.size()) * (bar + gap);
-    out += "<h2>" + Html(title) + "</h2><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-           std::to_string(width) + "\" height=\"" + std::to_string(h + 60) + "\" role=\"img\" aria-label=\"" +
-           Html(title) + "\">";
-    int x = 50;
-    for (const WorkloadReport& w : r.workloads) {
-      double v = (w.*field).value_or(0);
-      int bh = static_cast<int>(v / top * h);
-      out += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(10 + h - bh) + "\" width=\"" +
-             std::to_string(bar) + "\" height=\"" + std::to_string(bh) + "\" fill=\"" +
-             (w.runs.size() > 1 ? "#d62728" : "#1f77b4") + "\"><title>" + Html(w.workload) + ": " +
-             Num(w.*field) + " " + unit + "</title></rect>";
-      out += "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" + std::to_string(h + 26) +
-             "\" text-anchor=\"middle\">" + Html(w.workload) + "</text>";
-      out += "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" + std::to_string(6 + h - bh) +
-             "\" text-anchor=\"middle\">" + Num(w.*field, "%.3g") + "</text>";
-      x += bar + gap;
-    }
-    out += "<text x=\"4\" y=\"" + std::to_string(h + 50) + "\">" + Html(unit) +
-           " (red: collocated workloads)</text></svg>";
-  };
-  chart("Throughput, all runs of the workload together", &WorkloadReport::combined_throughput, "samples/s");
-  chart("Throughput per run", &WorkloadReport::run_throughput, "samples/s");
-  chart("Steady GPU utilization", &WorkloadReport::gpu_util, "ratio");
-  chart("Energy per training sample", &WorkloadReport::energy_per_sample_joules, "J");
-  for (const std::string& c : r.caveats) out += "<p class=\"note\">Note: " + Html(c) + "</p>";
-  out += "</body></html>\n";
   return out;
 }
 

@@ -2,7 +2,8 @@
 // steady-state GPU figures and energy; for a collocated workload (several runs sharing a
 // GPU) the combined throughput against the same runs alone (a workload of one run with the
 // same script and params, the seed aside), i.e. the speed-up collocation gives and its cost
-// in each run's time. As a terminal table, CSV, or an HTML page with charts.
+// in each run's time. As a terminal table or CSV here; as an HTML page or a PDF with charts
+// in analyze/report_document.h.
 #pragma once
 
 #include <optional>
@@ -37,8 +38,20 @@ struct ExperimentReport {
 
 Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment);
 
+// The report's table: one row per workload; the terminal, CSV, HTML and PDF show these.
+struct ReportColumn {
+  const char* title;
+  std::string (*get)(const WorkloadReport&);  // "-" where there is no value
+};
+const std::vector<ReportColumn>& ReportColumns();
+// A workload's cells, one per column.
+std::vector<std::string> ReportRow(const WorkloadReport& w);
+
+// What collocation gave a collocated workload (one with a speed-up), with `open`/`close`
+// around the speed-up ("<b>", "</b>" in HTML).
+std::string SpeedupSentence(const WorkloadReport& w, const char* open, const char* close);
+
 std::string ReportTable(const ExperimentReport& r);
 std::string ReportCsv(const ExperimentReport& r);
-std::string ReportHtml(const ExperimentReport& r);
 
 }  // namespace tb

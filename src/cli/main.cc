@@ -110,14 +110,17 @@ int Main(int argc, char** argv) {
           "MLflow's database: an SQLite file (sqlite:///path/mlflow.db) or postgresql://user@host/db")
       ->required();
   import->add_option("--store", store_uri, "Store URI or SQLite file to write (env TRAINBENCH_STORE)");
-  std::string report_experiment, report_format = "table", report_output;
+  std::string report_experiment, report_format, report_output;
   CLI::App* report = app.add_subcommand(
       "report",
       "Per workload: throughput, epoch times, steady-state GPU figures, energy, collocation speed-up");
   report->add_option("experiment", report_experiment, "Experiment name")->required();
   report->add_option("--store", store_uri, "Store URI or SQLite file (env TRAINBENCH_STORE)");
-  report->add_option("--format", report_format, "table (default), csv or html");
-  report->add_option("-o,--output", report_output, "File to write (default: standard output)");
+  report->add_option("--format", report_format,
+                     "table, csv, html (charts as SVG) or pdf (A4 pages, fonts embedded); default: from the "
+                     "--output file's extension, else table");
+  report->add_option("-o,--output", report_output,
+                     "File to write (default: standard output; a PDF needs a file or a pipe)");
   PlotArgs pa;
   CLI::App* plot =
       app.add_subcommand("plot", "Draw one figure for a paper (PDF, SVG or PNG) from runs or workload means");

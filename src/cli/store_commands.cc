@@ -15,6 +15,7 @@
 
 #include "analyze/phases.h"
 #include "analyze/report.h"
+#include "analyze/report_document.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
@@ -83,18 +84,36 @@ int CommandImportMlflow(const std::string& source, const std::string& store_uri)
 
 // --- report ------------------------------------------------------------------------------
 
-int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,
-                  const std::string& output) {
-  if (format != "table" && format != "csv" && format != "html")
-    return Fail(Status::InvalidArgument("--format must be table, csv or html"));
+int CommandReport(const std::string& store_uri, const std::string& experiment,
+                  const std::string& format_asked, const std::string& output) {
+  std::string format = format_asked;
+  if (format.empty()) {  // from the file's extension: report.pdf, report.html, report.csv
+    std::string extension = std::filesystem::path(output).extension().string();
+    format =
+        extension == ".pdf" || extension == ".html" || extension == ".csv" ? extension.substr(1) : "table";
+  }
+  if (format != "table" && format != "csv" && format != "html" && format != "pdf")
+    return Fail(Status::InvalidArgument("--format must be table, csv, html or pdf"));
+  bool to_stdout = output.empty() || output == "-";
+  if (format == "pdf" && to_stdout && isatty(STDOUT_FILENO))
+    return Fail(Status::InvalidArgument("a PDF report goes to a file: add -o report.pdf"));
   Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
   Result<ExperimentReport> report = BuildReport(**store, experiment);
   if (!report.ok()) return Fail(report.status());
-  std::string text = format == "csv"    ? ReportCsv(*report)
-                     : format == "html" ? ReportHtml(*report)
-                                        : ReportTable(*report);
-  if (output.empty() || output == "-") {
+  std::string text;
+  if (format == "html" || format == "pdf") {
+    SeriesReader reader(**store);
+    Result<std::vector<ReportFigure>> figures = CollectReportFigures(**store, reader, *report);
+    if (!figures.ok()) return Fail(figures.status());
+    Result<std::string> document =
+        format == "pdf" ? ReportPdf(*report, *figures) : Result<std::string>(ReportHtml(*report, *figures));
+    if (!document.ok()) return Fail(document.status());
+    text = std::move(*document);
+  } else {
+    text = format == "csv" ? ReportCsv(*report) : ReportTable(*report);
+  }
+  if (to_stdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
   }

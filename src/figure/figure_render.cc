@@ -80,11 +80,14 @@ LineStyle StyleOf(size_t style, bool mono) {
 }
 
 Result<std::string> RenderPages(FigureFormat format, double width, double height, int dpi,
-                                const std::string& title, const std::function<void(Painter&)>& draw) {
+                                const std::string& title,
+                                const std::vector<std::function<void(Painter&)>>& pages) {
+  if (pages.empty() || (format != FigureFormat::kPdf && pages.size() != 1))
+    return Status::InvalidArgument("only a PDF has more than one page, and every document has one");
   if (format == FigureFormat::kSvg) {
     SvgPainter svg(width, height);
     svg.Rect(0, 0, width, height, {1, 1, 1}, 1);
-    draw(svg);
+    pages[0](svg);
     return svg.Finish();
   }
   std::string out;
@@ -100,12 +103,12 @@ Result<std::string> RenderPages(FigureFormat format, double width, double height
   }
   cairo_t* cr = cairo_create(surface);
   if (format == FigureFormat::kPng) cairo_scale(cr, dpi / 72.0, dpi / 72.0);
-  {
+  for (const auto& draw : pages) {
     CairoPainter painter(cr);
     painter.Rect(0, 0, width, height, {1, 1, 1}, 1);
     draw(painter);
+    cairo_show_page(cr);
   }
-  cairo_show_page(cr);
   cairo_status_t status = cairo_status(cr);
   cairo_destroy(cr);
   if (format == FigureFormat::kPng && status == CAIRO_STATUS_SUCCESS)
@@ -325,7 +328,7 @@ Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, F
   Status drawn = Status::Ok();
   Result<std::string> out = RenderPages(
       format, spec.width_pt, height, spec.dpi, figure.title.empty() ? figure.y_title : figure.title,
-      [&](Painter& p) { drawn = DrawFigure(p, figure, spec, 0, 0, spec.width_pt, height); });
+      {[&](Painter& p) { drawn = DrawFigure(p, figure, spec, 0, 0, spec.width_pt, height); }});
   if (!drawn.ok()) return drawn;
   return out;
 }

@@ -79,6 +79,22 @@ double TextWidth(const std::string& text, double size, bool bold) {
   return static_cast<double>(logical.width) / PANGO_SCALE;
 }
 
+std::vector<std::string> WrapText(const std::string& text, double size, double width, bool bold) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::string_view word : SplitWhitespace(text)) {
+    std::string longer = line.empty() ? std::string(word) : line + " " + std::string(word);
+    if (!line.empty() && TextWidth(longer, size, bold) > width) {
+      lines.push_back(std::move(line));
+      line = std::string(word);
+    } else {
+      line = std::move(longer);
+    }
+  }
+  if (!line.empty()) lines.push_back(std::move(line));
+  return lines;
+}
+
 // --- cairo --------------------------------------------------------------------------------
 
 void CairoPainter::Polyline(const std::vector<Pt>& points, Rgb color, double width,

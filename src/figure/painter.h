@@ -27,6 +27,10 @@ inline constexpr const char* kFigureFont = "DejaVu Sans";
 // The advance width of `text` at `size` points.
 double TextWidth(const std::string& text, double size, bool bold = false);
 
+// `text` broken at spaces into lines at most `width` points wide at `size` (a word wider than
+// that stands alone on its line).
+std::vector<std::string> WrapText(const std::string& text, double size, double width, bool bold = false);
+
 class Painter {
  public:
   virtual ~Painter() = default;

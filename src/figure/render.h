@@ -5,15 +5,18 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "figure/figure.h"
 #include "figure/painter.h"
 
 namespace tb {
 
-// Draws through `draw` onto a white page (PNG at `dpi`; PDF with `title` in its metadata).
+// Draws each of `pages` through its function onto a white page of `width` x `height` points
+// (PDF with `title` in its metadata; SVG and PNG, at `dpi`, have exactly one page).
 Result<std::string> RenderPages(FigureFormat format, double width, double height, int dpi,
-                                const std::string& title, const std::function<void(Painter&)>& draw);
+                                const std::string& title,
+                                const std::vector<std::function<void(Painter&)>>& pages);
 
 // The figure in the box (left, top, width, height); InvalidArgument when its text leaves no
 // room for the plot.

@@ -211,7 +211,26 @@ std::string MetricTitle(std::string_view metric) {
 
 std::string_view MetricUnit(std::string_view name) {
   const MetricInfo* info = FindMetric(name);
-  return info != nullptr ? info->unit : "";
+  if (info != nullptr) return info->unit;
+  // A script's metric named by trainbench's grammar carries its unit at the end
+  // (train.throughput_samples_per_second, train.step.compute_seconds).
+  static constexpr std::pair<std::string_view, std::string_view> kSuffixes[] = {
+      {"_samples_per_second", "samples/s"},
+      {"_bytes_per_second", "bytes/s"},
+      {"_per_second", "1/s"},
+      {"_seconds", "s"},
+      {"_bytes", "bytes"},
+      {"_ratio", "ratio"},
+      {"_watts", "W"},
+      {"_joules", "J"},
+      {"_celsius", "°C"},
+  };
+  if (name.starts_with("train.")) {
+    for (const auto& [suffix, unit] : kSuffixes) {
+      if (name.ends_with(suffix)) return unit;
+    }
+  }
+  return "";
 }
 
 }  // namespace tb

@@ -28,7 +28,8 @@ const MetricInfo* FindMetric(std::string_view name);
 // The metric's name for people ("GPU utilization", "SM active", "Loss"): the catalog's
 // title, or a script's metric without its "train." prefix, underscores as spaces.
 std::string MetricTitle(std::string_view metric);
-// The metric's unit, "" for metrics not in the catalog.
+// The metric's unit: the catalog's, a script metric's from its name's unit suffix
+// (train.throughput_samples_per_second: "samples/s"), else "".
 std::string_view MetricUnit(std::string_view name);
 
 }  // namespace tb

@@ -10,6 +10,7 @@
 
 #include "analyze/phases.h"
 #include "analyze/report.h"
+#include "analyze/report_document.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "metrics/catalog.h"
@@ -63,13 +64,18 @@ ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
 
 ApiResponse ServeApi::Call::Report(const ExperimentInfo& e) {
   std::string format = Param("format").value_or("html");
-  if (format != "html" && format != "csv" && format != "text")
-    throw InvalidParameter("'format' must be html, csv or text");
+  if (format != "html" && format != "csv" && format != "text" && format != "pdf")
+    throw InvalidParameter("'format' must be html, pdf, csv or text");
   Result<ExperimentReport> report = BuildReport(store_, e.name);
   ThrowIfError(report.status());
   if (format == "csv") return {200, "text/csv", ReportCsv(*report), nullptr, {}};
   if (format == "text") return {200, "text/plain; charset=utf-8", ReportTable(*report), nullptr, {}};
-  return {200, "text/html; charset=utf-8", ReportHtml(*report), nullptr, {}};
+  Result<std::vector<ReportFigure>> figures = CollectReportFigures(store_, api_.reader_, *report);
+  ThrowIfError(figures.status());
+  if (format == "html") return {200, "text/html; charset=utf-8", ReportHtml(*report, *figures), nullptr, {}};
+  Result<std::string> pdf = ReportPdf(*report, *figures);
+  ThrowIfError(pdf.status());
+  return {200, "application/pdf", std::move(*pdf), nullptr, {}};
 }
 
 json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {

@@ -31,8 +31,12 @@ class CliTest : public ::testing::Test {
  protected:
   // Runs trainbench with `args` (a shell fragment) against this test's store.
   Shell Trainbench(const std::string& args) {
-    std::string cmd = "cd " + dir_.string() + " && " + env_ + " TRAINBENCH_STORE=" + db_ + " " + kTrainbench +
-                      " " + args + " > out.txt 2> err.txt";
+    return Run(env_ + " TRAINBENCH_STORE=" + db_ + " " + kTrainbench + " " + args);
+  }
+
+  // Runs a shell command in the scratch directory.
+  Shell Run(const std::string& command) {
+    std::string cmd = "cd " + dir_.string() + " && " + command + " > out.txt 2> err.txt";
     Shell r;
     int status = std::system(cmd.c_str());
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -126,7 +126,8 @@ export interface PhaseInfo {
   detail: string;
 }
 export const phasesOf = (run: string) => get<{ phases: PhaseInfo[] }>(`runs/${run}/phases`).then((r) => r.phases);
-export const reportUrl = (experiment: string) => apiUrl(`experiments/${encodeURIComponent(experiment)}/report`);
+export const reportUrl = (experiment: string, format?: "pdf") =>
+  apiUrl(`experiments/${encodeURIComponent(experiment)}/report`, { format });
 export const eventsOf = (run: string) => get<{ events: EventInfo[] }>(`runs/${run}/events`).then((r) => r.events);
 
 export interface Range {

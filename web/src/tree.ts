@@ -49,7 +49,8 @@ export class TreeView {
         <button type="button" class="toggle" data-exp="${esc(e.name)}" aria-label="${open ? "Collapse" : "Expand"} ${esc(e.name)}">${open ? "▾" : "▸"}</button>
         <label><input type="checkbox" data-experiment="${esc(e.name)}" aria-label="Select every run of ${esc(e.name)}" ${this.experimentState(e.name, selected)}>
         <span class="exp-name">${esc(e.name)}</span></label> <small>${e.runs} runs${e.running ? `, ${e.running} running` : ""}</small>
-        <a class="report" href="${esc(api.reportUrl(e.name))}" target="_blank" rel="noopener" title="Throughput, steady-state GPU figures, energy and collocation speed-up per workload">report</a>`);
+        <a class="report" href="${esc(api.reportUrl(e.name))}" target="_blank" rel="noopener" title="Throughput, steady-state GPU figures, energy and collocation speed-up per workload">report</a>
+        <a class="report-pdf" href="${esc(api.reportUrl(e.name, "pdf"))}" download="${esc(e.name)}-report.pdf" title="The report as a PDF (A4, fonts embedded)">PDF</a>`);
       if (open) parts.push(this.experimentRuns(e.name, selected));
       parts.push("</div>");
     }

@@ -353,7 +353,16 @@ test("an experiment's report opens from the tree", async () => {
   const text = await report.locator("body").innerText();
   assert.ok(text.includes("Experiment synth") && text.includes("samples/s per run"), text.slice(0, 300));
   assert.ok((await report.locator("svg").count()) >= 1);
+  // Its charts are the figure renderer's: text as text, workload names beside their bars.
+  assert.ok(await report.locator("svg text", { hasText: "Throughput per run" }).count(), "bar chart titled");
   await report.screenshot({ path: join(out, "report.png"), fullPage: true });
+  // The PDF beside it downloads as a file with its font embedded.
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click('.exp:has(button[data-exp="synth"]) a.report-pdf')]);
+  const pdf = join(out, "report.pdf");
+  await download.saveAs(pdf);
+  assert.equal(download.suggestedFilename(), "synth-report.pdf");
+  assert.match(execFileSync("pdfinfo", [pdf]).toString(), /A4/);
+  assert.match(execFileSync("pdftotext", [pdf, "-"]).toString(), /Experiment synth/);
   await context.close();
 });
 
