@@ -26,6 +26,7 @@ export class ChartPanel {
   readonly el: HTMLElement;
   private plot?: uPlot;
   private overview?: uPlot;
+  private overviewTimer?: number;
   private lines: Line[] = [];
   private full: Line[] = []; // the whole range, for the overview
   private events: PlotEvent[] = [];
@@ -112,6 +113,7 @@ export class ChartPanel {
 
   destroy() {
     clearInterval(this.timer);
+    clearTimeout(this.overviewTimer);
     this.plot?.destroy();
     this.overview?.destroy();
     this.el.remove();
@@ -348,16 +350,20 @@ export class ChartPanel {
       const [a, b] = this.state.zoom;
       this.plot.setScale("x", { min: toPlotX(x, a), max: toPlotX(x, b) });
     }
-    this.drawOverview(width);
+    // The overview strip is drawn in a task of its own once the chart is on screen, so that
+    // neither blocks the page for long; unzoomed, it shows the chart's own data.
+    const same = this.full === this.lines ? data : undefined;
+    clearTimeout(this.overviewTimer);
+    this.overviewTimer = window.setTimeout(() => this.drawOverview(width, same), 0);
     this.el.dataset.series = String(this.lines.length);
     this.el.dataset.phases = String(this.phases.length);
     this.el.dataset.drawn = String(Number(this.el.dataset.drawn || 0) + 1);
     this.onDrawn?.();
   }
 
-  private drawOverview(width: number) {
+  private drawOverview(width: number, lines?: uPlot.AlignedData) {
     const { series, bands } = this.uplotSeries(this.full, true);
-    const data = this.uplotData(this.full);
+    const data = lines ?? this.uplotData(this.full);
     this.overview?.destroy();
     this.over.innerHTML = "";
     this.overview = new uPlot(
