@@ -23,7 +23,7 @@ writeFileSync(
 await esbuild.build({
   entryPoints: [join(here, "src", "main.ts")],
   bundle: true,
-  minify: process.env.TB_NO_MINIFY ? false : true,
+  minify: true,
   sourcemap: true,
   format: "iife",
   target: ["chrome110", "firefox110"],
