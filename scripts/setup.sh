@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy clang libclang-rt-14-dev wrk
   procps sqlite3
+  slurmctld slurmd slurm-client munge
   python3 python3-torch python3-sklearn
   chromium
 )

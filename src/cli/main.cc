@@ -202,6 +202,21 @@ int Main(int argc, char** argv) {
                        "Each run's time limit (90s, 30m, 2h) unless its MaxTime cell says otherwise");
   schedule->add_flag("--drop-caches", so.drop_caches,
                      "Drop the page cache before each workload, so each reads its data cold (needs root)");
+  schedule->add_flag(
+      "--slurm", so.slurm,
+      "Each workload as a Slurm job (sbatch), its runs together on one node; needs a PostgreSQL "
+      "--store the nodes reach (docs/SLURM.md)");
+  schedule->add_option("--partition", so.slurm_partition, "With --slurm: the partition to submit to");
+  schedule->add_option("--account", so.slurm_account, "With --slurm: the account to charge");
+  schedule->add_option("--time-limit", so.slurm_time,
+                       "With --slurm: each job's time limit, as sbatch --time takes it");
+  schedule->add_option("--sbatch-arg", so.sbatch_args, "With --slurm: one more sbatch argument (repeatable)")
+      ->allow_extra_args(false);
+  schedule
+      ->add_option("--max-jobs", so.slurm_max_jobs,
+                   "With --slurm: workloads queued or running at once (default 1: one after another, so "
+                   "that no two interfere)")
+      ->check(CLI::PositiveNumber);
 
   ServeArgs sa;
   CLI::App* serve =

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -81,6 +82,13 @@ RunRecord NewRunRecord(const RunOptions& options, const GpuSetup& gpu) {
   run.tags = options.tags;
   run.devices = options.devices;
   if (gpu.simulated) run.tags.emplace_back(kSimulatedGpuTag, "true");
+  // Inside a Slurm job: which job and step, on which node, so runs can be compared by node.
+  for (const auto& [variable, tag] :
+       {std::pair{"SLURM_JOB_ID", "slurm.job_id"}, std::pair{"SLURM_STEP_ID", "slurm.step_id"},
+        std::pair{"SLURMD_NODENAME", "slurm.node"}}) {
+    if (const char* value = std::getenv(variable); value != nullptr && *value != 0)
+      run.tags.emplace_back(tag, value);
+  }
   return run;
 }
 

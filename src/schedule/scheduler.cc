@@ -27,6 +27,7 @@
 #include "schedule/experiment_file.h"
 #include "schedule/gpu_sharing.h"
 #include "schedule/plan.h"
+#include "schedule/slurm.h"
 #include "schedule/write_back.h"
 #include "store/store.h"
 
@@ -139,6 +140,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     PrintPlan(*plan, o);
     return 0;
   }
+  if (o.slurm) return RunOnSlurm(o, *file, *plan);
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
   if (!store.ok()) return store.status();
 

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -39,6 +40,13 @@ struct ScheduleOptions {
   bool drop_caches = false;  // drop the page cache before each workload (root)
   int max_epochs = 0;        // each run ends after this many epochs (0: no limit)
   std::string max_time;      // each run's time limit unless its MaxTime cell says otherwise
+
+  // --slurm: each workload a Slurm batch job (schedule/slurm.h).
+  bool slurm = false;
+  std::string slurm_partition, slurm_account, slurm_time;  // sbatch's --partition, --account, --time
+  std::vector<std::string> sbatch_args;                    // more sbatch arguments, as given
+  int slurm_max_jobs = 1;                                  // workloads queued or running at once
+  int slurm_poll_ms = 1000;                                // how often the jobs are looked at
 };
 
 // Runs the experiment; returns trainbench's exit code (0 when every run finished, 1 when

@@ -1,0 +1,360 @@
+#include "schedule/slurm.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "platform/process.h"
+#include "platform/supervisor.h"
+#include "schedule/write_back.h"
+#include "store/store.h"
+
+namespace tb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kToolTimeoutMs = 30000;
+constexpr int64_t kCancelWaitMs = 120000;  // for cancelled jobs' runs to stop and write their outcome
+
+// A Slurm command's output with its error messages (Slurm's tools write them on stderr).
+Result<CapturedOutput> Slurm(std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"sh", "-c", "exec \"$0\" \"$@\" 2>&1"});
+  return RunAndCapture(argv, kToolTimeoutMs);
+}
+
+std::string FirstLine(const std::string& s) {
+  std::string_view v = Trim(s);
+  return std::string(v.substr(0, v.find('\n')));
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// "exp/w 1" -> "exp_w_1": a name safe for a file.
+std::string FileSafe(std::string_view s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  return out;
+}
+
+struct Job {
+  const Workload* workload = nullptr;
+  std::vector<const PlannedRun*> runs;
+  std::string id;        // Slurm's job id; "" until submitted
+  std::string csv, out;  // the job's experiment file and output
+  SlurmJobState last;    // what Slurm said last
+  bool ended = false;
+};
+
+// The job id in the rows' Status cells ("SLURM 1234"), when every row of the workload has the same.
+std::string SubmittedJob(const Workload& w) {
+  std::string id;
+  for (const PlannedRun& r : w.runs) {
+    std::vector<std::string_view> words = SplitWhitespace(r.row.status);
+    if (words.size() != 2 || StatusWord(words[0]) != "SLURM") return "";
+    if (!id.empty() && id != words[1]) return "";
+    id = std::string(words[1]);
+  }
+  return id;
+}
+
+Result<SlurmJobState> QueryJob(const std::string& id) {
+  Result<CapturedOutput> shown = Slurm({"scontrol", "show", "job", "-o", id});
+  if (shown.ok() && shown->exit.ShellCode() == 0) return ParseScontrolJob(FirstLine(shown->out));
+  // Slurm forgets ended jobs after MinJobAge; accounting remembers them where it is kept.
+  Result<CapturedOutput> acct = Slurm({"sacct", "-n", "-P", "-X", "-j", id, "-o", "State,Reason,NodeList"});
+  if (acct.ok() && acct->exit.ShellCode() == 0 && !Trim(acct->out).empty()) {
+    std::vector<std::string_view> cells = Split(FirstLine(acct->out), '|');
+    SlurmJobState s;
+    s.state = std::string(SplitWhitespace(cells[0]).empty() ? "UNKNOWN" : SplitWhitespace(cells[0])[0]);
+    if (cells.size() > 1) s.reason = std::string(cells[1]);
+    if (cells.size() > 2) s.nodes = std::string(cells[2]);
+    return s;
+  }
+  return Status::NotFound(
+      Concat({"Slurm knows no job ", id, " any more (", FirstLine(shown.ok() ? shown->out : ""),
+              "): its rows are marked as not known"}));
+}
+
+// The job's experiment file: the header and the workload's rows, Status and Run emptied.
+Status WriteJobFile(const ExperimentFile& file, const Workload& w, const std::string& path) {
+  size_t header = 0;
+  while (header < file.lines.size() && (Trim(file.lines[header]).empty() || file.lines[header][0] == '#'))
+    ++header;
+  std::string text = file.lines[header] + "\n";
+  for (const PlannedRun& r : w.runs) text += file.lines[r.row.line - 1] + "\n";
+  Result<ExperimentFile> job = ParseExperimentFile(text, path);
+  if (!job.ok()) return job.status();
+  std::vector<CellUpdate> cleared;
+  for (const ExperimentRow& row : job->rows) cleared.push_back({row.line, "", ""});
+  return WriteFileAtomically(path, UpdateStatusAndRun(*job, cleared));
+}
+
+}  // namespace
+
+bool SlurmJobState::Active() const {
+  static const std::set<std::string, std::less<>> kActive = {
+      "PENDING",     "CONFIGURING", "RUNNING",   "COMPLETING", "SUSPENDED", "REQUEUED",     "REQUEUE_HOLD",
+      "REQUEUE_FED", "RESIZING",    "SIGNALING", "STAGE_OUT",  "STOPPED",   "RESV_DEL_HOLD"};
+  return kActive.count(state) != 0;
+}
+
+Result<SlurmJobState> ParseScontrolJob(std::string_view line) {
+  SlurmJobState s;
+  for (std::string_view field : SplitWhitespace(line)) {
+    size_t eq = field.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
+    if (key == "JobState") s.state = std::string(value);
+    if (key == "Reason") s.reason = std::string(value);
+    if (key == "NodeList") s.nodes = std::string(value);
+    if (key == "RunTime") s.run_time = std::string(value);
+    if (key == "TimeLimit") s.time_limit = std::string(value);
+  }
+  if (s.state.empty()) return Status::InvalidArgument(Concat({"no JobState in Slurm's answer: ", line}));
+  return s;
+}
+
+std::string SlurmOutcome(const SlurmJobState& job) {
+  std::string what = job.state == "COMPLETED" ? kFailed : kKilled;
+  std::string reason = job.reason.empty() || job.reason == "None" ? "" : ", " + job.reason;
+  return Concat({what, " (Slurm: ", job.state, reason, ")"});
+}
+
+int GpusOfWorkload(const Workload& w) {
+  std::set<std::string> gpus;
+  for (const PlannedRun& r : w.runs) {
+    if (r.mig_gpu) {
+      gpus.insert(std::to_string(*r.mig_gpu));
+      continue;
+    }
+    std::string devices = r.row.devices;
+    std::replace(devices.begin(), devices.end(), '+', ',');
+    for (std::string_view d : Split(devices, ',')) {
+      std::string_view t = Trim(d);
+      if (!t.empty() && t != "-") gpus.insert(std::string(t));
+    }
+  }
+  return static_cast<int>(gpus.size());
+}
+
+std::string SlurmBatchScript(const SlurmJob& job) {
+  std::string s = "#!/bin/sh\n";
+  s += "#SBATCH --job-name=" + job.name + "\n";
+  s += "#SBATCH --output=" + job.output + "\n";
+  s += "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n";
+  if (job.gpus > 0) s += "#SBATCH --gres=gpu:" + std::to_string(job.gpus) + "\n";
+  if (!job.partition.empty()) s += "#SBATCH --partition=" + job.partition + "\n";
+  if (!job.account.empty()) s += "#SBATCH --account=" + job.account + "\n";
+  if (!job.time_limit.empty()) s += "#SBATCH --time=" + job.time_limit + "\n";
+  s += "# trainbench runs the workload's runs together on this node, as it does locally.\nexec";
+  for (const std::string& w : job.command) s += " " + ShellQuote(w);
+  return s + "\n";
+}
+
+Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
+                       const std::vector<Workload>& plan) {
+  if (!o.store.starts_with("postgres")) {
+    return Status::InvalidArgument(
+        "--slurm runs the workloads on other machines, which write to the store: give a store they all "
+        "reach, "
+        "--store postgresql://USER@HOST/DB (or TRAINBENCH_STORE); see docs/SLURM.md");
+  }
+  if (o.text.size() > 0) return Status::InvalidArgument("--slurm takes an experiment file");
+  Result<CapturedOutput> version = Slurm({"sbatch", "--version"});
+  if (!version.ok() || version->exit.ShellCode() != 0) {
+    return Status::NotFound(
+        "sbatch cannot be run here: --slurm needs Slurm's client commands (sbatch, scontrol, scancel) on "
+        "this "
+        "machine, set up for the cluster (Debian: slurm-client)");
+  }
+  fs::path experiment = fs::absolute(o.file);
+  std::string stem = experiment.stem().string();
+
+  std::vector<Job> jobs;
+  for (const Workload& w : plan) {
+    if (!Runnable(w, o.rerun)) continue;
+    Job j;
+    j.workload = &w;
+    for (const PlannedRun& r : w.runs) j.runs.push_back(&r);
+    std::string base = Concat({".", stem, ".", FileSafe(w.workload), ".slurm"});
+    j.csv = (experiment.parent_path() / (base + ".csv")).string();
+    j.out = (experiment.parent_path() / (base + ".out")).string();
+    j.id = SubmittedJob(w);
+    if (!j.id.empty())
+      std::printf(
+          "trainbench: workload %s/%s is Slurm job %s, submitted before: followed, not submitted again\n",
+          w.experiment.c_str(), w.workload.c_str(), j.id.c_str());
+    jobs.push_back(std::move(j));
+  }
+  std::printf("trainbench: %s: %zu workloads to run as Slurm jobs, %d at a time\n", o.file.c_str(),
+              jobs.size(), o.slurm_max_jobs);
+
+  StopSignals signals;
+  std::vector<Unwritten> unwritten;
+  int finished = 0, failed = 0;
+  bool stopping = false;
+  int64_t started = WallMillis(), stop_at = 0;
+  std::string last_line;
+  auto write = [&](Job& j, const std::vector<std::pair<std::string, std::string>>& outcomes) {
+    for (size_t i = 0; i < j.runs.size(); ++i)
+      unwritten.push_back({j.runs[i], outcomes[i].first, outcomes[i].second});
+    WriteBack(o.file, unwritten);
+  };
+  // A job that ended: its runs' outcomes from its file, Slurm's where they wrote none.
+  auto collect = [&](Job& j) {
+    j.ended = true;
+    Result<std::string> text = ReadFile(j.csv);
+    Result<ExperimentFile> done =
+        text.ok() ? ParseExperimentFile(*text, j.csv) : Result<ExperimentFile>(text.status());
+    std::vector<std::pair<std::string, std::string>> outcomes;
+    for (size_t i = 0; i < j.runs.size(); ++i) {
+      const ExperimentRow* row = done.ok() && i < done->rows.size() ? &done->rows[i] : nullptr;
+      std::string word = row != nullptr ? StatusWord(row->status) : "";
+      std::string status = row != nullptr ? row->status : "", run = row != nullptr ? row->run : "";
+      bool slurm_ended_it = j.last.state != "COMPLETED" && !j.last.state.empty();
+      if (word != kFinished && word != kFailed && word != kKilled) {
+        status = SlurmOutcome(j.last);
+      } else if (word != kFinished && slurm_ended_it) {
+        status += " (Slurm: " + j.last.state + ")";
+      }
+      (StatusWord(status) == kFinished ? finished : failed) += 1;
+      outcomes.emplace_back(status, run);
+    }
+    write(j, outcomes);
+    std::printf("trainbench: Slurm job %s (%s/%s) %s on %s\n", j.id.c_str(), j.workload->experiment.c_str(),
+                j.workload->workload.c_str(), j.last.state.c_str(), j.last.nodes.c_str());
+    std::error_code ec;
+    if (j.last.state == "COMPLETED") fs::remove(j.csv, ec);
+  };
+  auto submit = [&](Job& j) -> Status {
+    if (Status s = WriteJobFile(file, *j.workload, j.csv); !s.ok()) return s;
+    std::vector<std::string> command = {SelfExecutable(), "schedule", j.csv, "--store", o.store};
+    if (!o.python.empty()) command.insert(command.end(), {"--python", o.python});
+    if (!o.max_time.empty()) command.insert(command.end(), {"--max-time", o.max_time});
+    if (o.max_epochs > 0) command.insert(command.end(), {"--max-epochs", std::to_string(o.max_epochs)});
+    if (o.drop_caches) command.push_back("--drop-caches");
+    SlurmJob job{"trainbench:" + j.workload->experiment + "/" + j.workload->workload,
+                 j.out,
+                 GpusOfWorkload(*j.workload),
+                 o.slurm_partition,
+                 o.slurm_account,
+                 o.slurm_time,
+                 command};
+    std::string script = j.csv.substr(0, j.csv.size() - 4) + ".sh";
+    if (Status s = WriteFileAtomically(script, SlurmBatchScript(job)); !s.ok()) return s;
+    std::vector<std::string> argv = {"sbatch", "--parsable"};
+    argv.insert(argv.end(), o.sbatch_args.begin(), o.sbatch_args.end());
+    argv.push_back(script);
+    Result<CapturedOutput> sent = Slurm(argv);
+    if (!sent.ok()) return sent.status();
+    std::string answer = FirstLine(sent->out);
+    if (sent->exit.ShellCode() != 0 || answer.empty() || !std::isdigit(static_cast<unsigned char>(answer[0])))
+      return Status::Unavailable(Concat({"sbatch refused workload ", j.workload->workload, ": ", answer}));
+    j.id = answer.substr(0, answer.find(';'));  // "ID;CLUSTER" on federations
+    write(j, std::vector<std::pair<std::string, std::string>>(j.runs.size(), {"SLURM " + j.id, ""}));
+    std::printf("trainbench: workload %s/%s submitted as Slurm job %s\n", j.workload->experiment.c_str(),
+                j.workload->workload.c_str(), j.id.c_str());
+    return Status::Ok();
+  };
+
+  size_t next = 0;
+  Status error = Status::Ok();
+  while (true) {
+    // Jobs that ended since the last look; then new ones, up to the limit.
+    size_t active = 0, running = 0, queued = 0, ended = 0;
+    std::string running_note;
+    for (Job& j : jobs) {
+      if (j.ended) {
+        ++ended;
+        continue;
+      }
+      if (j.id.empty()) continue;
+      Result<SlurmJobState> state = QueryJob(j.id);
+      if (!state.ok()) {
+        j.last = {"UNKNOWN", std::string(state.status().message()), "", "", ""};
+        collect(j);
+        ++ended;
+        continue;
+      }
+      j.last = *state;
+      if (!j.last.Active()) {
+        collect(j);
+        ++ended;
+        continue;
+      }
+      ++active;
+      if (j.last.state == "PENDING") {
+        ++queued;
+      } else {
+        ++running;
+        running_note = Concat({"; ", j.workload->workload, " on ", j.last.nodes, " for ", j.last.run_time,
+                               j.last.time_limit.empty() || j.last.time_limit == "UNLIMITED"
+                                   ? ""
+                                   : " of " + j.last.time_limit});
+      }
+    }
+    if (!stopping) {
+      while (next < jobs.size() && active < static_cast<size_t>(std::max(1, o.slurm_max_jobs))) {
+        Job& j = jobs[next++];
+        if (!j.id.empty()) continue;  // submitted by an earlier trainbench: followed above
+        error = submit(j);
+        if (!error.ok()) break;
+        ++active, ++queued;
+      }
+    }
+    if (!error.ok()) break;
+    if (active == 0 && (next >= jobs.size() || stopping)) break;
+    std::string line = Concat({"trainbench: Slurm: ", std::to_string(queued), " queued, ",
+                               std::to_string(running), " running, ", std::to_string(ended), " of ",
+                               std::to_string(jobs.size()), " done", running_note});
+    if (line != last_line)
+      std::printf("%s; elapsed %s\n", line.c_str(), FormatDuration(WallMillis() - started).c_str());
+    last_line = line;
+    std::fflush(stdout);
+    if (stopping && WallMillis() > stop_at + kCancelWaitMs) {
+      LogError(
+          "cancelled Slurm jobs have not ended after 2 minutes; their rows keep 'SLURM <id>': run the same "
+          "command again to follow them");
+      break;
+    }
+    // Wait for the next look, or a stop signal: cancel our jobs and wait for their runs to end.
+    timespec wait{o.slurm_poll_ms / 1000, (o.slurm_poll_ms % 1000) * 1000000L};
+    int sig = sigtimedwait(&signals.set(), nullptr, &wait);
+    bool stop_signal = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
+    if (stop_signal && !stopping) {
+      stopping = true;
+      stop_at = WallMillis();
+      std::vector<std::string> cancel = {"scancel"};
+      for (const Job& j : jobs) {
+        if (!j.id.empty() && !j.ended) cancel.push_back(j.id);
+      }
+      std::printf("trainbench: %s: cancelling %zu Slurm job(s); waiting for their runs to stop\n",
+                  strsignal(sig), cancel.size() - 1);
+      if (cancel.size() > 1) (void)Slurm(cancel);
+    }
+  }
+  if (!unwritten.empty()) {
+    LogError(Concat({"the statuses of ", std::to_string(unwritten.size()), " run(s) are not in ", o.file,
+                     "; they are in ", o.file, ".trainbench-status"}));
+  }
+  if (!error.ok()) return error;
+  std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", o.file.c_str(), finished,
+              failed, FormatDuration(WallMillis() - started).c_str(),
+              stopping ? "; interrupted: run the same command again to resume" : "");
+  if (stopping) return 130;
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace tb

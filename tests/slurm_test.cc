@@ -1,0 +1,215 @@
+// `trainbench schedule --slurm` against a real throw-away Slurm cluster on this machine
+// (slurmctld, one slurmd, munged; tests/helpers/slurm_cluster.h) and a real PostgreSQL
+// store: workloads as jobs one after another, rows written back with the runs' outcomes and
+// the node they ran on, a submitter interrupted and run again that follows the job it had
+// submitted instead of submitting it twice, Ctrl-C cancelling the job, and the refusals
+// that come before anything is submitted. Where Slurm cannot start, the tests say why and
+// are skipped.
+#include "schedule/slurm.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/strings.h"
+#include "platform/process.h"
+#include "tests/helpers/cli_fixture.h"
+#include "tests/helpers/postgres_cluster.h"
+#include "tests/helpers/slurm_cluster.h"
+
+namespace tb {
+namespace {
+
+const char* const kHeader = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n";
+
+// Logs a value SECONDS times, once a second, through trainbench's client.
+const char* const kScript =
+    "import sys, time, trainbench\n"
+    "seconds = int(sys.argv[sys.argv.index('--seconds') + 1])\n"
+    "with trainbench.Run() as run:\n"
+    "    for i in range(seconds * 5):\n"
+    "        run.log_metric('value', i, step=i)\n"
+    "        time.sleep(0.2)\n";
+
+class SlurmTest : public CliTest {
+ protected:
+  static void SetUpTestSuite() {
+    slurm_ = new SlurmCluster();
+    postgres_ = new PostgresCluster();
+  }
+  static void TearDownTestSuite() {
+    delete slurm_;
+    delete postgres_;
+  }
+  void SetUp() override {
+    if (!slurm_->ok()) GTEST_SKIP() << "no Slurm cluster can start here: " << slurm_->error();
+    ASSERT_TRUE(postgres_->ok()) << postgres_->error();
+    uri_ = postgres_->CreateDatabase("slurm" + std::to_string(++databases_));
+    env_ = slurm_->env();
+    std::ofstream(dir_ / "work.py") << kScript;
+  }
+  void File(const std::string& rows) { std::ofstream(dir_ / "exp.csv") << kHeader << rows; }
+  ExperimentFile Rows() { return ParseExperimentFile(Slurp(dir_ / "exp.csv"), "exp.csv").value(); }
+  std::string Schedule(const std::string& extra = "") {
+    return "schedule exp.csv --slurm --store " + uri_ + " --python /usr/bin/python3 " + extra;
+  }
+  // `trainbench schedule --slurm` in the background, its output in submit.out.
+  ChildProcess StartSchedule() {
+    SpawnOptions spawn;
+    spawn.argv = {"/bin/sh", "-c",
+                  "cd " + dir_.string() + " && " + env_ + " exec " + kTrainbench + " " + Schedule() +
+                      " > submit.out 2> submit.err"};
+    return ChildProcess::Spawn(spawn).value();
+  }
+  // Waits until `done` holds, up to `seconds`.
+  template <typename Condition>
+  bool WaitFor(Condition done, int seconds) {
+    for (int i = 0; i < seconds * 5; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return done();
+  }
+  std::string JobState(const std::string& id) {
+    Result<SlurmJobState> s =
+        ParseScontrolJob(SlurmCluster::Capture(slurm_->env() + " scontrol show job -o " + id + " 2>&1"));
+    return s.ok() ? s->state : "?";
+  }
+  size_t JobsKnown() {
+    std::string all = SlurmCluster::Capture(slurm_->env() + " scontrol show job -o 2>/dev/null");
+    return static_cast<size_t>(std::count(all.begin(), all.end(), '\n')) +
+           (all.find("JobId=") != std::string::npos);
+  }
+
+  static SlurmCluster* slurm_;
+  static PostgresCluster* postgres_;
+  static int databases_;
+  std::string uri_;
+};
+
+SlurmCluster* SlurmTest::slurm_ = nullptr;
+PostgresCluster* SlurmTest::postgres_ = nullptr;
+int SlurmTest::databases_ = 0;
+
+TEST_F(SlurmTest, EachWorkloadIsAJobItsRowsGetTheirOutcomesAndTheRunsTheirNode) {
+  File(
+      "e,alone,,,-,-,work.py,top,--seconds 1\n"
+      "e,pair,,,-,-,work.py,top,--seconds 1\n"
+      "e,pair,,,-,-,work.py,top,--seconds 1 --seed 2\n");
+  Shell r = Trainbench(Schedule());
+  ASSERT_EQ(r.code, 0) << r.out << r.err << Slurp(dir_ / ".exp.alone.slurm.out");
+  EXPECT_NE(r.out.find("workload e/alone submitted as Slurm job"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 runs finished, 0 failed"), std::string::npos) << r.out;
+  ExperimentFile f = Rows();
+  std::unique_ptr<Store> store = Store::Open(uri_).value();
+  std::set<std::string> jobs;
+  std::vector<std::string> letters;
+  for (const ExperimentRow& row : f.rows) {
+    EXPECT_EQ(StatusWord(row.status), "FINISHED") << row.status;
+    ASSERT_FALSE(row.run.empty());
+    RunRecord run = store->FindRun(row.run).value();
+    EXPECT_EQ(run.workload, row.workload);
+    std::map<std::string, std::string> tags(run.tags.begin(), run.tags.end());
+    EXPECT_EQ(tags["slurm.node"], slurm_->node()) << "the node it ran on";
+    EXPECT_FALSE(tags["slurm.job_id"].empty());
+    jobs.insert(row.workload + "=" + tags["slurm.job_id"]);
+    if (row.workload == "pair") letters.push_back(tags["trainbench.letter"]);
+    EXPECT_FALSE(Series(*store, run.id, "train.value").empty()) << "the script's metrics reached the store";
+  }
+  EXPECT_EQ(jobs.size(), 2u) << "one job per workload, the pair's runs in one job";
+  // The job files of finished workloads are gone; each job's output is kept.
+  EXPECT_FALSE(fs::exists(dir_ / ".exp.alone.slurm.csv"));
+  std::string output = Slurp(dir_ / ".exp.pair.slurm.out");
+  ASSERT_EQ(letters.size(), 2u);
+  for (const std::string& letter : letters)
+    EXPECT_NE(output.find("[" + letter + "]"), std::string::npos) << "each run's output behind its letter\n"
+                                                                  << output;
+}
+
+TEST_F(SlurmTest, AnInterruptedSubmitterFollowsItsJobInsteadOfSubmittingItAgain) {
+  File("e,long,,,-,-,work.py,top,--seconds 6\n");
+  size_t before = JobsKnown();
+  ChildProcess submitter = StartSchedule();
+  ASSERT_TRUE(WaitFor([&] { return Rows().rows[0].status.starts_with("SLURM "); }, 30))
+      << Slurp(dir_ / "submit.out");
+  std::string job = std::string(SplitWhitespace(Rows().rows[0].status)[1]);
+  kill(submitter.pid(), SIGKILL);  // the submitting machine goes away; the job goes on
+  submitter.Wait();
+  EXPECT_TRUE(WaitFor([&] { return JobState(job) == "RUNNING"; }, 30)) << JobState(job);
+
+  Shell again = Trainbench(Schedule());
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("is Slurm job " + job + ", submitted before: followed, not submitted again"),
+            std::string::npos)
+      << again.out;
+  EXPECT_EQ(JobsKnown(), before + 1) << "no second job";
+  ExperimentRow row = Rows().rows[0];
+  EXPECT_EQ(StatusWord(row.status), "FINISHED") << row.status;
+  EXPECT_FALSE(row.run.empty());
+}
+
+TEST_F(SlurmTest, CtrlCCancelsTheJobAndItsRowsSaySo) {
+  File("e,long,,,-,-,work.py,top,--seconds 120\n");
+  ChildProcess submitter = StartSchedule();
+  ASSERT_TRUE(WaitFor([&] { return Rows().rows[0].status.starts_with("SLURM "); }, 30))
+      << Slurp(dir_ / "submit.out");
+  std::string job = std::string(SplitWhitespace(Rows().rows[0].status)[1]);
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "RUNNING"; }, 30)) << JobState(job);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the run has started in the job
+  kill(submitter.pid(), SIGINT);
+  Result<ExitInfo> exit = submitter.Wait();
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->ShellCode(), 130) << Slurp(dir_ / "submit.out") << Slurp(dir_ / "submit.err");
+  EXPECT_NE(Slurp(dir_ / "submit.out").find("cancelling 1 Slurm job"), std::string::npos);
+  EXPECT_EQ(JobState(job), "CANCELLED");
+  ExperimentRow row = Rows().rows[0];
+  EXPECT_EQ(StatusWord(row.status), "KILLED") << row.status;
+  EXPECT_NE(row.status.find("CANCELLED"), std::string::npos) << row.status;
+}
+
+TEST_F(SlurmTest, NothingIsSubmittedWithoutAStoreTheNodesReach) {
+  File("e,alone,,,-,-,work.py,top,--seconds 1\n");
+  size_t before = JobsKnown();
+  Shell r = Trainbench("schedule exp.csv --slurm --store local.db");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("--store postgresql://"), std::string::npos) << r.err;
+  EXPECT_EQ(JobsKnown(), before);
+  EXPECT_EQ(Rows().rows[0].status, "");
+}
+
+TEST(SlurmParsing, JobStatesScriptsAndOutcomes) {
+  Result<SlurmJobState> s = ParseScontrolJob(
+      "JobId=7 JobName=x JobState=TIMEOUT Reason=TimeLimit Dependency=(null) RunTime=00:01:04 "
+      "TimeLimit=00:01:00 NodeList=gpu03");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->state, "TIMEOUT");
+  EXPECT_FALSE(s->Active());
+  EXPECT_EQ(s->nodes, "gpu03");
+  EXPECT_EQ(SlurmOutcome(*s), "KILLED (Slurm: TIMEOUT, TimeLimit)");
+  EXPECT_TRUE(ParseScontrolJob("JobId=8 JobState=PENDING Reason=Priority")->Active());
+  EXPECT_FALSE(ParseScontrolJob("slurm_load_jobs error: Invalid job id specified").ok());
+
+  Workload w;
+  for (const char* devices : {"0", "1+2", "-"}) {
+    PlannedRun r;
+    r.row.devices = devices;
+    w.runs.push_back(r);
+  }
+  EXPECT_EQ(GpusOfWorkload(w), 3);
+  std::string script = SlurmBatchScript({"trainbench:e/w",
+                                         "/x/.e.w.slurm.out",
+                                         3,
+                                         "gpu",
+                                         "",
+                                         "1:00:00",
+                                         {"/usr/bin/trainbench", "schedule", "/x/it's.csv"}});
+  EXPECT_NE(script.find("#SBATCH --gres=gpu:3\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --partition=gpu\n"), std::string::npos);
+  EXPECT_EQ(script.find("--account"), std::string::npos);
+  EXPECT_NE(script.find("exec '/usr/bin/trainbench' 'schedule' '/x/it'\\''s.csv'\n"), std::string::npos)
+      << script;
+}
+
+}  // namespace
+}  // namespace tb
