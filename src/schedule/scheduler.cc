@@ -322,14 +322,19 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     ++done_workloads;
     if (interrupted) break;
   }
-  if (!unwritten.empty()) {
-    LogError(Concat({"the statuses of ", std::to_string(unwritten.size()), " run(s) are not in ", o.file,
-                     "; they are in ", o.file,
-                     ".trainbench-status (copy them in by hand, or fix the file and run the same command",
-                     " again: finished runs are found in the store by their Run id)"}));
-  }
   PrintSummary(outcomes);
-  std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", o.file.c_str(), finished,
+  return EndSchedule(o.file, unwritten.size(), finished, failed, started_ms, interrupted);
+}
+
+int EndSchedule(const std::string& file, size_t unwritten, int finished, int failed, int64_t started_ms,
+                bool interrupted) {
+  if (unwritten > 0) {
+    LogError(
+        Concat({"the statuses of ", std::to_string(unwritten), " run(s) are not in ", file, "; they are in ",
+                file, ".trainbench-status (copy them in by hand, or fix the file and run the same command",
+                " again: finished runs are found in the store by their Run id)"}));
+  }
+  std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", file.c_str(), finished,
               failed, FormatDuration(WallMillis() - started_ms).c_str(),
               interrupted ? "; interrupted: run the same command again to resume" : "");
   if (interrupted) return 130;

@@ -20,6 +20,7 @@
 // Each workload's interleaved output is stored as workload.log with each of its runs.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,11 @@ struct ScheduleOptions {
 // Runs the experiment; returns trainbench's exit code (0 when every run finished, 1 when
 // some failed, 130 when interrupted). Bad files fail before anything runs.
 Result<int> RunSchedule(const ScheduleOptions& options);
+
+// How a schedule ends, locally or on Slurm: says where statuses wait that are not in the
+// file (`unwritten` of them), prints the closing line (runs finished and failed, the time
+// since `started_ms`), and gives the exit code: 130 when interrupted, 1 when a run failed.
+int EndSchedule(const std::string& file, size_t unwritten, int finished, int failed, int64_t started_ms,
+                bool interrupted);
 
 }  // namespace tb

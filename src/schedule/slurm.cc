@@ -345,16 +345,8 @@ Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
       if (cancel.size() > 1) (void)Slurm(cancel);
     }
   }
-  if (!unwritten.empty()) {
-    LogError(Concat({"the statuses of ", std::to_string(unwritten.size()), " run(s) are not in ", o.file,
-                     "; they are in ", o.file, ".trainbench-status"}));
-  }
   if (!error.ok()) return error;
-  std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", o.file.c_str(), finished,
-              failed, FormatDuration(WallMillis() - started).c_str(),
-              stopping ? "; interrupted: run the same command again to resume" : "");
-  if (stopping) return 130;
-  return failed > 0 ? 1 : 0;
+  return EndSchedule(o.file, unwritten.size(), finished, failed, started, stopping);
 }
 
 }  // namespace tb

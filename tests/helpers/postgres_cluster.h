@@ -5,13 +5,13 @@
 // and removes everything.
 #pragma once
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+
+#include "tests/helpers/free_port.h"
 
 namespace tb {
 
@@ -21,7 +21,7 @@ class PostgresCluster {
     char dir[] = "/tmp/tb-pg-XXXXXX";
     if (mkdtemp(dir) == nullptr) return;
     dir_ = dir;
-    port_ = FreePort();
+    port_ = FreeLoopbackPort();
     bin_ = FindBin();
     if (bin_.empty()) {
       error_ = "PostgreSQL's server is not installed (scripts/setup.sh installs Debian's postgresql)";
@@ -98,17 +98,6 @@ class PostgresCluster {
       if (std::filesystem::exists(dir + "/initdb")) return dir;
     }
     return "";
-  }
-  static int FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return ntohs(a.sin_port);
   }
 
   std::string dir_, bin_, as_, error_;

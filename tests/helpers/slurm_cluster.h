@@ -5,9 +5,7 @@
 // with SLURM_CONF=conf() in their environment (env()).
 #pragma once
 
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "tests/helpers/free_port.h"
 
 namespace tb {
 
@@ -54,7 +54,7 @@ class SlurmCluster {
     std::ofstream(conf())
         << "ClusterName=tbtest\n"
         << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
-        << "SlurmctldPort=" << FreePort() << "\nSlurmdPort=" << FreePort() << "\n"
+        << "SlurmctldPort=" << FreeLoopbackPort() << "\nSlurmdPort=" << FreeLoopbackPort() << "\n"
         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << Socket() << "\n"
         << "SlurmUser=root\nSlurmdUser=root\n"
         << "StateSaveLocation=" << dir_ << "/state\nSlurmdSpoolDir=" << dir_ << "/spool\n"
@@ -123,17 +123,6 @@ class SlurmCluster {
  private:
   std::string Socket() const { return dir_ + "/munge/munge.socket"; }
   static int Sh(const std::string& command) { return std::system(command.c_str()); }
-  static int FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    close(fd);
-    return ntohs(addr.sin_port);
-  }
 
   std::string dir_, host_, error_;
   bool ok_ = false;
