@@ -2,7 +2,8 @@
 // (slurmctld, one slurmd, munged; tests/helpers/slurm_cluster.h) and a real PostgreSQL
 // store: workloads as jobs one after another, rows written back with the runs' outcomes and
 // the node they ran on, a submitter interrupted and run again that follows the job it had
-// submitted instead of submitting it twice, Ctrl-C cancelling the job, and the refusals
+// submitted instead of submitting it twice, Ctrl-C cancelling the job, a job past its time
+// limit, and the refusals
 // that come before anything is submitted. Where Slurm cannot start, the tests say why and
 // are skipped.
 #include "schedule/slurm.h"
@@ -166,6 +167,18 @@ TEST_F(SlurmTest, CtrlCCancelsTheJobAndItsRowsSaySo) {
   ExperimentRow row = Rows().rows[0];
   EXPECT_EQ(StatusWord(row.status), "KILLED") << row.status;
   EXPECT_NE(row.status.find("CANCELLED"), std::string::npos) << row.status;
+}
+
+// Slurm's shortest time limit is a minute: this test takes about that long.
+TEST_F(SlurmTest, AJobPastItsTimeLimitIsKilledAndItsRowSaysTimeout) {
+  File("e,long,,,-,-,work.py,top,--seconds 600\n");
+  Shell r = Trainbench(Schedule("--time-limit 1"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("TIMEOUT"), std::string::npos) << r.out;
+  ExperimentRow row = Rows().rows[0];
+  EXPECT_EQ(StatusWord(row.status), "KILLED") << row.status;
+  EXPECT_NE(row.status.find("(Slurm: TIMEOUT"), std::string::npos) << row.status;
+  EXPECT_NE(Slurp(dir_ / ".exp.long.slurm.sh").find("#SBATCH --time=1\n"), std::string::npos);
 }
 
 TEST_F(SlurmTest, NothingIsSubmittedWithoutAStoreTheNodesReach) {
