@@ -588,6 +588,29 @@ TEST_F(ScheduleTest, TheDigitsExampleExperimentRunsEndToEndOnTheSimulatedGpu) {
   EXPECT_FALSE(Series(*store, workloads["gpu-alone"][0].id, "gpu.power.draw_watts", "gpu=0").empty());
 }
 
+// `trainbench schedule` inside a Slurm job (SLURM_JOB_GPUS: the job got GPU 1 of the node):
+// the row's GPU 0 is the job's first GPU, so the run gets and watches GPU 1.
+TEST_F(ScheduleTest, InsideASlurmJobARowsGpuIsCountedWithinTheJobsGpus) {
+  SimulatedGpu();
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,w,,,0,-,work.py,top+nvml,--seconds 0.3\n");
+  env_ += " SLURM_JOB_GPUS=1";
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::unique_ptr<Store> store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.devices, "1");
+  EXPECT_FALSE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=1").empty()) << "GPU 1 watched";
+  EXPECT_TRUE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=0").empty()) << "GPU 0 is not the job's";
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "e,w,,,1,-,work.py,top,--seconds 0.3\n");
+  Shell refused = Trainbench("schedule exp.csv");
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("the Slurm job has 1 GPU(s)"), std::string::npos) << refused.err;
+}
+
 // `trainbench report` on an experiment run on the simulated GPU: one run alone, the same
 // two runs together (each slower); the speed-up is what their logged throughputs say.
 TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {

@@ -181,6 +181,18 @@ TEST_F(SlurmTest, AJobPastItsTimeLimitIsKilledAndItsRowSaysTimeout) {
   EXPECT_NE(Slurp(dir_ / ".exp.long.slurm.sh").find("#SBATCH --time=1\n"), std::string::npos);
 }
 
+// GPUs are the node's business: the submitting machine (here without any) does not check
+// them, the job asks Slurm for them (--gres=gpu:2), and Slurm's refusal (this cluster has
+// no GPU GRES) reaches the user word for word, with the rows left as they were.
+TEST_F(SlurmTest, GpuRowsAskSlurmForTheirGpusAndARefusalIsSaid) {
+  File("e,gpus,,,0+1,-,work.py,top,--seconds 1\n");
+  Shell r = Trainbench(Schedule());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("sbatch refused workload gpus: sbatch: error:"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(Slurp(dir_ / ".exp.gpus.slurm.sh").find("#SBATCH --gres=gpu:2\n"), std::string::npos);
+  EXPECT_EQ(Rows().rows[0].status, "");
+}
+
 TEST_F(SlurmTest, NothingIsSubmittedWithoutAStoreTheNodesReach) {
   File("e,alone,,,-,-,work.py,top,--seconds 1\n");
   size_t before = JobsKnown();
@@ -201,6 +213,10 @@ TEST(SlurmParsing, JobStatesScriptsAndOutcomes) {
   EXPECT_EQ(s->nodes, "gpu03");
   EXPECT_EQ(SlurmOutcome(*s), "KILLED (Slurm: TIMEOUT, TimeLimit)");
   EXPECT_TRUE(ParseScontrolJob("JobId=8 JobState=PENDING Reason=Priority")->Active());
+  Result<SlurmJobState> failed = ParseScontrolJob("JobId=9 JobState=FAILED Reason=NonZeroExitCode");
+  EXPECT_FALSE(failed->EndedBySlurm());
+  EXPECT_EQ(SlurmOutcome(*failed), "FAILED (Slurm: FAILED, NonZeroExitCode)");
+  EXPECT_TRUE(ParseScontrolJob("JobId=10 JobState=NODE_FAIL Reason=NodeDown")->EndedBySlurm());
   EXPECT_FALSE(ParseScontrolJob("slurm_load_jobs error: Invalid job id specified").ok());
 
   Workload w;

@@ -148,9 +148,15 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
     PlannedRun run;
     run.row = row;
     std::string c = row.collocation;
-    std::string devices = row.devices == "-" ? "" : row.devices;
+    // With --slurm the rows run elsewhere: what this machine has (GPUs, MIG, MPS) is checked
+    // by the job on its node, where it plans the rows again.
+    const bool here = !o.slurm;
+    const char* job_gpus = here ? std::getenv("SLURM_JOB_GPUS") : nullptr;
+    Result<std::string> devices = DevicesOnThisNode(row.devices, job_gpus != nullptr ? job_gpus : "");
+    if (!devices.ok()) return bad("Devices", std::string(devices.status().message()));
+    run.devices = *devices;
     std::vector<std::string_view> device_list;
-    for (std::string_view d : Split(devices, '+')) {
+    for (std::string_view d : Split(run.devices, '+')) {
       if (!Trim(d).empty()) device_list.push_back(Trim(d));
     }
     // Devices: indices, GPU or MIG UUIDs that nvidia-smi lists.
@@ -159,6 +165,7 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
         return bad("Devices",
                    "'" + row.devices + "' is not a GPU index, indices joined by + or GPU/MIG UUIDs");
       }
+      if (!here) continue;
       if (!gpus) gpus = ListGpus();
       if (!gpus->ok()) {
         return bad("Devices", "'" + row.devices + "': no GPU can be found: " + gpus->status().message() +
@@ -181,7 +188,7 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
         return bad("Collocation",
                    "'" + c + "': MPS takes an active-thread percentage from 1 to 100, as MPS:50");
       }
-      if (!FindExecutable("nvidia-cuda-mps-control")) {
+      if (here && !FindExecutable("nvidia-cuda-mps-control")) {
         return bad("Collocation",
                    "MPS needs nvidia-cuda-mps-control on PATH (it comes with NVIDIA's driver)");
       }
@@ -190,23 +197,28 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
         return bad("Devices", "a MIG collocation (" + c +
                                   ") needs one GPU to create its instance on, as 0 or a GPU UUID");
       }
-      const SmiGpu* gpu = nullptr;
-      for (const SmiGpu& g : gpus->value()) {
-        if (std::to_string(g.index) == device_list[0] || g.uuid == device_list[0]) gpu = &g;
+      if (!here) {
+        if (std::optional<uint64_t> index = ParseUint(device_list[0]))
+          run.mig_gpu = static_cast<unsigned>(*index);
+      } else {
+        const SmiGpu* gpu = nullptr;
+        for (const SmiGpu& g : gpus->value()) {
+          if (std::to_string(g.index) == device_list[0] || g.uuid == device_list[0]) gpu = &g;
+        }
+        if (gpu == nullptr) return bad("Devices", "GPU " + row.devices + " is not listed by nvidia-smi");
+        if (gpu->mig_mode != "Enabled") {
+          return bad("Collocation", c + " needs MIG mode on GPU " + std::to_string(gpu->index) +
+                                        ", which is " + gpu->mig_mode + " (as root: nvidia-smi -i " +
+                                        std::to_string(gpu->index) + " -mig 1, then reset the GPU)");
+        }
+        if (!MayConfigureMig()) {
+          return bad("Collocation",
+                     "creating MIG instances (" + c +
+                         ") needs root or NVIDIA's MIG configuration capability "
+                         "(/proc/driver/nvidia/capabilities/mig/config); run the experiment as root");
+        }
+        run.mig_gpu = gpu->index;
       }
-      if (gpu == nullptr) return bad("Devices", "GPU " + row.devices + " is not listed by nvidia-smi");
-      if (gpu->mig_mode != "Enabled") {
-        return bad("Collocation", c + " needs MIG mode on GPU " + std::to_string(gpu->index) + ", which is " +
-                                      gpu->mig_mode + " (as root: nvidia-smi -i " +
-                                      std::to_string(gpu->index) + " -mig 1, then reset the GPU)");
-      }
-      if (!MayConfigureMig()) {
-        return bad("Collocation",
-                   "creating MIG instances (" + c +
-                       ") needs root or NVIDIA's MIG configuration capability "
-                       "(/proc/driver/nvidia/capabilities/mig/config); run the experiment as root");
-      }
-      run.mig_gpu = gpu->index;
     } else if (!c.empty() && c != "-") {
       return bad("Collocation", "'" + c + "' is not -, MPS, MPS:PERCENT or a MIG profile such as 3g.20gb");
     }
@@ -260,7 +272,8 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
       }
     }
     run.script = script.string();
-    run.letter = devices + static_cast<char>('A' + it->runs.size() % 26) + (c.empty() ? "-" : c);
+    run.letter = (row.devices == "-" ? "" : row.devices) + static_cast<char>('A' + it->runs.size() % 26) +
+                 (c.empty() ? "-" : c);
     run.id = NewRunId();
     run.python = o.python;
     // Env: KEY=VALUE items, and the directory of a venv or conda environment whose
@@ -288,6 +301,32 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
   return plan;
 }
 
+Result<std::string> DevicesOnThisNode(std::string_view cell, std::string_view job_gpus) {
+  std::string_view devices = Trim(cell);
+  if (devices == "-") devices = "";
+  if (Trim(job_gpus).empty()) return std::string(devices);
+  std::vector<std::string_view> allocated;
+  for (std::string_view g : Split(job_gpus, ',')) {
+    if (!Trim(g).empty()) allocated.push_back(Trim(g));
+  }
+  std::string out;
+  for (std::string_view d : Split(devices, '+')) {
+    std::string_view t = Trim(d);
+    if (t.empty()) continue;
+    std::string gpu(t);
+    if (std::optional<uint64_t> k = ParseUint(t)) {
+      if (*k >= allocated.size()) {
+        return Status::InvalidArgument(Concat(
+            {"GPU ", t, ": the Slurm job has ", std::to_string(allocated.size()),
+             " GPU(s) (SLURM_JOB_GPUS=", job_gpus, "); a row's GPU k is the job's k-th, counted from 0"}));
+      }
+      gpu = std::string(allocated[*k]);
+    }
+    out += (out.empty() ? "" : "+") + gpu;
+  }
+  return out;
+}
+
 void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o) {
   for (const Workload& w : plan) {
     bool runs = Runnable(w, o.rerun);
@@ -300,7 +339,7 @@ void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o) {
       }
       std::string devices = r.mig_gpu ? "<MIG " + r.row.collocation + " instance created on GPU " +
                                             std::to_string(*r.mig_gpu) + ">"
-                                      : (r.row.devices == "-" ? "" : r.row.devices);
+                                      : r.devices;
       std::string report = "<artifacts of run " + r.id + ">/" + r.profiler;
       std::printf("  %-10s line %zu  runs: %s\n", r.letter.c_str(), r.row.line,
                   JoinShellWords(RunArgv(r, o, devices, report)).c_str());

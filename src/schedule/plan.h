@@ -27,6 +27,9 @@ struct PlannedRun {
   std::optional<unsigned> mig_gpu;  // a MIG collocation: the GPU its instance is made on
   std::vector<std::string> params;  // the script's arguments
   std::vector<std::string> env;     // KEY=VALUE the run's environment gains (Env column)
+  // The GPUs the run gets, "+"-joined ("" for none): the Devices cell, its indices counted
+  // within the Slurm job's GPUs when trainbench runs inside one (DevicesOnThisNode).
+  std::string devices;
 };
 
 struct Workload {
@@ -49,6 +52,10 @@ bool Runnable(const Workload& workload, bool rerun);
 // The workloads of `file`, in order; InvalidArgument naming the line and cell of the first
 // row that cannot run.
 Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOptions& o);
+// A Devices cell's GPUs on this machine ("-" and "" are none). Inside a Slurm job whose GPUs
+// are `job_gpus` (SLURM_JOB_GPUS, "2,3"), index k is the job's k-th GPU, as in any job
+// script; UUIDs stay as they are. InvalidArgument names an index past the job's GPUs.
+Result<std::string> DevicesOnThisNode(std::string_view cell, std::string_view job_gpus);
 // What --dry-run prints.
 void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o);
 // The Nsight command that wraps a run (nsys, nsysraw, ncu, ncuraw), writing `report`;

@@ -134,5 +134,19 @@ TEST_F(PlanTest, WriteBackLeavesAFileThatDoesNotReadAndKeepsTheOutcome) {
   EXPECT_FALSE(std::filesystem::exists(path + ".trainbench-status"));
 }
 
+// Inside a Slurm job a row's GPU k is the job's k-th GPU; elsewhere the cell is taken as is.
+TEST(DevicesOnThisNode, IndicesCountWithinTheSlurmJobsGpus) {
+  EXPECT_EQ(DevicesOnThisNode("0+1", "").value(), "0+1");
+  EXPECT_EQ(DevicesOnThisNode("-", "2,3").value(), "");
+  EXPECT_EQ(DevicesOnThisNode("0", "2,3").value(), "2");
+  EXPECT_EQ(DevicesOnThisNode("1+0", "2,3").value(), "3+2");
+  EXPECT_EQ(DevicesOnThisNode("GPU-abc+1", "5,7").value(), "GPU-abc+7");
+  Result<std::string> past = DevicesOnThisNode("2", "2,3");
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("the Slurm job has 2 GPU(s) (SLURM_JOB_GPUS=2,3)"),
+            std::string::npos)
+      << past.status().message();
+}
+
 }  // namespace
 }  // namespace tb

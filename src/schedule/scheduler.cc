@@ -183,12 +183,11 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     DcgmProfilingPause dcgm_pause;
     std::vector<std::string> devices(runs.size());
     Status setup = Status::Ok();
-    for (size_t i = 0; i < runs.size(); ++i)
-      devices[i] = runs[i]->row.devices == "-" ? "" : runs[i]->row.devices;
+    for (size_t i = 0; i < runs.size(); ++i) devices[i] = runs[i]->devices;
     auto mps_run =
         std::find_if(runs.begin(), runs.end(), [](const PlannedRun* r) { return IsMps(r->row.collocation); });
     if (mps_run != runs.end()) {
-      std::string on = (*mps_run)->row.devices == "-" ? "" : (*mps_run)->row.devices;
+      std::string on = (*mps_run)->devices;
       setup = mps.Start(on);
       if (setup.ok())
         std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n",

@@ -126,8 +126,14 @@ Result<SlurmJobState> ParseScontrolJob(std::string_view line) {
   return s;
 }
 
+bool SlurmJobState::EndedBySlurm() const {
+  return !Active() && state != "COMPLETED" && state != "FAILED" && !state.empty();
+}
+
 std::string SlurmOutcome(const SlurmJobState& job) {
-  std::string what = job.state == "COMPLETED" ? kFailed : kKilled;
+  // A job that ended by itself without its runs' outcomes failed (the job's command could
+  // not start, say); one Slurm ended was killed.
+  std::string what = job.EndedBySlurm() ? kKilled : kFailed;
   std::string reason = job.reason.empty() || job.reason == "None" ? "" : ", " + job.reason;
   return Concat({what, " (Slurm: ", job.state, reason, ")"});
 }
@@ -223,18 +229,18 @@ Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
       const ExperimentRow* row = done.ok() && i < done->rows.size() ? &done->rows[i] : nullptr;
       std::string word = row != nullptr ? StatusWord(row->status) : "";
       std::string status = row != nullptr ? row->status : "", run = row != nullptr ? row->run : "";
-      bool slurm_ended_it = j.last.state != "COMPLETED" && !j.last.state.empty();
       if (word != kFinished && word != kFailed && word != kKilled) {
         status = SlurmOutcome(j.last);
-      } else if (word != kFinished && slurm_ended_it) {
+      } else if (word != kFinished && j.last.EndedBySlurm()) {
         status += " (Slurm: " + j.last.state + ")";
       }
       (StatusWord(status) == kFinished ? finished : failed) += 1;
       outcomes.emplace_back(status, run);
     }
     write(j, outcomes);
-    std::printf("trainbench: Slurm job %s (%s/%s) %s on %s\n", j.id.c_str(), j.workload->experiment.c_str(),
-                j.workload->workload.c_str(), j.last.state.c_str(), j.last.nodes.c_str());
+    std::printf("trainbench: Slurm job %s (%s/%s) %s on %s%s\n", j.id.c_str(), j.workload->experiment.c_str(),
+                j.workload->workload.c_str(), j.last.state.c_str(), j.last.nodes.c_str(),
+                j.last.state == "COMPLETED" ? "" : ("; its output: " + j.out).c_str());
     std::error_code ec;
     if (j.last.state == "COMPLETED") fs::remove(j.csv, ec);
   };

@@ -35,14 +35,16 @@ struct SlurmJobState {
   std::string reason;  // "None", "Priority", "TimeLimit", ...
   std::string nodes;   // the node list, "(null)" while pending
   std::string run_time, time_limit;
-  bool Active() const;  // PENDING, CONFIGURING, RUNNING, COMPLETING, SUSPENDED, REQUEUED...
+  bool Active() const;        // PENDING, CONFIGURING, RUNNING, COMPLETING, SUSPENDED, REQUEUED...
+  bool EndedBySlurm() const;  // CANCELLED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, PREEMPTED, DEADLINE...
 };
 
 // The state in one line of `scontrol show job -o ID`; InvalidArgument when it has none.
 Result<SlurmJobState> ParseScontrolJob(std::string_view line);
 
-// A row's Status when its job ended without the runs writing one (the job was cancelled,
-// ran out of time, lost its node...): "KILLED (Slurm: TIMEOUT, TimeLimit)".
+// A row's Status when its job ended without the runs writing one: KILLED when Slurm ended
+// it ("KILLED (Slurm: TIMEOUT, TimeLimit)"), else FAILED ("FAILED (Slurm: FAILED,
+// NonZeroExitCode)": the job's command did not start on the node, say).
 std::string SlurmOutcome(const SlurmJobState& job);
 
 // How many GPUs a workload's job asks for (--gres=gpu:N): the distinct GPU indices of its
