@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <map>
@@ -648,6 +649,9 @@ TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {
     return ParseDouble(cell(row, column)).value_or(std::nan(""));
   };
   EXPECT_EQ(cell(alone, "workload"), "alone");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  EXPECT_EQ(cell(pair, "nodes"), host) << "the node the runs ran on";
   EXPECT_NEAR(num(alone, "samples/s per run"), 100, 0.1) << csv.out;
   EXPECT_NEAR(num(pair, "samples/s combined"), 120, 0.1) << csv.out;
   EXPECT_EQ(cell(pair, "vs alone"), "alone");

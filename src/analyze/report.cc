@@ -70,6 +70,14 @@ const std::vector<ReportColumn> kColumns = {
     {"workload", [](const WorkloadReport& w) { return w.workload.empty() ? std::string("-") : w.workload; }},
     {"runs", [](const WorkloadReport& w) { return std::to_string(w.runs.size()); }},
     {"collocation", [](const WorkloadReport& w) { return w.collocation; }},
+    {"nodes",
+     [](const WorkloadReport& w) {
+       std::set<std::string> hosts;
+       for (const RunRecord& r : w.runs) hosts.insert(r.host.empty() ? "-" : r.host);
+       std::string out;
+       for (const std::string& h : hosts) out += (out.empty() ? "" : " ") + h;
+       return out;
+     }},
     {"samples/s per run", [](const WorkloadReport& w) { return Num(w.run_throughput, "%.1f"); }},
     {"samples/s combined", [](const WorkloadReport& w) { return Num(w.combined_throughput, "%.1f"); }},
     {"s per epoch", [](const WorkloadReport& w) { return Num(w.epoch_seconds, "%.2f"); }},

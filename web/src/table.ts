@@ -59,6 +59,8 @@ export class TableView {
       { key: "status", title: "status", get: (r) => r.status },
       { key: "start", title: "started", get: (r) => r.start_ms },
       { key: "duration", title: "duration", get: (r) => r.duration_ms },
+      // The node, where the runs ran on more than one (a Slurm cluster, several servers).
+      ...(new Set(ids.map((id) => this.run(id)?.host)).size > 1 ? [{ key: "node", title: "node", get: (r: api.RunInfo) => r.host }] : []),
       ...keys.map((k) => ({ key: "param." + k, title: k, get: (r: api.RunInfo) => r.params[k] ?? "" })),
       { key: "gpu", title: "GPU util (mean)", get: mean(metric.kGpuUtilizationGpuRatio) },
       { key: "sm", title: "SM active (mean)", get: mean(metric.kGpuSmActiveRatio) },

@@ -28,7 +28,7 @@ export class TreeView {
     const status = $<HTMLSelectElement>("filter-status").value;
     const param = $<HTMLInputElement>("filter-param").value.trim();
     if (status && r.status !== status) return false;
-    if (text && ![r.name, r.command, r.id, r.letter, r.workload].some((s) => s && s.toLowerCase().includes(text))) {
+    if (text && ![r.name, r.command, r.id, r.letter, r.workload, r.host].some((s) => s && s.toLowerCase().includes(text))) {
       return false;
     }
     if (param) {
@@ -149,6 +149,7 @@ function runItem(r: api.RunInfo, checked: boolean): string {
     params && `params: ${params}`,
     r.devices && `devices: ${r.devices}`,
     r.collocation && `collocation: ${r.collocation}`,
+    r.host && `node: ${r.host}`,
     r.simulated_gpu ? "simulated GPU" : "",
   ].filter(Boolean).join("\n");
   return `<div class="run" role="treeitem" title="${esc(title)}">
