@@ -128,6 +128,32 @@ TEST_F(SlurmTest, EachWorkloadIsAJobItsRowsGetTheirOutcomesAndTheRunsTheirNode) 
                                                                   << output;
 }
 
+// --max-jobs 2: independent workloads are queued together and run side by side (the node
+// has a CPU for each); by default the second is submitted only once the first has ended.
+TEST_F(SlurmTest, MaxJobsLetsWorkloadsRunSideBySideOnlyWhenAsked) {
+  File(
+      "e,a,,,-,-,work.py,top,--seconds 3\n"
+      "e,b,,,-,-,work.py,top,--seconds 3\n");
+  Shell r = Trainbench(Schedule("--max-jobs 2"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::unique_ptr<Store> store = Store::Open(uri_).value();
+  auto span = [&](size_t i) {
+    RunRecord run = store->FindRun(Rows().rows[i].run).value();
+    return std::pair{run.start_ms, run.end_ms};
+  };
+  EXPECT_LT(span(1).first, span(0).second) << "b started before a ended";
+  EXPECT_NE(r.out.find("0 queued, 2 running"), std::string::npos) << r.out;
+
+  File(
+      "e,a,,,-,-,work.py,top,--seconds 1\n"
+      "e,b,,,-,-,work.py,top,--seconds 1\n");
+  uri_ = postgres_->CreateDatabase("slurm" + std::to_string(++databases_));
+  r = Trainbench(Schedule());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  store = Store::Open(uri_).value();
+  EXPECT_GE(span(1).first, span(0).second) << "one after another by default";
+}
+
 TEST_F(SlurmTest, AnInterruptedSubmitterFollowsItsJobInsteadOfSubmittingItAgain) {
   File("e,long,,,-,-,work.py,top,--seconds 6\n");
   size_t before = JobsKnown();
