@@ -132,8 +132,8 @@ TEST_F(SlurmTest, EachWorkloadIsAJobItsRowsGetTheirOutcomesAndTheRunsTheirNode) 
 // has a CPU for each); by default the second is submitted only once the first has ended.
 TEST_F(SlurmTest, MaxJobsLetsWorkloadsRunSideBySideOnlyWhenAsked) {
   File(
-      "e,a,,,-,-,work.py,top,--seconds 3\n"
-      "e,b,,,-,-,work.py,top,--seconds 3\n");
+      "e,a,,,-,-,work.py,top,--seconds 4\n"
+      "e,b,,,-,-,work.py,top,--seconds 4\n");
   Shell r = Trainbench(Schedule("--max-jobs 2"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   std::unique_ptr<Store> store = Store::Open(uri_).value();
