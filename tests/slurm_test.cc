@@ -99,7 +99,7 @@ TEST_F(SlurmTest, EachWorkloadIsAJobItsRowsGetTheirOutcomesAndTheRunsTheirNode) 
       "e,pair,,,-,-,work.py,top,--seconds 1\n"
       "e,pair,,,-,-,work.py,top,--seconds 1 --seed 2\n");
   Shell r = Trainbench(Schedule());
-  ASSERT_EQ(r.code, 0) << r.out << r.err << Slurp(dir_ / ".exp.alone.slurm.out");
+  ASSERT_EQ(r.code, 0) << r.out << r.err << Slurp(dir_ / ".exp.e.alone.slurm.out");
   EXPECT_NE(r.out.find("workload e/alone submitted as Slurm job"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3 runs finished, 0 failed"), std::string::npos) << r.out;
   ExperimentFile f = Rows();
@@ -120,8 +120,8 @@ TEST_F(SlurmTest, EachWorkloadIsAJobItsRowsGetTheirOutcomesAndTheRunsTheirNode) 
   }
   EXPECT_EQ(jobs.size(), 2u) << "one job per workload, the pair's runs in one job";
   // The job files of finished workloads are gone; each job's output is kept.
-  EXPECT_FALSE(fs::exists(dir_ / ".exp.alone.slurm.csv"));
-  std::string output = Slurp(dir_ / ".exp.pair.slurm.out");
+  EXPECT_FALSE(fs::exists(dir_ / ".exp.e.alone.slurm.csv"));
+  std::string output = Slurp(dir_ / ".exp.e.pair.slurm.out");
   ASSERT_EQ(letters.size(), 2u);
   for (const std::string& letter : letters)
     EXPECT_NE(output.find("[" + letter + "]"), std::string::npos) << "each run's output behind its letter\n"
@@ -204,7 +204,7 @@ TEST_F(SlurmTest, AJobPastItsTimeLimitIsKilledAndItsRowSaysTimeout) {
   ExperimentRow row = Rows().rows[0];
   EXPECT_EQ(StatusWord(row.status), "KILLED") << row.status;
   EXPECT_NE(row.status.find("(Slurm: TIMEOUT"), std::string::npos) << row.status;
-  EXPECT_NE(Slurp(dir_ / ".exp.long.slurm.sh").find("#SBATCH --time=1\n"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / ".exp.e.long.slurm.sh").find("#SBATCH --time=1\n"), std::string::npos);
 }
 
 // GPUs are the node's business: the submitting machine (here without any) does not check
@@ -215,7 +215,7 @@ TEST_F(SlurmTest, GpuRowsAskSlurmForTheirGpusAndARefusalIsSaid) {
   Shell r = Trainbench(Schedule());
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("sbatch refused workload gpus: sbatch: error:"), std::string::npos) << r.out << r.err;
-  EXPECT_NE(Slurp(dir_ / ".exp.gpus.slurm.sh").find("#SBATCH --gres=gpu:2\n"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / ".exp.e.gpus.slurm.sh").find("#SBATCH --gres=gpu:2\n"), std::string::npos);
   EXPECT_EQ(Rows().rows[0].status, "");
 }
 

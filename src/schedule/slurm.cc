@@ -69,6 +69,8 @@ std::string SubmittedJob(const Workload& w) {
   return id;
 }
 
+std::string ScriptOf(const Job& j) { return j.csv.substr(0, j.csv.size() - 4) + ".sh"; }
+
 Result<SlurmJobState> QueryJob(const std::string& id) {
   Result<CapturedOutput> shown = Slurm({"scontrol", "show", "job", "-o", id});
   if (shown.ok() && shown->exit.ShellCode() == 0) return ParseScontrolJob(FirstLine(shown->out));
@@ -194,7 +196,8 @@ Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
     Job j;
     j.workload = &w;
     for (const PlannedRun& r : w.runs) j.runs.push_back(&r);
-    std::string base = Concat({".", stem, ".", FileSafe(w.workload), ".slurm"});
+    // One name per workload of the file (two experiments may share workload names).
+    std::string base = Concat({".", stem, ".", FileSafe(w.experiment), ".", FileSafe(w.workload), ".slurm"});
     j.csv = (experiment.parent_path() / (base + ".csv")).string();
     j.out = (experiment.parent_path() / (base + ".out")).string();
     j.id = SubmittedJob(w);
@@ -242,7 +245,10 @@ Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
                 j.workload->workload.c_str(), j.last.state.c_str(), j.last.nodes.c_str(),
                 j.last.state == "COMPLETED" ? "" : ("; its output: " + j.out).c_str());
     std::error_code ec;
-    if (j.last.state == "COMPLETED") fs::remove(j.csv, ec);
+    if (j.last.state == "COMPLETED") {
+      fs::remove(j.csv, ec);
+      fs::remove(ScriptOf(j), ec);
+    }
   };
   auto submit = [&](Job& j) -> Status {
     if (Status s = WriteJobFile(file, *j.workload, j.csv); !s.ok()) return s;
@@ -251,14 +257,14 @@ Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
     if (!o.max_time.empty()) command.insert(command.end(), {"--max-time", o.max_time});
     if (o.max_epochs > 0) command.insert(command.end(), {"--max-epochs", std::to_string(o.max_epochs)});
     if (o.drop_caches) command.push_back("--drop-caches");
-    SlurmJob job{"trainbench:" + j.workload->experiment + "/" + j.workload->workload,
+    SlurmJob job{"trainbench:" + FileSafe(j.workload->experiment) + "/" + FileSafe(j.workload->workload),
                  j.out,
                  GpusOfWorkload(*j.workload),
                  o.slurm_partition,
                  o.slurm_account,
                  o.slurm_time,
                  command};
-    std::string script = j.csv.substr(0, j.csv.size() - 4) + ".sh";
+    std::string script = ScriptOf(j);
     if (Status s = WriteFileAtomically(script, SlurmBatchScript(job)); !s.ok()) return s;
     std::vector<std::string> argv = {"sbatch", "--parsable"};
     argv.insert(argv.end(), o.sbatch_args.begin(), o.sbatch_args.end());
