@@ -13,8 +13,9 @@
 // not submitted again. Ctrl-C cancels the jobs (scancel) and waits for their runs to stop.
 //
 // The job files sit beside the experiment file (`.NAME.EXPERIMENT.WORKLOAD.slurm.csv` and
-// `.sh`, removed once the job completed; `.out`, the job's output, kept), so that the File cells, relative to it, resolve on the node as here: the
-// directory must be on a file system the nodes share, as home directories on clusters are.
+// `.sh`, removed once the job completed; `.out`, the job's output, kept), so that the File
+// cells, relative to it, resolve on the node as here: the directory must be on a file
+// system the nodes share, as home directories on clusters are.
 #pragma once
 
 #include <optional>
