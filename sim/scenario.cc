@@ -208,6 +208,19 @@ std::optional<double> Scenario::EnergyMillijoules(const Gpu& gpu) const {
   return std::floor(joules * 1000);
 }
 
+// A simulated machine is its scenario file: a process is on it when it was started with
+// that file in TRAINBENCH_SIM_SCENARIO. Tests running side by side each have their own
+// machine, so one test's burner never shows up on another test's GPU.
+bool Scenario::OnThisMachine(long pid) const {
+  std::ifstream environ("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string wanted = "TRAINBENCH_SIM_SCENARIO=" + path;
+  std::string entry;
+  while (std::getline(environ, entry, '\0')) {
+    if (entry == wanted) return true;
+  }
+  return false;
+}
+
 std::vector<std::pair<pid_t, const ProcessRule*>> Scenario::Processes(const Gpu& gpu) const {
   std::vector<std::pair<pid_t, const ProcessRule*>> out;
   if (gpu.processes.empty()) return out;
@@ -220,9 +233,12 @@ std::vector<std::pair<pid_t, const ProcessRule*>> Scenario::Processes(const Gpu&
     std::ifstream comm(std::string("/proc/") + e->d_name + "/comm");
     std::string name;
     std::getline(comm, name);
+    const ProcessRule* rule = nullptr;
     for (const ProcessRule& r : gpu.processes) {
-      if (r.match == name) out.emplace_back(static_cast<pid_t>(pid + host_pid_offset), &r);
+      if (r.match == name) rule = &r;
     }
+    if (rule != nullptr && OnThisMachine(pid))
+      out.emplace_back(static_cast<pid_t>(pid + host_pid_offset), rule);
   }
   closedir(dir);
   return out;

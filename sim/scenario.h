@@ -100,7 +100,9 @@ struct Scenario {
   // Energy used since start in millijoules: the "energy_mj" metric, else power integrated.
   std::optional<double> EnergyMillijoules(const Gpu& gpu) const;
   // Live processes matching the GPU's rules: (pid, rule).
+  // Only processes started with this scenario count (see OnThisMachine).
   std::vector<std::pair<pid_t, const ProcessRule*>> Processes(const Gpu& gpu) const;
+  bool OnThisMachine(long pid) const;
 };
 
 }  // namespace tb::sim

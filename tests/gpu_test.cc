@@ -414,7 +414,7 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
   UseScenario({{"gpus", {gpu}}});
   // Another user's process on the GPU (a copy of sleep, so that nothing else matches).
   fs::copy_file("/bin/sleep", dir_ / "tb_stranger");
-  ASSERT_EQ(std::system(((dir_ / "tb_stranger").string() + " 4 > /dev/null 2>&1 &").c_str()), 0);
+  ASSERT_EQ(std::system((env_ + " " + (dir_ / "tb_stranger").string() + " 4 > /dev/null 2>&1 &").c_str()), 0);
   Shell r = Trainbench("run -q -i 200ms -l nvml -- " + kBurner + " --duty 0.1 --seconds 2");
   ASSERT_EQ(r.code, 0) << r.err;
   auto store = OpenStore();
