@@ -27,10 +27,25 @@ def batch_size_of(batch):
         return None
 
 
-class Run:
-    """The run this script belongs to. Use as a context manager or call close()."""
+def rank_of(env):
+    """This process's rank in distributed training: RANK (torchrun, torch.distributed),
+    else the node's rank in a run across nodes (TRAINBENCH_NODE_RANK, set by
+    `trainbench run --distributed`); None outside distributed training."""
+    for name in ("RANK", "TRAINBENCH_NODE_RANK"):
+        value = env.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return None
 
-    def __init__(self, tracking_uri=None, run_id=None, flush_interval=0.5):
+
+class Run:
+    """The run this script belongs to. Use as a context manager or call close().
+
+    In distributed training every rank may create a Run, but only rank 0's values are
+    sent, so each metric lands once. With `all_ranks=True` every rank sends its metrics
+    with the label rank=N (params, tags, events and artifacts still come from rank 0)."""
+
+    def __init__(self, tracking_uri=None, run_id=None, flush_interval=0.5, all_ranks=False):
         env = os.environ
         uri = tracking_uri or env.get("TRAINBENCH_TRACKING_URI")
         run_id = run_id or env.get("TRAINBENCH_RUN_ID")
@@ -43,8 +58,12 @@ class Run:
         self.step = 0
         self._epochs_started = 0
         self._last_step_end = None
+        self.rank = rank_of(env)
+        first = self.rank in (None, 0)
         self._sender = Sender(uri, run_id, self.experiment_id, flush_interval,
-                              on_start=lambda: close_at_process_exit(self))
+                              on_start=lambda: close_at_process_exit(self),
+                              send_metrics=first or all_ranks, send_rest=first,
+                              labels={"rank": str(self.rank)} if all_ranks and self.rank is not None else None)
         if process_runs.first is None:
             process_runs.first = self
         if self.active:

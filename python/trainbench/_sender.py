@@ -19,8 +19,14 @@ def now_ms():
 
 
 class Sender:
-    def __init__(self, uri, run_id, experiment_id, flush_interval, on_start=None):
+    def __init__(self, uri, run_id, experiment_id, flush_interval, on_start=None,
+                 send_metrics=True, send_rest=True, labels=None):
         self.uri = uri
+        # In a distributed run a rank other than 0 sends nothing (send_metrics and
+        # send_rest False), or only its metrics, with the label {"rank": N}.
+        self.send_metrics = send_metrics
+        self.send_rest = send_rest
+        self.labels = labels
         self.on_start = on_start  # called each time a sender thread starts
         self.run_id = run_id
         self.experiment_id = experiment_id
@@ -39,20 +45,28 @@ class Sender:
 
     # --- queueing (called by the script's thread) ---
     def metric(self, key, value, step):
+        if not self.send_metrics:
+            return
         self._ensure_started()
         self.metrics.append((key, value, now_ms(), step))
         if len(self.metrics) >= MAX_METRICS:
             self._wake.set()
 
     def param(self, key, value):
+        if not self.send_rest:
+            return
         self._ensure_started()
         self.params.append((key, value))
 
     def tag(self, key, value):
+        if not self.send_rest:
+            return
         self._ensure_started()
         self.tags.append((key, value))
 
     def event(self, kind, label):
+        if not self.send_rest:
+            return
         self._ensure_started()
         self.events.append((now_ms(), kind, label))
 
@@ -94,6 +108,8 @@ class Sender:
 
     def upload(self, name, data):
         """Sends a file's bytes now as an artifact of the run."""
+        if not self.send_rest:
+            return
         path = "/api/2.0/mlflow-artifacts/artifacts/%s/%s/artifacts/%s" % (
             self.experiment_id, self.run_id, urllib.parse.quote(name))
         with self._lock:
@@ -139,6 +155,8 @@ class Sender:
                 "params": [{"key": k, "value": v} for k, v in params],
                 "tags": [{"key": k, "value": v} for k, v in tags],
             }
+            if self.labels:
+                body["trainbench_labels"] = self.labels
             self._post("/api/2.0/mlflow/runs/log-batch", body, len(metrics) + len(params) + len(tags))
         while self.events:
             events = self._take(self.events, MAX_METRICS)

@@ -59,6 +59,11 @@ struct RunArgs {
   int max_epochs = 0;
   bool no_tracking = false;
   std::string run_id;
+  // One run across several nodes (run/distributed.h).
+  bool distributed = false;
+  int nodes = 0;
+  int node_rank = -1;
+  std::string node;
 };
 
 struct ServeArgs {

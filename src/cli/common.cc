@@ -61,9 +61,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 // "UNFINISHED" for a RUNNING run whose trainbench on this host is gone (killed, crashed).
 std::string DisplayStatus(const RunRecord& r) {
   if (r.status != kRunning) return r.status;
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  if (r.host == host && r.supervisor_pid > 0 && kill(static_cast<pid_t>(r.supervisor_pid), 0) != 0 &&
+  if (r.host == HostName() && r.supervisor_pid > 0 && kill(static_cast<pid_t>(r.supervisor_pid), 0) != 0 &&
       errno == ESRCH) {
     return "UNFINISHED";
   }

@@ -87,6 +87,15 @@ int Main(int argc, char** argv) {
   run->add_option("--run-id", ra.run_id, "The run's id, 32 hex digits (default: a new random one)");
   run->add_flag("--no-tracking", ra.no_tracking,
                 "Do not serve the tracking API (MLFLOW_TRACKING_URI) to the script");
+  run->add_flag("--distributed", ra.distributed,
+                "This node's part of one run across several nodes: start it on every node "
+                "(srun --ntasks-per-node=1 trainbench run --distributed ...); series get a node label");
+  run->add_option("--nodes", ra.nodes, "With --distributed outside Slurm: how many nodes run it");
+  run->add_option("--node-rank", ra.node_rank,
+                  "With --distributed outside Slurm: this node's rank, 0 to --nodes - 1 (0 records the run)");
+  run->add_option("--node", ra.node,
+                  "With --distributed: this node's name on its series (default: Slurm's node name, "
+                  "else the host name)");
   run->prefix_command();
 
   CLI::App* devices =

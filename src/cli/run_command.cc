@@ -88,6 +88,16 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
     o.run_id = a.run_id;
   }
 
+  if (a.distributed) {
+    Result<DistributedRun> d =
+        ResolveDistributed({a.nodes, a.node_rank, a.node, o.run_id}, ProcessEnvironment(), HostName());
+    if (!d.ok()) return Fail(d.status());
+    o.part = d->part;
+    o.run_id = d->run_id;
+  } else if (a.nodes != 0 || a.node_rank != -1 || !a.node.empty()) {
+    return Fail(Status::InvalidArgument("--nodes, --node-rank and --node belong to --distributed"));
+  }
+
   // radT's form: a .py file runs with the Python interpreter.
   const char* python_env = std::getenv("TRAINBENCH_PYTHON");
   CommandLine resolved = ResolveCommand(command, !a.python.empty()       ? a.python

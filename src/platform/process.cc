@@ -299,4 +299,10 @@ Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64
   return result;
 }
 
+std::string HostName() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
 }  // namespace tb

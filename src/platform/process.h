@@ -103,4 +103,7 @@ struct CapturedOutput {
 Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
                                      size_t max_bytes = 64 << 20, const std::string& working_directory = "");
 
+// This machine's host name (gethostname).
+std::string HostName();
+
 }  // namespace tb

@@ -75,9 +75,9 @@ KeyValues MergeParams(KeyValues base, const KeyValues& overrides) {
 
 std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
   static const char* const kReplaced[] = {
-      "TRAINBENCH_RUN_ID=",     "TRAINBENCH_STORE=",       "TRAINBENCH_TRACKING_URI=",
-      "TRAINBENCH_MAX_EPOCHS=", "MLFLOW_TRACKING_URI=",    "MLFLOW_RUN_ID=",
-      "MLFLOW_EXPERIMENT_ID=",  "MLFLOW_EXPERIMENT_NAME=", "PYTHONPATH="};
+      "TRAINBENCH_RUN_ID=",   "TRAINBENCH_STORE=",     "TRAINBENCH_TRACKING_URI=", "TRAINBENCH_MAX_EPOCHS=",
+      "MLFLOW_TRACKING_URI=", "MLFLOW_RUN_ID=",        "MLFLOW_EXPERIMENT_ID=",    "MLFLOW_EXPERIMENT_NAME=",
+      "PYTHONPATH=",          "TRAINBENCH_NODE_RANK=", "TRAINBENCH_NODE="};
   std::vector<std::string> env;
   bool has_unbuffered = false, has_device_order = false;
   std::string python_path;
@@ -101,6 +101,10 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
     env.push_back("MLFLOW_EXPERIMENT_ID=" + c.experiment_id);
   }
   if (c.max_epochs > 0) env.push_back("TRAINBENCH_MAX_EPOCHS=" + std::to_string(c.max_epochs));
+  if (c.node_rank >= 0) {
+    env.push_back("TRAINBENCH_NODE_RANK=" + std::to_string(c.node_rank));
+    env.push_back("TRAINBENCH_NODE=" + c.node);
+  }
   if (!c.python_dir.empty())
     python_path = python_path.empty() ? c.python_dir : c.python_dir + ":" + python_path;
   if (!python_path.empty()) env.push_back("PYTHONPATH=" + python_path);

@@ -42,6 +42,10 @@ struct ChildSettings {
   int max_epochs = 0;
   std::string python_dir;            // prepended to PYTHONPATH
   std::string cuda_visible_devices;  // "" keeps ours
+  // A distributed run's part: TRAINBENCH_NODE_RANK and TRAINBENCH_NODE (the Python client
+  // logs from rank 0 only, unless asked for every rank); -1: not distributed.
+  int node_rank = -1;
+  std::string node;
 };
 
 // The command's environment: ours with ChildSettings. MLflow's client reads

@@ -53,7 +53,9 @@ TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
                                                    .experiment_id = "4",
                                                    .max_epochs = 0,
                                                    .python_dir = "/opt/tb/python",
-                                                   .cuda_visible_devices = "GPU-1234"});
+                                                   .cuda_visible_devices = "GPU-1234",
+                                                   .node_rank = 1,
+                                                   .node = "gpu-node-7"});
   EXPECT_TRUE(Has(env, "MLFLOW_RUN_ID=abc"));
   EXPECT_FALSE(Has(env, "MLFLOW_RUN_ID=someone-elses"));
   EXPECT_TRUE(Has(env, "MLFLOW_TRACKING_URI=http://127.0.0.1:5000"));
@@ -62,6 +64,9 @@ TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
   EXPECT_FALSE(Has(env, "CUDA_VISIBLE_DEVICES=0,1,2"));
   EXPECT_TRUE(Has(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
   EXPECT_TRUE(Has(env, "PYTHONUNBUFFERED=1"));
+  // A distributed run's part tells the script its node and rank (the client logs from rank 0).
+  EXPECT_TRUE(Has(env, "TRAINBENCH_NODE_RANK=1"));
+  EXPECT_TRUE(Has(env, "TRAINBENCH_NODE=gpu-node-7"));
 
   // A user's own choices stay: their GPUs when trainbench picks none, their device order.
   setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST", 1);
@@ -71,12 +76,16 @@ TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
                           .experiment_id = "1",
                           .max_epochs = 0,
                           .python_dir = "",
-                          .cuda_visible_devices = ""});
+                          .cuda_visible_devices = "",
+                          .node_rank = -1,
+                          .node = ""});
   EXPECT_TRUE(Has(env, "CUDA_VISIBLE_DEVICES=0,1,2"));
   EXPECT_TRUE(Has(env, "CUDA_DEVICE_ORDER=FASTEST_FIRST"));
   EXPECT_FALSE(Has(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
   EXPECT_FALSE(
       std::any_of(env.begin(), env.end(), [](const std::string& kv) { return kv.starts_with("MLFLOW_"); }));
+  EXPECT_FALSE(std::any_of(env.begin(), env.end(),
+                           [](const std::string& kv) { return kv.starts_with("TRAINBENCH_NODE"); }));
   unsetenv("CUDA_VISIBLE_DEVICES");
   unsetenv("CUDA_DEVICE_ORDER");
   unsetenv("MLFLOW_RUN_ID");

@@ -31,12 +31,8 @@ namespace tb {
 namespace {
 
 constexpr int64_t kOutputDrainMs = 2000;
-
-std::string Hostname() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
-}
+// How long a part of a distributed run waits for part 0 to record the run.
+constexpr int64_t kAttachTimeoutMs = 120000;
 
 std::string CurrentDirectory() {
   char cwd[4096];
@@ -72,7 +68,7 @@ RunRecord NewRunRecord(const RunOptions& options, const GpuSetup& gpu) {
                  : BaseName(options.script.empty() ? options.command[0] : options.script);
   run.command = JoinShellWords(options.command);
   run.working_directory = CurrentDirectory();
-  run.host = Hostname();
+  run.host = HostName();
   run.supervisor_pid = getpid();
   run.start_ms = WallMillis();
   for (const std::string& l : gpu.listeners) run.listeners += (run.listeners.empty() ? "" : "+") + l;
@@ -81,6 +77,10 @@ RunRecord NewRunRecord(const RunOptions& options, const GpuSetup& gpu) {
       MergeParams(ParamsFromArguments(ScriptArguments(options.command, options.script)), options.params);
   run.tags = options.tags;
   run.devices = options.devices;
+  if (options.part.distributed()) {
+    run.supervisor_pid = 0;  // one trainbench per node: no single process watches the run
+    run.tags.emplace_back("trainbench.nodes", std::to_string(options.part.count));
+  }
   if (gpu.simulated) run.tags.emplace_back(kSimulatedGpuTag, "true");
   // Inside a Slurm job: which job and step, on which node, so runs can be compared by node.
   for (const auto& [variable, tag] :
@@ -138,6 +138,32 @@ void StoreAnalysis(Store& store, RunRecord run, int64_t end_ms, const std::strin
   }
 }
 
+// A part of a distributed run ends: its end is recorded, and the last part to end
+// finishes the run for all of them.
+Result<RunOutcome> EndDistributedPart(Store& store, const RunRecord& run, const RunPart& part,
+                                      const Ending& ending, int64_t end_ms) {
+  PartEnding mine{ending.outcome.status, ending.exit_code, ending.signal, ending.reason, end_ms};
+  Result<std::optional<PartEnding>> whole = EndPart(store, run.id, part, mine);
+  std::string said = ending.outcome.status + (ending.reason.empty() ? "" : " (" + ending.reason + ")");
+  if (!whole.ok()) {
+    return Status::IoError(whole.status().message() + "; this node's part ended " + said +
+                           ", the run stays RUNNING until a part can record its end");
+  }
+  if (!whole->has_value()) {
+    LogInfo("run " + run.id + ": the part on " + part.node + " ended " + said +
+            "; the run ends with the last part");
+    return ending.outcome;
+  }
+  const PartEnding& all = **whole;
+  TB_RETURN_IF_ERROR(store.FinishRun(run.id, all.end_ms, all.status, all.exit_code, all.signal, all.reason));
+  StoreAnalysis(store, run, all.end_ms, all.status);
+  LogInfo("run " + run.id + " " + all.status + " after " + FormatDuration(all.end_ms - run.start_ms) +
+          " on " + std::to_string(part.count) + " nodes" +
+          (all.reason.empty() ? "" : " (" + all.reason + ")") + "; details: trainbench show " +
+          run.id.substr(0, 8));
+  return ending.outcome;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
@@ -172,25 +198,42 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     if (!listener->tool.empty()) gpu.simulated |= IsSimulatedTool(std::string(listener->tool));
   }
 
+  const RunPart& part = options.part;
   RunRecord run = NewRunRecord(options, gpu);
+  if (part.distributed() && part.index > 0) {
+    // Part 0 records the run; this part attaches to it.
+    Result<RunRecord> stored = AwaitRun(store, run.id, kAttachTimeoutMs);
+    if (!stored.ok()) return stored.status();
+    run.experiment = stored->experiment;
+    run.start_ms = stored->start_ms;
+  }
   Result<int64_t> experiment = store.EnsureExperiment(run.experiment);
   if (!experiment.ok()) return experiment.status();
-  TB_RETURN_IF_ERROR(store.CreateRun(run));
+  if (!part.distributed() || part.index == 0) TB_RETURN_IF_ERROR(store.CreateRun(run));
   Result<std::string> artifact_dir = store.ArtifactDirectory(run.id);
   if (!artifact_dir.ok()) return artifact_dir.status();
-  std::string stdout_log = *artifact_dir + "/stdout.log";
-  std::string stderr_log = *artifact_dir + "/stderr.log";
-  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, "stdout.log", 0, "", stdout_log}));
-  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, "stderr.log", 0, "", stderr_log}));
+  // A part other than 0 keeps its files under node-NAME/.
+  std::string prefix = part.distributed() ? part.ArtifactPrefix() : "";
+  if (!prefix.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(*artifact_dir + "/" + prefix, ec);
+  }
+  std::string stdout_log = *artifact_dir + "/" + prefix + "stdout.log";
+  std::string stderr_log = *artifact_dir + "/" + prefix + "stderr.log";
+  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, prefix + "stdout.log", 0, "", stdout_log}));
+  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, prefix + "stderr.log", 0, "", stderr_log}));
   auto event = [&](const std::string& kind, const std::string& label) {
     store.AddEvent({run.id, WallMillis(), kind, label});
   };
-  for (const std::string& notice : notices) event("listener", notice);
+  if (part.distributed()) store.AddEvent(PartStartEvent(run.id, part, WallMillis()));
+  for (const std::string& notice : notices)
+    event("listener", (part.distributed() ? part.node + ": " : "") + notice);
 
   StopSignals signals;  // taken by this thread; the threads started below inherit the mask
 
   // The tracking API for the script: MLflow's calls and the Python client land in this run.
   SeriesWriter writer(store, run.id);  // declared first: the server stops before it goes
+  if (part.distributed()) writer.AddSampleLabels(Labels{{"node", part.node}});
   TrackingApi tracking_api(store);
   HttpServer tracking_server({tracking_api.Handler()});
   ChildSettings settings{.run_id = run.id,
@@ -199,7 +242,9 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                          .experiment_id = MlflowExperimentId({*experiment, run.experiment, 0, {}}),
                          .max_epochs = options.max_epochs,
                          .python_dir = PythonClientDirectory(),
-                         .cuda_visible_devices = gpu.selection.cuda_visible_devices};
+                         .cuda_visible_devices = gpu.selection.cuda_visible_devices,
+                         .node_rank = part.distributed() ? part.index : -1,
+                         .node = part.node};
   if (options.tracking) {
     tracking_api.AttachRun(run.id, &writer);
     Status listening = tracking_server.Start(TrackingApi::ServerOptions());
@@ -218,6 +263,10 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     int code = child.status().code() == Status::Code::kNotFound ? 127 : 126;
     LogError(child.status().message());
     event("start", child.status().message());
+    if (part.distributed()) {
+      Ending failed{{run.id, kFailed, code}, code, std::nullopt, child.status().message()};
+      return EndDistributedPart(store, run, part, failed, WallMillis());
+    }
     TB_RETURN_IF_ERROR(
         store.FinishRun(run.id, WallMillis(), kFailed, code, std::nullopt, child.status().message()));
     return RunOutcome{run.id, kFailed, code};
@@ -236,8 +285,8 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                                *spawn.environment};
   std::thread manifest_thread([&] {
     std::string manifest = CollectManifest(manifest_input, context.files);
-    Status s =
-        store.PutArtifact({run.id, "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
+    Status s = store.PutArtifact(
+        {run.id, prefix + "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
     if (!s.ok()) LogWarning("cannot store the environment manifest: " + s.message());
   });
 
@@ -271,10 +320,11 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
 
   Ending ending = EndingOf(run.id, exit, supervisor, not_stored);
   RecordArtifactFiles(store, run.id, *artifact_dir);
-  store.PutArtifact({run.id, "stdout.log", pump.stdout_bytes(), "", stdout_log});
-  store.PutArtifact({run.id, "stderr.log", pump.stderr_bytes(), "", stderr_log});
+  store.PutArtifact({run.id, prefix + "stdout.log", pump.stdout_bytes(), "", stdout_log});
+  store.PutArtifact({run.id, prefix + "stderr.log", pump.stderr_bytes(), "", stderr_log});
   const std::string& status = ending.outcome.status;
   const std::string& reason = ending.reason;
+  if (part.distributed()) return EndDistributedPart(store, run, part, ending, end_ms);
   if (Status finished = store.FinishRun(run.id, end_ms, status, ending.exit_code, ending.signal, reason);
       !finished.ok()) {
     return Status::IoError(finished.message() + "; the command ended " + status +

@@ -12,6 +12,7 @@
 
 #include "platform/start_gate.h"
 #include "run/command.h"
+#include "run/distributed.h"
 #include "store/store.h"
 
 namespace tb {
@@ -41,6 +42,9 @@ struct RunOptions {
   std::string run_id;
   // Serve the tracking API (MLflow's REST calls, the Python client) to the script.
   bool tracking = true;
+  // One part of a run across several nodes (run/distributed.h); run_id is then the
+  // run's, the same on every node.
+  RunPart part;
   // The start gate shared with sibling runs (the scheduler's, platform/start_gate.h): the
   // command starts once every sibling is set up too. None: at once.
   GatePass start_gate;

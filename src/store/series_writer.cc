@@ -26,7 +26,9 @@ SeriesWriter::SeriesHandle SeriesWriter::Handle(std::string_view metric, std::st
 }
 
 void SeriesWriter::Add(const Sample& sample) {
-  Append(sample.metric, sample.labels.text(), Point{sample.time_ms, sample.value, kNoStep});
+  Point point{sample.time_ms, sample.value, kNoStep};
+  if (sample_labels_.empty()) return Append(sample.metric, sample.labels.text(), point);
+  Append(sample.metric, sample.labels.With(sample_labels_).text(), point);
 }
 
 void SeriesWriter::Append(std::string_view metric, std::string_view labels, const Point& point) {

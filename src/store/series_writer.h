@@ -33,8 +33,11 @@ class SeriesWriter : public SampleSink {
   SeriesWriter(Store& store, std::string run_id, size_t seal_points = kDefaultSealPoints,
                int checkpoint_flushes = kDefaultCheckpointFlushes);
 
-  // A listener's sample (the SampleSink of a run).
+  // A listener's sample (the SampleSink of a run), with the sample labels added.
   void Add(const Sample& sample) override;
+  // Labels added to every listener sample after its own (a distributed run's part adds
+  // node=NAME, so each node's host and GPU series are its own). Call before any Add.
+  void AddSampleLabels(const Labels& labels) { sample_labels_ = labels; }
   // A point with its step; `labels` in their text form (Labels::text()).
   void Append(std::string_view metric, std::string_view labels, const Point& point);
   // For callers appending to the same series many times: look the series up once.
@@ -66,6 +69,7 @@ class SeriesWriter : public SampleSink {
 
   Store& store_;
   std::string run_id_;
+  Labels sample_labels_;
   size_t seal_points_;
   int checkpoint_flushes_;
   mutable std::mutex mu_;

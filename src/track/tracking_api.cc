@@ -339,9 +339,10 @@ KeyValues TrackingApi::Call::ReadKeyValues(const json& list, const char* kind, s
   return out;
 }
 
-void TrackingApi::Call::StoreMetrics(const std::string& run_id, const std::vector<MetricIn>& metrics) {
+void TrackingApi::Call::StoreMetrics(const std::string& run_id, const std::vector<MetricIn>& metrics,
+                                     const Labels& labels) {
   std::shared_ptr<RunSlot> slot = Slot(run_id);
-  for (const MetricIn& m : metrics) slot->writer->Append(ScriptMetricSeries(m.key), "", m.point);
+  for (const MetricIn& m : metrics) slot->writer->Append(ScriptMetricSeries(m.key), labels.text(), m.point);
   // A run trainbench supervises is flushed by its sampler every second; the others now.
   if (!slot->supervised) ThrowIfError(slot->writer->Flush());
 }

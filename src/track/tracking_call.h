@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "metrics/names.h"
+#include "metrics/sample.h"
 #include "platform/http_server.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
@@ -120,7 +121,8 @@ class TrackingApi::Call {
 
   static KeyValues ReadKeyValues(const json& list, const char* kind, size_t max_value);
 
-  void StoreMetrics(const std::string& run_id, const std::vector<MetricIn>& metrics);
+  void StoreMetrics(const std::string& run_id, const std::vector<MetricIn>& metrics,
+                    const Labels& labels = Labels());
 
   // --- experiments ---
   ExperimentInfo ExperimentById(const std::string& id);

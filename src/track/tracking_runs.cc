@@ -229,11 +229,23 @@ ApiResponse TrackingApi::Call::LogBatch() {
   if (metrics.is_array()) {
     for (const json& m : metrics) parsed.push_back(ReadMetric(m));
   }
+  // trainbench's own field (MLflow's clients never send it): labels for this batch's
+  // metrics, as the Python client's per-rank logging sends {"rank": "3"}.
+  Labels labels;
+  if (auto l = b.find("trainbench_labels"); l != b.end() && !l->is_null()) {
+    if (!l->is_object())
+      throw InvalidParameter("Invalid value for parameter 'trainbench_labels': expected an object");
+    for (const auto& [key, value] : l->items()) {
+      if (!value.is_string() || key.empty())
+        throw InvalidParameter("trainbench_labels: each label needs a name and a string value");
+      labels.Add(key, value.get<std::string>());
+    }
+  }
   Exists(run_id);
   // Everything is validated; params can still be refused (a changed value), so they go first.
   if (!params.empty()) ThrowIfError(api_.store_.LogParams(run_id, params));
   if (!tags.empty()) ThrowIfError(api_.store_.SetTags(run_id, tags));
-  if (!parsed.empty()) StoreMetrics(run_id, parsed);
+  if (!parsed.empty()) StoreMetrics(run_id, parsed, labels);
   return JsonAnswer(json::object());
 }
 
