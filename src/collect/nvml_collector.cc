@@ -319,7 +319,10 @@ class NvmlCollector : public Collector {
     }
     for (unsigned pid : present) tree_procs += tree.count(static_cast<pid_t>(pid));
     if (!listed) return;
-    if (tree_procs == 0 && PidsAreForeign(g, present, tick)) return;
+    // Once the PIDs were foreign, an empty list (the run's processes have left) says no
+    // more about the run's share than a foreign one.
+    if (tree_procs == 0 && (PidsAreForeign(g, present, tick) || (present.empty() && g.foreign_pid_ticks > 0)))
+      return;
     if (tree_has_memory) sink.Add({metric::kProcGpuTreeMemoryUsedBytes, g.labels, tick.time_ms, tree_memory});
     if (!g.sm_by_pid.empty())
       sink.Add({metric::kProcGpuTreeSmUtilizationRatio, g.labels, tick.time_ms, tree_sm / 100.0});
