@@ -253,8 +253,36 @@ TEST_F(CliTest, BadInputIsRefusedBeforeAnythingStarts) {
   r = Trainbench("run -p batch-size -- touch marker");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("KEY=VALUE"), std::string::npos) << r.err;
+  r = Trainbench("run --distributed -- touch marker");  // outside Slurm: which part, of how many?
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("--nodes N and --node-rank R"), std::string::npos) << r.err;
+  r = Trainbench("run --node-rank 1 -- touch marker");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("belong to --distributed"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "marker"));  // the command never ran
   EXPECT_TRUE(OpenStore()->ListRuns("")->empty());
+}
+
+// Without Slurm (torchrun on each node, say): the parts are given, with one run id. A part
+// that starts before part 0 waits for the run; the run ends with the last part.
+TEST_F(CliTest, PartsOfADistributedRunStartedByHandAreOneRun) {
+  std::string id(32, 'd');
+  std::string part = "run --distributed --nodes 2 --run-id " + id + " -q -l top -i 200ms -e dist";
+  Shell r =
+      Run("(" + env_ + " TRAINBENCH_STORE=" + db_ + " " + kTrainbench + " " + part +
+          " --node-rank 1 --node second -- sleep 1.5 & sleep 0.5; " + env_ + " TRAINBENCH_STORE=" + db_ +
+          " " + kTrainbench + " " + part + " --node-rank 0 --node first -- sleep 0.3; wait)");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  std::vector<RunRecord> runs = store->ListRuns("dist").value();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].id, id);
+  EXPECT_EQ(runs[0].status, kFinished);
+  EXPECT_GE(runs[0].end_ms - runs[0].start_ms, 1000) << "the run lasts until its later part ends";
+  std::set<std::string> nodes;
+  for (const SeriesInfo& s : store->ListSeries(id).value())
+    if (s.metric == "host.cpu.utilization_ratio" && s.labels.starts_with("node=")) nodes.insert(s.labels);
+  EXPECT_EQ(nodes, (std::set<std::string>{"node=first", "node=second"}));
 }
 
 TEST_F(CliTest, ScriptFormRecordsArgumentsAsParams) {

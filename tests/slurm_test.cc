@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "metrics/sample.h"
 #include "platform/process.h"
 #include "tests/helpers/cli_fixture.h"
 #include "tests/helpers/postgres_cluster.h"
@@ -227,6 +228,120 @@ TEST_F(SlurmTest, NothingIsSubmittedWithoutAStoreTheNodesReach) {
   EXPECT_NE(r.err.find("--store postgresql://"), std::string::npos) << r.err;
   EXPECT_EQ(JobsKnown(), before);
   EXPECT_EQ(Rows().rows[0].status, "");
+}
+
+// One run across two nodes: a real two-node cluster (two slurmd on this machine, each a
+// node of its own), one `srun -N2 trainbench run --distributed` step.
+const char* const kDistributedScript =
+    "import os, sys, time, trainbench\n"
+    "rank = int(os.environ['TRAINBENCH_NODE_RANK'])\n"
+    "print('rank', rank, 'on', os.environ['TRAINBENCH_NODE'], flush=True)\n"
+    "with trainbench.Run(all_ranks='--all-ranks' in sys.argv) as run:\n"
+    "    for i in range(10):\n"
+    "        run.log_metric('loss', 1.0 / (i + 1) + rank, step=i)\n"
+    "        time.sleep(0.1)\n"
+    "    run.epoch(1)\n"
+    "time.sleep(2 * rank)  # the second node's part ends later\n"
+    "sys.exit(3 if rank == 1 and '--fail' in sys.argv else 0)\n";
+
+class SlurmDistributedTest : public CliTest {
+ protected:
+  static void SetUpTestSuite() {
+    slurm_ = new SlurmCluster(2);
+    postgres_ = new PostgresCluster();
+  }
+  static void TearDownTestSuite() {
+    delete slurm_;
+    delete postgres_;
+  }
+  void SetUp() override {
+    if (!slurm_->ok()) GTEST_SKIP() << "no two-node Slurm cluster can start here: " << slurm_->error();
+    ASSERT_TRUE(postgres_->ok()) << postgres_->error();
+    uri_ = postgres_->CreateDatabase("dist" + std::to_string(++databases_));
+    std::ofstream(dir_ / "dist.py") << kDistributedScript;
+  }
+  // srun's step of one task on each node, every task a part of one run.
+  Shell Srun(const std::string& script_args) {
+    return Run(slurm_->env() + " srun -N2 --ntasks-per-node=1 " + kTrainbench +
+               " run --distributed -q -e dist " + "-i 250ms -l top --store " + uri_ +
+               " -- /usr/bin/python3 dist.py " + script_args);
+  }
+  RunRecord OnlyRun(Store& store) {
+    std::vector<RunRecord> runs = store.ListRuns("dist").value();
+    EXPECT_EQ(runs.size(), 1u) << "one run, whatever the number of nodes";
+    return runs.empty() ? RunRecord() : runs.front();
+  }
+  std::set<std::string> LabelsOf(Store& store, const std::string& run_id, const std::string& metric) {
+    std::set<std::string> out;
+    for (const SeriesInfo& s : store.ListSeries(run_id).value())
+      if (s.metric == metric) out.insert(s.labels);
+    return out;
+  }
+
+  static SlurmCluster* slurm_;
+  static PostgresCluster* postgres_;
+  static int databases_;
+  std::string uri_;
+};
+SlurmCluster* SlurmDistributedTest::slurm_ = nullptr;
+PostgresCluster* SlurmDistributedTest::postgres_ = nullptr;
+int SlurmDistributedTest::databases_ = 0;
+
+TEST_F(SlurmDistributedTest, EachNodeSamplesItselfIntoOneRunAndTheScriptLogsOnce) {
+  ASSERT_EQ(slurm_->nodes().size(), 2u);
+  Shell r = Srun("");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::unique_ptr<Store> store = Store::Open(uri_).value();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  std::map<std::string, std::string> tags(run.tags.begin(), run.tags.end());
+  EXPECT_EQ(tags["trainbench.nodes"], "2");
+  EXPECT_FALSE(tags["slurm.job_id"].empty());
+  // Each node's host metrics, labelled with its node.
+  std::set<std::string> nodes;
+  for (const SeriesInfo& s : store->ListSeries(run.id).value()) {
+    Labels labels = Labels::Parse(s.labels);
+    if (labels.Has("node")) nodes.insert(std::string(labels.Get("node")));
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"tbnode1", "tbnode2"}));
+  std::set<std::string> cpu = LabelsOf(*store, run.id, "host.cpu.utilization_ratio");
+  EXPECT_EQ(cpu.count("node=tbnode1") + cpu.count("node=tbnode2"), 2u) << "each node's CPU, labelled";
+  // The script's metric once: rank 0's ten values, not rank 1's.
+  EXPECT_EQ(LabelsOf(*store, run.id, "train.loss"), std::set<std::string>{""});
+  std::vector<Point> loss = Series(*store, run.id, "train.loss");
+  ASSERT_EQ(loss.size(), 10u);
+  EXPECT_DOUBLE_EQ(loss.front().value, 1.0);
+  // The run ends with the later part, and both parts' starts and ends are events.
+  int starts = 0, ends = 0, epochs = 0;
+  int64_t last_end = 0;
+  for (const EventRecord& e : store->ListEvents(run.id).value()) {
+    starts += e.kind == "part.start";
+    epochs += e.kind == "epoch";
+    if (e.kind == "part.end") {
+      ++ends;
+      last_end = std::max(last_end, e.time_ms);
+    }
+  }
+  EXPECT_EQ(starts, 2);
+  EXPECT_EQ(ends, 2);
+  EXPECT_EQ(epochs, 1) << "rank 0's events only";
+  EXPECT_EQ(run.end_ms, last_end);
+  // Each node's output is kept: part 0's as the run's, the other's under its node.
+  // (A small log is kept in the shared database, where every machine reads it.)
+  EXPECT_NE(store->GetArtifact(run.id, "stdout.log")->content.find("rank 0 on tbnode1"), std::string::npos);
+  EXPECT_NE(store->GetArtifact(run.id, "node-tbnode2/stdout.log")->content.find("rank 1 on tbnode2"),
+            std::string::npos);
+}
+
+TEST_F(SlurmDistributedTest, EveryRankLogsWhenAskedAndAFailedNodeFailsTheRun) {
+  Shell r = Srun("--all-ranks --fail");
+  EXPECT_NE(r.code, 0) << "srun says a task failed";
+  std::unique_ptr<Store> store = Store::Open(uri_).value();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFailed);
+  EXPECT_NE(run.reason.find("tbnode2: exit code 3"), std::string::npos) << run.reason;
+  EXPECT_EQ(LabelsOf(*store, run.id, "train.loss"), (std::set<std::string>{"rank=0", "rank=1"}));
+  EXPECT_DOUBLE_EQ(Series(*store, run.id, "train.loss", "rank=1").front().value, 2.0);
 }
 
 TEST(SlurmParsing, JobStatesScriptsAndOutcomes) {

@@ -1,8 +1,9 @@
 // A throw-away single-machine Slurm cluster for tests: munged with its own socket, slurmctld
-// and one slurmd on free loopback ports, everything (configuration, state, spool, logs)
-// in a directory under /tmp; no cgroup plugins and no accounting, as root. The destructor
-// stops the three daemons by their pid files and removes the directory. Commands reach it
-// with SLURM_CONF=conf() in their environment (env()).
+// and one slurmd (or several, each a node of its own: tbnode1, tbnode2, ... on one host,
+// each on its own port, `slurmd -N NAME`) on free loopback ports, everything
+// (configuration, state, spool, logs) in a directory under /tmp; no cgroup plugins and no
+// accounting, as root. The destructor stops the daemons by their pid files and removes
+// the directory. Commands reach it with SLURM_CONF=conf() in their environment (env()).
 #pragma once
 
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/helpers/free_port.h"
 
@@ -22,7 +24,7 @@ namespace tb {
 
 class SlurmCluster {
  public:
-  SlurmCluster() {
+  explicit SlurmCluster(int nodes = 1) {
     for (const char* tool :
          {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/sbatch"}) {
       if (!std::filesystem::exists(tool)) {
@@ -50,31 +52,56 @@ class SlurmCluster {
       error_ = "munged did not start; see " + dir_ + "/log/munged.log";
       return;
     }
-    long mem_mib = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGE_SIZE) / 1024 / 2;
+    long mem_mib = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGE_SIZE) / 1024 / 2 / nodes;
+    std::ostringstream node_lines;
+    std::string node_list;
+    if (nodes == 1) {
+      nodes_ = {host_};
+      node_lines << "NodeName=" << host_ << " NodeAddr=127.0.0.1";
+    }
+    for (int i = 1; nodes > 1 && i <= nodes; ++i) {
+      nodes_.push_back("tbnode" + std::to_string(i));
+      node_lines << (i > 1 ? " State=UNKNOWN\n" : "") << "NodeName=" << nodes_.back()
+                 << " NodeHostname=" << host_ << " NodeAddr=127.0.0.1 Port=" << FreeLoopbackPort();
+      std::filesystem::create_directories(dir_ + "/spool/" + nodes_.back());
+    }
+    for (const std::string& n : nodes_) node_list += (node_list.empty() ? "" : ",") + n;
+    std::string per_node = nodes > 1 ? "/%n" : "";
     std::ofstream(conf())
         << "ClusterName=tbtest\n"
         << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
         << "SlurmctldPort=" << FreeLoopbackPort() << "\nSlurmdPort=" << FreeLoopbackPort() << "\n"
         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << Socket() << "\n"
         << "SlurmUser=root\nSlurmdUser=root\n"
-        << "StateSaveLocation=" << dir_ << "/state\nSlurmdSpoolDir=" << dir_ << "/spool\n"
-        << "SlurmctldPidFile=" << dir_ << "/slurmctld.pid\nSlurmdPidFile=" << dir_ << "/slurmd.pid\n"
-        << "SlurmctldLogFile=" << dir_ << "/log/slurmctld.log\nSlurmdLogFile=" << dir_ << "/log/slurmd.log\n"
+        << "StateSaveLocation=" << dir_ << "/state\nSlurmdSpoolDir=" << dir_ << "/spool" << per_node << "\n"
+        << "SlurmctldPidFile=" << dir_ << "/slurmctld.pid\nSlurmdPidFile=" << dir_ << "/slurmd" << per_node
+        << ".pid\n"
+        << "SlurmctldLogFile=" << dir_ << "/log/slurmctld.log\nSlurmdLogFile=" << dir_ << "/log/slurmd"
+        << per_node << ".log\n"
         << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
         << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
         << "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nMpiDefault=none\n"
         << "ReturnToService=2\nSchedulerType=sched/builtin\nMinJobAge=600\n"
         << "KillWait=5\nInactiveLimit=0\nSlurmctldTimeout=30\nSlurmdTimeout=30\n"
-        << "NodeName=" << host_ << " NodeAddr=127.0.0.1 CPUs=" << std::thread::hardware_concurrency()
-        << " RealMemory=" << mem_mib << " State=UNKNOWN\n"
-        << "PartitionName=test Nodes=" << host_ << " Default=YES MaxTime=INFINITE State=UP\n";
-    if (Sh("/usr/sbin/slurmctld -f " + conf()) != 0 || Sh("/usr/sbin/slurmd -f " + conf()) != 0) {
-      error_ = "slurmctld or slurmd did not start; see " + dir_ + "/log";
+        << "NodeName=DEFAULT CPUs=" << std::thread::hardware_concurrency() << " RealMemory=" << mem_mib
+        << "\n"
+        << node_lines.str() << " State=UNKNOWN\n"
+        << "PartitionName=test Nodes=" << node_list << " Default=YES MaxTime=INFINITE State=UP\n";
+    std::filesystem::create_directories(dir_ + "/log/slurmd");
+    std::filesystem::create_directories(dir_ + "/slurmd");
+    if (Sh("/usr/sbin/slurmctld -f " + conf()) != 0) {
+      error_ = "slurmctld did not start; see " + dir_ + "/log";
       return;
     }
-    // Ready when the node takes jobs.
+    for (const std::string& n : nodes_) {
+      if (Sh("/usr/sbin/slurmd -f " + conf() + (nodes > 1 ? " -N " + n : "")) != 0) {
+        error_ = "slurmd did not start for node " + n + "; see " + dir_ + "/log";
+        return;
+      }
+    }
+    // Ready when every node takes jobs.
     for (int i = 0; i < 60; ++i) {
-      std::string state = Capture(env() + " sinfo -h -n " + host_ + " -o %T 2>/dev/null");
+      std::string state = Capture(env() + " sinfo -h -N -o %T 2>/dev/null | sort -u");
       if (state == "idle") {
         ok_ = true;
         return;
@@ -85,7 +112,11 @@ class SlurmCluster {
   }
   ~SlurmCluster() {
     if (dir_.empty()) return;
-    for (const char* pid_file : {"/slurmd.pid", "/slurmctld.pid", "/munge/munged.pid"}) {
+    std::vector<std::string> pid_files;
+    for (const std::string& n : nodes_)
+      pid_files.push_back(nodes_.size() > 1 ? "/slurmd/" + n + ".pid" : "/slurmd.pid");
+    for (const char* pid_file : {"/slurmctld.pid", "/munge/munged.pid"}) pid_files.emplace_back(pid_file);
+    for (const std::string& pid_file : pid_files) {
       std::ifstream in(dir_ + pid_file);
       pid_t pid = 0;
       if (in >> pid && pid > 1) {
@@ -104,7 +135,8 @@ class SlurmCluster {
   bool ok() const { return ok_; }
   const std::string& error() const { return error_; }
   std::string conf() const { return dir_ + "/slurm.conf"; }
-  const std::string& node() const { return host_; }
+  const std::string& node() const { return nodes_.front(); }
+  const std::vector<std::string>& nodes() const { return nodes_; }
   // Put before a command that talks to the cluster.
   std::string env() const { return "SLURM_CONF=" + conf(); }
   // What a command printed (trailing newline removed).
@@ -125,6 +157,7 @@ class SlurmCluster {
   static int Sh(const std::string& command) { return std::system(command.c_str()); }
 
   std::string dir_, host_, error_;
+  std::vector<std::string> nodes_;
   bool ok_ = false;
 };
 
