@@ -19,6 +19,10 @@ exit, on SIGTERM and when the script dies of an exception. If the endpoint goes 
 script keeps training; the loss is reported once on stderr.
 
 Standard library only. Works from several processes of one run (fork and spawn).
+
+In distributed training only rank 0 sends (RANK, as torchrun sets it, else the node's rank
+under `trainbench run --distributed`), so each metric lands once; `Run(all_ranks=True)`
+sends every rank's metrics, labelled rank=N.
 """
 
 from ._run import Run, active_run
