@@ -118,6 +118,38 @@ if __name__ == "__main__":
   EXPECT_EQ(Series(*store, run.id, "train.main").size(), 201u);
 }
 
+// torchrun's ranks under one trainbench: rank 0's values only, or each rank's labelled.
+TEST_F(TrackingTest, InDistributedTrainingRankZeroLogsUnlessEveryRankIsAsked) {
+  Script("ranks.py", R"(
+import os, subprocess, sys, trainbench
+if len(sys.argv) == 1:  # the launcher: three ranks, as torchrun starts them
+    for rank in range(3):
+        subprocess.run([sys.executable, __file__, str(rank)], env=dict(os.environ, RANK=str(rank)), check=True)
+    sys.exit(0)
+rank = int(sys.argv[1])
+with trainbench.Run() as run:
+    run.log_metric("loss", rank)
+    run.log_param("rank%d" % rank, rank)
+    run.event("rank %d here" % rank)
+with trainbench.Run(all_ranks=True) as run:
+    run.log_metric("grad_norm", 10 + rank)
+)");
+  Shell r = Trainbench("run -l top --python " + kPython + " ranks.py");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::vector<Point> loss = Series(*store, run.id, "train.loss");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(loss[0].value, 0);
+  EXPECT_EQ(run.params, (KeyValues{{"rank0", "0"}}));
+  EXPECT_EQ(Events(*store, run.id, "event").size(), 1u);
+  for (int rank = 0; rank < 3; ++rank) {
+    std::vector<Point> norm = Series(*store, run.id, "train.grad_norm", "rank=" + std::to_string(rank));
+    ASSERT_EQ(norm.size(), 1u) << rank;
+    EXPECT_EQ(norm[0].value, 10 + rank);
+  }
+}
+
 TEST_F(TrackingTest, ACrashAfterLoggingKeepsEverythingLogged) {
   Script("crash.py", R"(
 import trainbench

@@ -263,6 +263,27 @@ TEST_F(TrackingApiTest, MetricsRoundTripExactlyWithStepsAndNonFiniteValues) {
   EXPECT_TRUE(stored_as_train);
 }
 
+// Every rank of a distributed run logging the same metric: one series per rank, which
+// MLflow's views leave out (they show the run's own metrics once).
+TEST_F(TrackingApiTest, LabelledMetricsOfEachRankAreSeriesOfTheirOwn) {
+  std::string run_id = CreateRun();
+  for (const char* rank : {"0", "1"}) {
+    json batch = {{"run_id", run_id},
+                  {"metrics", {{{"key", "loss"}, {"value", 0.5}, {"timestamp", 1763777001000}, {"step", 1}}}},
+                  {"trainbench_labels", {{"rank", rank}}}};
+    ASSERT_EQ(Post("runs/log-batch", batch).status, 200);
+  }
+  std::set<std::string> labels;
+  for (const SeriesInfo& s : store_->ListSeries(run_id).value())
+    if (s.metric == "train.loss") labels.insert(s.labels);
+  EXPECT_EQ(labels, (std::set<std::string>{"rank=0", "rank=1"}));
+  EXPECT_TRUE(History(run_id, "loss")["metrics"].empty());
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"trainbench_labels", "rank=1"}}), 400,
+              "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/log-batch", json{{"run_id", run_id}, {"trainbench_labels", {{"rank", 1}}}}), 400,
+              "INVALID_PARAMETER_VALUE");
+}
+
 TEST_F(TrackingApiTest, ParamsTagsAndTheirErrors) {
   std::string run_id = CreateRun();
   EXPECT_EQ(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "lr"}, {"value", "0.1"}}).status,
