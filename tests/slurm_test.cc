@@ -37,7 +37,7 @@ const char* const kScript =
 class SlurmTest : public CliTest {
  protected:
   static void SetUpTestSuite() {
-    slurm_ = new SlurmCluster();
+    slurm_ = new SlurmCluster(1, 2);  // one node with two GPUs (GRES gpu:2)
     postgres_ = new PostgresCluster();
   }
   static void TearDownTestSuite() {
@@ -211,13 +211,41 @@ TEST_F(SlurmTest, AJobPastItsTimeLimitIsKilledAndItsRowSaysTimeout) {
 // GPUs are the node's business: the submitting machine (here without any) does not check
 // them, the job asks Slurm for them (--gres=gpu:2), and Slurm's refusal (this cluster has
 // no GPU GRES) reaches the user word for word, with the rows left as they were.
+// A workload asking for more GPUs than any node has: sbatch's refusal, word for word.
 TEST_F(SlurmTest, GpuRowsAskSlurmForTheirGpusAndARefusalIsSaid) {
-  File("e,gpus,,,0+1,-,work.py,top,--seconds 1\n");
+  File("e,gpus,,,0+1+2,-,work.py,top,--seconds 1\n");
   Shell r = Trainbench(Schedule());
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("sbatch refused workload gpus: sbatch: error:"), std::string::npos) << r.out << r.err;
-  EXPECT_NE(Slurp(dir_ / ".exp.e.gpus.slurm.sh").find("#SBATCH --gres=gpu:2\n"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ / ".exp.e.gpus.slurm.sh").find("#SBATCH --gres=gpu:3\n"), std::string::npos);
   EXPECT_EQ(Rows().rows[0].status, "");
+}
+
+// GPU rows through Slurm's GRES on the simulated GPU: the job gets two GPUs, its rows run on
+// them, each run's nvml listener watches only its own.
+TEST_F(SlurmTest, GpuRowsRunOnTheGpusSlurmGivesTheJob) {
+  if (slurm_->gpus() < 2) GTEST_SKIP() << "the test cluster has no GPU GRES: " << slurm_->gres_error();
+  std::ofstream(dir_ / "sim.json") << R"({"gpus": [
+      {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80}},
+      {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "metrics": {"power_w": 90}}]})";
+  env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
+          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN + ":$PATH";
+  File(
+      "e,pair,,,0,-,work.py,top+nvml,--seconds 1\n"
+      "e,pair,,,1,-,work.py,top+nvml,--seconds 1 --seed 2\n");
+  Shell r = Trainbench(Schedule());
+  ASSERT_EQ(r.code, 0) << r.out << r.err << Slurp(dir_ / ".exp.e.pair.slurm.out");
+  std::unique_ptr<Store> store = Store::Open(uri_).value();
+  std::set<std::string> devices;
+  for (const ExperimentRow& row : Rows().rows) {
+    EXPECT_EQ(StatusWord(row.status), "FINISHED") << row.status;
+    RunRecord run = store->FindRun(row.run).value();
+    devices.insert(run.devices);
+    std::string other = run.devices == "0" ? "1" : "0";
+    EXPECT_FALSE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=" + run.devices).empty()) << run.devices;
+    EXPECT_TRUE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=" + other).empty()) << "only its own GPU";
+  }
+  EXPECT_EQ(devices, (std::set<std::string>{"0", "1"}));
 }
 
 TEST_F(SlurmTest, NothingIsSubmittedWithoutAStoreTheNodesReach) {
@@ -367,6 +395,14 @@ TEST(SlurmParsing, JobStatesScriptsAndOutcomes) {
     w.runs.push_back(r);
   }
   EXPECT_EQ(GpusOfWorkload(w), 3);
+  // Inside the job GPU k is the job's k-th: a row on GPU 1 needs two; a UUID one more.
+  Workload sparse;
+  for (const char* devices : {"1", "GPU-1234"}) {
+    PlannedRun r;
+    r.row.devices = devices;
+    sparse.runs.push_back(r);
+  }
+  EXPECT_EQ(GpusOfWorkload(sparse), 3);
   std::string script = SlurmBatchScript({"trainbench:e/w",
                                          "/x/.e.w.slurm.out",
                                          3,

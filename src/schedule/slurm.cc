@@ -141,20 +141,25 @@ std::string SlurmOutcome(const SlurmJobState& job) {
 }
 
 int GpusOfWorkload(const Workload& w) {
-  std::set<std::string> gpus;
+  uint64_t indices = 0;  // the highest index + 1
+  std::set<std::string> uuids;
+  auto count = [&](std::string_view t) {
+    if (std::optional<uint64_t> k = ParseUint(t)) {
+      indices = std::max(indices, *k + 1);
+    } else if (!t.empty() && t != "-") {
+      uuids.insert(std::string(t));
+    }
+  };
   for (const PlannedRun& r : w.runs) {
     if (r.mig_gpu) {
-      gpus.insert(std::to_string(*r.mig_gpu));
+      count(std::to_string(*r.mig_gpu));
       continue;
     }
     std::string devices = r.row.devices;
     std::replace(devices.begin(), devices.end(), '+', ',');
-    for (std::string_view d : Split(devices, ',')) {
-      std::string_view t = Trim(d);
-      if (!t.empty() && t != "-") gpus.insert(std::string(t));
-    }
+    for (std::string_view d : Split(devices, ',')) count(Trim(d));
   }
-  return static_cast<int>(gpus.size());
+  return static_cast<int>(indices + uuids.size());
 }
 
 std::string SlurmBatchScript(const SlurmJob& job) {

@@ -48,8 +48,9 @@ Result<SlurmJobState> ParseScontrolJob(std::string_view line);
 // NonZeroExitCode)": the job's command did not start on the node, say).
 std::string SlurmOutcome(const SlurmJobState& job);
 
-// How many GPUs a workload's job asks for (--gres=gpu:N): the distinct GPU indices of its
-// Devices cells ("0", "1+2", "0,1"); MIG or UUID cells count their GPU once each.
+// How many GPUs a workload's job asks for (--gres=gpu:N). Inside the job a row's GPU k is
+// the job's k-th (DevicesOnThisNode), so the job needs the highest index of its Devices
+// cells plus one ("1+2": 3), plus one for each distinct GPU or MIG UUID.
 int GpusOfWorkload(const Workload& w);
 
 // The batch script of a workload's job.

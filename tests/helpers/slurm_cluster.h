@@ -7,7 +7,12 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cstdlib>
@@ -24,7 +29,10 @@ namespace tb {
 
 class SlurmCluster {
  public:
-  explicit SlurmCluster(int nodes = 1) {
+  // `gpus` per node: a GPU GRES whose device files are character devices made in the
+  // cluster's directory (Slurm reads their numbers; nothing opens them), for the simulated
+  // GPU. Where they cannot be made, the cluster has none and gpus() says 0.
+  explicit SlurmCluster(int nodes = 1, int gpus = 0) {
     for (const char* tool :
          {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/sbatch"}) {
       if (!std::filesystem::exists(tool)) {
@@ -66,9 +74,23 @@ class SlurmCluster {
       std::filesystem::create_directories(dir_ + "/spool/" + nodes_.back());
     }
     for (const std::string& n : nodes_) node_list += (node_list.empty() ? "" : ",") + n;
+    std::filesystem::create_directories(dir_ + "/dev");
+    for (int i = 0; i < gpus; ++i) {
+      std::string file = dir_ + "/dev/nvidia" + std::to_string(i);
+      if (mknod(file.c_str(), S_IFCHR | 0600, makedev(195, i)) != 0) {
+        gres_error_ = "cannot make the GPU device file " + file + ": " + std::strerror(errno);
+        break;
+      }
+      gpus_ = i + 1;
+    }
+    if (gpus_ < gpus) gpus_ = 0;
+    if (gpus_ > 0) {
+      std::ofstream(dir_ + "/gres.conf") << "Name=gpu File=" << dir_ << "/dev/nvidia[0-" << gpus_ - 1 << "]\n";
+    }
     std::string per_node = nodes > 1 ? "/%n" : "";
     std::ofstream(conf())
         << "ClusterName=tbtest\n"
+        << (gpus_ > 0 ? "GresTypes=gpu\n" : "")
         << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
         << "SlurmctldPort=" << FreeLoopbackPort() << "\nSlurmdPort=" << FreeLoopbackPort() << "\n"
         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << Socket() << "\n"
@@ -84,7 +106,7 @@ class SlurmCluster {
         << "ReturnToService=2\nSchedulerType=sched/builtin\nMinJobAge=600\n"
         << "KillWait=5\nInactiveLimit=0\nSlurmctldTimeout=30\nSlurmdTimeout=30\n"
         << "NodeName=DEFAULT CPUs=" << std::thread::hardware_concurrency() << " RealMemory=" << mem_mib
-        << "\n"
+        << (gpus_ > 0 ? " Gres=gpu:" + std::to_string(gpus_) : "") << "\n"
         << node_lines.str() << " State=UNKNOWN\n"
         << "PartitionName=test Nodes=" << node_list << " Default=YES MaxTime=INFINITE State=UP\n";
     std::filesystem::create_directories(dir_ + "/log/slurmd");
@@ -137,6 +159,9 @@ class SlurmCluster {
   std::string conf() const { return dir_ + "/slurm.conf"; }
   const std::string& node() const { return nodes_.front(); }
   const std::vector<std::string>& nodes() const { return nodes_; }
+  // GPUs per node (GRES gpu), and why there are none when some were asked for.
+  int gpus() const { return gpus_; }
+  const std::string& gres_error() const { return gres_error_; }
   // Put before a command that talks to the cluster.
   std::string env() const { return "SLURM_CONF=" + conf(); }
   // What a command printed (trailing newline removed).
@@ -158,6 +183,8 @@ class SlurmCluster {
 
   std::string dir_, host_, error_;
   std::vector<std::string> nodes_;
+  int gpus_ = 0;
+  std::string gres_error_;
   bool ok_ = false;
 };
 
