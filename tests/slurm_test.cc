@@ -229,7 +229,8 @@ TEST_F(SlurmTest, GpuRowsRunOnTheGpusSlurmGivesTheJob) {
       {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80}},
       {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "metrics": {"power_w": 90}}]})";
   env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
-          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN + ":$PATH";
+          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
+          ":$PATH";
   File(
       "e,pair,,,0,-,work.py,top+nvml,--seconds 1\n"
       "e,pair,,,1,-,work.py,top+nvml,--seconds 1 --seed 2\n");
@@ -324,6 +325,11 @@ TEST_F(SlurmDistributedTest, EachNodeSamplesItselfIntoOneRunAndTheScriptLogsOnce
   EXPECT_EQ(run.status, kFinished);
   std::map<std::string, std::string> tags(run.tags.begin(), run.tags.end());
   EXPECT_EQ(tags["trainbench.nodes"], "2");
+  EXPECT_EQ(tags["trainbench.node.0"], "tbnode1");
+  EXPECT_EQ(tags["trainbench.node.1"], "tbnode2");
+  // The report names both nodes of the run.
+  Shell report = Trainbench("report dist --format csv --store " + uri_);
+  EXPECT_NE(report.out.find("tbnode1 tbnode2"), std::string::npos) << report.out << report.err;
   EXPECT_FALSE(tags["slurm.job_id"].empty());
   // Each node's host metrics, labelled with its node.
   std::set<std::string> nodes;

@@ -73,7 +73,16 @@ const std::vector<ReportColumn> kColumns = {
     {"nodes",
      [](const WorkloadReport& w) {
        std::set<std::string> hosts;
-       for (const RunRecord& r : w.runs) hosts.insert(r.host.empty() ? "-" : r.host);
+       for (const RunRecord& r : w.runs) {
+         // A run across several nodes names each part's node (trainbench.node.N).
+         bool parts = false;
+         for (const auto& [key, value] : r.tags) {
+           if (!key.starts_with("trainbench.node.")) continue;
+           hosts.insert(value);
+           parts = true;
+         }
+         if (!parts) hosts.insert(r.host.empty() ? "-" : r.host);
+       }
        std::string out;
        for (const std::string& h : hosts) out += (out.empty() ? "" : " ") + h;
        return out;

@@ -225,7 +225,10 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   auto event = [&](const std::string& kind, const std::string& label) {
     store.AddEvent({run.id, WallMillis(), kind, label});
   };
-  if (part.distributed()) store.AddEvent(PartStartEvent(run.id, part, WallMillis()));
+  if (part.distributed()) {
+    store.AddEvent(PartStartEvent(run.id, part, WallMillis()));
+    store.SetTags(run.id, {{"trainbench.node." + std::to_string(part.index), part.node}});
+  }
   for (const std::string& notice : notices)
     event("listener", (part.distributed() ? part.node + ": " : "") + notice);
 

@@ -12,10 +12,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -85,13 +84,13 @@ class SlurmCluster {
     }
     if (gpus_ < gpus) gpus_ = 0;
     if (gpus_ > 0) {
-      std::ofstream(dir_ + "/gres.conf") << "Name=gpu File=" << dir_ << "/dev/nvidia[0-" << gpus_ - 1 << "]\n";
+      std::ofstream(dir_ + "/gres.conf")
+          << "Name=gpu File=" << dir_ << "/dev/nvidia[0-" << gpus_ - 1 << "]\n";
     }
     std::string per_node = nodes > 1 ? "/%n" : "";
     std::ofstream(conf())
         << "ClusterName=tbtest\n"
-        << (gpus_ > 0 ? "GresTypes=gpu\n" : "")
-        << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
+        << (gpus_ > 0 ? "GresTypes=gpu\n" : "") << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
         << "SlurmctldPort=" << FreeLoopbackPort() << "\nSlurmdPort=" << FreeLoopbackPort() << "\n"
         << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << Socket() << "\n"
         << "SlurmUser=root\nSlurmdUser=root\n"

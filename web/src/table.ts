@@ -6,6 +6,17 @@ import { download } from "./download";
 import { ago, duration, esc, value } from "./format";
 import * as metric from "./generated/metric_names";
 
+// The nodes a run ran on: its parts' (trainbench.node.N tags of a run across several
+// nodes), else its host.
+export function nodesOf(r: api.RunInfo | undefined): string {
+  if (!r) return "";
+  const parts = Object.keys(r.tags)
+    .filter((k) => k.startsWith("trainbench.node."))
+    .sort((a, b) => Number(a.slice(16)) - Number(b.slice(16)))
+    .map((k) => r.tags[k]);
+  return parts.length ? parts.join(" ") : r.host;
+}
+
 interface Column {
   key: string;
   title: string;
@@ -60,7 +71,7 @@ export class TableView {
       { key: "start", title: "started", get: (r) => r.start_ms },
       { key: "duration", title: "duration", get: (r) => r.duration_ms },
       // The node, where the runs ran on more than one (a Slurm cluster, several servers).
-      ...(new Set(ids.map((id) => this.run(id)?.host)).size > 1 ? [{ key: "node", title: "node", get: (r: api.RunInfo) => r.host }] : []),
+      ...(new Set(ids.map((id) => nodesOf(this.run(id)))).size > 1 ? [{ key: "node", title: "node", get: nodesOf }] : []),
       ...keys.map((k) => ({ key: "param." + k, title: k, get: (r: api.RunInfo) => r.params[k] ?? "" })),
       { key: "gpu", title: "GPU util (mean)", get: mean(metric.kGpuUtilizationGpuRatio) },
       { key: "sm", title: "SM active (mean)", get: mean(metric.kGpuSmActiveRatio) },
