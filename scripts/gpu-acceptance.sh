@@ -92,7 +92,10 @@ fi
 wait
 last() { series "$1" "$2" gpu=0 | awk -F, 'NR==1{a=$NF} {b=$NF} END{print b-a+0}'; }
 a="$(last shareA proc.gpu.energy_joules)"; b="$(last shareB proc.gpu.energy_joules)"
-whole="$(series shareA gpu.power.draw_watts gpu=0 | awk -F, 'NR>1{s+=(p+$NF)/2*($4-t)/1000} {p=$NF; t=$4} END{print s+0}')"
+# The GPU's energy over the time either run ran (one may start later on a loaded machine):
+# both runs' power samples merged in time order.
+whole="$( { series shareA gpu.power.draw_watts gpu=0; series shareB gpu.power.draw_watts gpu=0; } | sort -t, -k4,4n |
+  awk -F, 'NR>1 && $4>t {s+=(p+$NF)/2*($4-t)/1000} NR==1 || $4>t {p=$NF; t=$4} END{print s+0}')"
 if [ "$(awk -v a="$a" -v b="$b" 'BEGIN{print (a+b>0)}')" = 1 ]; then
   sum="$(awk -v a="$a" -v b="$b" 'BEGIN{print a+b}')"
   within "$sum" "$whole" 0.25; check "collocated shares add up to the GPU (±25%)" $? "A $a J + B $b J = $sum J; GPU $whole J"

@@ -72,8 +72,18 @@ int64_t SaturatedInt64(double ms) {
   return static_cast<int64_t>(ms);
 }
 
+std::pair<int64_t, int64_t> WindowMillis(const ChartWindow& window, int64_t start_ms) {
+  auto ms = [&](std::optional<double> x, int64_t open) {
+    if (!x) return open;
+    double wall = window.axis == XAxis::kRelative ? static_cast<double>(start_ms) + *x * 1000.0 : *x;
+    return SaturatedInt64(open < 0 ? std::floor(wall) : std::ceil(wall));
+  };
+  return {ms(window.from, std::numeric_limits<int64_t>::min()),
+          ms(window.to, std::numeric_limits<int64_t>::max())};
+}
+
 std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, const std::vector<Point>& p,
-                            const ChartWindow& window) {
+                            const ChartWindow& window, int64_t total_points) {
   double start = static_cast<double>(run.start_ms);
   auto x_of = [&](size_t i) -> double {
     switch (window.axis) {
@@ -121,7 +131,7 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
       {"metric", series.metric},
       {"labels", series.labels},
       {"unit", MetricUnit(series.metric)},
-      {"total_points", p.size()},
+      {"total_points", total_points >= 0 ? static_cast<size_t>(total_points) : p.size()},
       {"in_range", n},
       {"last_ms",
        last_ms}}.dump();

@@ -30,9 +30,13 @@ struct ChartWindow {
 };
 
 // `points` are the series' in storage order (time order from listeners; a script may log
-// out of order, and steps may repeat or be absent).
+// out of order, and steps may repeat or be absent). `total_points`: the series' when
+// `points` are a part of it (a summary level, the chunks in range); -1: points.size().
 std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, const std::vector<Point>& points,
-                            const ChartWindow& window);
+                            const ChartWindow& window, int64_t total_points = -1);
+
+// The time range (Unix ms) of a window on a time axis; the whole of int64 where open.
+std::pair<int64_t, int64_t> WindowMillis(const ChartWindow& window, int64_t start_ms);
 
 // A run's points on the x axis a workload mean aligns runs by: seconds since `start_ms`, or
 // the logged step (points without one left out); sorted by x (a script may log steps out of

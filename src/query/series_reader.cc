@@ -1,6 +1,9 @@
 #include "query/series_reader.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "store/chunk_summary.h"
 
 namespace tb {
 
@@ -112,6 +115,77 @@ Result<std::shared_ptr<const std::vector<Point>>> SeriesReader::Points(int64_t s
   if (fresh.code() == Status::Code::kNotFound && !retried) return Points(series_id, finished, true);
   TB_RETURN_IF_ERROR(fresh);
   return std::shared_ptr<const std::vector<Point>>(all);
+}
+
+Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, bool finished, int64_t from_ms,
+                                                          int64_t to_ms, size_t buckets, bool retried) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(series_id);
+    if (it != cache_.end() && finished) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return Window{it->second.points, static_cast<int64_t>(it->second.points->size()), 1};
+    }
+  }
+  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunkSummaries(series_id);
+  if (!chunks.ok()) return chunks.status();
+  bool whole = from_ms == std::numeric_limits<int64_t>::min() && to_ms == std::numeric_limits<int64_t>::max();
+  // Points in the window, counting a chunk that reaches past an end by the share of its
+  // time inside.
+  int64_t total = 0;
+  double in_window = 0;
+  for (const ChunkRecord& c : *chunks) {
+    total += c.count;
+    if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
+    double span = static_cast<double>(c.last_ms - c.first_ms);
+    double inside = static_cast<double>(std::min(c.last_ms, to_ms) - std::max(c.first_ms, from_ms));
+    in_window += span > 0 ? static_cast<double>(c.count) * std::clamp(inside / span, 0.0, 1.0)
+                          : static_cast<double>(c.count);
+  }
+  std::optional<int64_t> level =
+      buckets > 0 ? SummaryLevelFor(in_window / static_cast<double>(buckets)) : std::nullopt;
+  int64_t group = level.value_or(1);
+  bool cacheable = finished && whole && level.has_value();
+  if (cacheable) {
+    std::lock_guard lock(mu_);
+    if (auto it = levels_.find({series_id, group}); it != levels_.end())
+      return Window{it->second, total, group};
+  }
+  auto points = std::make_shared<std::vector<Point>>();
+  for (const ChunkRecord& c : *chunks) {
+    if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
+    if (level && c.sealed && !c.summary.empty() && DecodeSummaryLevel(c.summary, group, *points).ok())
+      continue;
+    // Every point of the chunk: no summary at that level (written before there were
+    // summaries, or too small), not sealed yet, or a window narrow enough to need them all.
+    Status read = DecodeSeriesParts(store_, series_id, std::span<const ChunkRecord>(&c, 1), {}, *points);
+    // The writer replaced a provisional chunk meanwhile (a checkpoint): read again.
+    if (read.code() == Status::Code::kNotFound && !retried)
+      return PointsForChart(series_id, finished, from_ms, to_ms, buckets, true);
+    TB_RETURN_IF_ERROR(read);
+  }
+  if (!finished) {
+    Result<std::vector<JournalEntry>> journal = store_.ReadJournal(series_id);
+    if (!journal.ok()) return journal.status();
+    size_t before = points->size();
+    TB_RETURN_IF_ERROR(DecodeSeriesParts(store_, series_id, {}, *journal, *points));
+    // Only the journal's points in the window.
+    auto outside = [&](const Point& p) { return p.time_ms < from_ms || p.time_ms > to_ms; };
+    points->erase(
+        std::remove_if(points->begin() + static_cast<std::ptrdiff_t>(before), points->end(), outside),
+        points->end());
+    total += static_cast<int64_t>(points->size() - before);
+  }
+  if (cacheable) {
+    std::lock_guard lock(mu_);
+    if (level_points_ + points->size() > cache_points_ / 8) {
+      levels_.clear();
+      level_points_ = 0;
+    }
+    levels_[{series_id, group}] = points;
+    level_points_ += points->size();
+  }
+  return Window{points, total, group};
 }
 
 }  // namespace tb

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +29,18 @@ class SeriesReader {
   Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id, bool finished = false,
                                                            bool retried = false);
 
+  // What a chart of `buckets` buckets over [from_ms, to_ms] needs, in time order. Where a
+  // bucket covers many groups of points, the sealed chunks' summaries at the coarsest such
+  // level (store/chunk_summary.h) instead of their points; otherwise the points of the
+  // chunks in range only. A series whose points are cached already is answered from them.
+  struct Window {
+    std::shared_ptr<const std::vector<Point>> points;
+    int64_t total_points = 0;  // in the whole series (sealed and provisional chunks)
+    int64_t group = 1;         // the level read: 1 for every point
+  };
+  Result<Window> PointsForChart(int64_t series_id, bool finished, int64_t from_ms, int64_t to_ms,
+                                size_t buckets, bool retried = false);
+
  private:
   struct Cached {
     std::vector<int64_t> chunk_ids;  // sealed chunks, in order
@@ -43,6 +56,10 @@ class SeriesReader {
       series_of_;           // finished runs
   std::list<int64_t> lru_;  // most recently used first
   size_t cached_points_ = 0;
+  // A finished run's whole series at one summary level: (series id, group) -> points. Few
+  // points by construction; emptied when it grows past cache_points_ / 8.
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const std::vector<Point>>> levels_;
+  size_t level_points_ = 0;
 };
 
 // A run that has ended: its series are complete.

@@ -93,6 +93,15 @@ ApiResponse ServeApi::Call::Series() {
   // Also called by the stream after this Call is gone: it holds nothing of it.
   ServeApi* api = &api_;
   auto series_json = [api, window](const Selected& s) -> std::string {
+    // A budgeted chart over time reads what its pixels need: summaries of wide ranges, the
+    // chunks in range of narrow ones.
+    if (window.budget != std::numeric_limits<size_t>::max() && window.axis != XAxis::kStep && !window.since) {
+      auto [from_ms, to_ms] = WindowMillis(window, s.run->start_ms);
+      Result<SeriesReader::Window> part = api->reader_.PointsForChart(
+          s.series.id, Finished(*s.run), from_ms, to_ms, std::max<size_t>(1, window.budget / 4));
+      ThrowIfError(part.status());
+      return ChartSeriesJson(*s.run, s.series, *part->points, window, part->total_points);
+    }
     Result<std::shared_ptr<const std::vector<Point>>> loaded =
         api->reader_.Points(s.series.id, Finished(*s.run));
     ThrowIfError(loaded.status());

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "store/series_writer.h"
+#include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -104,6 +105,103 @@ TEST_F(ServeApiTest, WrongRequestsGetMlflowStyleErrorsAndOtherPathsAreLeftAlone)
   ApiHandler handler = api_->Handler();
   EXPECT_FALSE(handler({"GET", "/index.html", {}, ""}).has_value());
   EXPECT_TRUE(handler({"GET", "/api/v1/experiments", {}, ""}).has_value());
+}
+
+}  // namespace
+}  // namespace tb
+
+namespace tb {
+namespace {
+
+// Counts the reads of every point of a chunk.
+class CountingStore : public ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  int chunk_data_reads = 0, whole_series_reads = 0;
+  Result<std::string> ReadChunkData(int64_t c) override {
+    ++chunk_data_reads;
+    return inner_.ReadChunkData(c);
+  }
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override {
+    ++whole_series_reads;
+    return inner_.ReadChunks(s);
+  }
+};
+
+// A finished run of 100,000 points at 10 Hz (20 sealed chunks) with one spike.
+class LongSeriesTest : public ServeApiTest {
+ protected:
+  void SetUp() override {
+    ServeApiTest::SetUp();
+    SeriesWriter writer(*store_, run_.id);
+    for (int i = 0; i < kPoints; ++i) {
+      double v = i == kSpike ? 400.0 : 100.0 + (i % 50);
+      writer.Append("gpu.power.draw_watts", "gpu=0", {kStart + i * 100, v, kNoStep});
+      if (i % 5000 == 4999) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    ASSERT_TRUE(writer.Close().ok());
+    ASSERT_TRUE(store_->FinishRun(run_.id, kStart + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+    counting_ = std::make_unique<CountingStore>(*store_);
+    api_ = std::make_unique<ServeApi>(*counting_);
+  }
+  json Chart(std::multimap<std::string, std::string> extra) {
+    std::multimap<std::string, std::string> q = {
+        {"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"budget", "2000"}, {"x", "relative"}};
+    q.insert(extra.begin(), extra.end());
+    ApiResponse r = Call("series", q);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body)["series"][0];
+  }
+  static constexpr int kPoints = 100000, kSpike = 61234;
+  std::unique_ptr<CountingStore> counting_;
+};
+
+TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {
+  json s = Chart({});
+  EXPECT_EQ(s["total_points"], kPoints);
+  std::vector<double> x = s["x"].get<std::vector<double>>(), y = s["y"].get<std::vector<double>>();
+  ASSERT_LE(y.size(), 2000u);
+  EXPECT_GE(y.size(), 1000u);
+  EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0) << "no chunk read point by point";
+  // The spike, at its own time, and the envelope of every other point.
+  bool spike = false;
+  for (size_t i = 0; i < y.size(); ++i) spike |= y[i] == 400.0 && std::abs(x[i] - kSpike * 0.1) < 1e-6;
+  EXPECT_TRUE(spike);
+  EXPECT_EQ(*std::min_element(y.begin(), y.end()), 100.0);
+  EXPECT_EQ(x.front(), 0.0);
+  EXPECT_NEAR(x.back(), (kPoints - 1) * 0.1, 1e-6);
+  // The same again comes from memory: still no chunk read whole.
+  json again = Chart({});
+  EXPECT_EQ(again["y"], s["y"]);
+  EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0);
+}
+
+TEST_F(LongSeriesTest, ZoomingInReadsOnlyTheChunksInRange) {
+  // 30 seconds around the spike: 300 points, all of them, from the one or two chunks there.
+  double at = kSpike * 0.1;
+  json s = Chart({{"from", std::to_string(at - 15)}, {"to", std::to_string(at + 15)}});
+  std::vector<double> y = s["y"].get<std::vector<double>>();
+  EXPECT_NEAR(static_cast<double>(y.size()), 301, 1) << "every point of the 30 seconds";
+  EXPECT_NE(std::find(y.begin(), y.end(), 400.0), y.end());
+  EXPECT_GE(counting_->chunk_data_reads, 1);
+  EXPECT_LE(counting_->chunk_data_reads, 2) << "of 20 chunks";
+  EXPECT_EQ(counting_->whole_series_reads, 0);
+}
+
+TEST_F(LongSeriesTest, ChunksWrittenBeforeSummariesAreReadWhole) {
+  // As a store written by an earlier trainbench: no summaries.
+  ASSERT_EQ(
+      std::system(
+          ("sqlite3 " + (scratch_.path() / "s.db").string() + " 'UPDATE chunks SET summary = NULL'").c_str()),
+      0);
+  json s = Chart({});
+  std::vector<double> y = s["y"].get<std::vector<double>>();
+  EXPECT_LE(y.size(), 2000u);
+  EXPECT_NE(std::find(y.begin(), y.end(), 400.0), y.end());
+  size_t chunks = store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id)->size();
+  EXPECT_EQ(counting_->chunk_data_reads, static_cast<int>(chunks)) << "each chunk read whole, once";
 }
 
 }  // namespace

@@ -26,6 +26,8 @@ struct Point {
   int64_t time_ms = 0;
   double value = 0;
   int64_t step = kNoStep;  // the training step for metrics a script logs
+
+  bool operator==(const Point&) const = default;
 };
 
 // Encodes `points` (any count, including 0). Times need not be increasing, but the

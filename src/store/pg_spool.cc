@@ -44,6 +44,7 @@ Status ApplyFile(const std::string& path, const std::function<Status(const Batch
 Param Text(std::string s) { return {false, false, std::move(s)}; }
 Param Int(int64_t v) { return {false, false, std::to_string(v)}; }
 Param Bytes(std::string s) { return {false, true, std::move(s)}; }
+Param OptBytes(std::string s) { return {s.empty(), true, std::move(s)}; }
 Param Real(std::optional<double> v) {
   if (!v) return {true, false, ""};
   char buf[40];

@@ -20,6 +20,7 @@ using pg::Batch;
 using pg::Bytes;
 using pg::HashId;
 using pg::Int;
+using pg::OptBytes;
 using pg::OptInt;
 using pg::Real;
 using pg::Stmt;
@@ -128,10 +129,11 @@ class PostgresStore : public Store {
     for (ChunkRecord& c : batch.inserts) {
       if (c.id == 0) c.id = RandomId();  // a migration sets its own, repeatable ids
       stmts.push_back(
-          {"INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data) "
-           "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+          {"INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data, "
+           "summary) "
+           "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
            {Int(c.id), Int(c.series_id), Int(c.first_ms), Int(c.last_ms), Int(c.count), Real(c.min),
-            Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data)}});
+            Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data), OptBytes(c.summary)}});
     }
     for (int64_t id : batch.deletes)
       stmts.push_back({"DELETE FROM chunks WHERE id = $1 AND sealed = 0", {Int(id)}});
@@ -286,9 +288,14 @@ class PostgresStore : public Store {
     });
   }
 
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override { return Chunks(series_id, true); }
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {
+    return Chunks(series_id, ChunkBlobs::kData);
+  }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override {
-    return Chunks(series_id, false);
+    return Chunks(series_id, ChunkBlobs::kNone);
+  }
+  Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) override {
+    return Chunks(series_id, ChunkBlobs::kSummary);
   }
 
   Result<std::string> ReadChunkData(int64_t chunk_id) override {
@@ -348,13 +355,12 @@ class PostgresStore : public Store {
         {Text(run_id), Text(k), Text(v)}};
   }
 
-  Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
-    Result<pg::Rows> rows = Query({ChunkSelect(with_data, "$1"), {Int(series_id)}});
+  Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, ChunkBlobs blobs) {
+    Result<pg::Rows> rows = Query({ChunkSelect(blobs, "$1"), {Int(series_id)}});
     if (!rows.ok()) return rows.status();
     std::vector<ChunkRecord> out;
     out.reserve(static_cast<size_t>(rows->size()));
-    for (int i = 0; i < rows->size(); ++i)
-      out.push_back(ChunkFromRow(pg::Row{*rows, i}, series_id, with_data));
+    for (int i = 0; i < rows->size(); ++i) out.push_back(ChunkFromRow(pg::Row{*rows, i}, series_id, blobs));
     return out;
   }
 

@@ -96,6 +96,9 @@ CREATE TABLE experiment_tags(
   value TEXT NOT NULL,{seq}
   PRIMARY KEY(experiment_id, key));
 )sql",
+    // 5: levels of detail beside each sealed chunk (store/chunk_summary.h); NULL for
+    // chunks written before, which charts then read whole.
+    "ALTER TABLE chunks ADD COLUMN summary {blob};",
 };
 static_assert(std::size(kMigrationText) == kSchemaVersion);
 

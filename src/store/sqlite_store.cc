@@ -138,8 +138,8 @@ class SqliteStore : public Store {
     std::lock_guard lock(mu_);
     TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
     Statement insert(db_,
-                     "INSERT INTO chunks(series_id, first_ms, last_ms, count, min, max, sum, sealed, data) "
-                     "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                     "INSERT INTO chunks(series_id, first_ms, last_ms, count, min, max, sum, sealed, data, "
+                     "summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement erase(db_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
     Statement erase_journal(db_, "DELETE FROM journal WHERE id = ?");
     bool ok = insert.ok() && erase.ok() && erase_journal.ok();
@@ -148,6 +148,11 @@ class SqliteStore : public Store {
       insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);
       insert.Bind(5, c.min).Bind(6, c.max).Bind(7, std::optional<double>(c.sum));
       insert.Bind(8, int64_t{c.sealed}).BindBlob(9, c.data);
+      if (c.summary.empty()) {
+        insert.Bind(10, std::optional<double>());  // NULL
+      } else {
+        insert.BindBlob(10, c.summary);
+      }
       ok = insert.Step() == SQLITE_DONE;
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();
@@ -303,10 +308,16 @@ class SqliteStore : public Store {
     });
   }
 
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override { return Chunks(series_id, true); }
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {
+    return Chunks(series_id, ChunkBlobs::kData);
+  }
 
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override {
-    return Chunks(series_id, false);
+    return Chunks(series_id, ChunkBlobs::kNone);
+  }
+
+  Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) override {
+    return Chunks(series_id, ChunkBlobs::kSummary);
   }
 
   Result<std::string> ReadChunkData(int64_t chunk_id) override {
@@ -346,13 +357,13 @@ class SqliteStore : public Store {
   }
 
  private:
-  Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, bool with_data) {
+  Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, ChunkBlobs blobs) {
     std::lock_guard lock(mu_);
-    std::string sql = ChunkSelect(with_data, "?");
+    std::string sql = ChunkSelect(blobs, "?");
     Statement st(db_, sql.c_str());
     st.Bind(1, series_id);
     return Rows<ChunkRecord>(st, "cannot read samples",
-                             [&](Statement& row) { return ChunkFromRow(row, series_id, with_data); });
+                             [&](Statement& row) { return ChunkFromRow(row, series_id, blobs); });
   }
 
   Result<std::vector<RunRecord>> ReadRuns(Statement& st) {

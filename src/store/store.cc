@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/strings.h"
+#include "store/chunk_summary.h"
 #include "store/varint.h"
 
 namespace tb {
@@ -26,6 +27,7 @@ ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sea
     c.sum += p.value;
   }
   c.data = EncodeChunk(points);
+  if (sealed) c.summary = EncodeSummary(points);
   return c;
 }
 

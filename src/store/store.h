@@ -85,6 +85,7 @@ struct ChunkRecord {
   double sum = 0;                  // over non-NaN values
   bool sealed = false;             // false: a provisional chunk a later sealed one replaces
   std::string data;                // EncodeChunk output
+  std::string summary;             // EncodeSummary of a sealed chunk's points; "" for none
 };
 // Builds a ChunkRecord (encoding and statistics) for `points` of one series.
 ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed);
@@ -184,6 +185,9 @@ class Store {
   virtual Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) = 0;
   // The same without their data: what readers that cache decoded chunks check first.
   virtual Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) = 0;
+  // The same with their summaries (levels of detail) but not their data: what a chart of a
+  // wide range reads instead of every point.
+  virtual Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) = 0;
   // One chunk's encoded points.
   virtual Result<std::string> ReadChunkData(int64_t chunk_id) = 0;
   // Journal entries of the run that owns `series_id`, oldest first: points written

@@ -16,12 +16,18 @@ inline constexpr const char* kRunSelect =
     "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
     "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
 
-// The chunk columns ChunkFromRow reads, with or without the data, of the series in
-// parameter 1 in time order; `placeholder` is the dialect's ("?" or "$1").
-inline std::string ChunkSelect(bool with_data, const char* placeholder) {
-  return std::string("SELECT id, first_ms, last_ms, count, min, max, sum, sealed") +
-         (with_data ? ", data" : "") + " FROM chunks WHERE series_id = " + placeholder +
-         " ORDER BY first_ms, id";
+// Which of a chunk's blobs a read brings: none (ListChunkInfo), its data and summary
+// (ReadChunks), or its summary only (ReadChunkSummaries).
+enum class ChunkBlobs { kNone, kData, kSummary };
+
+// The chunk columns ChunkFromRow reads of the series in parameter 1 in time order;
+// `placeholder` is the dialect's ("?" or "$1").
+inline std::string ChunkSelect(ChunkBlobs blobs, const char* placeholder) {
+  const char* extra = blobs == ChunkBlobs::kData      ? ", data, summary"
+                      : blobs == ChunkBlobs::kSummary ? ", summary"
+                                                      : "";
+  return std::string("SELECT id, first_ms, last_ms, count, min, max, sum, sealed") + extra +
+         " FROM chunks WHERE series_id = " + placeholder + " ORDER BY first_ms, id";
 }
 
 // A run without its params and tags (they are read apart).
@@ -49,7 +55,7 @@ RunRecord RunFromRow(const Row& row) {
 }
 
 template <typename Row>
-ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, bool with_data) {
+ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, ChunkBlobs blobs) {
   ChunkRecord c;
   c.id = row.Int(0);
   c.series_id = series_id;
@@ -60,7 +66,9 @@ ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, bool with_data) {
   if (!row.IsNull(5)) c.max = row.Double(5);
   c.sum = row.IsNull(6) ? 0 : row.Double(6);
   c.sealed = row.Int(7) != 0;
-  if (with_data) c.data = row.Text(8);
+  if (blobs == ChunkBlobs::kData) c.data = row.Text(8);
+  int summary = blobs == ChunkBlobs::kData ? 9 : blobs == ChunkBlobs::kSummary ? 8 : -1;
+  if (summary > 0 && !row.IsNull(summary)) c.summary = row.Text(summary);
   return c;
 }
 

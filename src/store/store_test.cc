@@ -9,6 +9,7 @@
 
 #include "store/series_writer.h"
 #include "store/sqlite_store.h"
+#include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/postgres_cluster.h"
 #include "tests/helpers/scratch_directory.h"
 
@@ -167,7 +168,8 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &db), SQLITE_OK);
   for (const char* sql :
        {"ALTER TABLE runs DROP COLUMN devices", "CREATE INDEX journal_by_run ON journal(run_id, id)",
-        "DROP TABLE experiment_tags", "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
+        "DROP TABLE experiment_tags", "ALTER TABLE chunks DROP COLUMN summary",
+        "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
   sqlite3_close(db);
@@ -192,23 +194,10 @@ TEST_F(StoreTest, UriForms) {
 }
 
 // Wraps a store and fails chunk writes on demand, like a full disk would.
-class FlakyStore : public Store {
+class FlakyStore : public ForwardingStore {
  public:
-  explicit FlakyStore(Store& inner) : inner_(inner) {}
+  using ForwardingStore::ForwardingStore;
   bool fail_writes = false;
-  std::string Describe() const override { return inner_.Describe(); }
-  Result<std::string> ArtifactDirectory(const std::string& id) override {
-    return inner_.ArtifactDirectory(id);
-  }
-  Result<int64_t> EnsureExperiment(const std::string& n) override { return inner_.EnsureExperiment(n); }
-  Status CreateRun(const RunRecord& r) override { return inner_.CreateRun(r); }
-  Status FinishRun(const std::string& id, int64_t e, const std::string& s, std::optional<int> c,
-                   std::optional<int> g, const std::string& r) override {
-    return inner_.FinishRun(id, e, s, c, g, r);
-  }
-  Result<int64_t> EnsureSeries(const std::string& r, const std::string& m, const std::string& l) override {
-    return inner_.EnsureSeries(r, m, l);
-  }
   Status WriteChunks(ChunkBatch& b) override {
     if (fail_writes) return Status::IoError("database or disk is full");
     return inner_.WriteChunks(b);
@@ -217,33 +206,6 @@ class FlakyStore : public Store {
     if (fail_writes) return Status::IoError("database or disk is full");
     return inner_.AppendJournal(r, d);
   }
-  Result<std::vector<JournalEntry>> ReadJournal(int64_t s) override { return inner_.ReadJournal(s); }
-  Status LogParams(const std::string& r, const KeyValues& p) override { return inner_.LogParams(r, p); }
-  Status SetTags(const std::string& r, const KeyValues& t) override { return inner_.SetTags(r, t); }
-  Status DeleteTag(const std::string& r, const std::string& k) override { return inner_.DeleteTag(r, k); }
-  Status RenameRun(const std::string& r, const std::string& n) override { return inner_.RenameRun(r, n); }
-  Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
-  Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
-  Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
-  Status ChangeExperiment(int64_t id, const ExperimentChange& c) override {
-    return inner_.ChangeExperiment(id, c);
-  }
-  Result<std::vector<RunRecord>> ListRuns(const std::string& e) override { return inner_.ListRuns(e); }
-  Result<RunRecord> FindRun(const std::string& k) override { return inner_.FindRun(k); }
-  Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
-  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
-  Result<std::string> ReadChunkData(int64_t c) override { return inner_.ReadChunkData(c); }
-  Result<std::vector<EventRecord>> ListEvents(const std::string& r) override { return inner_.ListEvents(r); }
-  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override {
-    return inner_.ListArtifacts(r);
-  }
-  Result<ArtifactRecord> GetArtifact(const std::string& r, const std::string& n) override {
-    return inner_.GetArtifact(r, n);
-  }
-
- private:
-  Store& inner_;
 };
 
 TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {

@@ -1,0 +1,72 @@
+#include "store/chunk_summary.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tb {
+namespace {
+
+std::vector<Point> Wave(size_t n) {
+  std::vector<Point> points;
+  for (size_t i = 0; i < n; ++i)
+    points.push_back({1763777000000 + static_cast<int64_t>(i) * 100,
+                      50 + 10 * std::sin(static_cast<double>(i) / 30), static_cast<int64_t>(i)});
+  return points;
+}
+
+TEST(ChunkSummaryTest, EachGroupKeepsItsFirstLowestHighestAndLastPoint) {
+  std::vector<Point> points = Wave(256);
+  points[77].value = 1000;  // a spike
+  points[150].value = -5;   // a dip
+  points[200].value = NAN;  // a gap is neither lowest nor highest
+  std::vector<Point> s = SummarizeGroups(points, 64);
+  ASSERT_LE(s.size(), 16u);
+  for (size_t i = 1; i < s.size(); ++i) EXPECT_LT(s[i - 1].time_ms, s[i].time_ms) << "time order, each once";
+  auto has = [&](const Point& p) {
+    for (const Point& q : s)
+      if (q.time_ms == p.time_ms && (q.value == p.value || (std::isnan(q.value) && std::isnan(p.value))) &&
+          q.step == p.step)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(has(points[77])) << "the spike, exactly where it was";
+  EXPECT_TRUE(has(points[150]));
+  for (size_t g = 0; g < 256; g += 64) {
+    EXPECT_TRUE(has(points[g])) << g;
+    EXPECT_TRUE(has(points[g + 63])) << g;
+  }
+  for (const Point& q : s) EXPECT_FALSE(q.time_ms == points[200].time_ms) << "NaN is not an extreme";
+}
+
+TEST(ChunkSummaryTest, ASealedChunkCarriesTwoLevelsAndASmallOneNone) {
+  std::vector<Point> points = Wave(4096);
+  points[3000].value = 99;
+  std::string blob = EncodeSummary(points);
+  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{64, 1024}));
+  for (int64_t group : {64, 1024}) {
+    std::vector<Point> level;
+    ASSERT_TRUE(DecodeSummaryLevel(blob, group, level).ok());
+    EXPECT_LE(level.size(), 4096 / static_cast<size_t>(group) * 4);
+    EXPECT_EQ(level, SummarizeGroups(points, group));
+    bool spike = false;
+    for (const Point& p : level) spike |= p.time_ms == points[3000].time_ms && p.value == 99;
+    EXPECT_TRUE(spike) << "level " << group;
+  }
+  std::vector<Point> none;
+  EXPECT_EQ(DecodeSummaryLevel(blob, 256, none).code(), Status::Code::kNotFound);
+  EXPECT_EQ(DecodeSummaryLevel("\x05garbage", 64, none).code(), Status::Code::kCorrupt);
+  EXPECT_EQ(EncodeSummary(Wave(100)), "") << "too few points to gain anything";
+  EXPECT_EQ(SummaryLevels(EncodeSummary(Wave(1000))), std::vector<int64_t>{64});
+}
+
+TEST(ChunkSummaryTest, TheLevelLeavesEachBucketTwoGroupsOrMore) {
+  EXPECT_EQ(SummaryLevelFor(100), std::nullopt);  // a bucket of 100 points: every point
+  EXPECT_EQ(SummaryLevelFor(128), 64);
+  EXPECT_EQ(SummaryLevelFor(2047), 64);
+  EXPECT_EQ(SummaryLevelFor(2048), 1024);
+  EXPECT_EQ(SummaryLevelFor(1e7), 1024);
+}
+
+}  // namespace
+}  // namespace tb

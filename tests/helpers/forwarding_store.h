@@ -1,0 +1,65 @@
+// A Store that hands every call to another one: tests derive from it and change the
+// calls they are about (a full disk, counting what is read).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace tb {
+
+class ForwardingStore : public Store {
+ public:
+  explicit ForwardingStore(Store& inner) : inner_(inner) {}
+  std::string Describe() const override { return inner_.Describe(); }
+  Result<std::string> ArtifactDirectory(const std::string& id) override {
+    return inner_.ArtifactDirectory(id);
+  }
+  Result<int64_t> EnsureExperiment(const std::string& n) override { return inner_.EnsureExperiment(n); }
+  Status CreateRun(const RunRecord& r) override { return inner_.CreateRun(r); }
+  Status FinishRun(const std::string& id, int64_t e, const std::string& s, std::optional<int> c,
+                   std::optional<int> g, const std::string& r) override {
+    return inner_.FinishRun(id, e, s, c, g, r);
+  }
+  Result<int64_t> EnsureSeries(const std::string& r, const std::string& m, const std::string& l) override {
+    return inner_.EnsureSeries(r, m, l);
+  }
+  Status WriteChunks(ChunkBatch& b) override { return inner_.WriteChunks(b); }
+  Result<int64_t> AppendJournal(const std::string& r, const std::string& d) override {
+    return inner_.AppendJournal(r, d);
+  }
+  Result<std::vector<JournalEntry>> ReadJournal(int64_t s) override { return inner_.ReadJournal(s); }
+  Status LogParams(const std::string& r, const KeyValues& p) override { return inner_.LogParams(r, p); }
+  Status SetTags(const std::string& r, const KeyValues& t) override { return inner_.SetTags(r, t); }
+  Status DeleteTag(const std::string& r, const std::string& k) override { return inner_.DeleteTag(r, k); }
+  Status RenameRun(const std::string& r, const std::string& n) override { return inner_.RenameRun(r, n); }
+  Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
+  Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
+  Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
+  Status ChangeExperiment(int64_t id, const ExperimentChange& c) override {
+    return inner_.ChangeExperiment(id, c);
+  }
+  Result<std::vector<RunRecord>> ListRuns(const std::string& e) override { return inner_.ListRuns(e); }
+  Result<RunRecord> FindRun(const std::string& k) override { return inner_.FindRun(k); }
+  Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
+  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
+  Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
+    return inner_.ReadChunkSummaries(s);
+  }
+  Result<std::string> ReadChunkData(int64_t c) override { return inner_.ReadChunkData(c); }
+  Result<std::vector<EventRecord>> ListEvents(const std::string& r) override { return inner_.ListEvents(r); }
+  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override {
+    return inner_.ListArtifacts(r);
+  }
+  Result<ArtifactRecord> GetArtifact(const std::string& r, const std::string& n) override {
+    return inner_.GetArtifact(r, n);
+  }
+
+ protected:
+  Store& inner_;
+};
+
+}  // namespace tb
