@@ -69,12 +69,9 @@ class ScheduleTest : public CliTest {
   static std::string Outcome(const ExperimentRow& row) { return row.status.substr(0, row.status.find(' ')); }
   // The simulated GPU: GPU 0 without MIG, GPU 1 in MIG mode with no instances yet.
   void SimulatedGpu() {
-    std::ofstream(dir_ / "sim.json") << R"({"gpus": [
+    UseSimulatedGpu(R"({"gpus": [
       {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80, "util_gpu_pct": 50, "util_mem_pct": 20}},
-      {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "mig_mode": "Enabled", "metrics": {"power_w": 90}}]})";
-    env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
-            " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
-            ":$PATH";
+      {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "mig_mode": "Enabled", "metrics": {"power_w": 90}}]})");
   }
 };
 
@@ -232,13 +229,10 @@ TEST_F(ScheduleTest, TheEnvColumnSetsVariablesAndChoosesAVenv) {
 // client keeping the machine's index of a GPU other than 0 finds no device. MPS on GPUs 1
 // and 2 of three must give every run those two GPUs.
 TEST_F(ScheduleTest, MpsOnGpusOtherThanTheFirstReachesThoseGpus) {
-  std::ofstream(dir_ / "sim.json") << R"({"gpus": [
+  UseSimulatedGpu(R"({"gpus": [
       {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80}},
       {"uuid": "GPU-11111111-1111-2222-3333-444444444444", "metrics": {"power_w": 81}},
-      {"uuid": "GPU-22222222-1111-2222-3333-444444444444", "metrics": {"power_w": 82}}]})";
-  env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
-          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
-          ":$PATH";
+      {"uuid": "GPU-22222222-1111-2222-3333-444444444444", "metrics": {"power_w": 82}}]})");
   File(
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
       "e,1,,,1+2,MPS,work.py,top,--seconds 0.2\n"

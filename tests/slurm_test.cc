@@ -225,12 +225,9 @@ TEST_F(SlurmTest, GpuRowsAskSlurmForTheirGpusAndARefusalIsSaid) {
 // them, each run's nvml listener watches only its own.
 TEST_F(SlurmTest, GpuRowsRunOnTheGpusSlurmGivesTheJob) {
   if (slurm_->gpus() < 2) GTEST_SKIP() << "the test cluster has no GPU GRES: " << slurm_->gres_error();
-  std::ofstream(dir_ / "sim.json") << R"({"gpus": [
+  UseSimulatedGpu(R"({"gpus": [
       {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80}},
-      {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "metrics": {"power_w": 90}}]})";
-  env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
-          " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
-          ":$PATH";
+      {"uuid": "GPU-55555555-6666-7777-8888-999999999999", "metrics": {"power_w": 90}}]})");
   File(
       "e,pair,,,0,-,work.py,top+nvml,--seconds 1\n"
       "e,pair,,,1,-,work.py,top+nvml,--seconds 1 --seed 2\n");

@@ -29,6 +29,16 @@ struct Shell {
 // Runs the trainbench binary against a store in a scratch directory and reads the store.
 class CliTest : public ::testing::Test {
  protected:
+#if defined(TRAINBENCH_SIM_NVML) && defined(TRAINBENCH_SIM_BIN)
+  // Writes `scenario` (sim/README.md) to sim.json and points every following command at
+  // that simulated GPU: its NVML, nvidia-smi and the other tools.
+  void UseSimulatedGpu(const std::string& scenario) {
+    std::ofstream(dir_ / "sim.json") << scenario;
+    env_ += " TRAINBENCH_SIM_SCENARIO=" + (dir_ / "sim.json").string() +
+            " TRAINBENCH_NVML_LIBRARY=" + std::string(TRAINBENCH_SIM_NVML) + " PATH=" + TRAINBENCH_SIM_BIN +
+            ":$PATH";
+  }
+#endif
   // Runs trainbench with `args` (a shell fragment) against this test's store.
   Shell Trainbench(const std::string& args) {
     return Run(env_ + " TRAINBENCH_STORE=" + db_ + " " + kTrainbench + " " + args);
