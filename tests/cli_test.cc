@@ -307,6 +307,29 @@ TEST_F(CliTest, ScriptFormRecordsArgumentsAsParams) {
   EXPECT_NE(manifest.find("\"python\""), std::string::npos);
   EXPECT_NE(manifest.find("\"version\""), std::string::npos);
   EXPECT_NE(manifest.find("PYTHONUNBUFFERED"), std::string::npos);
+  EXPECT_NE(manifest.find("\"packages\""), std::string::npos);
+}
+
+TEST_F(CliTest, ShowSaysWhatTrainbenchCostBesideTheCommand) {
+  std::ofstream(dir_ / "spin.py") << "import time\n"
+                                     "end = time.process_time() + 0.5\n"
+                                     "while time.process_time() < end:\n"
+                                     "    pass\n";
+  Shell r = Trainbench("run -i 100ms spin.py");
+  ASSERT_EQ(r.code, 0) << r.err;
+  RunRecord run = OnlyRun(*OpenStore());
+  std::optional<RunCost> cost = RunCostOfTags(run.tags);
+  ASSERT_TRUE(cost.has_value());
+  EXPECT_GE(cost->command, 0.5);  // the script's own CPU time, not trainbench's
+  EXPECT_LT(cost->command, 5);
+  EXPECT_GT(cost->listeners, 0);
+  EXPECT_GT(cost->trainbench, cost->listeners);
+  EXPECT_GT(cost->tools, 0);  // the manifest asked the interpreter for its packages
+  Shell show = Trainbench("show spin.py");
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("trainbench  "), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("of the command's"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find("trainbench.cpu_seconds"), std::string::npos) << show.out;  // not again as tags
 }
 
 TEST_F(CliTest, ExportWritesEverySampleAsCsvAndJson) {

@@ -307,7 +307,7 @@ TEST_F(GpuToolTest, SmiAndDcgmiReachTheStore) {
   EXPECT_EQ(left, "");
   EXPECT_TRUE(store->ListEvents(run.id)->empty());
   std::string tags;
-  for (const auto& [k, v] : run.tags) tags += k + "=" + v;
+  for (const auto& [k, v] : TagsBesideTheCost(run)) tags += k + "=" + v;
   EXPECT_EQ(tags, std::string(kSimulatedGpuTag) + "=true");
 }
 

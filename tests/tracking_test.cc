@@ -56,7 +56,10 @@ with trainbench.Run() as run:
   auto store = OpenStore();
   RunRecord run = OnlyRun(*store);
   EXPECT_EQ(run.params, (KeyValues{{"lr", "0.1"}, {"optimizer", "adam"}}));
-  EXPECT_EQ(run.tags, (KeyValues{{"model", "mlp"}}));
+  EXPECT_EQ(TagsBesideTheCost(run), (KeyValues{{"model", "mlp"}}));
+  // The tracking API's share of what trainbench cost: it answered the client's requests.
+  ASSERT_TRUE(RunCostOfTags(run.tags).has_value());
+  EXPECT_GT(RunCostOfTags(run.tags)->tracking_server, 0);
 
   std::vector<Point> loss = Series(*store, run.id, "train.loss");
   ASSERT_EQ(loss.size(), 10u);
@@ -281,7 +284,7 @@ call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time":
   EXPECT_EQ(run.status, kFinished);
   EXPECT_EQ(Series(*store, run.id, "train.loss").size(), 2u);
   EXPECT_EQ(run.params.back(), (std::pair<std::string, std::string>{"hidden", "128"}));
-  EXPECT_EQ(run.tags.size(), 2u);
+  EXPECT_EQ(TagsBesideTheCost(run).size(), 2u);
   EXPECT_EQ(store->GetArtifact(run.id, "model/weights.txt")->size, 7);
 }
 

@@ -29,6 +29,7 @@
 #include "query/export.h"
 #include "query/summary.h"
 #include "run/launcher.h"
+#include "run/run_cost.h"
 #include "schedule/scheduler.h"
 #include "serve/serve_api.h"
 #include "store/migrate.h"
@@ -193,6 +194,14 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   std::printf("listeners   %s every %gs\n", Printable(r.listeners).c_str(),
               static_cast<double>(r.interval_ms) / 1000);
   if (!r.devices.empty()) std::printf("devices     %s\n", Printable(r.devices).c_str());
+  if (std::optional<RunCost> cost = RunCostOfTags(r.tags)) {
+    std::printf("trainbench  %s\n", DescribeRunCost(*cost).c_str());
+  }
+  for (const auto& [k, node] : r.tags) {  // each part of a run across nodes
+    if (!StartsWith(k, "trainbench.node.")) continue;
+    if (std::optional<RunCost> cost = RunCostOfTags(r.tags, "node-" + node + "."))
+      std::printf("trainbench  on %s: %s\n", Printable(node).c_str(), DescribeRunCost(*cost).c_str());
+  }
   Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(**store, r.id);
   if (energy.ok() && energy->has_value()) {
     const GpuEnergy& e = **energy;
@@ -211,9 +220,13 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
     for (const auto& [k, v] : r.params)
       std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
   }
-  if (!r.tags.empty()) {
+  KeyValues tags;  // the cost, said above, left out
+  for (const auto& tag : r.tags) {
+    if (!IsRunCostTag(tag.first)) tags.push_back(tag);
+  }
+  if (!tags.empty()) {
     std::printf("\ntags\n");
-    for (const auto& [k, v] : r.tags) std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
+    for (const auto& [k, v] : tags) std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
   }
   Result<std::vector<EventRecord>> events = (*store)->ListEvents(r.id);
   if (events.ok() && !events->empty()) {

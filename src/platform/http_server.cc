@@ -13,12 +13,31 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "base/time.h"
 
 namespace tb {
 namespace {
 
 // Workers answering requests: a connection holds one while it waits for its next request.
 constexpr size_t kWorkers = 64;
+
+// cpp-httplib's pool of workers, adding the CPU time each connection took to a counter.
+class MeteredPool : public httplib::TaskQueue {
+ public:
+  MeteredPool(size_t workers, std::atomic<int64_t>& cpu_ns) : pool_(workers), cpu_ns_(cpu_ns) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([this, fn = std::move(fn)] {
+      int64_t start = ThreadCpuNanos();
+      fn();
+      cpu_ns_.fetch_add(ThreadCpuNanos() - start, std::memory_order_relaxed);
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  std::atomic<int64_t>& cpu_ns_;
+};
 
 std::string ContentType(std::string_view path) {
   static const std::pair<const char*, const char*> kTypes[] = {{".html", "text/html; charset=utf-8"},
@@ -194,7 +213,7 @@ Status HttpServer::Start(const HttpServerOptions& options) {
   server_->set_keep_alive_timeout(5);
   server_->set_read_timeout(5);
   server_->set_write_timeout(30);
-  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  server_->new_task_queue = [this] { return new MeteredPool(kWorkers, worker_cpu_ns_); };
   // The token and the body's size are checked before the body is read.
   server_->set_pre_routing_handler([this, largest](const httplib::Request& req, httplib::Response& res) {
     auto refuse = [&](ApiResponse answer) {

@@ -4,6 +4,8 @@
 // `trainbench serve` the JSON API, the tracking API and the web UI.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -74,6 +76,8 @@ class HttpServer {
   int port() const { return port_; }
   // "http://HOST:PORT".
   std::string Url() const;
+  // CPU time the workers spent on connections (reading, handling, answering) so far.
+  int64_t worker_cpu_ns() const { return worker_cpu_ns_.load(std::memory_order_relaxed); }
 
  private:
   std::vector<ApiHandler> handlers_;
@@ -81,6 +85,7 @@ class HttpServer {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
+  std::atomic<int64_t> worker_cpu_ns_{0};
 };
 
 // True when `host` is a loopback address (127.0.0.0/8, ::1) or a name that resolves to

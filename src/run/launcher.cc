@@ -1,6 +1,7 @@
 #include "run/launcher.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "run/gpu_setup.h"
 #include "run/manifest.h"
 #include "run/output_pump.h"
+#include "run/run_cost.h"
 #include "sample/sampler.h"
 #include "store/series_writer.h"
 #include "track/tracking_api.h"
@@ -162,6 +164,24 @@ Result<RunOutcome> EndDistributedPart(Store& store, const RunRecord& run, const 
           (all.reason.empty() ? "" : " (" + all.reason + ")") + "; details: trainbench show " +
           run.id.substr(0, 8));
   return ending.outcome;
+}
+
+double CpuSeconds(const rusage& usage) {
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// What trainbench cost beside the command; after the command, the tools and the threads ended.
+RunCost CostOf(const Result<ExitInfo>& exit, const Sampler& sampler, const HttpServer& tracking_server) {
+  RunCost cost;
+  if (exit.ok()) cost.command = CpuSeconds(exit->usage);
+  cost.trainbench = static_cast<double>(ProcessCpuNanos()) / 1e9;
+  for (const ListenerHealth& h : sampler.Health()) cost.listeners += static_cast<double>(h.cpu_ns) / 1e9;
+  cost.tracking_server = static_cast<double>(tracking_server.worker_cpu_ns()) / 1e9;
+  rusage children{};
+  if (getrusage(RUSAGE_CHILDREN, &children) == 0)
+    cost.tools = std::max(0.0, CpuSeconds(children) - cost.command);
+  return cost;
 }
 
 }  // namespace
@@ -320,6 +340,8 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     event("store", not_stored);
   }
   manifest_thread.join();
+  store.SetTags(run.id, RunCostTags(CostOf(exit, sampler, tracking_server),
+                                    part.distributed() ? "node-" + part.node + "." : ""));
 
   Ending ending = EndingOf(run.id, exit, supervisor, not_stored);
   RecordArtifactFiles(store, run.id, *artifact_dir);

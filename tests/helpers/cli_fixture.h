@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "run/run_cost.h"
 #include "store/store.h"
 #include "tests/helpers/scratch_directory.h"
 
@@ -20,6 +21,15 @@ namespace fs = std::filesystem;
 
 inline const std::string kTrainbench = TRAINBENCH_BINARY;
 inline const std::string kBurner = TRAINBENCH_BURNER;
+
+// A run's tags without the cost trainbench records for every run (run/run_cost.h).
+inline KeyValues TagsBesideTheCost(const RunRecord& run) {
+  KeyValues tags;
+  for (const auto& tag : run.tags) {
+    if (!IsRunCostTag(tag.first)) tags.push_back(tag);
+  }
+  return tags;
+}
 
 struct Shell {
   int code = -1;
