@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,6 +103,9 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
     if (options.parent_death_signal != 0) {
       if (prctl(PR_SET_PDEATHSIG, options.parent_death_signal) != 0) ChildFail(exec_error[1], errno);
       if (getppid() != parent) _exit(127);  // the parent died before the line above
+    }
+    if (options.nice != 0 && setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + options.nice) != 0) {
+      ChildFail(exec_error[1], errno);
     }
     if (!options.working_directory.empty() && chdir(options.working_directory.c_str()) != 0) {
       ChildFail(exec_error[1], errno);
@@ -266,9 +270,10 @@ SpawnOptions SpawnOptions::Helper(std::vector<std::string> argv) {
 }
 
 Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
-                                     size_t max_bytes, const std::string& working_directory) {
+                                     size_t max_bytes, const std::string& working_directory, int nice) {
   SpawnOptions options = SpawnOptions::Helper(argv);
   options.working_directory = working_directory;
+  options.nice = nice;
   Result<ChildProcess> child = ChildProcess::Spawn(options);
   if (!child.ok()) return child.status();
 

@@ -30,6 +30,9 @@ struct SpawnOptions {
   Stdio stdin_mode = Stdio::kInherit;
   Stdio stdout_mode = Stdio::kInherit;
   Stdio stderr_mode = Stdio::kInherit;
+  // Added to the child's niceness (setpriority): a helper that must not take CPU time
+  // from the training it runs beside. 0: ours.
+  int nice = 0;
 
   // The command trainbench watches over (a run's, or a `trainbench run` under schedule):
   // its own process group, so that a signal reaches all it started; SIGTERM when
@@ -100,8 +103,10 @@ struct CapturedOutput {
 
 // Runs a helper tool to completion, capturing stdout (stderr is discarded). Kills it
 // with SIGKILL after `timeout_ms`. For short informational tools (git, pip, nvidia-smi).
+// `nice`: as in SpawnOptions.
 Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
-                                     size_t max_bytes = 64 << 20, const std::string& working_directory = "");
+                                     size_t max_bytes = 64 << 20, const std::string& working_directory = "",
+                                     int nice = 0);
 
 // This machine's host name (gethostname).
 std::string HostName();

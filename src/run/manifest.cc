@@ -12,11 +12,14 @@
 namespace tb {
 namespace {
 
-constexpr int64_t kToolTimeoutMs = 30000;
+// The tools run at the lowest priority, beside the training that has just started: they
+// take the CPU time it leaves, and have long to finish.
+constexpr int64_t kToolTimeoutMs = 60000;
+constexpr int kToolNice = 19;
 
 std::optional<std::string> ToolOutput(const std::vector<std::string>& argv, const std::string& cwd = "") {
   if (!FindExecutable(argv[0])) return std::nullopt;
-  Result<CapturedOutput> r = RunAndCapture(argv, kToolTimeoutMs, 16 << 20, cwd);
+  Result<CapturedOutput> r = RunAndCapture(argv, kToolTimeoutMs, 16 << 20, cwd, kToolNice);
   if (!r.ok() || r->timed_out || r->exit.signaled || r->exit.exit_code != 0) return std::nullopt;
   return r->out;
 }
@@ -33,15 +36,38 @@ std::string CpuModel(const HostFiles& files) {
   return "";
 }
 
-// Packages of a Python environment: pip freeze, or, where pip is not installed (Debian's
-// python3 without python3-pip), the distributions importlib.metadata finds.
-std::optional<std::string> PythonPackages(const std::string& python) {
-  if (auto out = ToolOutput({python, "-m", "pip", "freeze", "--disable-pip-version-check"})) return out;
-  return ToolOutput(
-      {python, "-c",
-       "import importlib.metadata as m\n"
-       "names = sorted({(d.metadata['Name'] or '?') + '==' + d.version for d in m.distributions()})\n"
-       "print('\\n'.join(names))"});
+struct PythonDetails {
+  std::optional<std::string> version, packages;
+};
+
+// The interpreter's version and its packages as `pip freeze` lists them (NAME==VERSION, or
+// NAME @ URL for what was installed from a URL, a local path or a checkout), in one start
+// of the interpreter, read with importlib.metadata: a fifth of the CPU time of
+// `pip freeze` (0.1 s against 0.55 s here), which imports all of pip. Where
+// importlib.metadata is missing (Python before 3.8): `pip freeze`.
+PythonDetails AskPython(const std::string& python) {
+  PythonDetails details;
+  if (auto out = ToolOutput({python, "-c",
+                             "import sys\n"
+                             "print(sys.version.replace('\\n', ' '))\n"
+                             "import importlib.metadata as m, json\n"
+                             "lines = set()\n"
+                             "for d in m.distributions():\n"
+                             "    try:\n"
+                             "        url = json.loads(d.read_text('direct_url.json') or 'null')['url']\n"
+                             "    except (ValueError, TypeError, KeyError):\n"
+                             "        url = None\n"
+                             "    name = d.metadata['Name'] or '?'\n"
+                             "    lines.add(name + (' @ ' + url if url else '==' + d.version))\n"
+                             "print('\\n'.join(sorted(lines, key=str.lower)))"})) {
+    size_t newline = out->find('\n');
+    details.version = out->substr(0, newline);
+    if (newline != std::string::npos) details.packages = out->substr(newline + 1);
+    return details;
+  }
+  details.version = ToolOutput({python, "-c", "import sys; print(sys.version)"});
+  details.packages = ToolOutput({python, "-m", "pip", "freeze", "--disable-pip-version-check"});
+  return details;
 }
 
 std::string DirectoryOf(const std::string& path) {
@@ -97,22 +123,20 @@ std::string CollectManifest(const ManifestInput& input, const HostFiles& files) 
   if (!input.python.empty()) {
     nlohmann::ordered_json py;
     py["interpreter"] = FindExecutable(input.python).value_or(input.python);
-    if (auto v = ToolOutput({input.python, "-c", "import sys; print(sys.version)"})) {
-      py["version"] = std::string(Trim(*v));
-    }
-    if (auto pkgs = PythonPackages(input.python)) py["packages"] = std::string(Trim(*pkgs));
+    PythonDetails details = AskPython(input.python);
+    if (details.version) py["version"] = std::string(Trim(*details.version));
+    if (details.packages) py["packages"] = std::string(Trim(*details.packages));
     m["python"] = py;
   }
   if (auto conda = ToolOutput({"conda", "list"})) m["conda_list"] = *conda;
   if (auto smi = ToolOutput({"nvidia-smi", "-q"})) m["nvidia_smi_q"] = *smi;
 
   std::string repo_dir = input.script.empty() ? input.working_directory : DirectoryOf(input.script);
-  if (auto commit = ToolOutput({"git", "-C", repo_dir, "rev-parse", "HEAD"})) {
+  if (auto head = ToolOutput({"git", "-C", repo_dir, "rev-parse", "HEAD", "--show-toplevel"})) {
     nlohmann::ordered_json git;
-    git["commit"] = std::string(Trim(*commit));
-    if (auto top = ToolOutput({"git", "-C", repo_dir, "rev-parse", "--show-toplevel"})) {
-      git["repository"] = std::string(Trim(*top));
-    }
+    std::vector<std::string_view> lines = Split(Trim(*head), '\n');
+    git["commit"] = std::string(Trim(lines[0]));
+    if (lines.size() > 1) git["repository"] = std::string(Trim(lines[1]));
     if (auto status = ToolOutput({"git", "-C", repo_dir, "status", "--porcelain"})) {
       git["dirty"] = !Trim(*status).empty();
       if (!Trim(*status).empty()) git["changes"] = *status;
