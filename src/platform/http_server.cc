@@ -19,8 +19,6 @@ namespace tb {
 namespace {
 
 // Workers answering requests: a connection holds one while it waits for its next request.
-constexpr size_t kWorkers = 64;
-
 // cpp-httplib's pool of workers, adding the CPU time each connection took to a counter.
 class MeteredPool : public httplib::TaskQueue {
  public:
@@ -213,7 +211,7 @@ Status HttpServer::Start(const HttpServerOptions& options) {
   server_->set_keep_alive_timeout(5);
   server_->set_read_timeout(5);
   server_->set_write_timeout(30);
-  server_->new_task_queue = [this] { return new MeteredPool(kWorkers, worker_cpu_ns_); };
+  server_->new_task_queue = [this] { return new MeteredPool(options_.workers, worker_cpu_ns_); };
   // The token and the body's size are checked before the body is read.
   server_->set_pre_routing_handler([this, largest](const httplib::Request& req, httplib::Response& res) {
     auto refuse = [&](ApiResponse answer) {

@@ -35,6 +35,9 @@ namespace {
 constexpr int64_t kOutputDrainMs = 2000;
 // How long a part of a distributed run waits for part 0 to record the run.
 constexpr int64_t kAttachTimeoutMs = 120000;
+// Threads of the run's tracking server: enough for every rank of a node holding a
+// kept-alive connection (MLflow's client does), a quarter of a shared server's.
+constexpr size_t kTrackingWorkers = 16;
 
 std::string CurrentDirectory() {
   char cwd[4096];
@@ -270,7 +273,9 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                          .node = part.node};
   if (options.tracking) {
     tracking_api.AttachRun(run.id, &writer);
-    Status listening = tracking_server.Start(TrackingApi::ServerOptions());
+    HttpServerOptions server_options = TrackingApi::ServerOptions();
+    server_options.workers = kTrackingWorkers;
+    Status listening = tracking_server.Start(server_options);
     if (listening.ok()) {
       settings.tracking_uri = tracking_server.Url();
     } else {
