@@ -42,24 +42,39 @@ struct PythonDetails {
 
 // The interpreter's version and its packages as `pip freeze` lists them (NAME==VERSION, or
 // NAME @ URL for what was installed from a URL, a local path or a checkout), in one start
-// of the interpreter, read with importlib.metadata: a fifth of the CPU time of
-// `pip freeze` (0.1 s against 0.55 s here), which imports all of pip. Where
-// importlib.metadata is missing (Python before 3.8): `pip freeze`.
+// of the interpreter. The packages are read from the names of the NAME-VERSION.dist-info
+// and .egg-info entries on sys.path, the first of a name winning, as importlib.metadata
+// finds them, without parsing every METADATA file: 0.03 s of CPU time here, against 0.13 s
+// for importlib.metadata and 0.55 s for `pip freeze` (which imports all of pip). When
+// that fails: `pip freeze`.
 PythonDetails AskPython(const std::string& python) {
   PythonDetails details;
   if (auto out = ToolOutput({python, "-c",
-                             "import sys\n"
+                             "import sys, os, json\n"
                              "print(sys.version.replace('\\n', ' '))\n"
-                             "import importlib.metadata as m, json\n"
-                             "lines = set()\n"
-                             "for d in m.distributions():\n"
+                             "found = {}\n"
+                             "for directory in sys.path:\n"
                              "    try:\n"
-                             "        url = json.loads(d.read_text('direct_url.json') or 'null')['url']\n"
-                             "    except (ValueError, TypeError, KeyError):\n"
+                             "        entries = list(os.scandir(directory or '.'))\n"
+                             "    except OSError:\n"
+                             "        continue\n"
+                             "    for e in entries:\n"
+                             "        stem, dot, kind = e.name.rpartition('.')\n"
+                             "        if kind not in ('dist-info', 'egg-info'):\n"
+                             "            continue\n"
+                             "        name, _, version = stem.partition('-')\n"
+                             "        version = version.split('-')[0]\n"
+                             "        key = name.lower().replace('-', '_').replace('.', '_')\n"
+                             "        if key in found or not version:\n"
+                             "            continue\n"
                              "        url = None\n"
-                             "    name = d.metadata['Name'] or '?'\n"
-                             "    lines.add(name + (' @ ' + url if url else '==' + d.version))\n"
-                             "print('\\n'.join(sorted(lines, key=str.lower)))"})) {
+                             "        try:\n"
+                             "            with open(os.path.join(e.path, 'direct_url.json')) as f:\n"
+                             "                url = json.load(f)['url']\n"
+                             "        except (OSError, ValueError, KeyError, TypeError):\n"
+                             "            pass\n"
+                             "        found[key] = name + (' @ ' + url if url else '==' + version)\n"
+                             "print('\\n'.join(sorted(found.values(), key=str.lower)))"})) {
     size_t newline = out->find('\n');
     details.version = out->substr(0, newline);
     if (newline != std::string::npos) details.packages = out->substr(newline + 1);
