@@ -1,5 +1,6 @@
 #include "platform/supervisor.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/log.h"
@@ -8,7 +9,10 @@
 namespace tb {
 namespace {
 
-constexpr int64_t kWaitSliceNs = 100'000'000;  // how often the clocks are looked at
+// The longest wait between looks at the clocks. A child's end (SIGCHLD) and the stop
+// signals end a wait at once; a deadline (the maximum run time, the kill after the grace
+// period) ends it when due, so the watch wakes about once a second, not ten times.
+constexpr int64_t kWaitSliceNs = 1'000'000'000;
 
 bool IsStopSignal(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP; }
 
@@ -40,7 +44,13 @@ void Supervisor::Watch(const std::vector<ChildProcess*>& children) {
   };
   int64_t start_ns = MonotonicNanos();
   while (running()) {
-    timespec slice{0, kWaitSliceNs};
+    int64_t wait_ns = kWaitSliceNs;
+    int64_t now_ns = MonotonicNanos();
+    if (policy_.max_time_ms > 0 && !stop_requested_)
+      wait_ns = std::min(wait_ns, start_ns + policy_.max_time_ms * 1'000'000 - now_ns);
+    if (policy_.escalate && stop_requested_ && !kill_sent_) wait_ns = std::min(wait_ns, kill_at_ns_ - now_ns);
+    wait_ns = std::max<int64_t>(wait_ns, 1'000'000);
+    timespec slice{wait_ns / 1'000'000'000, static_cast<long>(wait_ns % 1'000'000'000)};
     siginfo_t info{};
     // SIGCHLD ends the wait early; the stop signals are acted on.
     int sig = sigtimedwait(&signals_.set(), &info, &slice);
