@@ -139,6 +139,10 @@ int nvmlInit_v2(void) {
     return kDriverNotLoaded;
   }
   g_state.scenario = std::make_unique<Scenario>(std::move(*s));
+  if (int ms = g_state.scenario->nvml_init_ms; ms > 0) {
+    timespec wait{ms / 1000, static_cast<long>(ms % 1000) * 1000000};
+    nanosleep(&wait, nullptr);
+  }
   g_state.gpus.clear();
   g_state.migs.clear();
   for (size_t i = 0; i < g_state.scenario->gpus.size(); ++i) {

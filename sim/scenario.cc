@@ -87,6 +87,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
   s.host_pid_offset = j.value("host_pid_offset", 0L);
   s.dcgm_max_profiling_fields = j.value("dcgm_max_profiling_fields", 100);
   s.tool_garbage = j.value("tool_garbage", false);
+  s.nvml_init_ms = j.value("nvml_init_ms", 0);
   for (const json& g : j.value("gpus", json::array())) {
     Gpu gpu;
     gpu.name = g.value("name", "NVIDIA A100-SXM4-40GB");

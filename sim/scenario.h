@@ -76,6 +76,7 @@ struct Scenario {
   bool dcgm_host_engine = true;                      // false: dcgmi cannot connect
   int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
   bool tool_garbage = false;                         // the tools print one malformed line first
+  int nvml_init_ms = 0;                              // nvmlInit waits this long (the driver waking)
   // NVML gives host PIDs: with this set, trainbench runs "in a container" whose PIDs are
   // this much below the host's, so every PID NVML lists is this much above the one in /proc.
   long host_pid_offset = 0;

@@ -77,34 +77,113 @@ std::vector<size_t> SelectGpus(const Scenario& s, const std::string& ids) {
 
 // --- nvidia-smi ----------------------------------------------------------------------------
 
-// One --query-gpu field of one GPU, as nvidia-smi prints it with nounits.
-std::string SmiField(const Scenario& s, const Gpu& g, size_t index, const std::string& field) {
-  auto num = [&](const char* key, const char* format, double scale = 1) -> std::string {
-    std::optional<double> v = s.Value(g, key);
-    if (!v) return "[Not Supported]";
+// nvidia-smi is built on NVML: the simulated one reads every value of --query-gpu through
+// the simulated libnvidia-ml it is linked with, so it pays the same call latencies
+// (call_delay_us, nvml_init_ms) and meets the same faults as a program calling NVML itself.
+extern "C" {
+struct SmiUtilization {
+  unsigned int gpu, memory;
+};
+struct SmiMemoryV2 {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+};
+int nvmlInit_v2(void);
+int nvmlShutdown(void);
+int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device);
+int nvmlDeviceGetName(void* device, char* name, unsigned int length);
+int nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length);
+int nvmlDeviceGetPowerUsage(void* device, unsigned int* milliwatts);
+int nvmlDeviceGetUtilizationRates(void* device, SmiUtilization* utilization);
+int nvmlDeviceGetMemoryInfo_v2(void* device, SmiMemoryV2* memory);
+int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* celsius);
+int nvmlDeviceGetClockInfo(void* device, int type, unsigned int* mhz);
+int nvmlDeviceGetPerformanceState(void* device, int* pstate);
+int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending);
+}
+
+constexpr int kNvmlNotSupported = 3;
+constexpr const char* kSmiFields[] = {"timestamp",
+                                      "index",
+                                      "name",
+                                      "uuid",
+                                      "power.draw",
+                                      "utilization.gpu",
+                                      "utilization.memory",
+                                      "memory.used",
+                                      "memory.total",
+                                      "temperature.gpu",
+                                      "clocks.sm",
+                                      "clocks.mem",
+                                      "pstate",
+                                      "fan.speed",
+                                      "mig.mode.current",
+                                      "mig.mode.pending"};
+
+bool IsSmiField(const std::string& field) {
+  return std::find(std::begin(kSmiFields), std::end(kSmiFields), field) != std::end(kSmiFields);
+}
+
+// One --query-gpu field of one GPU (its NVML handle), as nvidia-smi prints it with nounits.
+std::string SmiField(void* device, const Gpu& g, size_t index, const std::string& field) {
+  // What nvidia-smi prints for a value NVML would not give.
+  auto failed = [&](int code) -> std::string {
+    if (code != kNvmlNotSupported) return "[Unknown Error]";
+    // nvidia-smi shows no utilization for a GPU in MIG mode.
+    return g.mig_mode == "Enabled" && field.rfind("utilization.", 0) == 0 ? "[N/A]" : "[Not Supported]";
+  };
+  auto number = [&](int code, const char* format, double value) -> std::string {
+    if (code != 0) return failed(code);
     char buf[64];
-    std::snprintf(buf, sizeof buf, format, *v * scale);
+    std::snprintf(buf, sizeof buf, format, value);
     return buf;
   };
+  unsigned int u = 0;
   if (field == "timestamp") return Timestamp();
   if (field == "index") return std::to_string(index);
-  if (field == "name") return g.name;
-  if (field == "uuid") return g.uuid;
-  if (field == "power.draw") return num("power_w", "%.2f");
-  // nvidia-smi shows no utilization for a GPU in MIG mode.
-  if (field == "utilization.gpu") return g.mig_mode == "Enabled" ? "[N/A]" : num("util_gpu_pct", "%.0f");
-  if (field == "utilization.memory") return g.mig_mode == "Enabled" ? "[N/A]" : num("util_mem_pct", "%.0f");
-  if (field == "memory.used") return num("mem_used_mib", "%.0f");
-  if (field == "memory.total") return std::to_string(g.memory_total_bytes / 1048576);
-  if (field == "temperature.gpu") return num("temp_c", "%.0f");
-  if (field == "clocks.sm") return num("clock_sm_mhz", "%.0f");
-  if (field == "clocks.mem") return num("clock_mem_mhz", "%.0f");
-  if (field == "pstate") {
-    std::optional<double> p = s.Value(g, "pstate");
-    return p ? "P" + std::to_string(static_cast<int>(*p)) : "[Not Supported]";
+  if (field == "name" || field == "uuid") {
+    char text[96];
+    int code = field == "name" ? nvmlDeviceGetName(device, text, sizeof text)
+                               : nvmlDeviceGetUUID(device, text, sizeof text);
+    return code == 0 ? text : failed(code);
   }
-  if (field == "fan.speed") return "[N/A]";
-  if (field == "mig.mode.current" || field == "mig.mode.pending") return g.mig_mode;
+  if (field == "power.draw") {
+    int code = nvmlDeviceGetPowerUsage(device, &u);
+    return number(code, "%.2f", u / 1000.0);
+  }
+  if (field == "utilization.gpu" || field == "utilization.memory") {
+    SmiUtilization rates{};
+    int code = nvmlDeviceGetUtilizationRates(device, &rates);
+    return number(code, "%.0f", field == "utilization.gpu" ? rates.gpu : rates.memory);
+  }
+  if (field == "memory.used" || field == "memory.total") {
+    SmiMemoryV2 memory{};
+    memory.version = static_cast<unsigned int>(sizeof memory) | (2U << 24);
+    int code = nvmlDeviceGetMemoryInfo_v2(device, &memory);
+    double mib = static_cast<double>(field == "memory.used" ? memory.used : memory.total) / 1048576;
+    return number(code, "%.0f", std::floor(mib));
+  }
+  if (field == "temperature.gpu") {
+    int code = nvmlDeviceGetTemperature(device, 0, &u);
+    return number(code, "%.0f", u);
+  }
+  if (field == "clocks.sm" || field == "clocks.mem") {
+    int code = nvmlDeviceGetClockInfo(device, field == "clocks.sm" ? 1 : 2, &u);  // NVML_CLOCK_SM, _MEM
+    return number(code, "%.0f", u);
+  }
+  if (field == "pstate") {
+    int pstate = 0;
+    int code = nvmlDeviceGetPerformanceState(device, &pstate);
+    return code == 0 ? "P" + std::to_string(pstate) : failed(code);
+  }
+  if (field == "fan.speed") return "[N/A]";  // data-center GPUs have no fan of their own
+  if (field == "mig.mode.current" || field == "mig.mode.pending") {
+    unsigned int current = 0, pending = 0;
+    int code = nvmlDeviceGetMigMode(device, &current, &pending);
+    if (code == kNvmlNotSupported) return "[N/A]";
+    if (code != 0) return failed(code);
+    return (field == "mig.mode.current" ? current : pending) == 1 ? "Enabled" : "Disabled";
+  }
   return "";
 }
 
@@ -322,10 +401,16 @@ int NvidiaSmi(Scenario& s, int argc, char** argv) {
   }
   std::vector<std::string> fields = SplitOn(query, ',');
   for (const std::string& f : fields) {
-    if (SmiField(s, s.gpus.empty() ? Gpu{} : s.gpus[0], 0, f).empty()) {
+    if (!IsSmiField(f)) {
       std::printf("Field \"%s\" is not a valid field to query.\n\n", f.c_str());
       return 2;
     }
+  }
+  if (nvmlInit_v2() != 0) {
+    std::printf(
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
+        "latest NVIDIA driver is installed and running.\n\n");
+    return 9;
   }
   bool header = format.find("noheader") == std::string::npos;
   if (header) {
@@ -337,7 +422,8 @@ int NvidiaSmi(Scenario& s, int argc, char** argv) {
     for (size_t index : SelectGpus(s, ids)) {
       if (index >= s.gpus.size() || s.gpus[index].no_permission) continue;
       const Gpu& g = s.gpus[index];
-      if (s.Lost(g)) {
+      void* device = nullptr;
+      if (s.Lost(g) || nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned int>(index), &device) != 0) {
         std::printf(
             "Unable to determine the device handle for GPU %s: GPU is lost.  Reboot the system to recover "
             "this GPU\n",
@@ -345,14 +431,16 @@ int NvidiaSmi(Scenario& s, int argc, char** argv) {
         continue;
       }
       for (size_t i = 0; i < fields.size(); ++i) {
-        std::printf("%s%s", i ? ", " : "", SmiField(s, g, index, fields[i]).c_str());
+        std::printf("%s%s", i ? ", " : "", SmiField(device, g, index, fields[i]).c_str());
       }
       std::printf("\n");
     }
     std::fflush(stdout);
-    if (loop_ms <= 0) return 0;
+    if (loop_ms <= 0) break;
     SleepMs(loop_ms);
   }
+  nvmlShutdown();
+  return 0;
 }
 
 // --- dcgmi ---------------------------------------------------------------------------------
