@@ -269,6 +269,38 @@ TEST_F(ServeTest, LiveRunsAnswerWhatArrivedSinceAGivenTime) {
   ASSERT_TRUE(writer.Close().ok());
 }
 
+// A running run's phases are analysed again only once it has grown by a fiftieth of its
+// length (at least 30 s), so that many live charts refreshing every few seconds do not each
+// re-read the whole run; once it finishes, its phases are analysed whole.
+TEST_F(ServeTest, ARunningRunsPhasesAreReusedUntilItGrowsAndAnalysedWholeWhenItEnds) {
+  StartServer();
+  auto store = Store::Open(db_).value();
+  RunRecord live = NewRun(*store, "live", "1", "A");
+  SeriesWriter writer(*store, live.id);
+  auto busy_then_idle = [&](int from_s, int to_s, int idle_from_s) {
+    for (int i = from_s; i < to_s; ++i)
+      writer.Append("gpu.utilization.gpu_ratio", "gpu=0",
+                    Point{kStart + i * 1000, i >= idle_from_s ? 0.0 : 0.9});
+    ASSERT_TRUE(writer.Flush().ok());
+  };
+  auto idle_phases = [&] {
+    Served s = Get("/api/v1/runs/" + live.id + "/phases");
+    EXPECT_EQ(s.status, 200) << s.raw;
+    int idle = 0;
+    for (const json& p : s.body["phases"]) idle += p["kind"] == "idle";
+    return idle;
+  };
+  busy_then_idle(0, 300, 100000);
+  EXPECT_EQ(idle_phases(), 0);
+  // The GPU falls idle for a minute: the analysis made a moment ago still answers.
+  busy_then_idle(300, 360, 300);
+  busy_then_idle(360, 600, 100000);
+  EXPECT_EQ(idle_phases(), 0);
+  ASSERT_TRUE(writer.Close().ok());
+  ASSERT_TRUE(store->FinishRun(live.id, kStart + 600000, kFinished, 0, std::nullopt, "").ok());
+  EXPECT_EQ(idle_phases(), 1);
+}
+
 TEST_F(ServeTest, ExportStreamsEveryPointExactly) {
   StartServer();
   auto r = client_->Get("/api/v1/export?runs=" + trace_.id + "&metric=gpu.power.draw_watts&format=csv");

@@ -27,6 +27,9 @@ namespace {
 
 using json = nlohmann::json;
 
+// The freshest a running run's phases are kept (see Phases).
+constexpr int64_t kLiveAnalysisMinMs = 30000;
+
 int64_t Duration(const RunRecord& r) { return (r.end_ms > 0 ? r.end_ms : WallMillis()) - r.start_ms; }
 
 std::string TagValue(const RunRecord& r, std::string_view key) {
@@ -46,18 +49,33 @@ json KeyValuesJson(const KeyValues& kvs) {
 
 ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
   bool finished = Finished(run);
-  if (finished) {
+  int64_t now = WallMillis();
+  {
     std::lock_guard lock(api_.mu_);
-    if (auto it = api_.phases_.find(run.id); it != api_.phases_.end())
-      return {200, "application/json", it->second, nullptr, {}};
+    if (finished) {
+      if (auto it = api_.phases_.find(run.id); it != api_.phases_.end())
+        return {200, "application/json", it->second, nullptr, {}};
+    } else if (auto it = api_.live_phases_.find(run.id); it != api_.live_phases_.end()) {
+      // A running run is analysed again once it has grown by a fiftieth of its length (at
+      // least 30 s) since the last analysis, which reads all of it: live charts refreshing
+      // every few seconds then cost the server in proportion to what is new, not to the
+      // run's length.
+      int64_t age = now - it->second.at_ms;
+      if (age < std::max<int64_t>(kLiveAnalysisMinMs, (it->second.at_ms - run.start_ms) / 50))
+        return {200, "application/json", it->second.json, nullptr, {}};
+    }
   }
   Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
   ThrowIfError(a.status());
   std::string body = AnalysisJson(*a);
+  std::lock_guard lock(api_.mu_);
   if (finished) {
-    std::lock_guard lock(api_.mu_);
+    api_.live_phases_.erase(run.id);
     if (api_.phases_.size() >= 10000) api_.phases_.clear();
     api_.phases_[run.id] = body;
+  } else {
+    if (api_.live_phases_.size() >= 10000) api_.live_phases_.clear();
+    api_.live_phases_[run.id] = {body, now};
   }
   return {200, "application/json", std::move(body), nullptr, {}};
 }

@@ -58,6 +58,11 @@ class ServeApi {
   SeriesReader reader_;
   std::mutex mu_;
   std::unordered_map<std::string, std::string> phases_;  // finished runs' analyses, as JSON
+  struct LiveAnalysis {
+    std::string json;
+    int64_t at_ms = 0;  // when it was made (wall clock)
+  };
+  std::unordered_map<std::string, LiveAnalysis> live_phases_;  // running runs', the latest
 };
 
 }  // namespace tb
