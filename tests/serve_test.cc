@@ -197,11 +197,13 @@ TEST_F(ServeTest, DownsampledSeriesKeepEverySpikeAndZoomGivesFullDetail) {
   ASSERT_EQ(s.body["series"].size(), 2u);
   // A browser's request: large answers come gzip-compressed (never with brotli's slowest
   // quality, which cpp-httplib would pick), and decompress to the same answer.
-  auto packed = client_->Get("/api/v1/series?runs=" + runs + "&metric=gpu.utilization.gpu_ratio&budget=2000",
-                             {{"Accept-Encoding", "gzip, deflate, br"}});
+  std::string four =
+      "/api/v1/series?runs=" + Ids({&synthetic_[0], &synthetic_[1], &synthetic_[2], &synthetic_[3]}) +
+      "&metric=gpu.utilization.gpu_ratio&budget=2000";
+  auto packed = client_->Get(four, {{"Accept-Encoding", "gzip, deflate, br"}});
   ASSERT_TRUE(packed);
   EXPECT_EQ(packed->get_header_value("Content-Encoding"), "gzip");
-  EXPECT_EQ(json::parse(packed->body), s.body);
+  EXPECT_EQ(json::parse(packed->body), Get(four).body);
   for (const json& series : s.body["series"]) {
     EXPECT_LE(series["x"].size(), 2000u);
     EXPECT_EQ(series["total_points"], 100000);
@@ -227,6 +229,52 @@ TEST_F(ServeTest, DownsampledSeriesKeepEverySpikeAndZoomGivesFullDetail) {
   EXPECT_LE(y.size(), 500u);
   EXPECT_EQ(*std::max_element(y.begin(), y.end()), *std::max_element(power_.begin(), power_.end()));
   EXPECT_EQ(*std::min_element(y.begin(), y.end()), *std::min_element(power_.begin(), power_.end()));
+}
+
+// Runs sampled at different moments and of different lengths come back on one grid of x
+// values (a chart of 50 runs then walks hundreds of x values per line, not the union of
+// every run's times), each point within a bucket of its time and every spike still there.
+TEST_F(ServeTest, ManyRunsShareOneGridOfXValuesAndKeepTheirSpikes) {
+  StartServer();
+  auto store = Store::Open(db_).value();
+  RunRecord offset = NewRun(*store, "synth", "3", "A");
+  {
+    SeriesWriter writer(*store, offset.id);
+    // 25,000 points, 37 ms apart from 3 ms after the start: times no other run has.
+    for (int i = 0; i < 25000; ++i)
+      writer.Append("gpu.utilization.gpu_ratio", "gpu=0",
+                    Point{kStart + 3 + i * 37, i == 12345 ? 500.0 : 30.0});
+    ASSERT_TRUE(writer.Close().ok());
+    ASSERT_TRUE(store->FinishRun(offset.id, kStart + 925000, kFinished, 0, std::nullopt, "").ok());
+  }
+  constexpr size_t kBudget = 400;
+  for (std::string range : {"", "&from=300&to=330"}) {
+    Served s = Get("/api/v1/series?runs=" + Ids({&synthetic_[0], &synthetic_[3], &offset}) +
+                   "&metric=gpu.utilization.gpu_ratio&budget=" + std::to_string(kBudget) + range);
+    ASSERT_EQ(s.status, 200) << s.raw;
+    ASSERT_EQ(s.body["series"].size(), 3u);
+    std::set<double> all_x;
+    for (const json& series : s.body["series"]) {
+      std::vector<double> x = series["x"].get<std::vector<double>>();
+      EXPECT_TRUE(std::is_sorted(x.begin(), x.end()) && std::adjacent_find(x.begin(), x.end()) == x.end());
+      all_x.insert(x.begin(), x.end());
+    }
+    EXPECT_LE(all_x.size(), kBudget) << range;
+    double bucket = range.empty() ? 999.99 / (kBudget / 4) : 30.0 / (kBudget / 4);
+    // The planted spikes, near their own times.
+    auto spike_at = [&](size_t series, double value) {
+      const json& one = s.body["series"][series];
+      for (size_t i = 0; i < one["y"].size(); ++i) {
+        if (one["y"][i] == value) return one["x"][i].get<double>();
+      }
+      return -1.0;
+    };
+    EXPECT_NEAR(spike_at(0, 1000), 314.15, bucket);
+    EXPECT_NEAR(spike_at(1, 1000), 314.15, bucket);
+    if (range.empty()) {
+      EXPECT_NEAR(spike_at(2, 500), 0.003 + 12345 * 0.037, bucket);
+    }
+  }
 }
 
 TEST_F(ServeTest, WorkloadAggregatesMatchADirectComputation) {

@@ -27,6 +27,12 @@ struct ChartWindow {
   std::optional<double> from, to;                      // x range; the series' own ends when absent
   std::optional<double> since;                         // only points stored after this time (Unix ms)
   size_t budget = std::numeric_limits<size_t>::max();  // points at most; max: every point
+  // Buckets the series of one answer share (with a budget): each series keeps at most its
+  // first, lowest, highest and last point per bucket, each moved onto one of four places a
+  // quarter of a bucket apart. A chart of many runs then has one x per place instead of the
+  // union of every run's times, which it walks once per line; a point moves by less than a
+  // bucket (two pixels when the budget is twice the chart's width).
+  std::optional<Buckets> grid;
 };
 
 // `points` are the series' in storage order (time order from listeners; a script may log

@@ -14,10 +14,17 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace tb {
+
+// Equal buckets along x: bucket b spans [origin + b * width, origin + (b + 1) * width).
+struct Buckets {
+  double origin = 0;
+  double width = 0;
+};
 
 struct XYSeries {
   std::vector<double> x, y;
@@ -26,9 +33,11 @@ struct XYSeries {
 
 // Indices of the points kept from a series of `n` points whose x (sorted) and y are read
 // through `x(i)` and `y(i)`: those with from <= x <= to, reduced to at most `budget`
-// (>= 4); all of them when they fit.
+// (>= 4) by budget / 4 buckets of equal width from `from` to `to`; all of them when they
+// fit. With `grid`: at most four per bucket of that grid, even when they would fit.
 template <typename XFn, typename YFn>
-std::vector<size_t> DownsampleIndices(size_t n, XFn x, YFn y, double from, double to, size_t budget) {
+std::vector<size_t> DownsampleIndices(size_t n, XFn x, YFn y, double from, double to, size_t budget,
+                                      const std::optional<Buckets>& grid = std::nullopt) {
   size_t begin = 0, end = n;
   {  // binary searches for the window
     size_t lo = 0, hi = n;
@@ -51,28 +60,32 @@ std::vector<size_t> DownsampleIndices(size_t n, XFn x, YFn y, double from, doubl
     end = lo;
   }
   std::vector<size_t> out;
-  if (end - begin <= budget) {
+  if (end - begin <= budget && !grid) {
     out.reserve(end - begin);
     for (size_t i = begin; i < end; ++i) out.push_back(i);
     return out;
   }
-  size_t buckets = std::max<size_t>(1, budget / 4);
-  double width = (to - from) / static_cast<double>(buckets);
-  auto bucket_of = [&](double v) -> size_t {
-    if (!(width > 0)) return 0;
-    double b = std::floor((v - from) / width);
-    return b < 0 ? 0 : std::min(static_cast<size_t>(b), buckets - 1);
+  // Bucket b spans [origin + b * width, origin + (b + 1) * width); without a grid, the
+  // first and last of budget / 4 buckets reach past the window's ends.
+  int64_t buckets = static_cast<int64_t>(std::max<size_t>(1, budget / 4));
+  Buckets in = grid.value_or(Buckets{from, (to - from) / static_cast<double>(buckets)});
+  auto bucket_of = [&](double v) -> int64_t {
+    if (!(in.width > 0)) return 0;
+    double b = std::floor((v - in.origin) / in.width);
+    if (grid) return static_cast<int64_t>(std::clamp(b, -9e15, 9e15));
+    return b < 0 ? 0 : std::min(static_cast<int64_t>(b), buckets - 1);
   };
-  out.reserve(budget);
+  auto last_bucket = [&](int64_t b) { return !grid && b + 1 >= buckets; };
+  out.reserve(std::min(budget, end - begin));
   size_t i = begin;
   while (i < end) {
-    size_t b = bucket_of(x(i));
+    int64_t b = bucket_of(x(i));
     // The first index of the next bucket, by the x where it starts.
-    double next_x = from + static_cast<double>(b + 1) * width;
+    double next_x = in.origin + static_cast<double>(b + 1) * in.width;
     size_t first = i, lo = end, hi = end;
     double lo_v = 0, hi_v = 0;
     for (; i < end; ++i) {
-      if (i > first && b + 1 < buckets && x(i) >= next_x) break;
+      if (i > first && !last_bucket(b) && x(i) >= next_x) break;
       double v = y(i);
       if (std::isnan(v)) continue;
       if (lo == end || v < lo_v) lo = i, lo_v = v;

@@ -27,6 +27,25 @@ namespace {
 
 using json = nlohmann::json;
 
+// The buckets the series of one chart share: budget / 4 of them over the requested range,
+// else over the runs' times (seconds since each start, or the wall clock from the first
+// start to the last end; a running run's end is now). Points outside fall into further
+// buckets of the same width.
+std::optional<Buckets> SharedBuckets(const std::vector<const RunRecord*>& runs, const ChartWindow& window) {
+  bool relative = window.axis == XAxis::kRelative;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const RunRecord* r : runs) {
+    double end = static_cast<double>(r->end_ms > 0 ? r->end_ms : std::max(WallMillis(), r->start_ms));
+    double start = static_cast<double>(r->start_ms);
+    lo = std::min(lo, relative ? 0.0 : start);
+    hi = std::max(hi, relative ? (end - start) / 1000.0 : end);
+  }
+  double from = window.from.value_or(lo), to = window.to.value_or(hi);
+  double width = (to - from) / static_cast<double>(std::max<size_t>(1, window.budget / 4));
+  if (!(width > 0) || !std::isfinite(width)) return std::nullopt;
+  return Buckets{from, width};
+}
+
 }  // namespace
 
 ApiResponse ServeApi::Call::Metrics() {
@@ -90,6 +109,12 @@ ApiResponse ServeApi::Call::Series() {
   window.budget = full ? std::numeric_limits<size_t>::max() : budget;
   std::vector<Selected> selected = Select(runs, metric, labels);
 
+  if (!full && window.axis != XAxis::kStep && selected.size() > 1) {
+    std::vector<const RunRecord*> shown;
+    for (const Selected& s : selected) shown.push_back(s.run);
+    window.grid = SharedBuckets(shown, window);
+  }
+
   // Also called by the stream after this Call is gone: it holds nothing of it.
   ServeApi* api = &api_;
   auto series_json = [api, window](const Selected& s) -> std::string {
@@ -110,12 +135,13 @@ ApiResponse ServeApi::Call::Series() {
 
   std::string x_name(XAxisName(window.axis));
   if (!full) {
-    // Series are independent: half of them on a second thread.
+    // Series are independent: half of them on a second thread, each read, answered and let
+    // go before the next (memory freed is reused rather than faulted in afresh).
     std::vector<std::string> parts(selected.size());
+    std::future<void> odd;
     auto work = [&](size_t parity) {
       for (size_t i = parity; i < selected.size(); i += 2) parts[i] = series_json(selected[i]);
     };
-    std::future<void> odd;
     if (selected.size() > 1) odd = std::async(std::launch::async, work, 1);
     work(0);
     if (odd.valid()) odd.get();  // rethrows what the other thread threw
