@@ -152,6 +152,14 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
       return Window{it->second, total, group};
   }
   auto points = std::make_shared<std::vector<Point>>();
+  // Room for all of them at once: growing by doubling would copy and zero them again.
+  size_t expected = 0;
+  for (const ChunkRecord& c : *chunks) {
+    if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
+    bool summarized = level && c.sealed && !c.summary.empty();
+    expected += summarized ? static_cast<size_t>(c.count / group + 1) * 4 : static_cast<size_t>(c.count);
+  }
+  points->reserve(expected);
   for (const ChunkRecord& c : *chunks) {
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
     if (level && c.sealed && !c.summary.empty() && DecodeSummaryLevel(c.summary, group, *points).ok())

@@ -111,6 +111,7 @@ ApiResponse ServeApi::Call::Series() {
 
   if (!full && window.axis != XAxis::kStep && selected.size() > 1) {
     std::vector<const RunRecord*> shown;
+    shown.reserve(selected.size());
     for (const Selected& s : selected) shown.push_back(s.run);
     window.grid = SharedBuckets(shown, window);
   }
