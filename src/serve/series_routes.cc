@@ -109,7 +109,7 @@ ApiResponse ServeApi::Call::Series() {
   window.budget = full ? std::numeric_limits<size_t>::max() : budget;
   std::vector<Selected> selected = Select(runs, metric, labels);
 
-  if (!full && window.axis != XAxis::kStep && selected.size() > 1) {
+  if (!full && window.axis != XAxis::kStep && !window.since && selected.size() > 1) {
     std::vector<const RunRecord*> shown;
     shown.reserve(selected.size());
     for (const Selected& s : selected) shown.push_back(s.run);
