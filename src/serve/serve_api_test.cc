@@ -180,6 +180,20 @@ TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {
   EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0);
 }
 
+TEST_F(LongSeriesTest, AChartOfAboutAThousandPointsIsDrawnFromTheFinerLevel) {
+  // 250 buckets of 400 points, as a 500-pixel-wide chart asks: 256-point groups, whose
+  // extremes keep the spike where it was; no chunk read point by point.
+  json s = Chart({}, "1000");
+  std::vector<double> x = s["x"].get<std::vector<double>>(), y = s["y"].get<std::vector<double>>();
+  EXPECT_LE(y.size(), 1000u);
+  EXPECT_GE(y.size(), 500u);
+  EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0) << "no chunk read point by point";
+  bool spike = false;
+  for (size_t i = 0; i < y.size(); ++i) spike |= y[i] == 400.0 && std::abs(x[i] - kSpike * 0.1) < 1e-6;
+  EXPECT_TRUE(spike);
+  EXPECT_EQ(*std::min_element(y.begin(), y.end()), 100.0);
+}
+
 TEST_F(LongSeriesTest, ZoomingInReadsOnlyTheChunksInRange) {
   // 30 seconds around the spike: 300 points, all of them, from the one or two chunks there.
   double at = kSpike * 0.1;

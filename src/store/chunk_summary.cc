@@ -95,7 +95,7 @@ Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Poin
 std::optional<int64_t> SummaryLevelFor(double points_per_bucket) {
   std::optional<int64_t> chosen;
   for (int64_t group : kSummaryGroups) {
-    if (points_per_bucket >= 2.0 * static_cast<double>(group)) chosen = group;
+    if (points_per_bucket >= static_cast<double>(group)) chosen = group;
   }
   return chosen;
 }

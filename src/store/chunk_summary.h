@@ -19,12 +19,14 @@
 
 namespace tb {
 
-// The group sizes written beside each sealed chunk: one level, 2,048 points (8 points for
-// a chunk of 4,096). Finer levels cost more at rest than they save: a level of 256 and one
-// of 2,048 took the recorded DCGM trace from 2.01 to 2.21 bytes a point, and the codec
-// decodes well over 100 million points a second, so a range of up to a few thousand
-// points per pixel is read whole in milliseconds.
-inline constexpr int64_t kSummaryGroups[] = {2048};
+// The group sizes written beside each sealed chunk: 256 and 2,048 points (16 + 2 groups, at
+// most 72 points, for a chunk of 4,096). A chart asks for a bucket per two pixel
+// columns; at 256 a chart of 50 runs of 100,000 points on a laptop screen (about 400 points
+// a bucket) reads 1.6% of the points instead of all of them (the server's answer went from
+// about 90 to 20 ms). It costs 0.09-0.13 bytes a point at rest (the recorded DCGM trace:
+// 2.08 to 2.17-2.21; docs/PERFORMANCE.md); a level of 64 cost 0.3 and bought little more,
+// as the answer's JSON is then the floor.
+inline constexpr int64_t kSummaryGroups[] = {256, 2048};
 
 // The first, lowest, highest and last point of each group of `group` points.
 std::vector<Point> SummarizeGroups(std::span<const Point> points, int64_t group);
@@ -35,9 +37,11 @@ std::vector<int64_t> SummaryLevels(std::string_view blob);
 // Appends the points of the level with exactly `group` to `out`; NotFound when the blob
 // has no such level, Corrupt when it is not a summary.
 Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Point>& out);
-// The coarsest level whose groups are at most half of what one bucket of a chart covers
-// (`points_per_bucket` raw points), so each bucket still sees two groups or more; nullopt:
-// every point is needed.
+// The coarsest level whose groups are at most what one bucket of a chart covers
+// (`points_per_bucket` raw points), so each bucket sees a whole group or more; nullopt:
+// every point is needed. A group that straddles two buckets gives its extremes to the one
+// they fall in, so the drawn envelope is exact to within one bucket (about two pixels), and
+// every spike is drawn at its own time and value.
 std::optional<int64_t> SummaryLevelFor(double points_per_bucket);
 
 }  // namespace tb

@@ -39,12 +39,12 @@ TEST(ChunkSummaryTest, EachGroupKeepsItsFirstLowestHighestAndLastPoint) {
   for (const Point& q : s) EXPECT_FALSE(q.time_ms == points[200].time_ms) << "NaN is not an extreme";
 }
 
-TEST(ChunkSummaryTest, ASealedChunkCarriesItsLevelAndASmallOneNone) {
+TEST(ChunkSummaryTest, ASealedChunkCarriesItsLevelsAndASmallOneNone) {
   std::vector<Point> points = Wave(4096);
   points[3000].value = 99;
   std::string blob = EncodeSummary(points);
-  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{2048}));
-  for (int64_t group : {2048}) {
+  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{256, 2048}));
+  for (int64_t group : {256, 2048}) {
     std::vector<Point> level;
     ASSERT_TRUE(DecodeSummaryLevel(blob, group, level).ok());
     EXPECT_LE(level.size(), 4096 / static_cast<size_t>(group) * 4);
@@ -54,15 +54,20 @@ TEST(ChunkSummaryTest, ASealedChunkCarriesItsLevelAndASmallOneNone) {
     EXPECT_TRUE(spike) << "level " << group;
   }
   std::vector<Point> none;
-  EXPECT_EQ(DecodeSummaryLevel(blob, 256, none).code(), Status::Code::kNotFound);
+  EXPECT_EQ(DecodeSummaryLevel(blob, 64, none).code(), Status::Code::kNotFound);
   EXPECT_EQ(DecodeSummaryLevel("\x05garbage", 2048, none).code(), Status::Code::kCorrupt);
-  EXPECT_EQ(EncodeSummary(Wave(4000)), "") << "too few points to gain anything";
+  EXPECT_EQ(SummaryLevels(EncodeSummary(Wave(4000))), (std::vector<int64_t>{256}))
+      << "a level needs two groups of points";
+  EXPECT_EQ(EncodeSummary(Wave(500)), "") << "too few points to gain anything";
 }
 
-TEST(ChunkSummaryTest, TheLevelLeavesEachBucketTwoGroupsOrMore) {
+TEST(ChunkSummaryTest, TheLevelLeavesEachBucketAWholeGroupOrMore) {
   EXPECT_EQ(SummaryLevelFor(200), std::nullopt);  // a bucket of 200 points: every point
-  EXPECT_EQ(SummaryLevelFor(4095), std::nullopt);
-  EXPECT_EQ(SummaryLevelFor(4096), 2048);
+  EXPECT_EQ(SummaryLevelFor(255), std::nullopt);
+  EXPECT_EQ(SummaryLevelFor(256), 256);
+  EXPECT_EQ(SummaryLevelFor(413), 256);  // what a 50-run chart on a laptop screen asks for
+  EXPECT_EQ(SummaryLevelFor(2047), 256);
+  EXPECT_EQ(SummaryLevelFor(2048), 2048);
   EXPECT_EQ(SummaryLevelFor(1e7), 2048);
 }
 
