@@ -22,6 +22,9 @@ export interface ChartHost {
   message(text: string): void;
 }
 
+// Up to this many lines the overview strip draws each; past it, their envelope.
+const kOverviewLines = 8;
+
 export class ChartPanel {
   readonly el: HTMLElement;
   private plot?: uPlot;
@@ -149,6 +152,9 @@ export class ChartPanel {
       const lines = await this.fetchLines(runs, x, range);
       // The overview always shows the whole range.
       const full = !s.zoom ? lines : zoomedOnly && this.full.length ? this.full : await this.fetchLines(runs, x, {});
+      // The page handles input between reading the answer and drawing it: neither task
+      // alone holds the main thread long.
+      await new Promise((resolve) => setTimeout(resolve, 0));
       if (token !== this.fetching) return; // a newer request won
       this.lines = lines;
       this.full = full;
@@ -362,8 +368,19 @@ export class ChartPanel {
   }
 
   private drawOverview(width: number, lines?: uPlot.AlignedData) {
-    const { series, bands } = this.uplotSeries(this.full, true);
-    const data = lines ?? this.uplotData(this.full);
+    let { series, bands } = this.uplotSeries(this.full, true);
+    let data = lines ?? this.uplotData(this.full);
+    // Many lines in a 70-pixel strip are a smear that costs as much to draw as the chart:
+    // past a few, the strip shows their envelope (the lowest and highest shown value at each
+    // x), which is what choosing a range needs.
+    const envelope = this.full.length > kOverviewLines;
+    if (envelope) {
+      data = this.envelope(data, this.uplotSeries(this.full, true).owners);
+      const line = { stroke: "#7a8ca3", width: 1, spanGaps: false, points: { show: false } };
+      series = [{}, { ...line, label: "highest" }, { ...line, label: "lowest" }];
+      bands = [{ series: [1, 2], fill: "#7a8ca340" }];
+    }
+    this.over.dataset.lines = envelope ? "envelope" : String(this.full.length);
     this.overview?.destroy();
     this.over.innerHTML = "";
     this.overview = new uPlot(
@@ -378,6 +395,9 @@ export class ChartPanel {
         cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false }, y: false },
         select: { show: true, left: 0, top: 0, width: 0, height: 0 },
         hooks: {
+          // Scales have their range once the strip is first drawn; the zoomed range is
+          // marked then.
+          ready: [() => this.markOverview()],
           setSelect: [
             (u) => {
               if (u.select.width < 2) return;
@@ -391,7 +411,26 @@ export class ChartPanel {
       data,
       this.over,
     );
-    this.markOverview();
+  }
+
+  // The highest and lowest value of the shown lines at each x of `data` (uPlot's table;
+  // `owners` says which line each of its series draws).
+  private envelope(data: uPlot.AlignedData, owners: (Line | undefined)[]): uPlot.AlignedData {
+    const n = data[0].length;
+    const hi: (number | null)[] = new Array(n).fill(null);
+    const lo: (number | null)[] = new Array(n).fill(null);
+    for (let s = 1; s < data.length; s++) {
+      const line = owners[s];
+      if (!line || this.state.hidden.includes(line.key)) continue;
+      const ys = data[s] as (number | null | undefined)[];
+      for (let i = 0; i < n; i++) {
+        const v = ys[i];
+        if (v == null || !Number.isFinite(v)) continue;
+        if (hi[i] === null || v > hi[i]!) hi[i] = v;
+        if (lo[i] === null || v < lo[i]!) lo[i] = v;
+      }
+    }
+    return [data[0], hi, lo] as uPlot.AlignedData;
   }
 
   // The zoomed range as a rectangle on the overview strip.

@@ -112,6 +112,7 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await selectWorkload(page, "synth", "1");
   const util = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
   await addChart(page, "train.loss|", "2");
+  await util.locator('.overview[data-lines="2"]').waitFor(); // a few runs: each its own line
   assert.equal((await view(page)).charts.length, 2);
 
   // Drag to zoom: the chart keeps the range and fetches finer data for it.
@@ -222,6 +223,57 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   assert.ok(values.length > 300 && values.every((v) => v > 15 && v < 27), "the CSV holds the plotted values in percent");
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test("the overview strip: each line of a few runs, the envelope of many, and the zoomed range marked", async () => {
+  const manyDb = join(work.dir, "many.db");
+  makeStore(manyDb, ["--bench-runs", "12", "--bench-points", "3000"]);
+  const many = await serve(manyDb);
+  try {
+    const { page, context, errors } = await open(many.url);
+    await selectWorkload(page, "bench", "w");
+    const chart = await addChart(page, "gpu.utilization.gpu_ratio|", "12");
+    await chart.locator('.overview[data-lines="envelope"]').waitFor();
+    // The strip's upper and lower lines are the highest and lowest of the chart's lines at
+    // each x, not some of the lines.
+    const check = await page.evaluate(() => {
+      const panel = window.trainbench.charts[0];
+      const [x, hi, lo] = panel.overview.data;
+      const d = panel.plot.data;
+      let compared = 0;
+      for (let i = 0; i < x.length; i++) {
+        const ys = d.slice(1).map((s) => s[i]).filter((v) => v != null);
+        if (!ys.length) continue;
+        if (hi[i] !== Math.max(...ys) || lo[i] !== Math.min(...ys)) return `at ${x[i]}: ${hi[i]}/${lo[i]} vs ${ys}`;
+        compared++;
+      }
+      return { compared, series: panel.overview.series.length, lines: d.length - 1 };
+    });
+    assert.equal(typeof check, "object", String(check));
+    assert.ok(check.compared > 100, JSON.stringify(check));
+    assert.equal(check.series, 3, "x, highest, lowest");
+    assert.equal(check.lines, 12);
+    // A drag on the chart zooms; the strip marks that range within its full width.
+    const over = chart.locator(".plot .u-over");
+    const box = await over.boundingBox();
+    const drawn = Number(await chart.getAttribute("data-drawn"));
+    await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, drawn);
+    await page.waitForFunction(() => window.trainbench.charts[0].overview?.select.width > 0);
+    const mark = await page.evaluate(() => {
+      const o = window.trainbench.charts[0].overview;
+      return { left: o.select.left, width: o.select.width, full: o.bbox.width / devicePixelRatio };
+    });
+    assert.ok(mark.left > mark.full * 0.2 && mark.left < mark.full * 0.4, JSON.stringify(mark));
+    assert.ok(mark.width > mark.full * 0.2 && mark.width < mark.full * 0.4, JSON.stringify(mark));
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    many.stop();
+  }
 });
 
 test("the first page leads: experiments at a glance, one click to a quick comparison", async () => {
