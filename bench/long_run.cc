@@ -4,8 +4,10 @@
 // runs of one series each. After every simulated hour the writer waits while a reader (a
 // second process, as `trainbench serve` is) measures:
 //   - the writer's resident memory (VmRSS of its process);
-//   - the live chart's refresh: one series of the long run at a 2,000-point budget, and one
-//     chart of all 50 running runs, through ServeApi::Handle;
+//   - the live chart: one series of the long run at a 2,000-point budget, and one chart of
+//     all 50 running runs, through ServeApi::Handle, loaded whole (what a chart's first load,
+//     and its reload every half budget of new points, costs); and its 3-second refresh as the
+//     web page asks it, for what came after the newest point it has (`since`);
 //   - the phase analysis of the long run made afresh, and what it costs per 3-second refresh
 //     of a live chart under serve's rule (analysed again once the run has grown by a
 //     fiftieth of its length, at least 30 s after the last analysis).
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "analyze/phases.h"
+#include "base/time.h"
 #include "bench/bench_stats.h"
 #include "serve/serve_api.h"
 #include "store/series_writer.h"
@@ -32,7 +35,9 @@
 namespace {
 
 using namespace tb;
-constexpr int64_t kStart = 1763777000000;
+// The runs started `hours` before the benchmark, so that at the last hour their points end
+// about now, as a running run's do (a chart of running runs spans up to now).
+int64_t kStart = 0;
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -144,6 +149,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   namespace fs = std::filesystem;
+  kStart = WallMillis() - int64_t{hours} * 3600 * 1000;
   fs::path dir = fs::temp_directory_path() / "tb-bench-long-run";
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -163,23 +169,27 @@ int main(int argc, char** argv) {
     _exit(0);
   }
   std::printf("a %d-hour run at %d Hz with %d series, %d running runs watched\n", hours, hz, series, watched);
-  std::printf("%4s %10s %12s %12s %14s %12s %14s %12s\n", "hour", "points", "writer RSS", "write s/h",
-              "chart 1 run", "chart 50", "phases afresh", "per refresh");
-  std::printf("%4s %10s %12s %12s %14s %12s %14s %12s\n", "", "(long run)", "MiB", "", "ms", "ms", "ms",
-              "ms");
+  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %14s %12s\n", "hour", "points", "writer RSS",
+              "write s/h", "chart 1 run", "chart 50", "refresh 1 run", "refresh 50", "phases afresh",
+              "per refresh");
+  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %14s %12s\n", "", "(long run)", "MiB", "", "ms", "ms",
+              "ms", "ms", "ms", "ms");
   auto store = Store::Open(db).value();
   std::string ids;
   for (const RunRecord& r : runs) ids += (ids.empty() ? "" : ",") + r.id;
-  auto chart = [&](const std::string& which) {
+  // `since_ms` > 0: the refresh of a live chart, what came after that time.
+  auto chart = [&](const std::string& which, int64_t since_ms = 0) {
     ServeApi api(*store);  // a new server each time: nothing cached, as for a running run
-    ApiResponse a = api.Handle({"GET",
-                                "/api/v1/series",
-                                {{"runs", which},
-                                 {"metric", "gpu.utilization.gpu_ratio"},
-                                 {"labels", "gpu=0"},
-                                 {"budget", "2000"},
-                                 {"x", "relative"}},
-                                ""});
+    ApiRequest request{"GET",
+                       "/api/v1/series",
+                       {{"runs", which},
+                        {"metric", "gpu.utilization.gpu_ratio"},
+                        {"labels", "gpu=0"},
+                        {"budget", "2000"},
+                        {"x", "relative"}},
+                       ""};
+    if (since_ms > 0) request.query.emplace("since", std::to_string(since_ms));
+    ApiResponse a = api.Handle(request);
     if (a.status != 200) {
       std::fprintf(stderr, "series: %d %s\n", a.status, a.body.c_str());
       std::abort();
@@ -193,6 +203,10 @@ int main(int argc, char** argv) {
     long rss = ResidentKiB(child);
     double one = MedianMs(3, [&] { chart(runs[0].id); });
     double many = MedianMs(3, [&] { chart(ids); });
+    // The page's refresh 3 s after its last: the points of the last 3 simulated seconds.
+    int64_t newest = kStart + int64_t{hour} * 3600 * 1000 - 1000 / hz;
+    double one_since = MedianMs(3, [&] { chart(runs[0].id, newest - 3000); });
+    double many_since = MedianMs(3, [&] { chart(ids, newest - 3000); });
     RunRecord long_run = store->FindRun(runs[0].id).value();
     double phases = MedianMs(1, [&] {
       if (!AnalyzeStoredRun(*store, long_run).ok()) std::abort();
@@ -201,9 +215,9 @@ int main(int argc, char** argv) {
     // 3-second refresh, the analysis costs its time times 3 s over that interval.
     double length_s = hour * 3600.0;
     double per_refresh = phases * 3.0 / std::max(30.0, length_s / 50);
-    std::printf("%4d %10lld %12.1f %12.1f %14.1f %12.1f %14.1f %12.2f\n", hour,
+    std::printf("%4d %10lld %11.1f %10.1f %12.1f %9.1f %13.2f %11.2f %14.1f %12.2f\n", hour,
                 static_cast<long long>(hour) * 3600 * hz * series, static_cast<double>(rss) / 1024, write_s,
-                one, many, phases, per_refresh);
+                one, many, one_since, many_since, phases, per_refresh);
     std::fflush(stdout);
     hour_started = std::chrono::steady_clock::now();
     if (write(from_reader[1], &done, 1) != 1) std::abort();

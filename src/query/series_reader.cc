@@ -1,6 +1,7 @@
 #include "query/series_reader.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "store/chunk_summary.h"
@@ -194,6 +195,49 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     level_points_ += points->size();
   }
   return Window{points, total, group};
+}
+
+Result<SeriesReader::Window> SeriesReader::PointsSince(int64_t series_id, bool finished, int64_t since_ms,
+                                                       bool retried) {
+  auto newer = [since_ms](const Point& p) { return p.time_ms > since_ms; };
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(series_id);
+    if (it != cache_.end() && finished) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      const std::vector<Point>& all = *it->second.points;
+      auto out = std::make_shared<std::vector<Point>>();
+      std::copy_if(all.begin(), all.end(), std::back_inserter(*out), newer);
+      return Window{out, static_cast<int64_t>(all.size()), 1};
+    }
+  }
+  Result<std::vector<ChunkRecord>> chunks = store_.ListChunkInfo(series_id);
+  if (!chunks.ok()) return chunks.status();
+  int64_t total = 0;
+  std::vector<ChunkRecord> reaching;
+  for (const ChunkRecord& c : *chunks) {
+    total += c.count;
+    if (std::max(c.first_ms, c.last_ms) > since_ms) reaching.push_back(c);
+  }
+  Result<std::vector<JournalEntry>> journal =
+      finished ? Result<std::vector<JournalEntry>>(std::vector<JournalEntry>{})
+               : store_.ReadJournal(series_id);
+  if (!journal.ok()) return journal.status();
+  auto points = std::make_shared<std::vector<Point>>();
+  size_t chunk_points = 0;
+  Status read = DecodeSeriesParts(store_, series_id, reaching, {}, *points);
+  if (read.ok()) {
+    chunk_points = points->size();
+    read = DecodeSeriesParts(store_, series_id, {}, *journal, *points);
+  }
+  // The writer replaced a provisional chunk meanwhile (a checkpoint): read again.
+  if (read.code() == Status::Code::kNotFound && !retried)
+    return PointsSince(series_id, finished, since_ms, true);
+  TB_RETURN_IF_ERROR(read);
+  total += static_cast<int64_t>(points->size() - chunk_points);
+  points->erase(std::remove_if(points->begin(), points->end(), [&](const Point& p) { return !newer(p); }),
+                points->end());
+  return Window{points, total, 1};
 }
 
 }  // namespace tb

@@ -41,6 +41,12 @@ class SeriesReader {
   Result<Window> PointsForChart(int64_t series_id, bool finished, int64_t from_ms, int64_t to_ms,
                                 size_t buckets, bool retried = false);
 
+  // The points stored with a time after `since_ms`, in time order: what a live chart asks
+  // for every few seconds. Only the chunks whose last point is newer are read (and a running
+  // run's journal), so the cost follows what is new, not the run's length. A point logged
+  // out of order, older than the last point of its chunk, is found by a whole read instead.
+  Result<Window> PointsSince(int64_t series_id, bool finished, int64_t since_ms, bool retried = false);
+
  private:
   struct Cached {
     std::vector<int64_t> chunk_ids;  // sealed chunks, in order

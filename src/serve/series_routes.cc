@@ -128,6 +128,13 @@ ApiResponse ServeApi::Call::Series() {
       ThrowIfError(part.status());
       return ChartSeriesJson(*s.run, s.series, *part->points, window, part->total_points);
     }
+    // What is new for a live chart: the chunks that reach past `since` and the journal.
+    if (window.since) {
+      Result<SeriesReader::Window> part =
+          api->reader_.PointsSince(s.series.id, Finished(*s.run), SaturatedInt64(*window.since));
+      ThrowIfError(part.status());
+      return ChartSeriesJson(*s.run, s.series, *part->points, window, part->total_points);
+    }
     Result<std::shared_ptr<const std::vector<Point>>> loaded =
         api->reader_.Points(s.series.id, Finished(*s.run));
     ThrowIfError(loaded.status());

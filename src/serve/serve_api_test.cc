@@ -66,6 +66,12 @@ TEST_F(ServeApiTest, APointIsAnsweredOnceWhetherInTheJournalAProvisionalOrASeale
     }
     ASSERT_TRUE(writer.Flush().ok());
     EXPECT_EQ(Loss(), written) << "after flush " << flush;
+    // What a live chart asks next: the points after the last 30 it has.
+    if (written.size() <= 30) continue;
+    size_t have = written.size() - 30;
+    EXPECT_EQ(Loss(std::to_string(kStart + static_cast<int64_t>(have - 1) * 100)),
+              std::vector<double>(written.begin() + static_cast<std::ptrdiff_t>(have), written.end()))
+        << "after flush " << flush;
   }
   ASSERT_TRUE(writer.Close().ok());
   EXPECT_EQ(Loss(), written);
@@ -192,6 +198,18 @@ TEST_F(LongSeriesTest, AChartOfAboutAThousandPointsIsDrawnFromTheFinerLevel) {
   for (size_t i = 0; i < y.size(); ++i) spike |= y[i] == 400.0 && std::abs(x[i] - kSpike * 0.1) < 1e-6;
   EXPECT_TRUE(spike);
   EXPECT_EQ(*std::min_element(y.begin(), y.end()), 100.0);
+}
+
+TEST_F(LongSeriesTest, WhatIsNewSinceATimeIsReadFromTheChunksAfterIt) {
+  // A live chart's refresh: the last 99 points, from the one chunk that holds them.
+  json s = Chart({{"since", std::to_string(kStart + int64_t{99900} * 100)}}, "1000");
+  std::vector<double> x = s["x"].get<std::vector<double>>();
+  ASSERT_EQ(x.size(), 99u);
+  EXPECT_NEAR(x.front(), 99901 * 0.1, 1e-6);
+  EXPECT_NEAR(x.back(), (kPoints - 1) * 0.1, 1e-6);
+  EXPECT_EQ(s["total_points"], kPoints);
+  EXPECT_EQ(counting_->chunk_data_reads, 1) << "of 20 chunks";
+  EXPECT_EQ(counting_->whole_series_reads, 0);
 }
 
 TEST_F(LongSeriesTest, ZoomingInReadsOnlyTheChunksInRange) {

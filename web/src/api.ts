@@ -135,7 +135,8 @@ export interface Range {
   to?: number;
 }
 
-export function series(runs: string[], metric: string, labels: string, x: string, budget: number, range: Range) {
+// `since` (Unix ms): only the points stored after it, for a live chart's refresh.
+export function series(runs: string[], metric: string, labels: string, x: string, budget: number, range: Range, since?: number) {
   return get<{ series: SeriesData[] }>("series", {
     runs: runs.join(","),
     metric,
@@ -144,6 +145,7 @@ export function series(runs: string[], metric: string, labels: string, x: string
     budget,
     from: range.from,
     to: range.to,
+    since,
   }).then((r) => r.series);
 }
 

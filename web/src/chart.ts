@@ -38,6 +38,9 @@ export class ChartPanel {
   private seriesLines: (Line | undefined)[] = [];
   private runPhases = new Map<string, api.PhaseInfo[]>();
   private unit = ""; // as shown ("%", "GiB")
+  private factor = 1; // from the stored unit to the one shown
+  private largest = 0; // the largest magnitude among the lines, in the stored unit
+  private appended = 0; // points a live chart added to its lines since it last loaded them whole
   private timer = 0;
   private fetching = 0;
   private body: HTMLElement;
@@ -158,6 +161,8 @@ export class ChartPanel {
       if (token !== this.fetching) return; // a newer request won
       this.lines = lines;
       this.full = full;
+      this.appended = 0;
+      this.el.dataset.appended = "0";
       const points = lines.reduce((n, l) => n + l.x.length, 0);
       this.info.textContent = `${runs.length} run${runs.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
       this.draw();
@@ -204,7 +209,7 @@ export class ChartPanel {
       for (const d of data) {
         const r = this.host.run(d.run);
         const base = r ? `${r.name}${r.workload ? ` (${r.experiment}/${r.workload})` : ""}` : d.run.slice(0, 8);
-        lines.push({ key: d.run + "|" + d.labels, name: base + (d.labels ? ` ${d.labels}` : ""), run: d.run, x: d.x, y: d.y });
+        lines.push({ key: d.run + "|" + d.labels, name: base + (d.labels ? ` ${d.labels}` : ""), run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
       }
     }
     // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
@@ -214,6 +219,8 @@ export class ChartPanel {
     }
     const shown = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
     this.unit = shown.unit;
+    this.factor = shown.factor;
+    this.largest = largest;
     if (shown.factor !== 1) {
       const scale = (a: (number | null)[]) => a.map((v) => (v == null ? v : v * shown.factor));
       for (const l of lines) {
@@ -251,7 +258,67 @@ export class ChartPanel {
   private live() {
     const running = this.state.runs.some((id) => this.host.run(id)?.status === "RUNNING");
     clearInterval(this.timer);
-    if (running) this.timer = window.setInterval(() => void this.load(), 3000);
+    if (running) this.timer = window.setInterval(() => void this.update(), 3000);
+  }
+
+  // A live refresh. Each run's line asks only for the points after its newest (the server
+  // reads the chunks that hold them), so a refresh costs what is new, not the run's length;
+  // once the lines have grown by half their budget, or their unit or series change, they
+  // are loaded whole again (downsampled anew). Zoomed charts and workload means reload.
+  private async update(): Promise<void> {
+    const s = this.state;
+    const lines = this.lines;
+    const since = Math.min(...lines.map((l) => l.lastMs ?? NaN));
+    const running = s.runs.some((id) => this.host.run(id)?.status === "RUNNING");
+    // Once the runs have ended, loaded whole one last time (and no longer refreshed).
+    if (!running || s.zoom || s.grouping !== "runs" || !lines.length || !Number.isFinite(since) || this.appended * 2 > this.budget()) {
+      return this.load();
+    }
+    const token = ++this.fetching;
+    try {
+      const x = this.effectiveX();
+      const runs = s.runs.filter((id) => /^[0-9a-f]{32}$/.test(id));
+      const fresh = await api.series(runs, s.metric, s.labels, x, this.budget(), {}, since);
+      if (token !== this.fetching) return;
+      const byKey = new Map(lines.map((l) => [l.key, l]));
+      let largest = this.largest;
+      for (const d of fresh) for (const v of d.y) if (v != null && Number.isFinite(v)) largest = Math.max(largest, Math.abs(v));
+      const unit = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
+      // A new series, or values that move the unit shown (MiB to GiB): loaded whole.
+      if (fresh.some((d) => !byKey.has(d.run + "|" + d.labels)) || unit.factor !== this.factor) return this.load();
+      this.largest = largest;
+      let added = 0;
+      for (const d of fresh) {
+        const line = byKey.get(d.run + "|" + d.labels)!;
+        // A line whose newest point is later than `since` has some of these already: by
+        // time on the time axes, by step on the step axis.
+        const start = this.host.run(d.run)?.start_ms ?? 0;
+        const lastX = line.x.length ? line.x[line.x.length - 1] : -Infinity;
+        const known = (v: number) =>
+          x === "step" ? v <= lastX : (x === "wall" ? v : start + v * 1000) <= (line.lastMs ?? -Infinity) + 0.5;
+        let n = 0;
+        for (let i = 0; i < d.x.length; i++) {
+          if (known(d.x[i])) continue;
+          line.x.push(d.x[i]);
+          line.y.push(d.y[i] == null ? null : d.y[i]! * this.factor);
+          n++;
+        }
+        line.lastMs = Math.max(line.lastMs ?? 0, d.last_ms);
+        added = Math.max(added, n);
+      }
+      this.appended += added;
+      if (!added) return;
+      const points = lines.reduce((n, l) => n + l.x.length, 0);
+      this.info.textContent = `${lines.length} run${lines.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
+      this.el.dataset.appended = String(this.appended);
+      this.draw();
+      await Promise.all([this.loadEvents(runs, x), this.loadPhases(runs, x)]);
+      if (token !== this.fetching) return;
+      this.plot?.redraw(false);
+    } catch (e) {
+      if (token !== this.fetching) return;
+      this.host.message(`${s.metric}: ${(e as Error).message}`);
+    }
   }
 
   private uplotData(lines: Line[]): uPlot.AlignedData {

@@ -13,6 +13,7 @@ export interface Line {
   y: (number | null)[];
   band?: { lo: (number | null)[]; hi: (number | null)[] };
   n?: number[]; // a workload mean: how many runs stand behind each point
+  lastMs?: number; // a run's line: the time of its series' newest point (for live updates)
 }
 
 export interface PhaseSpan {

@@ -381,6 +381,8 @@ with trainbench.Run() as run:
   });
   const done = new Promise((resolve) => child.on("exit", resolve));
   const { page, context } = await open();
+  const asked = [];
+  page.on("request", (r) => r.url().includes("/api/v1/series?") && asked.push(new URL(r.url()).searchParams));
   await page.waitForSelector('button[data-exp="live"]', { timeout: 15000 });
   await page.click('button[data-exp="live"]');
   await page.check('input[data-workload="live:"]');
@@ -393,9 +395,28 @@ with trainbench.Run() as run:
     { timeout: 10000 },
   );
   assert.ok((await points()) > start);
+  // A refresh asks only for what came after the newest point the chart has, and appends it.
+  const refresh = asked.find((q) => q.has("since"));
+  assert.ok(refresh, asked.map(String).join("\n"));
+  assert.ok(Number(refresh.get("since")) >= 1.7e12, refresh.toString());
+  assert.ok(Number(await chart.getAttribute("data-appended")) > 0);
+  const y = await page.evaluate(() => window.trainbench.charts[0].lines[0].y);
+  assert.deepEqual(y, y.map((_, i) => i), "every value logged so far, once, in order");
   await page.screenshot({ path: join(out, "live-run.png"), fullPage: true });
-  await context.close();
+  // Once the run has ended, the chart is loaded whole once more: every point, none twice.
   assert.equal(await done, 0);
+  await page.waitForFunction(
+    () => {
+      const c = document.querySelector("section.chart");
+      return c.dataset.appended === "0" && /\b60 points/.test(c.querySelector(".chart-info").textContent);
+    },
+    null,
+    { timeout: 20000 },
+  );
+  const whole = asked.length;
+  await page.waitForTimeout(3500);
+  assert.equal(asked.length, whole, "a finished run's chart is not refreshed");
+  await context.close();
 });
 
 test("an experiment's report opens from the tree", async () => {
