@@ -162,9 +162,10 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
   out.reserve(out.size() + keep.size() * 26 + 32);
   out += ", \"x\": [";
   // On a shared grid, x to a thousandth of a place (the same text in every series); a
-  // downsampled series' values to 9 significant digits, finer than any chart or tooltip
-  // shows them, for half the bytes of a double's 17; every point at full resolution exact.
-  int x_digits = 0, y_digits = keep.size() < n ? 9 : 0;
+  // downsampled series' values to 6 significant digits (what listeners store derived values
+  // with; a tooltip shows 4, a chart far fewer), for a third of the bytes of a double's 17;
+  // every point at full resolution exact.
+  int x_digits = 0, y_digits = keep.size() < n ? 6 : 0;
   if (grid) {
     double span = std::max({std::abs(grid->origin), std::abs(kept_x.empty() ? 0 : kept_x.back()), 1e-300});
     x_digits = std::clamp(static_cast<int>(std::ceil(std::log10(span / (grid->width / 4)))) + 3, 6, 17);
