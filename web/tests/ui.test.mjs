@@ -113,6 +113,30 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   const util = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
   await addChart(page, "train.loss|", "2");
   await util.locator('.overview[data-lines="2"]').waitFor(); // a few runs: each its own line
+  // Each line passes through its points: the canvas has the line's colour where a point is.
+  const onLine = await page.evaluate(() => {
+    const u = window.trainbench.charts[0].plot;
+    const misses = [];
+    for (const si of [1, 2]) {
+      const ys = u.data[si];
+      const colour = u.series[si].stroke();
+      const want = [1, 3, 5].map((k) => parseInt(colour.slice(k, k + 2), 16));
+      for (const i of [Math.floor(ys.length * 0.3), Math.floor(ys.length * 0.7)]) {
+        let j = i;
+        while (ys[j] == null) j++;
+        const px = Math.round(u.valToPos(u.data[0][j], "x", true));
+        const py = Math.round(u.valToPos(ys[j], "y", true));
+        const near = u.ctx.getImageData(px - 2, py - 2, 5, 5).data;
+        let hit = false;
+        for (let k = 0; k < near.length; k += 4) {
+          hit ||= want.every((c, n) => Math.abs(near[k + n] - c) < 60) && near[k + 3] > 100;
+        }
+        if (!hit) misses.push({ si, j, px, py });
+      }
+    }
+    return misses;
+  });
+  assert.deepEqual(onLine, [], "the lines go through their points");
   assert.equal((await view(page)).charts.length, 2);
 
   // Drag to zoom: the chart keeps the range and fetches finer data for it.
