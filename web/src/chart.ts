@@ -192,8 +192,9 @@ export class ChartPanel {
       const lines = await this.fetchLines(runs, x, range);
       // The overview always shows the whole range.
       const full = !s.zoom ? lines : zoomedOnly && this.full.length ? this.full : await this.fetchLines(runs, x, {});
-      // The page handles input between reading the answer and drawing it: neither task
-      // alone holds the main thread long.
+      // The page handles input between reading the answer (and aligning the lines for
+      // uPlot) and drawing it: neither task alone holds the main thread long.
+      const aligned = this.uplotData(lines);
       await new Promise((resolve) => setTimeout(resolve, 0));
       if (token !== this.fetching) return; // a newer request won
       this.lines = lines;
@@ -202,7 +203,7 @@ export class ChartPanel {
       this.el.dataset.appended = "0";
       const points = lines.reduce((n, l) => n + l.x.length, 0);
       this.info.textContent = `${runs.length} run${runs.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
-      this.draw();
+      this.draw(aligned);
       this.live();
       // Events and phases come after the lines: the chart is there without waiting for them.
       if (!zoomedOnly) {
@@ -403,11 +404,12 @@ export class ChartPanel {
     return { series, bands, owners };
   }
 
-  draw() {
+  // `aligned`: this.lines as uPlot's table, when the caller made it already.
+  draw(aligned?: uPlot.AlignedData) {
     const width = Math.max(320, this.body.clientWidth || 800);
     const { series, bands, owners } = this.uplotSeries(this.lines, false);
     this.seriesLines = owners;
-    const data = this.uplotData(this.lines);
+    const data = aligned ?? this.uplotData(this.lines);
     const x = this.effectiveX();
     const opts: uPlot.Options = {
       width,
