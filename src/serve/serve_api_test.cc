@@ -161,6 +161,13 @@ class LongSeriesTest : public ServeApiTest {
     EXPECT_EQ(r.status, 200) << r.body;
     return json::parse(r.body)["series"][0];
   }
+  // The chart's points hold the spike at its own time, and none below the series' lowest.
+  static void ExpectSpikeAndFloor(const std::vector<double>& x, const std::vector<double>& y) {
+    bool spike = false;
+    for (size_t i = 0; i < y.size(); ++i) spike |= y[i] == 400.0 && std::abs(x[i] - kSpike * 0.1) < 1e-6;
+    EXPECT_TRUE(spike);
+    EXPECT_EQ(*std::min_element(y.begin(), y.end()), 100.0);
+  }
   static constexpr int kPoints = 100000, kSpike = 61234;
   std::unique_ptr<CountingStore> counting_;
 };
@@ -174,10 +181,7 @@ TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {
   EXPECT_GE(y.size(), 10u);
   EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0) << "no chunk read point by point";
   // The spike, at its own time, and the envelope of every other point.
-  bool spike = false;
-  for (size_t i = 0; i < y.size(); ++i) spike |= y[i] == 400.0 && std::abs(x[i] - kSpike * 0.1) < 1e-6;
-  EXPECT_TRUE(spike);
-  EXPECT_EQ(*std::min_element(y.begin(), y.end()), 100.0);
+  ExpectSpikeAndFloor(x, y);
   EXPECT_EQ(x.front(), 0.0);
   EXPECT_NEAR(x.back(), (kPoints - 1) * 0.1, 1e-6);
   // The same again comes from memory: still no chunk read whole.
@@ -194,10 +198,7 @@ TEST_F(LongSeriesTest, AChartOfAboutAThousandPointsIsDrawnFromTheFinerLevel) {
   EXPECT_LE(y.size(), 1000u);
   EXPECT_GE(y.size(), 500u);
   EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0) << "no chunk read point by point";
-  bool spike = false;
-  for (size_t i = 0; i < y.size(); ++i) spike |= y[i] == 400.0 && std::abs(x[i] - kSpike * 0.1) < 1e-6;
-  EXPECT_TRUE(spike);
-  EXPECT_EQ(*std::min_element(y.begin(), y.end()), 100.0);
+  ExpectSpikeAndFloor(x, y);
 }
 
 TEST_F(LongSeriesTest, WhatIsNewSinceATimeIsReadFromTheChunksAfterIt) {

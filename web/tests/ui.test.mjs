@@ -57,6 +57,18 @@ async function addChart(page, metric, series) {
   return chart;
 }
 
+// Drags across the first chart's plot from one fraction of its width to another, and waits
+// for the chart to be drawn again with the zoomed range.
+async function dragZoom(page, chart, from, to) {
+  const box = await chart.locator(".plot .u-over").boundingBox();
+  const drawn = Number(await chart.getAttribute("data-drawn"));
+  await page.mouse.move(box.x + box.width * from, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * to, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, drawn);
+}
+
 async function downloadOf(page, click) {
   const [dl] = await Promise.all([page.waitForEvent("download"), click()]);
   return { name: dl.suggestedFilename(), bytes: readFileSync(await dl.path()) };
@@ -140,14 +152,7 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   assert.equal((await view(page)).charts.length, 2);
 
   // Drag to zoom: the chart keeps the range and fetches finer data for it.
-  const over = util.locator(".plot .u-over");
-  const box = await over.boundingBox();
-  const drawn = Number(await util.getAttribute("data-drawn"));
-  await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, { steps: 5 });
-  await page.mouse.up();
-  await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, drawn);
+  await dragZoom(page, util, 0.2, 0.5);
   const zoom = (await view(page)).charts[0].zoom;
   assert.ok(zoom && zoom[0] > 50 && zoom[1] < 400 && zoom[0] < zoom[1], JSON.stringify(zoom));
   await page.screenshot({ path: join(out, "charts-zoomed.png"), fullPage: true });
@@ -278,14 +283,7 @@ test("the overview strip: each line of a few runs, the envelope of many, and the
     assert.equal(check.series, 3, "x, highest, lowest");
     assert.equal(check.lines, 12);
     // A drag on the chart zooms; the strip marks that range within its full width.
-    const over = chart.locator(".plot .u-over");
-    const box = await over.boundingBox();
-    const drawn = Number(await chart.getAttribute("data-drawn"));
-    await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
-    await page.mouse.down();
-    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2, { steps: 5 });
-    await page.mouse.up();
-    await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, drawn);
+    await dragZoom(page, chart, 0.3, 0.6);
     await page.waitForFunction(() => window.trainbench.charts[0].overview?.select.width > 0);
     const mark = await page.evaluate(() => {
       const o = window.trainbench.charts[0].overview;
