@@ -22,6 +22,13 @@ export interface ChartHost {
   message(text: string): void;
 }
 
+// The largest magnitude of the finite values in `arrays`; 0 for none.
+function largestOf(arrays: (number | null)[][]): number {
+  let largest = 0;
+  for (const a of arrays) for (const v of a) if (v != null && Number.isFinite(v)) largest = Math.max(largest, Math.abs(v));
+  return largest;
+}
+
 // Up to this many lines the overview strip draws each; past it, their envelope.
 const kOverviewLines = 8;
 
@@ -174,11 +181,21 @@ export class ChartPanel {
     return Math.max(400, Math.min(4000, Math.round((this.body.clientWidth || 800) * 2)));
   }
 
+  // The chart's runs that are run ids (a view file may hold anything).
+  private runIds(): string[] {
+    return this.state.runs.filter((id) => /^[0-9a-f]{32}$/.test(id));
+  }
+
+  private showCount(runs: number) {
+    const points = this.lines.reduce((n, l) => n + l.x.length, 0);
+    this.info.textContent = `${runs} run${runs === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
+  }
+
   // Fetches the data for the chart's runs (the zoomed range when `zoomed`) and draws.
   async load(zoomedOnly = false): Promise<void> {
     const s = this.state;
     const token = ++this.fetching;
-    const runs = s.runs.filter((id) => /^[0-9a-f]{32}$/.test(id));
+    const runs = this.runIds();
     if (!runs.length) {
       this.info.textContent = "no runs: select some and press Use selection";
       this.lines = [];
@@ -201,8 +218,7 @@ export class ChartPanel {
       this.full = full;
       this.appended = 0;
       this.el.dataset.appended = "0";
-      const points = lines.reduce((n, l) => n + l.x.length, 0);
-      this.info.textContent = `${runs.length} run${runs.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
+      this.showCount(runs.length);
       this.draw(aligned);
       this.live();
       // Events and phases come after the lines: the chart is there without waiting for them.
@@ -251,10 +267,7 @@ export class ChartPanel {
       }
     }
     // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
-    let largest = 0;
-    for (const l of lines) {
-      for (const v of l.y) if (v != null && Number.isFinite(v)) largest = Math.max(largest, Math.abs(v));
-    }
+    const largest = largestOf(lines.map((l) => l.y));
     const shown = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
     this.unit = shown.unit;
     this.factor = shown.factor;
@@ -315,12 +328,11 @@ export class ChartPanel {
     const token = ++this.fetching;
     try {
       const x = this.effectiveX();
-      const runs = s.runs.filter((id) => /^[0-9a-f]{32}$/.test(id));
+      const runs = this.runIds();
       const fresh = await api.series(runs, s.metric, s.labels, x, this.budget(), {}, since);
       if (token !== this.fetching) return;
       const byKey = new Map(lines.map((l) => [l.key, l]));
-      let largest = this.largest;
-      for (const d of fresh) for (const v of d.y) if (v != null && Number.isFinite(v)) largest = Math.max(largest, Math.abs(v));
+      const largest = Math.max(this.largest, largestOf(fresh.map((d) => d.y)));
       const unit = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
       // A new series, or values that move the unit shown (MiB to GiB): loaded whole.
       if (fresh.some((d) => !byKey.has(d.run + "|" + d.labels)) || unit.factor !== this.factor) return this.load();
@@ -346,8 +358,7 @@ export class ChartPanel {
       }
       this.appended += added;
       if (!added) return;
-      const points = lines.reduce((n, l) => n + l.x.length, 0);
-      this.info.textContent = `${lines.length} run${lines.length === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
+      this.showCount(runs.length);
       this.el.dataset.appended = String(this.appended);
       this.draw();
       await Promise.all([this.loadEvents(runs, x), this.loadPhases(runs, x)]);
