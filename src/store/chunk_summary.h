@@ -22,8 +22,8 @@ namespace tb {
 // The group sizes written beside each sealed chunk: 256 and 2,048 points (16 + 2 groups, at
 // most 72 points, for a chunk of 4,096). A chart asks for a bucket per two pixel
 // columns; at 256 a chart of 50 runs of 100,000 points on a laptop screen (about 400 points
-// a bucket) reads 1.6% of the points instead of all of them (the server's answer went from
-// about 90 to 20 ms). It costs 0.09-0.13 bytes a point at rest (the recorded DCGM trace:
+// a bucket) reads 1.6% of the points instead of all of them (bench/serve_query's page-budget
+// request, cold: 32.1 to 11.5 ms). It costs 0.09-0.13 bytes a point at rest (the recorded DCGM trace:
 // 2.08 to 2.17-2.21; docs/PERFORMANCE.md); a level of 64 cost 0.3 and bought little more,
 // as the answer's JSON is then the floor.
 inline constexpr int64_t kSummaryGroups[] = {256, 2048};
