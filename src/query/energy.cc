@@ -31,20 +31,25 @@ Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& r
     if (s.metric == metric::kProcGpuEnergyJoules) share.try_emplace(gpu, s.id);
   }
   GpuEnergy energy;
+  // Counters: their increase, from their first and last points only.
+  auto increase = [&](int64_t id) -> Result<std::optional<double>> {
+    Result<std::optional<std::pair<Point, Point>>> ends = ReadSeriesEnds(store, id);
+    if (!ends.ok()) return ends.status();
+    if (!*ends || (*ends)->first.time_ms == (*ends)->second.time_ms) return std::optional<double>();
+    return std::optional((*ends)->second.value - (*ends)->first.value);
+  };
   for (const auto& [labels, id] : share) {
-    Result<std::vector<Point>> points = ReadSeriesPoints(store, id);
-    if (!points.ok()) return points.status();
-    if (points->size() < 2) continue;
-    energy.run_share_joules =
-        energy.run_share_joules.value_or(0) + points->back().value - points->front().value;
+    Result<std::optional<double>> joules = increase(id);
+    if (!joules.ok()) return joules.status();
+    if (*joules) energy.run_share_joules = energy.run_share_joules.value_or(0) + **joules;
   }
   for (const auto& [labels, id] : power) counter.try_emplace(labels, 0);
   for (const auto& [labels, counter_id] : counter) {
     if (counter_id != 0) {
-      Result<std::vector<Point>> points = ReadSeriesPoints(store, counter_id);
-      if (!points.ok()) return points.status();
-      if (points->size() >= 2) {
-        energy.joules += points->back().value - points->front().value;
+      Result<std::optional<double>> joules = increase(counter_id);
+      if (!joules.ok()) return joules.status();
+      if (*joules) {
+        energy.joules += **joules;
         ++energy.gpus;
         continue;
       }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "analyze/phases.h"
 #include "analyze/report.h"
@@ -50,6 +51,9 @@ json KeyValuesJson(const KeyValues& kvs) {
 ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
   bool finished = Finished(run);
   int64_t now = WallMillis();
+  std::promise<Result<std::string>> promise;
+  std::shared_future<Result<std::string>> pending;
+  bool mine = false;
   {
     std::lock_guard lock(api_.mu_);
     if (finished) {
@@ -64,20 +68,35 @@ ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
       if (age < std::max<int64_t>(kLiveAnalysisMinMs, (it->second.at_ms - run.start_ms) / 50))
         return {200, "application/json", it->second.json, nullptr, {}};
     }
+    if (auto it = api_.analysing_.find(run.id); it != api_.analysing_.end()) {
+      pending = it->second;
+    } else {
+      pending = promise.get_future().share();
+      api_.analysing_.emplace(run.id, pending);
+      mine = true;
+    }
   }
-  Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
-  ThrowIfError(a.status());
-  std::string body = AnalysisJson(*a);
-  std::lock_guard lock(api_.mu_);
-  if (finished) {
-    api_.live_phases_.erase(run.id);
-    if (api_.phases_.size() >= 10000) api_.phases_.clear();
-    api_.phases_[run.id] = body;
-  } else {
-    if (api_.live_phases_.size() >= 10000) api_.live_phases_.clear();
-    api_.live_phases_[run.id] = {body, now};
+  if (mine) {
+    Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
+    Result<std::string> body =
+        a.ok() ? Result<std::string>(AnalysisJson(*a)) : Result<std::string>(a.status());
+    {
+      std::lock_guard lock(api_.mu_);
+      api_.analysing_.erase(run.id);
+      if (body.ok() && finished) {
+        api_.live_phases_.erase(run.id);
+        if (api_.phases_.size() >= 10000) api_.phases_.clear();
+        api_.phases_[run.id] = *body;
+      } else if (body.ok()) {
+        if (api_.live_phases_.size() >= 10000) api_.live_phases_.clear();
+        api_.live_phases_[run.id] = {*body, now};
+      }
+    }
+    promise.set_value(std::move(body));
   }
-  return {200, "application/json", std::move(body), nullptr, {}};
+  const Result<std::string>& body = pending.get();
+  ThrowIfError(body.status());
+  return {200, "application/json", body.value(), nullptr, {}};
 }
 
 ApiResponse ServeApi::Call::Report(const ExperimentInfo& e) {
@@ -122,27 +141,23 @@ json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {
 json ServeApi::Call::Summary(const std::string& run_id) {
   Result<std::vector<SeriesInfo>> series = store_.ListSeries(run_id);
   ThrowIfError(series.status());
+  // One row per series, however long the run: the totals kept beside its chunks.
+  Result<std::vector<SeriesTotals>> totals = store_.ListSeriesTotals(run_id);
+  ThrowIfError(totals.status());
+  std::unordered_map<int64_t, const SeriesTotals*> by_id;
+  for (const SeriesTotals& t : *totals) by_id.emplace(t.series_id, &t);
   json out = json::array();
   for (const SeriesInfo& s : *series) {
-    Result<std::vector<ChunkRecord>> chunks = store_.ListChunkInfo(s.id);
-    ThrowIfError(chunks.status());
-    int64_t count = 0;
-    double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    bool any = false;
-    for (const ChunkRecord& c : *chunks) {
-      count += c.count;
-      sum += c.sum;
-      if (c.min) lo = std::min(lo, *c.min), any = true;
-      if (c.max) hi = std::max(hi, *c.max);
-    }
-    out.push_back(
-        {{"metric", s.metric},
-         {"labels", s.labels},
-         {"unit", MetricUnit(s.metric)},
-         {"count", count},
-         {"min", any ? FiniteOrNull(lo) : json(nullptr)},
-         {"max", any ? FiniteOrNull(hi) : json(nullptr)},
-         {"mean", any && count > 0 ? FiniteOrNull(sum / static_cast<double>(count)) : json(nullptr)}});
+    auto it = by_id.find(s.id);
+    SeriesTotals t = it == by_id.end() ? SeriesTotals{} : *it->second;
+    out.push_back({{"metric", s.metric},
+                   {"labels", s.labels},
+                   {"unit", MetricUnit(s.metric)},
+                   {"count", t.count},
+                   {"min", t.min ? FiniteOrNull(*t.min) : json(nullptr)},
+                   {"max", t.max ? FiniteOrNull(*t.max) : json(nullptr)},
+                   {"mean", t.min && t.count > 0 ? FiniteOrNull(t.sum / static_cast<double>(t.count))
+                                                 : json(nullptr)}});
   }
   return out;
 }

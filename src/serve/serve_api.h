@@ -25,6 +25,7 @@
 // text. Sealed chunks are decoded once and kept in a bounded cache.
 #pragma once
 
+#include <future>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,9 @@ class ServeApi {
     int64_t at_ms = 0;  // when it was made (wall clock)
   };
   std::unordered_map<std::string, LiveAnalysis> live_phases_;  // running runs', the latest
+  // Analyses under way, by run: a request for the same run waits for it instead of reading
+  // the run again (each chart of a page asks for its runs' phases at once).
+  std::unordered_map<std::string, std::shared_future<Result<std::string>>> analysing_;
 };
 
 }  // namespace tb

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "store/series_writer.h"
 #include "tests/helpers/forwarding_store.h"
@@ -133,6 +136,86 @@ class CountingStore : public ForwardingStore {
     return inner_.ReadChunks(s);
   }
 };
+
+TEST_F(ServeApiTest, ARunsFiguresCostOneRowPerSeriesAndTwoChunksPerEnergyCounter) {
+  // A running run's two energy counters: sealed chunks of 120 points, a provisional chunk,
+  // and the newest 10 points in the journal only.
+  SeriesWriter writer(*store_, run_.id, /*seal_points=*/100, /*checkpoint_flushes=*/4);
+  auto joules = [](int gpu, int i) { return 1000.0 * (gpu + 1) + i * (250.5 + gpu) + (i % 3) * 0.25; };
+  constexpr int kTicks = 2050;
+  for (int i = 0; i < kTicks; ++i) {
+    for (int g = 0; g < 2; ++g)
+      writer.Append("gpu.energy.consumed_joules", "gpu=" + std::to_string(g),
+                    {kStart + i * 100, joules(g, i), kNoStep});
+    if (i % 10 == 9) {
+      ASSERT_TRUE(writer.Flush().ok());
+    }
+  }
+  int64_t series = store_->ListSeries(run_.id)->at(0).id;
+  ASSERT_GE(store_->ListChunkInfo(series)->size(), 15u);
+  ASSERT_EQ(ReadSeriesPoints(*store_, series)->size(), static_cast<size_t>(kTicks));
+  CountingStore counting(*store_);
+  ServeApi api(counting);
+  ApiResponse r = api.Handle({"GET", "/api/v1/runs/" + run_.id, {}, ""});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json run = json::parse(r.body);
+  // The energy: each counter's last value (in the journal) less its first.
+  double want = joules(0, kTicks - 1) - joules(0, 0) + joules(1, kTicks - 1) - joules(1, 0);
+  EXPECT_NEAR(run["energy"]["gpu_joules"].get<double>(), want, 1e-6);
+  EXPECT_EQ(run["energy"]["gpus"], 2);
+  EXPECT_FALSE(run["energy"]["integrated"].get<bool>());
+  EXPECT_LE(counting.chunk_data_reads, 4) << "the first and last chunk of each counter";
+  EXPECT_EQ(counting.whole_series_reads, 0);
+  // The summary: what the chunks hold (the journal's newest 10 points not yet).
+  ASSERT_EQ(run["summary"].size(), 2u);
+  for (int g = 0; g < 2; ++g) {
+    const json& s = run["summary"][g];
+    EXPECT_EQ(s["labels"], "gpu=" + std::to_string(g));
+    EXPECT_EQ(s["count"], kTicks - 10);
+    EXPECT_EQ(s["min"].get<double>(), joules(g, 0));
+    EXPECT_EQ(s["max"].get<double>(), joules(g, kTicks - 11));
+  }
+}
+
+// Holds the first whole-series read until released, counting them all.
+class GateStore : public ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  std::atomic<int> whole_series_reads{0};
+  std::promise<void> release;
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override {
+    if (whole_series_reads++ == 0) gate_.wait();
+    return inner_.ReadChunks(s);
+  }
+
+ private:
+  std::shared_future<void> gate_ = release.get_future().share();
+};
+
+TEST_F(ServeApiTest, ChartsAskingForARunsPhasesAtOnceShareOneAnalysis) {
+  SeriesWriter writer(*store_, run_.id);
+  for (int i = 0; i < 600; ++i) {
+    writer.Append("gpu.utilization.gpu_ratio", "gpu=0",
+                  {kStart + i * 100, i % 100 < 70 ? 0.9 : 0.0, kNoStep});
+  }
+  ASSERT_TRUE(writer.Close().ok());
+  ASSERT_TRUE(store_->FinishRun(run_.id, kStart + 60000, kFinished, 0, std::nullopt, "").ok());
+  GateStore gated(*store_);
+  ServeApi api(gated);
+  auto phases = [&] { return api.Handle({"GET", "/api/v1/runs/" + run_.id + "/phases", {}, ""}); };
+  std::future<ApiResponse> first = std::async(std::launch::async, phases);
+  while (gated.whole_series_reads == 0) std::this_thread::yield();  // the first is analysing
+  std::future<ApiResponse> second = std::async(std::launch::async, phases);
+  // Were the second to analyse the run too, it would read the series within this time.
+  for (int i = 0; i < 50 && gated.whole_series_reads < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  gated.release.set_value();
+  ApiResponse a = first.get(), b = second.get();
+  ASSERT_EQ(a.status, 200) << a.body;
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_EQ(a.body, b.body);
+  EXPECT_EQ(gated.whole_series_reads, 1) << "one analysis for both";
+}
 
 // A finished run of 100,000 points at 10 Hz (20 sealed chunks) with one spike.
 class LongSeriesTest : public ServeApiTest {

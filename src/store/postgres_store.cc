@@ -128,10 +128,21 @@ class PostgresStore : public Store {
     std::vector<Stmt> stmts;
     for (ChunkRecord& c : batch.inserts) {
       if (c.id == 0) c.id = RandomId();  // a migration sets its own, repeatable ids
+      std::string insert =
+          "INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data, summary) "
+          "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING";
+      // A sealed chunk adds to its series' totals (schema 6) only when it was inserted, so
+      // a batch replayed from the spool after a lost answer counts it once.
+      if (c.sealed) {
+        insert =
+            "WITH added AS (" + insert +
+            " RETURNING series_id, count, sum, min, max) UPDATE series SET sealed_count = "
+            "series.sealed_count + added.count, sealed_sum = series.sealed_sum + coalesce(added.sum, 0), "
+            "sealed_min = LEAST(series.sealed_min, added.min), sealed_max = GREATEST(series.sealed_max, "
+            "added.max) FROM added WHERE series.id = added.series_id";
+      }
       stmts.push_back(
-          {"INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data, "
-           "summary) "
-           "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+          {std::move(insert),
            {Int(c.id), Int(c.series_id), Int(c.first_ms), Int(c.last_ms), Int(c.count), Real(c.min),
             Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data), OptBytes(c.summary)}});
     }
@@ -286,6 +297,12 @@ class PostgresStore : public Store {
     return Collect<SeriesInfo>(*rows, [&](int i) {
       return SeriesInfo{rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2), rows->Str(i, 3)};
     });
+  }
+
+  Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) override {
+    Result<pg::Rows> rows = Query({SeriesTotalsSelect("$1"), {Text(run_id)}});
+    if (!rows.ok()) return rows.status();
+    return Collect<SeriesTotals>(*rows, [&](int i) { return SeriesTotalsFromRow(pg::Row{*rows, i}); });
   }
 
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {

@@ -99,6 +99,21 @@ CREATE TABLE experiment_tags(
     // 5: levels of detail beside each sealed chunk (store/chunk_summary.h); NULL for
     // chunks written before, which charts then read whole.
     "ALTER TABLE chunks ADD COLUMN summary {blob};",
+    // 6: each series keeps the count, sum, lowest and highest of its sealed chunks, so that
+    // a run's summary reads one row per series, not one per chunk; the provisional chunks
+    // (one per series being written) are found through their own small index.
+    R"sql(
+ALTER TABLE series ADD COLUMN sealed_count {int} NOT NULL DEFAULT 0;
+ALTER TABLE series ADD COLUMN sealed_sum {real} NOT NULL DEFAULT 0;
+ALTER TABLE series ADD COLUMN sealed_min {real};
+ALTER TABLE series ADD COLUMN sealed_max {real};
+UPDATE series SET
+  sealed_count = (SELECT coalesce(sum(count), 0) FROM chunks WHERE series_id = series.id AND sealed = 1),
+  sealed_sum = (SELECT coalesce(sum(sum), 0) FROM chunks WHERE series_id = series.id AND sealed = 1),
+  sealed_min = (SELECT min(min) FROM chunks WHERE series_id = series.id AND sealed = 1),
+  sealed_max = (SELECT max(max) FROM chunks WHERE series_id = series.id AND sealed = 1);
+CREATE INDEX chunks_provisional ON chunks(series_id) WHERE sealed = 0;
+)sql",
 };
 static_assert(std::size(kMigrationText) == kSchemaVersion);
 

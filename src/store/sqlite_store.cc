@@ -16,6 +16,15 @@
 namespace tb {
 namespace {
 
+// A sealed chunk's figures added to its series' totals (schema 6): count, sum, min, max
+// (NULL when the chunk has no non-NaN value), series id.
+constexpr const char* kAddSealedTotals =
+    "UPDATE series SET sealed_count = sealed_count + ?1, sealed_sum = sealed_sum + ?2, "
+    "sealed_min = CASE WHEN ?3 IS NULL THEN sealed_min WHEN sealed_min IS NULL OR ?3 < sealed_min THEN ?3 "
+    "ELSE sealed_min END, "
+    "sealed_max = CASE WHEN ?4 IS NULL THEN sealed_max WHEN sealed_max IS NULL OR ?4 > sealed_max THEN ?4 "
+    "ELSE sealed_max END WHERE id = ?5";
+
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -142,7 +151,8 @@ class SqliteStore : public Store {
                      "summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement erase(db_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
     Statement erase_journal(db_, "DELETE FROM journal WHERE id = ?");
-    bool ok = insert.ok() && erase.ok() && erase_journal.ok();
+    Statement add(db_, kAddSealedTotals);
+    bool ok = insert.ok() && erase.ok() && erase_journal.ok() && add.ok();
     for (ChunkRecord& c : batch.inserts) {
       if (!ok) break;
       insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);
@@ -156,6 +166,11 @@ class SqliteStore : public Store {
       ok = insert.Step() == SQLITE_DONE;
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();
+      if (ok && c.sealed) {
+        add.Bind(1, c.count).Bind(2, c.sum).Bind(3, c.min).Bind(4, c.max).Bind(5, c.series_id);
+        ok = add.Step() == SQLITE_DONE;
+        add.Reset();
+      }
     }
     for (auto [statement, ids] :
          {std::pair{&erase, &batch.deletes}, std::pair{&erase_journal, &batch.journal_deletes}}) {
@@ -306,6 +321,15 @@ class SqliteStore : public Store {
     return Rows<SeriesInfo>(st, "cannot list series", [&](Statement& row) {
       return SeriesInfo{row.Int(0), row.Text(1), row.Text(2), row.Text(3)};
     });
+  }
+
+  Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) override {
+    std::lock_guard lock(mu_);
+    std::string sql = SeriesTotalsSelect("?1");
+    Statement st(db_, sql.c_str());
+    st.Bind(1, run_id);
+    return Rows<SeriesTotals>(st, "cannot read series totals",
+                              [](Statement& row) { return SeriesTotalsFromRow(row); });
   }
 
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {

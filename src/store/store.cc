@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -87,6 +88,34 @@ Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
   std::vector<Point> points;
   TB_RETURN_IF_ERROR(DecodeSeriesParts(store, series_id, *chunks, *journal, points));
   return points;
+}
+
+void SeriesTotals::Add(int64_t more_count, double more_sum, std::optional<double> lo,
+                       std::optional<double> hi) {
+  count += more_count;
+  sum += more_sum;
+  if (lo) min = min ? std::min(*min, *lo) : *lo;
+  if (hi) max = max ? std::max(*max, *hi) : *hi;
+}
+
+Result<std::optional<std::pair<Point, Point>>> ReadSeriesEnds(Store& store, int64_t series_id) {
+  Status status = Status::Ok();
+  for (int attempt = 0; attempt < 2; ++attempt) {  // a checkpoint may replace a chunk listed
+    Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(series_id);
+    if (!chunks.ok()) return chunks.status();
+    Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
+    if (!journal.ok()) return journal.status();
+    std::vector<ChunkRecord> ends;
+    if (!chunks->empty()) ends.push_back(chunks->front());
+    if (chunks->size() > 1) ends.push_back(chunks->back());
+    std::vector<Point> points;
+    status = DecodeSeriesParts(store, series_id, ends, *journal, points);
+    if (status.code() == Status::Code::kNotFound) continue;
+    if (!status.ok()) return status;
+    if (points.empty()) return std::optional<std::pair<Point, Point>>();
+    return std::optional(std::pair(points.front(), points.back()));
+  }
+  return status;
 }
 
 std::string EncodeJournalEntry(const std::vector<std::pair<int64_t, std::string>>& chunks_by_series) {

@@ -74,6 +74,17 @@ struct SeriesInfo {
   std::string labels;
 };
 
+// The count, sum, lowest and highest of a series' points in chunks (a running run's
+// journal not included); min and max over non-NaN values, as in ChunkRecord.
+struct SeriesTotals {
+  int64_t series_id = 0;
+  int64_t count = 0;
+  double sum = 0;
+  std::optional<double> min, max;
+  // Adds a chunk's figures (or another part's totals).
+  void Add(int64_t more_count, double more_sum, std::optional<double> lo, std::optional<double> hi);
+};
+
 // A chunk as the writer hands it over: the encoded points plus the figures kept beside
 // them so that summaries and downsampling can often skip decoding.
 struct ChunkRecord {
@@ -181,6 +192,9 @@ class Store {
   // A run by full id, unique id prefix (4+ digits) or name (the newest with that name).
   virtual Result<RunRecord> FindRun(const std::string& id_prefix_or_name) = 0;
   virtual Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) = 0;
+  // The totals of each series of a run, in ListSeries' order: the figures kept beside the
+  // series for its sealed chunks plus its provisional chunks, without reading every chunk.
+  virtual Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) = 0;
   // Chunks of a series in time order.
   virtual Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) = 0;
   // The same without their data: what readers that cache decoded chunks check first.
@@ -213,6 +227,10 @@ std::string NewRunId();
 // All points of a series, decoded, in time order: its chunks, then its journaled points.
 // For many reads of the same series, query/series_reader.h keeps them decoded.
 Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id);
+// The first and the last of those points (nullopt for none), decoding only the first and
+// the last chunk and the journal: what a counter's increase over a run needs, at a cost that
+// does not grow with the run's length.
+Result<std::optional<std::pair<Point, Point>>> ReadSeriesEnds(Store& store, int64_t series_id);
 // Appends the points of `chunks` (in order; one listed without its data is read by id)
 // and then of `journal` to `out`. NotFound when a chunk is gone (a checkpoint replaced it).
 Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkRecord> chunks,

@@ -72,4 +72,28 @@ ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, ChunkBlobs blobs) {
   return c;
 }
 
+// The columns SeriesTotalsFromRow reads, per series of the run in parameter 1, in
+// ListSeries' order: the totals kept for its sealed chunks, then its provisional chunks'
+// (through the index on them: one or none per series). `placeholder` as above.
+inline std::string SeriesTotalsSelect(const char* placeholder) {
+  std::string p = placeholder;
+  return "SELECT s.id, s.sealed_count, s.sealed_sum, s.sealed_min, s.sealed_max, p.n, p.total, p.lo, p.hi "
+         "FROM series s LEFT JOIN (SELECT series_id, CAST(sum(count) AS BIGINT) AS n, sum(sum) AS total, "
+         "min(min) AS lo, "
+         "max(max) AS hi FROM chunks WHERE sealed = 0 AND series_id IN (SELECT id FROM series WHERE run_id "
+         "= " +
+         p + ") GROUP BY series_id) p ON p.series_id = s.id WHERE s.run_id = " + p +
+         " ORDER BY s.metric, s.labels";
+}
+
+template <typename Row>
+SeriesTotals SeriesTotalsFromRow(const Row& row) {
+  auto optional = [&](int col) { return row.IsNull(col) ? std::nullopt : std::optional(row.Double(col)); };
+  SeriesTotals t;
+  t.series_id = row.Int(0);
+  t.Add(row.Int(1), row.Double(2), optional(3), optional(4));
+  if (!row.IsNull(5)) t.Add(row.Int(5), row.IsNull(6) ? 0 : row.Double(6), optional(7), optional(8));
+  return t;
+}
+
 }  // namespace tb

@@ -44,6 +44,29 @@ RunRecord NewRun(Store& store, const std::string& name = "train.py") {
   return r;
 }
 
+// A series' totals as a run's summary once computed them: every chunk's figures, one by one.
+SeriesTotals TotalsFromChunks(Store& store, int64_t series_id) {
+  SeriesTotals t;
+  t.series_id = series_id;
+  for (const ChunkRecord& c : store.ListChunkInfo(series_id).value()) t.Add(c.count, c.sum, c.min, c.max);
+  return t;
+}
+
+// ListSeriesTotals gives, for every series of the run, what its chunks add up to.
+void ExpectTotalsOfEveryChunk(Store& store, const std::string& run_id) {
+  std::vector<SeriesInfo> series = store.ListSeries(run_id).value();
+  std::vector<SeriesTotals> totals = store.ListSeriesTotals(run_id).value();
+  ASSERT_EQ(totals.size(), series.size());
+  for (size_t i = 0; i < series.size(); ++i) {
+    SeriesTotals want = TotalsFromChunks(store, series[i].id);
+    EXPECT_EQ(totals[i].series_id, series[i].id);
+    EXPECT_EQ(totals[i].count, want.count) << series[i].metric;
+    EXPECT_NEAR(totals[i].sum, want.sum, 1e-9 * std::abs(want.sum)) << series[i].metric;
+    EXPECT_EQ(totals[i].min, want.min) << series[i].metric;
+    EXPECT_EQ(totals[i].max, want.max) << series[i].metric;
+  }
+}
+
 // One throw-away PostgreSQL server for the whole test program, started on first use.
 PostgresCluster& Cluster() {
   static PostgresCluster* cluster = new PostgresCluster();
@@ -162,6 +185,14 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   {
     auto store = OpenOk();
     id = NewRun(*store).id;
+    // Two sealed chunks and a provisional one.
+    SeriesWriter writer(*store, id, /*seal_points=*/10, /*checkpoint_flushes=*/1);
+    for (int i = 0; i < 25; ++i) {
+      writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, 50.0 + i % 7, kNoStep});
+      if (i % 10 == 9 || i == 24) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
   }
   // Turn the file back into a schema-1 store, as an earlier trainbench left it.
   sqlite3* db = nullptr;
@@ -169,6 +200,9 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   for (const char* sql :
        {"ALTER TABLE runs DROP COLUMN devices", "CREATE INDEX journal_by_run ON journal(run_id, id)",
         "DROP TABLE experiment_tags", "ALTER TABLE chunks DROP COLUMN summary",
+        "DROP INDEX chunks_provisional", "ALTER TABLE series DROP COLUMN sealed_count",
+        "ALTER TABLE series DROP COLUMN sealed_sum", "ALTER TABLE series DROP COLUMN sealed_min",
+        "ALTER TABLE series DROP COLUMN sealed_max",
         "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
@@ -178,6 +212,10 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->params.size(), 2u);
   EXPECT_EQ(run->devices, "");
+  // The series' totals are those of the chunks written before.
+  ASSERT_EQ(store->ListChunkInfo(store->ListSeries(id)->at(0).id)->size(), 3u);
+  ExpectTotalsOfEveryChunk(*store, id);
+  EXPECT_EQ(store->ListSeriesTotals(id)->at(0).count, 25);
   // The migrated store takes the newer fields.
   RunRecord fresh;
   fresh.id = NewRunId();
@@ -248,6 +286,34 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   std::vector<Point> points = ReadSeriesPoints(*store, series_id()).value();
   ASSERT_EQ(points.size(), 12u);
   EXPECT_EQ(points[11].value, 61.5);
+}
+
+TEST_P(BackendTest, SeriesTotalsCountEveryChunkOnceAsTheWriterSealsAndReplaces) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  SeriesWriter writer(*store, run.id, /*seal_points=*/10, /*checkpoint_flushes=*/2);
+  double nan = std::nan("");
+  for (int i = 0; i < 57; ++i) {
+    writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, i == 23 ? 400.0 : 50.0 + i % 7, kNoStep});
+    // The loss's first chunks hold no number at all.
+    writer.Append("train.loss", "", {1000 * i, i < 30 ? nan : 1.0 / (i + 1), i});
+    if (i % 3 == 2) {
+      ASSERT_TRUE(writer.Flush().ok());
+      ExpectTotalsOfEveryChunk(*store, run.id);
+    }
+  }
+  ASSERT_TRUE(writer.Close().ok());
+  ExpectTotalsOfEveryChunk(*store, run.id);
+  std::vector<SeriesTotals> totals = store->ListSeriesTotals(run.id).value();
+  ASSERT_EQ(totals.size(), 2u);  // power, then loss
+  EXPECT_EQ(totals[0].count, 57);
+  EXPECT_EQ(totals[0].min, 50.0);
+  EXPECT_EQ(totals[0].max, 400.0);
+  EXPECT_EQ(totals[1].count, 57);
+  EXPECT_DOUBLE_EQ(*totals[1].min, 1.0 / 57);
+  EXPECT_DOUBLE_EQ(*totals[1].max, 1.0 / 31);
+  // Another run's series are not counted in.
+  EXPECT_TRUE(store->ListSeriesTotals(NewRun(*store, "other").id)->empty());
 }
 
 TEST_P(BackendTest, FailedFlushLosesNothing) {

@@ -46,6 +46,9 @@ class ForwardingStore : public Store {
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
+  Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& r) override {
+    return inner_.ListSeriesTotals(r);
+  }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     return inner_.ReadChunkSummaries(s);
   }
