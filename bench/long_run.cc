@@ -28,6 +28,7 @@
 #include "analyze/phases.h"
 #include "base/time.h"
 #include "bench/bench_stats.h"
+#include "bench/training_series.h"
 #include "serve/serve_api.h"
 #include "store/series_writer.h"
 #include "store/store.h"
@@ -64,37 +65,13 @@ RunRecord NewRun(Store& store, int index) {
   return run;
 }
 
-// The long run's series: what the analysis reads (GPU activity and power of 8 GPUs, the
-// process's CPU and memory, throughput), the rest as other listeners' metrics.
-std::vector<std::pair<std::string, std::string>> SeriesNames(int count) {
-  std::vector<std::pair<std::string, std::string>> names;
-  for (int g = 0; g < 8; ++g) {
-    names.emplace_back("gpu.utilization.gpu_ratio", "gpu=" + std::to_string(g));
-    names.emplace_back("gpu.power.draw_watts", "gpu=" + std::to_string(g));
-  }
-  names.emplace_back("proc.cpu.utilization_ratio", "");
-  names.emplace_back("proc.memory.rss_bytes", "");
-  names.emplace_back("train.throughput_samples_per_second", "");
-  for (int i = static_cast<int>(names.size()); i < count; ++i)
-    names.emplace_back("host.bench.metric_" + std::to_string(i), "");
-  names.resize(static_cast<size_t>(count));
-  return names;
-}
-
-// A value that looks like a training run's: busy with noise, an idle minute every hour.
-double Value(int series, int64_t tick, int hz) {
-  int64_t second = tick / hz;
-  bool idle = second % 3600 >= 1800 && second % 3600 < 1860;
-  double noise = std::sin(static_cast<double>(tick) * 0.37 + series) * 0.02;
-  return (idle ? 0.0 : 0.85) + noise + 0.001 * static_cast<double>(series % 7);
-}
-
 void Writer(const std::string& db, const std::vector<RunRecord>& runs, int hours, int series, int hz,
             int to_reader, int from_reader) {
   auto store = Store::Open(db).value();
   SeriesWriter writer(*store, runs[0].id);
   std::vector<SeriesWriter::SeriesHandle> handles;
-  for (const auto& [metric, labels] : SeriesNames(series)) handles.push_back(writer.Handle(metric, labels));
+  for (const auto& [metric, labels] : TrainingSeriesNames(series))
+    handles.push_back(writer.Handle(metric, labels));
   std::vector<std::unique_ptr<SeriesWriter>> others;
   std::vector<SeriesWriter::SeriesHandle> other_handles;
   for (size_t r = 1; r < runs.size(); ++r) {
@@ -107,9 +84,10 @@ void Writer(const std::string& db, const std::vector<RunRecord>& runs, int hours
       for (int t = 0; t < hz; ++t, ++tick) {
         int64_t ms = kStart + tick * 1000 / hz;
         for (size_t s = 0; s < handles.size(); ++s)
-          writer.Append(handles[s], Point{ms, Value(static_cast<int>(s), tick, hz), kNoStep});
+          writer.Append(handles[s], Point{ms, TrainingValue(static_cast<int>(s), tick, hz), kNoStep});
         for (size_t r = 0; r < others.size(); ++r)
-          others[r]->Append(other_handles[r], Point{ms, Value(static_cast<int>(r), tick, hz), kNoStep});
+          others[r]->Append(other_handles[r],
+                            Point{ms, TrainingValue(static_cast<int>(r), tick, hz), kNoStep});
       }
       // Once a simulated second, as trainbench run flushes.
       if (!writer.Flush().ok()) std::abort();
@@ -144,8 +122,8 @@ int main(int argc, char** argv) {
   int series = argc > 2 ? std::atoi(argv[2]) : 200;
   int watched = argc > 3 ? std::atoi(argv[3]) : 50;
   int hz = argc > 4 ? std::atoi(argv[4]) : 10;
-  if (hours < 1 || series < 19 || watched < 1 || hz < 1) {
-    std::fprintf(stderr, "usage: long_run [hours>=1] [series>=19] [watched>=1] [hz>=1]\n");
+  if (hours < 1 || series < 27 || watched < 1 || hz < 1) {
+    std::fprintf(stderr, "usage: long_run [hours>=1] [series>=27] [watched>=1] [hz>=1]\n");
     return 2;
   }
   namespace fs = std::filesystem;
@@ -169,11 +147,11 @@ int main(int argc, char** argv) {
     _exit(0);
   }
   std::printf("a %d-hour run at %d Hz with %d series, %d running runs watched\n", hours, hz, series, watched);
-  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %14s %12s\n", "hour", "points", "writer RSS",
-              "write s/h", "chart 1 run", "chart 50", "refresh 1 run", "refresh 50", "phases afresh",
-              "per refresh");
-  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %14s %12s\n", "", "(long run)", "MiB", "", "ms", "ms",
-              "ms", "ms", "ms", "ms");
+  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %9s %14s %12s\n", "hour", "points", "writer RSS",
+              "write s/h", "chart 1 run", "chart 50", "refresh 1 run", "refresh 50", "run poll",
+              "phases afresh", "per refresh");
+  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %9s %14s %12s\n", "", "(long run)", "MiB", "", "ms",
+              "ms", "ms", "ms", "ms", "ms", "ms");
   auto store = Store::Open(db).value();
   std::string ids;
   for (const RunRecord& r : runs) ids += (ids.empty() ? "" : ",") + r.id;
@@ -195,6 +173,18 @@ int main(int argc, char** argv) {
       std::abort();
     }
   };
+  // What the page asks every 5 s while a running run is selected (web/src/main.ts, poll):
+  // the run with its summary and energy, and its metrics.
+  auto poll = [&](const std::string& id) {
+    ServeApi api(*store);
+    for (ApiRequest request : {ApiRequest{"GET", "/api/v1/runs/" + id, {}, ""},
+                               ApiRequest{"GET", "/api/v1/metrics", {{"runs", id}}, ""}}) {
+      if (ApiResponse a = api.Handle(request); a.status != 200) {
+        std::fprintf(stderr, "%s: %d %s\n", request.path.c_str(), a.status, a.body.c_str());
+        std::abort();
+      }
+    }
+  };
   auto hour_started = std::chrono::steady_clock::now();
   for (int hour = 1; hour <= hours; ++hour) {
     char done;
@@ -207,6 +197,7 @@ int main(int argc, char** argv) {
     int64_t newest = kStart + int64_t{hour} * 3600 * 1000 - 1000 / hz;
     double one_since = MedianMs(3, [&] { chart(runs[0].id, newest - 3000); });
     double many_since = MedianMs(3, [&] { chart(ids, newest - 3000); });
+    double polled = MedianMs(3, [&] { poll(runs[0].id); });
     RunRecord long_run = store->FindRun(runs[0].id).value();
     double phases = MedianMs(1, [&] {
       if (!AnalyzeStoredRun(*store, long_run).ok()) std::abort();
@@ -215,9 +206,9 @@ int main(int argc, char** argv) {
     // 3-second refresh, the analysis costs its time times 3 s over that interval.
     double length_s = hour * 3600.0;
     double per_refresh = phases * 3.0 / std::max(30.0, length_s / 50);
-    std::printf("%4d %10lld %11.1f %10.1f %12.1f %9.1f %13.2f %11.2f %14.1f %12.2f\n", hour,
+    std::printf("%4d %10lld %11.1f %10.1f %12.1f %9.1f %13.2f %11.2f %9.1f %14.1f %12.2f\n", hour,
                 static_cast<long long>(hour) * 3600 * hz * series, static_cast<double>(rss) / 1024, write_s,
-                one, many, one_since, many_since, phases, per_refresh);
+                one, many, one_since, many_since, polled, phases, per_refresh);
     std::fflush(stdout);
     hour_started = std::chrono::steady_clock::now();
     if (write(from_reader[1], &done, 1) != 1) std::abort();

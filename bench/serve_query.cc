@@ -4,6 +4,7 @@
 // run under 100 ms cold; full-resolution CSV export at 5 million points/s or more).
 //
 //   build/bench/serve_query [runs=50] [points=100000] [rounds=5] [wrk_seconds=0] [big=10000000]
+//                           [week_series=0]
 //
 // The store is built once (synthetic GPU utilization at 10 Hz with noise and spikes, as
 // the sampler writes it: sealed chunks of 4,096 points with their summaries). Requests go
@@ -14,7 +15,9 @@
 // decodes the same runs' raw points from the store, with no HTTP and no JSON. `big`: one run of that many
 // points, its first chart cold. It then prints the URL list and command for the request-mix measurement with
 // wrk. Beside it, the budget the web page asks for a 500-pixel-wide chart (1,000 points a
-// run: 400 raw points a bucket, drawn from the 256-point summaries), cold.
+// run: 400 raw points a bucket, drawn from the 256-point summaries), cold. `week_series`
+// (0: none; 300 is the issue's): a finished week-long run at 10 Hz with that many series,
+// and what the page asks when it is opened on a server just started, cold.
 #include <httplib.h>
 
 #include <cstdio>
@@ -26,6 +29,7 @@
 
 #include "base/time.h"
 #include "bench/bench_stats.h"
+#include "bench/training_series.h"
 #include "serve/serve_api.h"
 #include "store/series_writer.h"
 #include "store/store.h"
@@ -248,6 +252,84 @@ int main(int argc, char** argv) {
     std::printf("  %-66s %10.1f\n", "baseline: its raw points read and decoded from the store",
                 Median(big_raw));
     std::printf("long run cold budgeted vs raw decode: %.2fx\n", Median(big_raw) / Median(big_cold));
+  }
+
+  // A week-long run at 10 Hz with `week_series` series, as the page opens it on a server
+  // just started: the run selected (its summary and energy), its metrics, the first chart.
+  int week_series = argc > 6 ? std::atoi(argv[6]) : 0;
+  if (week_series > 0) {
+    if (week_series < 27) {
+      std::fprintf(stderr, "week_series: 27 or more (the analysed metrics of 8 GPUs and the process)\n");
+      return 2;
+    }
+    constexpr int kHz = 10;
+    constexpr int64_t kTicks = int64_t{7} * 24 * 3600 * kHz;
+    std::string week_db = (dir / "week.db").string();
+    auto week_store = Store::Open(week_db).value();
+    week_store->EnsureExperiment("bench");
+    RunRecord run;
+    run.id = NewRunId();
+    run.experiment = "bench";
+    run.name = "week";
+    run.start_ms = 1763777000000;
+    week_store->CreateRun(run);
+    int64_t t0 = MonotonicNanos();
+    {
+      SeriesWriter writer(*week_store, run.id);
+      std::vector<std::pair<std::string, std::string>> names = TrainingSeriesNames(week_series);
+      for (size_t s = 0; s < names.size(); ++s) {
+        SeriesWriter::SeriesHandle h = writer.Handle(names[s].first, names[s].second);
+        for (int64_t tick = 0; tick < kTicks; ++tick) {
+          writer.Append(h, Point{run.start_ms + tick * 1000 / kHz,
+                                 TrainingValue(static_cast<int>(s), tick, kHz), kNoStep});
+          if (tick % 1000000 == 999999 && !writer.Flush().ok()) return 1;
+        }
+      }
+      if (!writer.Close().ok()) return 1;
+    }
+    week_store->FinishRun(run.id, run.start_ms + kTicks * 1000 / kHz, kFinished, 0, std::nullopt, "");
+    double write_s = static_cast<double>(MonotonicNanos() - t0) / 1e9;
+    std::string chart = "/api/v1/series?runs=" + run.id + "&metric=gpu.utilization.gpu_ratio&x=relative";
+    std::vector<std::pair<std::string, std::string>> requests = {
+        {"the run selected: runs/{id}, its summary and GPU energy", "/api/v1/runs/" + run.id},
+        {"its metrics: metrics?runs={id}", "/api/v1/metrics?runs=" + run.id},
+        {"first chart: GPU activity of its 8 GPUs, budget 1,000 a line", chart + "&budget=1000"},
+        {"one GPU's activity, budget 2,000", chart + "&labels=gpu%3D0&budget=2000"}};
+    std::printf(
+        "a week-long run at 10 Hz: %d series of %lld points (%.0f s to write, store %.0f MiB), cold, "
+        "median of 3:\n",
+        week_series, static_cast<long long>(kTicks), write_s,
+        static_cast<double>(fs::file_size(week_db)) / (1 << 20));
+    for (const auto& [what, path] : requests) {
+      std::vector<double> ms;
+      for (int round = 0; round < 3; ++round) ms.push_back(cold_get(*week_store, path));
+      std::printf("  %-66s %10.1f\n", what.c_str(), Median(ms));
+    }
+    int64_t series0 = 0;
+    for (const SeriesInfo& si : week_store->ListSeries(run.id).value()) {
+      if (si.metric == "gpu.utilization.gpu_ratio" && si.labels == "gpu=0") series0 = si.id;
+    }
+    t0 = MonotonicNanos();
+    if (static_cast<int64_t>(ReadSeriesPoints(*week_store, series0).value().size()) != kTicks) return 1;
+    std::printf("  %-66s %10.1f\n", "baseline: one GPU's raw points read and decoded",
+                static_cast<double>(MonotonicNanos() - t0) / 1e6);
+    // The run's figures as they were computed before schema 6: every chunk row of every
+    // series, and every point of each energy counter.
+    t0 = MonotonicNanos();
+    double check = 0;
+    for (const SeriesInfo& si : week_store->ListSeries(run.id).value()) {
+      for (const ChunkRecord& c : week_store->ListChunkInfo(si.id).value()) check += c.sum;
+      if (si.metric == "gpu.energy.consumed_joules") {
+        std::vector<Point> counter = ReadSeriesPoints(*week_store, si.id).value();
+        check += counter.back().value - counter.front().value;
+      }
+    }
+    std::printf("  %-66s %10.1f\n", "baseline: its figures from every chunk row and counter point",
+                static_cast<double>(MonotonicNanos() - t0) / 1e6);
+    if (check == 0) return 1;
+    // The phase shading the page asks beside a chart: analysed once per server, then kept.
+    std::printf("  %-66s %10.1f\n", "its phases, analysed afresh (once a server; kept after)",
+                cold_get(*week_store, "/api/v1/runs/" + run.id + "/phases"));
   }
 
   if (argc > 4 && std::atoi(argv[4]) > 0) {  // request mix with wrk, 8 connections: paths for its Lua script
