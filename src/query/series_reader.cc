@@ -163,7 +163,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   points->reserve(expected);
   for (const ChunkRecord& c : *chunks) {
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-    if (level && c.sealed && !c.summary.empty() && DecodeSummaryLevel(c.summary, group, *points).ok())
+    if (level && c.sealed && !c.summary.empty() && DecodeSummaryUpTo(c.summary, group, *points).ok())
       continue;
     // Every point of the chunk: no summary at that level (written before there were
     // summaries, or too small), not sealed yet, or a window narrow enough to need them all.

@@ -52,6 +52,15 @@ std::string EncodeSummary(std::span<const Point> points) {
   return blob;
 }
 
+Status DecodeSummaryUpTo(std::string_view blob, int64_t group, std::vector<Point>& out) {
+  int64_t best = 0;
+  for (int64_t g : SummaryLevels(blob)) {
+    if (g <= group) best = std::max(best, g);
+  }
+  if (best == 0) return Status::NotFound("no summary level of " + std::to_string(group) + " points or fewer");
+  return DecodeSummaryLevel(blob, best, out);
+}
+
 namespace {
 
 // Calls `level(group, bytes)` for each level of the blob until it returns true.

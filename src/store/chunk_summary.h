@@ -37,6 +37,10 @@ std::vector<int64_t> SummaryLevels(std::string_view blob);
 // Appends the points of the level with exactly `group` to `out`; NotFound when the blob
 // has no such level, Corrupt when it is not a summary.
 Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Point>& out);
+// The same for the coarsest level the blob holds whose group is at most `group` (a chunk
+// too short for a coarse level has the finer ones, which draw the same envelope); NotFound
+// when it holds none.
+Status DecodeSummaryUpTo(std::string_view blob, int64_t group, std::vector<Point>& out);
 // The coarsest level whose groups are at most what one bucket of a chart covers
 // (`points_per_bucket` raw points), so each bucket sees a whole group or more; nullopt:
 // every point is needed. A group that straddles two buckets gives its extremes to the one

@@ -1,5 +1,8 @@
 #include "store/series_writer.h"
 
+#include <algorithm>
+#include <span>
+
 #include "base/strings.h"
 
 namespace tb {
@@ -92,29 +95,45 @@ Status SeriesWriter::WriteJournalLocked() {
 Status SeriesWriter::CheckpointLocked(bool seal_all) {
   TB_RETURN_IF_ERROR(ResolveIds());
   ChunkBatch batch;
-  std::vector<SeriesState*> owners;  // owners[i] wrote batch.inserts[i]
+  // Per series written: how many of its open points went into sealed chunks, and whether
+  // the batch's last insert is its new provisional chunk.
+  struct Written {
+    SeriesState* series;
+    size_t sealed_points;
+    bool provisional;
+  };
+  std::vector<Written> written;
   for (SeriesState& s : series_) {
     bool seal = s.open.size() >= seal_points_ || (seal_all && !s.open.empty());
     if (!seal && s.open.size() == s.in_chunk) continue;
-    batch.inserts.push_back(MakeChunk(s.id, s.open, seal));
+    // Sealed chunks of seal_points each (a flush may bring many more points than that: a
+    // bulk import, a fast sampler), then the rest sealed at the end or kept provisional.
+    size_t done = 0;
+    while (s.open.size() - done >= seal_points_ || (seal_all && done < s.open.size())) {
+      size_t n = std::min(seal_points_, s.open.size() - done);
+      batch.inserts.push_back(MakeChunk(s.id, std::span<const Point>(s.open.data() + done, n), true));
+      done += n;
+    }
+    bool provisional = done < s.open.size();
+    if (provisional) {
+      batch.inserts.push_back(
+          MakeChunk(s.id, std::span<const Point>(s.open.data() + done, s.open.size() - done), false));
+    }
     if (s.provisional_id != 0) batch.deletes.push_back(s.provisional_id);
-    owners.push_back(&s);
+    written.push_back({&s, done, provisional});
   }
   batch.journal_deletes = journal_ids_;
   if (batch.inserts.empty() && batch.journal_deletes.empty()) return Status::Ok();
   TB_RETURN_IF_ERROR(store_.WriteChunks(batch));
   journal_ids_.clear();
   flushes_since_checkpoint_ = 0;
-  for (size_t i = 0; i < owners.size(); ++i) {
-    SeriesState& s = *owners[i];
-    if (batch.inserts[i].sealed) {
-      s.open.clear();
-      s.journaled = s.in_chunk = 0;
-      s.provisional_id = 0;
-    } else {
-      s.journaled = s.in_chunk = s.open.size();
-      s.provisional_id = batch.inserts[i].id;
-    }
+  size_t insert = 0;
+  for (const Written& w : written) {
+    SeriesState& s = *w.series;
+    insert += (w.sealed_points + seal_points_ - 1) / seal_points_ + (w.provisional ? 1 : 0);
+    s.open.erase(s.open.begin(), s.open.begin() + static_cast<std::ptrdiff_t>(w.sealed_points));
+    s.journaled = s.in_chunk = s.open.size();
+    s.provisional_id = w.provisional ? batch.inserts[insert - 1].id : 0;
   }
   return Status::Ok();
 }

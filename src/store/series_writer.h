@@ -7,7 +7,9 @@
 //    holding all of its points since its last sealed chunk (replacing its previous
 //    provisional chunk), and the journal entries are dropped, in one transaction.
 //  - Once a series holds `seal_points` points its chunk is sealed and a new one starts,
-//    so chunks are large enough to compress well.
+//    so chunks are large enough to compress well; a checkpoint holding many more (a bulk
+//    import, a fast sampler) writes sealed chunks of `seal_points` each, so a reader of a
+//    time range never decodes more than that per chunk.
 // Points stay in memory until the store accepted them, so a failed flush is retried by
 // the next one and nothing sampled is lost while the store recovers.
 // Thread-safe: Add/Append/Flush may be called from different threads.

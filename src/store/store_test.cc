@@ -278,14 +278,36 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   for (int i = 4; i < 12; ++i) add(i);
   ASSERT_TRUE(writer.Flush().ok());
   chunks = store->ReadChunks(series_id()).value();
-  ASSERT_EQ(chunks.size(), 1u);  // sealed, replacing the provisional one
+  // A sealed chunk of 10 points replacing the provisional one, the other 2 provisional.
+  ASSERT_EQ(chunks.size(), 2u);
   EXPECT_TRUE(chunks[0].sealed);
-  EXPECT_EQ(chunks[0].count, 12);
+  EXPECT_EQ(chunks[0].count, 10);
   EXPECT_DOUBLE_EQ(*chunks[0].min, 50.5);
-  EXPECT_DOUBLE_EQ(*chunks[0].max, 61.5);
+  EXPECT_DOUBLE_EQ(*chunks[0].max, 59.5);
+  EXPECT_FALSE(chunks[1].sealed);
+  EXPECT_EQ(chunks[1].count, 2);
   std::vector<Point> points = ReadSeriesPoints(*store, series_id()).value();
   ASSERT_EQ(points.size(), 12u);
   EXPECT_EQ(points[11].value, 61.5);
+
+  // A flush of 35 more: three sealed chunks of 10, the rest provisional; Close seals it.
+  for (int i = 12; i < 47; ++i) add(i);
+  ASSERT_TRUE(writer.Flush().ok());
+  chunks = store->ReadChunks(series_id()).value();
+  ASSERT_EQ(chunks.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE(chunks[i].sealed) << i;
+    EXPECT_EQ(chunks[i].count, 10) << i;
+  }
+  EXPECT_FALSE(chunks[4].sealed);
+  EXPECT_EQ(chunks[4].count, 7);
+  ASSERT_TRUE(writer.Close().ok());
+  chunks = store->ReadChunks(series_id()).value();
+  ASSERT_EQ(chunks.size(), 5u);
+  EXPECT_TRUE(chunks[4].sealed);
+  points = ReadSeriesPoints(*store, series_id()).value();
+  ASSERT_EQ(points.size(), 47u);
+  for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].time_ms, 1000 * static_cast<int64_t>(i));
 }
 
 TEST_P(BackendTest, SeriesTotalsCountEveryChunkOnceAsTheWriterSealsAndReplaces) {
