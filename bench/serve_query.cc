@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
     if (!fresh_server.Start(HttpServerOptions{}).ok()) std::exit(1);
     httplib::Client c("127.0.0.1", fresh_server.port());
     c.set_keep_alive(true);
+    c.set_read_timeout(600, 0);  // a long run's phases take more than the default 5 s
     // The connection made and the server's threads running (what a browser that loaded the
     // page has), nothing of the series read yet.
     if (auto hello = c.Get("/api/v1/experiments"); !hello || hello->status != 200) std::exit(1);

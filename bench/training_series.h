@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "collect/collector.h"
+
 namespace tb {
 
 // A long training run's series (`count` of them, at least 27): what the analysis reads (GPU activity and
@@ -40,7 +42,8 @@ inline double TrainingValue(int series, int64_t tick, int hz) {
   int64_t second = tick / hz;
   bool idle = second % 3600 >= 1800 && second % 3600 < 1860;
   double noise = std::sin(static_cast<double>(tick) * 0.37 + series) * 0.02;
-  return (idle ? 0.0 : 0.85) + noise + 0.001 * static_cast<double>(series % 7);
+  // Rounded as listeners store derived values (6 significant digits).
+  return RoundForStorage((idle ? 0.0 : 0.85) + noise + 0.001 * static_cast<double>(series % 7));
 }
 
 }  // namespace tb
