@@ -34,6 +34,21 @@
 #include "store/series_writer.h"
 #include "store/store.h"
 
+namespace {
+
+// A run of the experiment "bench" in `store`, recorded as started.
+tb::RunRecord NewBenchRun(tb::Store& store, const std::string& name) {
+  tb::RunRecord run;
+  run.id = tb::NewRunId();
+  run.experiment = "bench";
+  run.name = name;
+  run.start_ms = 1763777000000;
+  if (!store.EnsureExperiment("bench").ok() || !store.CreateRun(run).ok()) std::exit(1);
+  return run;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tb;
   namespace fs = std::filesystem;
@@ -220,13 +235,7 @@ int main(int argc, char** argv) {
   if (big > 0) {
     std::string big_db = (dir / "big.db").string();
     auto big_store = Store::Open(big_db).value();
-    big_store->EnsureExperiment("bench");
-    RunRecord run;
-    run.id = NewRunId();
-    run.experiment = "bench";
-    run.name = "long";
-    run.start_ms = 1763777000000;
-    big_store->CreateRun(run);
+    RunRecord run = NewBenchRun(*big_store, "long");
     {
       SeriesWriter writer(*big_store, run.id);
       std::mt19937_64 rng(5);
@@ -267,13 +276,7 @@ int main(int argc, char** argv) {
     constexpr int64_t kTicks = int64_t{7} * 24 * 3600 * kHz;
     std::string week_db = (dir / "week.db").string();
     auto week_store = Store::Open(week_db).value();
-    week_store->EnsureExperiment("bench");
-    RunRecord run;
-    run.id = NewRunId();
-    run.experiment = "bench";
-    run.name = "week";
-    run.start_ms = 1763777000000;
-    week_store->CreateRun(run);
+    RunRecord run = NewBenchRun(*week_store, "week");
     int64_t t0 = MonotonicNanos();
     {
       SeriesWriter writer(*week_store, run.id);
