@@ -134,8 +134,8 @@ class PostgresStore : public Store {
       // A sealed chunk adds to its series' totals (schema 6) only when it was inserted, so
       // a batch replayed from the spool after a lost answer counts it once.
       if (c.sealed) {
-        insert =
-            "WITH added AS (" + insert +
+        insert.insert(0, "WITH added AS (");
+        insert +=
             " RETURNING series_id, count, sum, min, max) UPDATE series SET sealed_count = "
             "series.sealed_count + added.count, sealed_sum = series.sealed_sum + coalesce(added.sum, 0), "
             "sealed_min = LEAST(series.sealed_min, added.min), sealed_max = GREATEST(series.sealed_max, "
