@@ -161,13 +161,39 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     expected += summarized ? static_cast<size_t>(c.count / group + 1) * 4 : static_cast<size_t>(c.count);
   }
   points->reserve(expected);
+  // Every point of a chunk is needed where it has no summary at that level (written before
+  // there were summaries, or too small), is not sealed yet, or the window is narrow enough to
+  // need them all. Those chunks come in one read when there are several (one query per
+  // chunk cost more than decoding them).
+  std::vector<ChunkRecord> whole_chunks;
+  {
+    const ChunkRecord *first = nullptr, *last = nullptr;
+    size_t needed = 0;
+    for (const ChunkRecord& c : *chunks) {
+      if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
+      if (level && c.sealed && !c.summary.empty()) continue;
+      if (first == nullptr) first = &c;
+      last = &c;
+      ++needed;
+    }
+    if (needed > 1) {
+      Result<std::vector<ChunkRecord>> read =
+          store_.ReadChunkRange(series_id, first->first_ms, last->first_ms);
+      if (!read.ok()) return read.status();
+      whole_chunks = std::move(*read);
+    }
+  }
+  auto next_whole = whole_chunks.begin();
   for (const ChunkRecord& c : *chunks) {
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
     if (level && c.sealed && !c.summary.empty() && DecodeSummaryUpTo(c.summary, group, *points).ok())
       continue;
-    // Every point of the chunk: no summary at that level (written before there were
-    // summaries, or too small), not sealed yet, or a window narrow enough to need them all.
-    Status read = DecodeSeriesParts(store_, series_id, std::span<const ChunkRecord>(&c, 1), {}, *points);
+    while (next_whole != whole_chunks.end() && next_whole->id != c.id && next_whole->first_ms <= c.first_ms)
+      ++next_whole;
+    bool have = next_whole != whole_chunks.end() && next_whole->id == c.id;
+    // A chunk not in that read is read by itself (NotFound when a checkpoint replaced it).
+    Status read = DecodeSeriesParts(store_, series_id,
+                                    std::span<const ChunkRecord>(have ? &*next_whole : &c, 1), {}, *points);
     // The writer replaced a provisional chunk meanwhile (a checkpoint): read again.
     if (read.code() == Status::Code::kNotFound && !retried)
       return PointsForChart(series_id, finished, from_ms, to_ms, buckets, true);

@@ -122,14 +122,21 @@ TEST_F(ServeApiTest, WrongRequestsGetMlflowStyleErrorsAndOtherPathsAreLeftAlone)
 namespace tb {
 namespace {
 
-// Counts the reads of every point of a chunk.
+// Counts the reads of every point of a chunk (chunks, and the queries that brought them).
 class CountingStore : public ForwardingStore {
  public:
   using ForwardingStore::ForwardingStore;
-  int chunk_data_reads = 0, whole_series_reads = 0;
+  int chunk_data_reads = 0, whole_series_reads = 0, data_queries = 0;
   Result<std::string> ReadChunkData(int64_t c) override {
     ++chunk_data_reads;
+    ++data_queries;
     return inner_.ReadChunkData(c);
+  }
+  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t s, int64_t from, int64_t to) override {
+    Result<std::vector<ChunkRecord>> chunks = inner_.ReadChunkRange(s, from, to);
+    if (chunks.ok()) chunk_data_reads += static_cast<int>(chunks->size());
+    ++data_queries;
+    return chunks;
   }
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override {
     ++whole_series_reads;
@@ -321,6 +328,7 @@ TEST_F(LongSeriesTest, ChunksWrittenBeforeSummariesAreReadWhole) {
   EXPECT_NE(std::find(y.begin(), y.end(), 400.0), y.end());
   size_t chunks = store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id)->size();
   EXPECT_EQ(counting_->chunk_data_reads, static_cast<int>(chunks)) << "each chunk read whole, once";
+  EXPECT_EQ(counting_->data_queries, 1) << "all " << chunks << " chunks in one read";
 }
 
 }  // namespace

@@ -315,6 +315,16 @@ class PostgresStore : public Store {
     return Chunks(series_id, ChunkBlobs::kSummary);
   }
 
+  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t series_id, int64_t first_ms_from,
+                                                  int64_t first_ms_to) override {
+    Result<pg::Rows> rows = Query({ChunkSelect(ChunkBlobs::kData, "$1", {"$2", "$3"}),
+                                   {Int(series_id), Int(first_ms_from), Int(first_ms_to)}});
+    if (!rows.ok()) return rows.status();
+    return Collect<ChunkRecord>(*rows, [&](int i) {
+      return ChunkFromRow(pg::Row{*rows, i}, series_id, ChunkBlobs::kData);
+    });
+  }
+
   Result<std::string> ReadChunkData(int64_t chunk_id) override {
     Result<pg::Rows> rows = Query({"SELECT data FROM chunks WHERE id = $1", {Int(chunk_id)}});
     if (!rows.ok()) return rows.status();

@@ -344,6 +344,18 @@ class SqliteStore : public Store {
     return Chunks(series_id, ChunkBlobs::kSummary);
   }
 
+  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t series_id, int64_t first_ms_from,
+                                                  int64_t first_ms_to) override {
+    std::lock_guard lock(mu_);
+    std::string sql = ChunkSelect(ChunkBlobs::kData, "?", {"?", "?"});
+    Statement st(db_, sql.c_str());
+    st.Bind(1, series_id);
+    st.Bind(2, first_ms_from);
+    st.Bind(3, first_ms_to);
+    return Rows<ChunkRecord>(st, "cannot read samples",
+                             [&](Statement& row) { return ChunkFromRow(row, series_id, ChunkBlobs::kData); });
+  }
+
   Result<std::string> ReadChunkData(int64_t chunk_id) override {
     std::lock_guard lock(mu_);
     Statement st(db_, "SELECT data FROM chunks WHERE id = ?");

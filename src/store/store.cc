@@ -66,6 +66,10 @@ std::string NewRunId() {
 
 Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkRecord> chunks,
                          std::span<const JournalEntry> journal, std::vector<Point>& out) {
+  // Room for the chunks' points at once: growing by doubling copies them again and again.
+  size_t more = 0;
+  for (const ChunkRecord& c : chunks) more += static_cast<size_t>(c.count);
+  if (out.size() + more > out.capacity()) out.reserve(std::max(out.size() + more, out.capacity() * 2));
   for (const ChunkRecord& c : chunks) {
     if (!c.data.empty()) {
       TB_RETURN_IF_ERROR(DecodeChunk(c.data, out));

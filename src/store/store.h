@@ -204,6 +204,11 @@ class Store {
   virtual Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) = 0;
   // One chunk's encoded points.
   virtual Result<std::string> ReadChunkData(int64_t chunk_id) = 0;
+  // The chunks of a series that begin from `first_ms_from` to `first_ms_to` (inclusive), in
+  // time order, with their data: the run of chunks a chart needs point by point, in one read
+  // rather than one per chunk.
+  virtual Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t series_id, int64_t first_ms_from,
+                                                          int64_t first_ms_to) = 0;
   // Journal entries of the run that owns `series_id`, oldest first: points written
   // since the series' newest chunk.
   virtual Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) = 0;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "store/store.h"
 
@@ -22,12 +23,22 @@ enum class ChunkBlobs { kNone, kData, kSummary };
 
 // The chunk columns ChunkFromRow reads of the series in parameter 1 in time order;
 // `placeholder` is the dialect's ("?" or "$1").
-inline std::string ChunkSelect(ChunkBlobs blobs, const char* placeholder) {
+// With `range` (two more placeholders, for parameters 2 and 3), only the chunks whose
+// first_ms lies between those.
+inline std::string ChunkSelect(ChunkBlobs blobs, const char* placeholder,
+                               std::pair<const char*, const char*> range = {nullptr, nullptr}) {
   const char* extra = blobs == ChunkBlobs::kData      ? ", data, summary"
                       : blobs == ChunkBlobs::kSummary ? ", summary"
                                                       : "";
-  return std::string("SELECT id, first_ms, last_ms, count, min, max, sum, sealed") + extra +
-         " FROM chunks WHERE series_id = " + placeholder + " ORDER BY first_ms, id";
+  std::string sql = std::string("SELECT id, first_ms, last_ms, count, min, max, sum, sealed") + extra +
+                    " FROM chunks WHERE series_id = " + placeholder;
+  if (range.first != nullptr) {
+    sql += " AND first_ms >= ";
+    sql += range.first;
+    sql += " AND first_ms <= ";
+    sql += range.second;
+  }
+  return sql + " ORDER BY first_ms, id";
 }
 
 // A run without its params and tags (they are read apart).

@@ -308,6 +308,16 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   points = ReadSeriesPoints(*store, series_id()).value();
   ASSERT_EQ(points.size(), 47u);
   for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].time_ms, 1000 * static_cast<int64_t>(i));
+  // The chunks beginning within a range, in one read, with their points: the 2nd to 4th.
+  std::vector<ChunkRecord> range =
+      store->ReadChunkRange(series_id(), chunks[1].first_ms, chunks[3].first_ms).value();
+  ASSERT_EQ(range.size(), 3u);
+  std::vector<Point> middle;
+  for (const ChunkRecord& c : range) ASSERT_TRUE(DecodeChunk(c.data, middle).ok());
+  ASSERT_EQ(middle.size(), 30u);
+  EXPECT_EQ(middle.front().time_ms, 10000);
+  EXPECT_EQ(middle.back().time_ms, 39000);
+  EXPECT_TRUE(store->ReadChunkRange(series_id(), 47000, 90000)->empty());
 }
 
 TEST_P(BackendTest, SeriesTotalsCountEveryChunkOnceAsTheWriterSealsAndReplaces) {

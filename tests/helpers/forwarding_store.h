@@ -53,6 +53,9 @@ class ForwardingStore : public Store {
     return inner_.ReadChunkSummaries(s);
   }
   Result<std::string> ReadChunkData(int64_t c) override { return inner_.ReadChunkData(c); }
+  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t s, int64_t from, int64_t to) override {
+    return inner_.ReadChunkRange(s, from, to);
+  }
   Result<std::vector<EventRecord>> ListEvents(const std::string& r) override { return inner_.ListEvents(r); }
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override {
     return inner_.ListArtifacts(r);
