@@ -19,7 +19,9 @@
 // (0: none; 300 is the issue's): a finished week-long run at 10 Hz with that many series,
 // and what the page asks when it is opened on a server just started, cold.
 #include <httplib.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/phases.h"
 #include "base/time.h"
 #include "bench/bench_stats.h"
 #include "bench/training_series.h"
@@ -35,6 +38,19 @@
 #include "store/store.h"
 
 namespace {
+
+// A field of /proc/self/status in MiB ("VmRSS", "VmHWM": resident now, its peak).
+double StatusMiB(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atof(line.c_str() + field.size() + 1) / 1024;
+  }
+  return 0;
+}
+
+// Starts measuring this process's peak resident memory afresh (Linux 4.0 and later).
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 // A run of the experiment "bench" in `store`, recorded as started.
 tb::RunRecord NewBenchRun(tb::Store& store, const std::string& name) {
@@ -332,8 +348,38 @@ int main(int argc, char** argv) {
                 static_cast<double>(MonotonicNanos() - t0) / 1e6);
     if (check == 0) return 1;
     // The phase shading the page asks beside a chart: analysed once per server, then kept.
+    // The server's peak memory across it, above what the process held before.
+    std::string phases = "/api/v1/runs/" + run.id + "/phases";
+    double rss_before = StatusMiB("VmRSS");
+    ResetPeakRss();
     std::printf("  %-66s %10.1f\n", "its phases, analysed afresh (once a server; kept after)",
-                cold_get(*week_store, "/api/v1/runs/" + run.id + "/phases"));
+                cold_get(*week_store, phases));
+    std::printf("  %-66s %10.0f MiB\n", "  the server's peak memory above what it held before",
+                StatusMiB("VmHWM") - rss_before);
+    // As `trainbench run` leaves it: the analysis kept with the run when it ended.
+    t0 = MonotonicNanos();
+    std::string kept =
+        AnalysisJson(AnalyzeStoredRun(*week_store, week_store->FindRun(run.id).value()).value());
+    double analysis_ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
+    week_store->PutArtifact({run.id, "phases.json", static_cast<int64_t>(kept.size()), kept, ""});
+    std::vector<double> kept_ms;
+    for (int round = 0; round < 3; ++round) kept_ms.push_back(cold_get(*week_store, phases));
+    std::printf("  %-66s %10.1f   (the analysis in-process: %.1f)\n",
+                "its phases kept with it at its end (as `trainbench run` does)", Median(kept_ms),
+                analysis_ms);
+    // Baseline: the analysed series' points read and decoded whole, as the analysis held
+    // them before it summed them chunk by chunk.
+    t0 = MonotonicNanos();
+    size_t held = 0;
+    const std::vector<std::string_view>& analysed = AnalyzedMetrics();
+    for (const SeriesInfo& si : week_store->ListSeries(run.id).value()) {
+      if (std::find(analysed.begin(), analysed.end(), si.metric) != analysed.end())
+        held += ReadSeriesPoints(*week_store, si.id).value().size();
+    }
+    std::printf("  %-66s %10.1f   (%zu points, %.0f MiB)\n",
+                "baseline: the analysed series' points read whole",
+                static_cast<double>(MonotonicNanos() - t0) / 1e6, held,
+                static_cast<double>(held * sizeof(Point)) / (1 << 20));
   }
 
   if (argc > 4 && std::atoi(argv[4]) > 0) {  // request mix with wrk, 8 connections: paths for its Lua script

@@ -30,62 +30,116 @@ double Median(std::vector<double> v) {
   return *mid;
 }
 
-// The series of one listener only (nvml and smi both report power; counting both doubles it).
-std::vector<const std::vector<Point>*> OneListener(
-    const std::vector<std::pair<std::string, std::vector<Point>>>& series) {
-  std::vector<const std::vector<Point>*> out;
-  bool plain = std::any_of(series.begin(), series.end(),
-                           [](const auto& s) { return !Labels::Parse(s.first).Has("listener"); });
+// Of a metric's series (their label sets), the indices of one listener's only (nvml and
+// smi both report power; counting both doubles it).
+std::vector<size_t> OneListener(const std::vector<std::string_view>& labels) {
+  std::vector<size_t> out;
+  bool plain = std::any_of(labels.begin(), labels.end(),
+                           [](std::string_view l) { return !Labels::Parse(std::string(l)).Has("listener"); });
   std::string listener;
-  for (const auto& [text, points] : series) {
-    Labels labels = Labels::Parse(text);
-    if (plain && labels.Has("listener")) continue;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    Labels parsed = Labels::Parse(std::string(labels[i]));
+    if (plain && parsed.Has("listener")) continue;
     if (!plain) {
-      std::string_view l = labels.Get("listener");
+      std::string_view l = parsed.Get("listener");
       if (listener.empty()) listener = l;
       if (l != listener) continue;
     }
-    out.push_back(&points);
+    out.push_back(i);
   }
   return out;
 }
 
-// A metric on the one-second grid: the mean of each series per bucket, then the mean (or
-// sum) across series; gaps up to `fill` buckets take the last value.
-std::vector<double> OnGrid(const RunSamples& run, std::string_view metric, size_t n, int fill) {
-  auto it = run.series.find(metric);
-  if (it == run.series.end()) return {};
-  std::vector<double> total(n, 0.0);
-  std::vector<int> have(n, 0);
-  for (const std::vector<Point>* points : OneListener(it->second)) {
-    std::vector<double> sum(n, 0.0);
-    std::vector<int> count(n, 0);
-    for (const Point& p : *points) {
-      if (std::isnan(p.value) || p.time_ms < run.start_ms) continue;
-      auto b = static_cast<size_t>((p.time_ms - run.start_ms) / kStepMs);
-      if (b >= n) continue;
-      sum[b] += p.value;
-      ++count[b];
+// Counters whose increase over the run is what counts (their first and last points only).
+bool Counter(std::string_view metric) {
+  return metric == metric::kGpuEnergyConsumedJoules || metric == metric::kProcGpuEnergyJoules;
+}
+
+// How many buckets a gap on a metric's grid may fill with the last value.
+int Fill(std::string_view metric) { return metric == metric::kTrainThroughputSamplesPerSecond ? 30 : 5; }
+
+// One series' points summed per one-second bucket from `start_ms`, fed a span at a time
+// (a chunk's worth), up to `limit` buckets (a finished run's length).
+class SeriesBuckets {
+ public:
+  SeriesBuckets(int64_t start_ms, size_t limit) : start_ms_(start_ms), limit_(limit) {}
+  void Add(std::span<const Point> points) {
+    for (const Point& p : points) {
+      if (std::isnan(p.value) || p.time_ms < start_ms_) continue;
+      auto b = static_cast<size_t>((p.time_ms - start_ms_) / kStepMs);
+      if (b >= limit_) continue;
+      if (b >= sum_.size()) {
+        size_t size = std::min(limit_, std::max(b + 1, sum_.size() * 3 / 2));
+        sum_.resize(size, 0.0);
+        count_.resize(size, 0);
+      }
+      sum_[b] += p.value;
+      ++count_[b];
     }
-    for (size_t i = 0; i < n; ++i) {
+  }
+  const std::vector<double>& sum() const { return sum_; }
+  const std::vector<uint32_t>& count() const { return count_; }
+
+ private:
+  int64_t start_ms_;
+  size_t limit_;
+  std::vector<double> sum_;
+  std::vector<uint32_t> count_;
+};
+
+// A metric on the one-second grid: the mean of each of its series per bucket, then the
+// mean (or sum) across series; gaps up to `fill` buckets take the last value. Series are
+// folded in one at a time, so only one series' buckets are held beside the grid.
+class MetricGrid {
+ public:
+  void Fold(const SeriesBuckets& series) {
+    const std::vector<double>& sum = series.sum();
+    const std::vector<uint32_t>& count = series.count();
+    if (total_.size() < sum.size()) {
+      total_.resize(sum.size(), 0.0);
+      have_.resize(sum.size(), 0);
+    }
+    for (size_t i = 0; i < sum.size(); ++i) {
       if (count[i] == 0) continue;
-      total[i] += sum[i] / count[i];
-      ++have[i];
+      total_[i] += sum[i] / count[i];
+      ++have_[i];
     }
   }
-  std::vector<double> out(n, kNaN);
-  bool summed = Summed(metric);
-  int since = fill + 1;
-  for (size_t i = 0; i < n; ++i) {
-    if (have[i] > 0) {
-      out[i] = summed ? total[i] : total[i] / have[i];
-      since = 0;
-    } else if (i > 0 && ++since <= fill) {
-      out[i] = out[i - 1];
+  // The grid of `n` buckets; empty when no bucket has a value.
+  std::vector<double> Finish(size_t n, bool summed, int fill) const {
+    std::vector<double> out(n, kNaN);
+    int since = fill + 1;
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (i < have_.size() && have_[i] > 0) {
+        out[i] = summed ? total_[i] : total_[i] / have_[i];
+        since = 0;
+        any = true;
+      } else if (i > 0 && ++since <= fill) {
+        out[i] = out[i - 1];
+      }
     }
+    return any ? out : std::vector<double>{};
   }
-  bool any = std::any_of(out.begin(), out.end(), [](double v) { return !std::isnan(v); });
-  return any ? out : std::vector<double>{};
+
+ private:
+  std::vector<double> total_;
+  std::vector<uint32_t> have_;
+};
+
+// What the analysis works on: the key metrics on the grid, the counters' increases, the
+// script's events.
+struct RunGrids {
+  int64_t start_ms = 0, end_ms = 0;
+  size_t n = 0;
+  std::map<std::string, std::vector<double>, std::less<>> grid;
+  std::map<std::string, double, std::less<>> counters;  // increase over the run, one listener
+  std::vector<EventRecord> events;
+  bool simulated_gpu = false;
+};
+
+size_t BucketCount(int64_t start_ms, int64_t end_ms) {
+  return end_ms > start_ms ? static_cast<size_t>((end_ms - start_ms + kStepMs - 1) / kStepMs) : 0;
 }
 
 struct Band {
@@ -108,7 +162,7 @@ Band SteadyBand(const std::vector<double>& v, size_t from) {
 
 // Turns per-bucket labels into segments of at least kMinSegment buckets (gaps of one bucket
 // inside a segment are bridged).
-void Segments(const std::vector<std::string>& label, const RunSamples& run, std::vector<Phase>& out,
+void Segments(const std::vector<std::string>& label, const RunGrids& run, std::vector<Phase>& out,
               const std::map<std::string, std::string>& details) {
   size_t n = label.size();
   size_t i = 0;
@@ -153,15 +207,13 @@ const std::vector<std::string_view>& AnalyzedMetrics() {
   return metrics;
 }
 
-RunAnalysis AnalyzeRun(const RunSamples& run) {
+namespace {
+
+RunAnalysis AnalyzeGrids(RunGrids& run) {
   RunAnalysis a;
-  if (run.end_ms <= run.start_ms) return a;
-  auto n = static_cast<size_t>((run.end_ms - run.start_ms + kStepMs - 1) / kStepMs);
-  std::map<std::string, std::vector<double>, std::less<>> grid;
-  for (std::string_view m : AnalyzedMetrics()) {
-    std::vector<double> g = OnGrid(run, m, n, m == metric::kTrainThroughputSamplesPerSecond ? 30 : 5);
-    if (!g.empty()) grid[std::string(m)] = std::move(g);
-  }
+  if (run.n == 0) return a;
+  size_t n = run.n;
+  std::map<std::string, std::vector<double>, std::less<>>& grid = run.grid;
   for (std::string_view m : {metric::kGpuUtilizationGpuRatio, metric::kGpuSmActiveRatio,
                              metric::kTrainThroughputSamplesPerSecond, metric::kProcCpuUtilizationRatio}) {
     if (grid.count(m) != 0) {
@@ -286,7 +338,6 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
               [](const Phase& x, const Phase& y) { return x.start_ms < y.start_ms; });
   }
   for (const auto& [metric, g] : grid) {
-    if (metric == metric::kGpuEnergyConsumedJoules || metric == metric::kProcGpuEnergyJoules) continue;
     double sum = 0;
     int count = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -306,20 +357,9 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
   }
   // Energy: the run's attributed share of its GPUs (runs sharing a GPU split its energy, so
   // none is counted twice); else the GPUs' counters (last minus first); else power integrated.
-  if (auto it = run.series.find(metric::kProcGpuEnergyJoules); it != run.series.end()) {
-    double joules = 0;
-    for (const std::vector<Point>* points : OneListener(it->second)) {
-      if (points->size() >= 2) joules += points->back().value - points->front().value;
-    }
-    if (joules > 0) a.energy_joules = joules;
-  }
-  if (auto it = run.series.find(metric::kGpuEnergyConsumedJoules);
-      !a.energy_joules && it != run.series.end()) {
-    double joules = 0;
-    for (const std::vector<Point>* points : OneListener(it->second)) {
-      if (points->size() >= 2) joules += points->back().value - points->front().value;
-    }
-    if (joules > 0) a.energy_joules = joules;
+  for (std::string_view counter : {metric::kProcGpuEnergyJoules, metric::kGpuEnergyConsumedJoules}) {
+    if (auto it = run.counters.find(counter); !a.energy_joules && it != run.counters.end() && it->second > 0)
+      a.energy_joules = it->second;
   }
   if (!a.energy_joules && grid.count(metric::kGpuPowerDrawWatts) != 0) {
     double joules = 0;
@@ -342,28 +382,113 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
   return a;
 }
 
+}  // namespace
+
+RunAnalysis AnalyzeRun(const RunSamples& run) {
+  RunGrids grids;
+  grids.start_ms = run.start_ms;
+  grids.end_ms = run.end_ms;
+  grids.n = BucketCount(run.start_ms, run.end_ms);
+  grids.events = run.events;
+  grids.simulated_gpu = run.simulated_gpu;
+  for (const auto& [metric, series] : run.series) {
+    if (std::find(AnalyzedMetrics().begin(), AnalyzedMetrics().end(), metric) == AnalyzedMetrics().end())
+      continue;
+    std::vector<std::string_view> labels;
+    for (const auto& s : series) labels.push_back(s.first);
+    MetricGrid grid;
+    double increase = 0;
+    for (size_t i : OneListener(labels)) {
+      const std::vector<Point>& points = series[i].second;
+      if (Counter(metric)) {
+        if (!points.empty()) increase += points.back().value - points.front().value;
+        continue;
+      }
+      SeriesBuckets buckets(run.start_ms, grids.n);
+      buckets.Add(points);
+      grid.Fold(buckets);
+    }
+    if (Counter(metric)) {
+      grids.counters[metric] = increase;
+    } else if (std::vector<double> g = grid.Finish(grids.n, Summed(metric), Fill(metric)); !g.empty()) {
+      grids.grid[metric] = std::move(g);
+    }
+  }
+  return AnalyzeGrids(grids);
+}
+
 Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
-  RunSamples samples;
-  samples.start_ms = run.start_ms;
-  samples.end_ms = run.end_ms > 0 ? run.end_ms : run.start_ms;
-  samples.simulated_gpu = std::any_of(run.tags.begin(), run.tags.end(),
-                                      [](const auto& kv) { return kv.first == kSimulatedGpuTag; });
+  RunGrids grids;
+  grids.start_ms = run.start_ms;
+  grids.end_ms = run.end_ms > 0 ? run.end_ms : run.start_ms;
+  grids.simulated_gpu = std::any_of(run.tags.begin(), run.tags.end(),
+                                    [](const auto& kv) { return kv.first == kSimulatedGpuTag; });
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
   if (!series.ok()) return series.status();
-  const std::vector<std::string_view>& wanted = AnalyzedMetrics();
-  for (const SeriesInfo& s : *series) {
-    if (std::find(wanted.begin(), wanted.end(), s.metric) == wanted.end()) continue;
-    Result<std::vector<Point>> points = ReadSeriesPoints(store, s.id);
-    if (!points.ok()) return points.status();
-    // A running run ends at its newest sample.
-    if (run.end_ms == 0 && !points->empty())
-      samples.end_ms = std::max(samples.end_ms, points->back().time_ms + 1);
-    samples.series[s.metric].emplace_back(s.labels, std::move(*points));
+  // A finished run's grid ends with it; a running run's at its newest sample.
+  size_t limit = run.end_ms > 0 ? BucketCount(run.start_ms, run.end_ms) : std::numeric_limits<size_t>::max();
+  auto newest = [&](const Point& p) {
+    if (run.end_ms == 0) grids.end_ms = std::max(grids.end_ms, p.time_ms + 1);
+  };
+  std::map<std::string, MetricGrid, std::less<>> metric_grids;
+  std::vector<Point> points;  // one slice of chunks at a time
+  constexpr size_t kSliceChunks = 64;
+  for (std::string_view metric : AnalyzedMetrics()) {
+    std::vector<const SeriesInfo*> of_metric;
+    std::vector<std::string_view> labels;
+    for (const SeriesInfo& s : *series) {
+      if (s.metric != metric) continue;
+      of_metric.push_back(&s);
+      labels.push_back(s.labels);
+    }
+    if (of_metric.empty()) continue;
+    double increase = 0;
+    for (size_t i : OneListener(labels)) {
+      int64_t id = of_metric[i]->id;
+      if (Counter(metric)) {
+        Result<std::optional<std::pair<Point, Point>>> ends = ReadSeriesEnds(store, id);
+        if (!ends.ok()) return ends.status();
+        if (!ends->has_value()) continue;
+        increase += (*ends)->second.value - (*ends)->first.value;
+        newest((*ends)->second);
+        continue;
+      }
+      // Chunk by chunk (a slice of them per read), then the journal: the points are summed
+      // into buckets as they are decoded, never all held at once.
+      SeriesBuckets buckets(run.start_ms, limit);
+      Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(id);
+      if (!chunks.ok()) return chunks.status();
+      for (size_t from = 0; from < chunks->size(); from += kSliceChunks) {
+        size_t to = std::min(chunks->size(), from + kSliceChunks) - 1;
+        Result<std::vector<ChunkRecord>> slice =
+            store.ReadChunkRange(id, (*chunks)[from].first_ms, (*chunks)[to].first_ms);
+        if (!slice.ok()) return slice.status();
+        for (const ChunkRecord& c : *slice) {
+          points.clear();
+          TB_RETURN_IF_ERROR(DecodeChunk(c.data, points));
+          buckets.Add(points);
+          if (!points.empty()) newest(points.back());
+        }
+      }
+      Result<std::vector<JournalEntry>> journal = store.ReadJournal(id);
+      if (!journal.ok()) return journal.status();
+      points.clear();
+      TB_RETURN_IF_ERROR(DecodeSeriesParts(store, id, {}, *journal, points));
+      buckets.Add(points);
+      if (!points.empty()) newest(points.back());
+      metric_grids[std::string(metric)].Fold(buckets);
+    }
+    if (Counter(metric)) grids.counters[std::string(metric)] = increase;
+  }
+  grids.n = BucketCount(grids.start_ms, grids.end_ms);
+  for (const auto& [metric, grid] : metric_grids) {
+    if (std::vector<double> g = grid.Finish(grids.n, Summed(metric), Fill(metric)); !g.empty())
+      grids.grid[metric] = std::move(g);
   }
   Result<std::vector<EventRecord>> events = store.ListEvents(run.id);
   if (!events.ok()) return events.status();
-  samples.events = std::move(*events);
-  return AnalyzeRun(samples);
+  grids.events = std::move(*events);
+  return AnalyzeGrids(grids);
 }
 
 std::string AnalysisJson(const RunAnalysis& a) {
@@ -376,7 +501,8 @@ std::string AnalysisJson(const RunAnalysis& a) {
                       {"steady_level", a.steady_level},
                       {"steady_samples", a.steady_samples},
                       {"steady", a.steady},
-                      {"caveats", a.caveats}};
+                      {"caveats", a.caveats},
+                      {"version", kAnalysisVersion}};
   auto opt = [&](const char* k, const std::optional<double>& v) {
     j[k] = v ? nlohmann::json(*v) : nlohmann::json();
   };
@@ -386,6 +512,15 @@ std::string AnalysisJson(const RunAnalysis& a) {
   opt("samples", a.samples);
   opt("energy_per_sample_joules", a.energy_per_sample_joules);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run) {
+  if (run.end_ms <= 0) return std::nullopt;
+  Result<ArtifactRecord> kept = store.GetArtifact(run.id, "phases.json");
+  if (!kept.ok() || !kept->path.empty()) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(kept->content, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("version", 0) != kAnalysisVersion) return std::nullopt;
+  return std::move(kept->content);
 }
 
 }  // namespace tb

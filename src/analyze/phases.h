@@ -57,10 +57,24 @@ struct RunSamples {
 
 RunAnalysis AnalyzeRun(const RunSamples& run);
 
-// Reads the run's key metrics and events from the store, then AnalyzeRun.
+// The same analysis of a run in the store (a running run ends at its newest sample): its
+// key metrics are summed into the one-second buckets chunk by chunk as they are decoded, so
+// memory follows the run's seconds, not its points; the energy counters' first and last
+// points are read from their first and last chunks only.
 Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run);
 
-// As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {...}, ...}.
+// The version of the method: a copy kept with a run (phases.json) that says another was
+// made by an older trainbench and is analysed again. Raise it with every change to what
+// the analysis finds.
+inline constexpr int kAnalysisVersion = 2;
+
+// As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {...}, ...,
+// "version": kAnalysisVersion}.
 std::string AnalysisJson(const RunAnalysis& a);
+
+// The analysis the launcher kept with a finished run (its phases.json artifact) when this
+// version of the method made it; nullopt otherwise (a running run, a run recorded or
+// imported without one, one made by an older trainbench, unreadable).
+std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run);
 
 }  // namespace tb

@@ -6,7 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "store/series_writer.h"
 #include "tests/helpers/recorded_trace.h"
+#include "tests/helpers/scratch_directory.h"
 
 namespace tb {
 namespace {
@@ -111,6 +113,66 @@ TEST(Phases, ShortOrSimulatedRunsSaySo) {
   ASSERT_EQ(a.caveats.size(), 2u);
   EXPECT_NE(a.caveats[0].find("of samples only"), std::string::npos);
   EXPECT_NE(a.caveats[1].find("simulated GPU"), std::string::npos);
+}
+
+// A run in the store is analysed from its chunks and journal as the same samples held in
+// memory are: sealed chunks, a provisional one and the newest points only in the journal,
+// two listeners of one metric, and GPU energy counters (their first and last points).
+TEST(Phases, AStoredRunReadChunkByChunkGivesTheSameAnalysis) {
+  RunSamples planted = Planted();
+  // Two GPUs' energy counters, and a second GPU's utilization.
+  std::vector<Point> joules0, joules1, util1;
+  for (int i = 0; i < 600; ++i) {
+    int64_t t = kStart + i * 1000;
+    joules0.push_back({t, 5000 + 250.0 * i, kNoStep});
+    joules1.push_back({t, 9000 + 120.5 * i, kNoStep});
+    double util0 = planted.series["gpu.utilization.gpu_ratio"][0].second[static_cast<size_t>(i)].value;
+    util1.push_back({t, i % 7 == 0 ? std::nan("") : 0.9 * util0, kNoStep});
+  }
+  planted.series["gpu.energy.consumed_joules"] = {{"gpu=0", joules0}, {"gpu=1", joules1}};
+  planted.series["gpu.utilization.gpu_ratio"].emplace_back("gpu=1", util1);
+  ScratchDirectory scratch("tb-phases");
+  auto store = Store::Open((scratch.path() / "s.db").string()).value();
+  RunRecord run;
+  run.id = NewRunId();
+  run.experiment = "e";
+  run.start_ms = kStart;
+  ASSERT_TRUE(store->EnsureExperiment("e").ok());
+  ASSERT_TRUE(store->CreateRun(run).ok());
+  {
+    // 10 points a flush; sealed chunks of 64, a checkpoint every 7 flushes.
+    SeriesWriter writer(*store, run.id, /*seal_points=*/64, /*checkpoint_flushes=*/7);
+    for (int i = 0; i < 600; ++i) {
+      for (const auto& [metric, series] : planted.series) {
+        for (const auto& [labels, points] : series) writer.Append(metric, labels, points[i]);
+      }
+      if (i % 10 == 9) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    ASSERT_TRUE(writer.Flush().ok());
+    int64_t util = store->EnsureSeries(run.id, "gpu.utilization.gpu_ratio", "gpu=0").value();
+    ASSERT_GT(store->ListChunkInfo(util)->size(), 5u);
+    ASSERT_FALSE(store->ReadJournal(util)->empty()) << "the newest points only in the journal";
+    for (const EventRecord& e : planted.events)
+      ASSERT_TRUE(store->AddEvent({run.id, e.time_ms, e.kind, e.label}).ok());
+    // Running: the run ends at its newest sample.
+    RunSamples running = planted;
+    running.end_ms = kStart + 599 * 1000 + 1;
+    RunAnalysis expected = AnalyzeRun(running);
+    ASSERT_TRUE(expected.energy_joules.has_value());
+    EXPECT_NEAR(*expected.energy_joules, 599 * (250 + 120.5), 1e-6);
+    EXPECT_EQ(AnalysisJson(AnalyzeStoredRun(*store, run).value()), AnalysisJson(expected));
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  // Finished (at the planted end, past the last sample).
+  ASSERT_TRUE(store->FinishRun(run.id, planted.end_ms, kFinished, 0, std::nullopt, "").ok());
+  RunRecord finished = store->FindRun(run.id).value();
+  RunAnalysis stored = AnalyzeStoredRun(*store, finished).value();
+  EXPECT_EQ(AnalysisJson(stored), AnalysisJson(AnalyzeRun(planted)));
+  EXPECT_NE(std::find_if(stored.phases.begin(), stored.phases.end(),
+                         [](const Phase& p) { return p.kind == "idle"; }),
+            stored.phases.end());
 }
 
 // The recorded DCGM trace of testdata/: stable, plausible phases.

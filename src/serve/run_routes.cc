@@ -77,9 +77,15 @@ ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
     }
   }
   if (mine) {
-    Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
-    Result<std::string> body =
-        a.ok() ? Result<std::string>(AnalysisJson(*a)) : Result<std::string>(a.status());
+    auto analyse = [&]() -> Result<std::string> {
+      // A finished run's own copy, kept when it ended, is read rather than made again.
+      if (std::optional<std::string> kept = finished ? KeptAnalysisJson(store_, run) : std::nullopt)
+        return std::move(*kept);
+      Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
+      if (!a.ok()) return a.status();
+      return AnalysisJson(*a);
+    };
+    Result<std::string> body = analyse();
     {
       std::lock_guard lock(api_.mu_);
       api_.analysing_.erase(run.id);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analyze/phases.h"
 #include "store/series_writer.h"
 #include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/scratch_directory.h"
@@ -188,11 +189,11 @@ TEST_F(ServeApiTest, ARunsFiguresCostOneRowPerSeriesAndTwoChunksPerEnergyCounter
 class GateStore : public ForwardingStore {
  public:
   using ForwardingStore::ForwardingStore;
-  std::atomic<int> whole_series_reads{0};
+  std::atomic<int> chunk_reads{0};  // the reads of a series' chunks with their points
   std::promise<void> release;
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override {
-    if (whole_series_reads++ == 0) gate_.wait();
-    return inner_.ReadChunks(s);
+  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t s, int64_t from, int64_t to) override {
+    if (chunk_reads++ == 0) gate_.wait();
+    return inner_.ReadChunkRange(s, from, to);
   }
 
  private:
@@ -211,17 +212,60 @@ TEST_F(ServeApiTest, ChartsAskingForARunsPhasesAtOnceShareOneAnalysis) {
   ServeApi api(gated);
   auto phases = [&] { return api.Handle({"GET", "/api/v1/runs/" + run_.id + "/phases", {}, ""}); };
   std::future<ApiResponse> first = std::async(std::launch::async, phases);
-  while (gated.whole_series_reads == 0) std::this_thread::yield();  // the first is analysing
+  // The first is analysing (it reads the series' chunks), held at the gate.
+  for (int i = 0; i < 5000 && gated.chunk_reads == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (gated.chunk_reads == 0) {
+    gated.release.set_value();
+    FAIL() << "the analysis did not read the series' chunks";
+  }
   std::future<ApiResponse> second = std::async(std::launch::async, phases);
   // Were the second to analyse the run too, it would read the series within this time.
-  for (int i = 0; i < 50 && gated.whole_series_reads < 2; ++i)
+  for (int i = 0; i < 50 && gated.chunk_reads < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   gated.release.set_value();
   ApiResponse a = first.get(), b = second.get();
   ASSERT_EQ(a.status, 200) << a.body;
   ASSERT_EQ(b.status, 200) << b.body;
   EXPECT_EQ(a.body, b.body);
-  EXPECT_EQ(gated.whole_series_reads, 1) << "one analysis for both";
+  EXPECT_EQ(gated.chunk_reads, 1) << "one analysis for both";
+}
+
+// A finished run's phases come from the copy the launcher kept when it ended, when this
+// trainbench's method made it: a week-long run's are then one row, not every point again.
+// A copy by an older trainbench (no version) is analysed afresh.
+TEST_F(ServeApiTest, AFinishedRunsKeptAnalysisIsServedWithoutReadingItsPoints) {
+  SeriesWriter writer(*store_, run_.id);
+  for (int i = 0; i < 600; ++i)
+    writer.Append("gpu.utilization.gpu_ratio", "gpu=0", {kStart + i * 100, i < 300 ? 0.9 : 0.0, kNoStep});
+  ASSERT_TRUE(writer.Close().ok());
+  ASSERT_TRUE(store_->FinishRun(run_.id, kStart + 60000, kFinished, 0, std::nullopt, "").ok());
+  RunRecord finished = store_->FindRun(run_.id).value();
+  std::string made = AnalysisJson(AnalyzeStoredRun(*store_, finished).value());
+  EXPECT_EQ(json::parse(made)["version"], kAnalysisVersion);
+  auto keep = [&](const std::string& content) {
+    ASSERT_TRUE(
+        store_->PutArtifact({run_.id, "phases.json", static_cast<int64_t>(content.size()), content, ""})
+            .ok());
+  };
+  auto served = [&](CountingStore& counting) {
+    ServeApi api(counting);
+    ApiResponse r = api.Handle({"GET", "/api/v1/runs/" + run_.id + "/phases", {}, ""});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.body;
+  };
+  json kept = json::parse(made);
+  kept["phases"][0]["detail"] = "as kept";
+  keep(kept.dump());
+  CountingStore reads(*store_);
+  EXPECT_EQ(json::parse(served(reads))["phases"][0]["detail"], "as kept");
+  EXPECT_EQ(reads.data_queries, 0) << "no chunk read";
+  // By an older trainbench: made again, from the points.
+  kept.erase("version");
+  keep(kept.dump());
+  CountingStore again(*store_);
+  EXPECT_EQ(served(again), made);
+  EXPECT_GT(again.data_queries, 0);
 }
 
 // A finished run of 100,000 points at 10 Hz (25 sealed chunks: 24 of 4,096 points and the
