@@ -165,23 +165,31 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   // there were summaries, or too small), is not sealed yet, or the window is narrow enough to
   // need them all. Those chunks come in one read when there are several (one query per
   // chunk cost more than decoding them).
+  // Each stretch of such chunks (summarized ones in between are not read again) is one read.
   std::vector<ChunkRecord> whole_chunks;
   {
     const ChunkRecord *first = nullptr, *last = nullptr;
-    size_t needed = 0;
+    size_t stretch = 0;
+    auto read_stretch = [&]() -> Status {
+      if (stretch > 1) {
+        Result<std::vector<ChunkRecord>> read =
+            store_.ReadChunkRange(series_id, first->first_ms, last->first_ms);
+        if (!read.ok()) return read.status();
+        std::move(read->begin(), read->end(), std::back_inserter(whole_chunks));
+      }
+      stretch = 0;
+      return Status::Ok();
+    };
     for (const ChunkRecord& c : *chunks) {
       if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-      if (level && c.sealed && !c.summary.empty()) continue;
-      if (first == nullptr) first = &c;
+      if (level && c.sealed && !c.summary.empty()) {
+        TB_RETURN_IF_ERROR(read_stretch());
+        continue;
+      }
+      if (stretch++ == 0) first = &c;
       last = &c;
-      ++needed;
     }
-    if (needed > 1) {
-      Result<std::vector<ChunkRecord>> read =
-          store_.ReadChunkRange(series_id, first->first_ms, last->first_ms);
-      if (!read.ok()) return read.status();
-      whole_chunks = std::move(*read);
-    }
+    TB_RETURN_IF_ERROR(read_stretch());
   }
   auto next_whole = whole_chunks.begin();
   for (const ChunkRecord& c : *chunks) {

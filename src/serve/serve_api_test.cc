@@ -375,5 +375,22 @@ TEST_F(LongSeriesTest, ChunksWrittenBeforeSummariesAreReadWhole) {
   EXPECT_EQ(counting_->data_queries, 1) << "all " << chunks << " chunks in one read";
 }
 
+TEST_F(LongSeriesTest, OnlyChunksWithoutSummariesAreReadWholeAStretchAtATime) {
+  // Two stretches of chunks without summaries (the 3rd to 5th and the 11th to 12th), the
+  // others with theirs: five chunks read whole, in two reads, none of the summarized ones.
+  std::vector<ChunkRecord> chunks = store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id).value();
+  ASSERT_EQ(chunks.size(), 25u);
+  std::string ids;
+  for (size_t i : {2, 3, 4, 10, 11}) ids += (ids.empty() ? "" : ",") + std::to_string(chunks[i].id);
+  std::string sql = "UPDATE chunks SET summary = NULL WHERE id IN (" + ids + ")";
+  ASSERT_EQ(std::system(("sqlite3 " + (scratch_.path() / "s.db").string() + " '" + sql + "'").c_str()), 0);
+  json s = Chart({});
+  std::vector<double> y = s["y"].get<std::vector<double>>();
+  EXPECT_LE(y.size(), 20u);
+  EXPECT_NE(std::find(y.begin(), y.end(), 400.0), y.end());
+  EXPECT_EQ(counting_->chunk_data_reads, 5);
+  EXPECT_EQ(counting_->data_queries, 2);
+}
+
 }  // namespace
 }  // namespace tb
