@@ -382,6 +382,23 @@ RunAnalysis AnalyzeGrids(RunGrids& run) {
   return a;
 }
 
+// The points in chunks of a run's analysed series (all listeners), from the totals kept
+// beside each series.
+Result<int64_t> AnalysedPoints(Store& store, const RunRecord& run) {
+  Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
+  if (!series.ok()) return series.status();
+  Result<std::vector<SeriesTotals>> totals = store.ListSeriesTotals(run.id);
+  if (!totals.ok()) return totals.status();
+  std::map<int64_t, int64_t> count;
+  for (const SeriesTotals& t : *totals) count[t.series_id] = t.count;
+  int64_t points = 0;
+  for (const SeriesInfo& s : *series) {
+    if (std::find(AnalyzedMetrics().begin(), AnalyzedMetrics().end(), s.metric) != AnalyzedMetrics().end())
+      points += count[s.id];
+  }
+  return points;
+}
+
 }  // namespace
 
 RunAnalysis AnalyzeRun(const RunSamples& run) {
@@ -423,6 +440,10 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   grids.end_ms = run.end_ms > 0 ? run.end_ms : run.start_ms;
   grids.simulated_gpu = std::any_of(run.tags.begin(), run.tags.end(),
                                     [](const auto& kv) { return kv.first == kSimulatedGpuTag; });
+  // What the run holds before it is read (were more to arrive meanwhile, a kept copy is
+  // made again rather than trusted).
+  Result<int64_t> extent_points = AnalysedPoints(store, run);
+  if (!extent_points.ok()) return extent_points.status();
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
   if (!series.ok()) return series.status();
   // A finished run's grid ends with it; a running run's at its newest sample.
@@ -488,7 +509,9 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   Result<std::vector<EventRecord>> events = store.ListEvents(run.id);
   if (!events.ok()) return events.status();
   grids.events = std::move(*events);
-  return AnalyzeGrids(grids);
+  RunAnalysis analysis = AnalyzeGrids(grids);
+  analysis.extent = RunAnalysis::Extent{*extent_points, static_cast<int64_t>(grids.events.size())};
+  return analysis;
 }
 
 std::string AnalysisJson(const RunAnalysis& a) {
@@ -511,6 +534,7 @@ std::string AnalysisJson(const RunAnalysis& a) {
   opt("energy_joules", a.energy_joules);
   opt("samples", a.samples);
   opt("energy_per_sample_joules", a.energy_per_sample_joules);
+  if (a.extent) j["extent"] = {{"points", a.extent->points}, {"events", a.extent->events}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -519,7 +543,15 @@ std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run) 
   Result<ArtifactRecord> kept = store.GetArtifact(run.id, "phases.json");
   if (!kept.ok() || !kept->path.empty()) return std::nullopt;
   nlohmann::json j = nlohmann::json::parse(kept->content, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("version", 0) != kAnalysisVersion) return std::nullopt;
+  if (!j.is_object() || j.value("version", 0) != kAnalysisVersion || !j.contains("extent"))
+    return std::nullopt;
+  Result<int64_t> points = AnalysedPoints(store, run);
+  Result<std::vector<EventRecord>> events = store.ListEvents(run.id);
+  if (!points.ok() || !events.ok()) return std::nullopt;
+  const nlohmann::json& extent = j["extent"];
+  if (extent.value("points", int64_t{-1}) != *points ||
+      extent.value("events", int64_t{-1}) != static_cast<int64_t>(events->size()))
+    return std::nullopt;
   return std::move(kept->content);
 }
 

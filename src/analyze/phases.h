@@ -42,6 +42,12 @@ struct RunAnalysis {
   std::optional<double> samples;                      // whole run (throughput integrated)
   std::optional<double> energy_per_sample_joules;
   std::vector<std::string> caveats;  // few samples, a simulated GPU
+  // Of an analysis of a stored run: the points of its analysed series in chunks and its
+  // events, when it was read. A kept copy whose run has more since is made again.
+  struct Extent {
+    int64_t points = 0, events = 0;
+  };
+  std::optional<Extent> extent;
 };
 
 // The key metrics the analysis reads (each series of them, all label sets).
@@ -73,8 +79,9 @@ inline constexpr int kAnalysisVersion = 2;
 std::string AnalysisJson(const RunAnalysis& a);
 
 // The analysis the launcher kept with a finished run (its phases.json artifact) when this
-// version of the method made it; nullopt otherwise (a running run, a run recorded or
-// imported without one, one made by an older trainbench, unreadable).
+// version of the method made it from what the run holds now (the same number of analysed
+// points and events); nullopt otherwise (a running run, a run recorded or imported without
+// one, one made by an older trainbench, a run given more samples since, unreadable).
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run);
 
 }  // namespace tb

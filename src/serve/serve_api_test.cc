@@ -266,6 +266,17 @@ TEST_F(ServeApiTest, AFinishedRunsKeptAnalysisIsServedWithoutReadingItsPoints) {
   CountingStore again(*store_);
   EXPECT_EQ(served(again), made);
   EXPECT_GT(again.data_queries, 0);
+  // Samples logged to the run after it ended (an MLflow client may): the copy is made again.
+  kept = json::parse(made);
+  kept["phases"][0]["detail"] = "as kept";
+  keep(kept.dump());
+  SeriesWriter later(*store_, run_.id);
+  for (int i = 0; i < 10; ++i)
+    later.Append("gpu.utilization.gpu_ratio", "gpu=0", {kStart + 60000 + i * 100, 0.0, kNoStep});
+  ASSERT_TRUE(later.Close().ok());
+  CountingStore grown(*store_);
+  EXPECT_NE(json::parse(served(grown))["phases"][0]["detail"], "as kept");
+  EXPECT_GT(grown.data_queries, 0);
 }
 
 // A finished run of 100,000 points at 10 Hz (25 sealed chunks: 24 of 4,096 points and the
