@@ -384,15 +384,13 @@ RunAnalysis AnalyzeGrids(RunGrids& run) {
 
 // The points in chunks of a run's analysed series (all listeners), from the totals kept
 // beside each series.
-Result<int64_t> AnalysedPoints(Store& store, const RunRecord& run) {
-  Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
-  if (!series.ok()) return series.status();
+Result<int64_t> AnalysedPoints(Store& store, const RunRecord& run, const std::vector<SeriesInfo>& series) {
   Result<std::vector<SeriesTotals>> totals = store.ListSeriesTotals(run.id);
   if (!totals.ok()) return totals.status();
   std::map<int64_t, int64_t> count;
   for (const SeriesTotals& t : *totals) count[t.series_id] = t.count;
   int64_t points = 0;
-  for (const SeriesInfo& s : *series) {
+  for (const SeriesInfo& s : series) {
     if (std::find(AnalyzedMetrics().begin(), AnalyzedMetrics().end(), s.metric) != AnalyzedMetrics().end())
       points += count[s.id];
   }
@@ -442,10 +440,10 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
                                     [](const auto& kv) { return kv.first == kSimulatedGpuTag; });
   // What the run holds before it is read (were more to arrive meanwhile, a kept copy is
   // made again rather than trusted).
-  Result<int64_t> extent_points = AnalysedPoints(store, run);
-  if (!extent_points.ok()) return extent_points.status();
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
   if (!series.ok()) return series.status();
+  Result<int64_t> extent_points = AnalysedPoints(store, run, *series);
+  if (!extent_points.ok()) return extent_points.status();
   // A finished run's grid ends with it; a running run's at its newest sample.
   size_t limit = run.end_ms > 0 ? BucketCount(run.start_ms, run.end_ms) : std::numeric_limits<size_t>::max();
   auto newest = [&](const Point& p) {
@@ -545,7 +543,9 @@ std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run) 
   nlohmann::json j = nlohmann::json::parse(kept->content, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || j.value("version", 0) != kAnalysisVersion || !j.contains("extent"))
     return std::nullopt;
-  Result<int64_t> points = AnalysedPoints(store, run);
+  Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
+  if (!series.ok()) return std::nullopt;
+  Result<int64_t> points = AnalysedPoints(store, run, *series);
   Result<std::vector<EventRecord>> events = store.ListEvents(run.id);
   if (!points.ok() || !events.ok()) return std::nullopt;
   const nlohmann::json& extent = j["extent"];
