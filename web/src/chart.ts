@@ -9,7 +9,7 @@ import type { PlotEvent } from "./scene";
 import { displayUnit, esc, niceTicks, timeTicks, value, xLabel } from "./format";
 import { chartFrame, runDetails } from "./details";
 import { download } from "./download";
-import { eventMarks, lineStyle, phaseSpans, plotted, type Line, type PhaseSpan } from "./lines";
+import { eventMarks, lineStyle, phaseSpans, plotted, thinned, type Line, type PhaseSpan } from "./lines";
 import { drawOverlay } from "./overlay";
 import { fromPlotX, toPlotX, xName, xText } from "./xaxis";
 
@@ -313,16 +313,17 @@ export class ChartPanel {
   }
 
   // A live refresh. Each run's line asks only for the points after its newest (the server
-  // reads the chunks that hold them), so a refresh costs what is new, not the run's length;
-  // once the lines have grown by half their budget, or their unit or series change, they
-  // are loaded whole again (downsampled anew). Zoomed charts and workload means reload.
+  // reads the chunks that hold them), so a refresh costs what is new, not the run's length.
+  // Once the lines have grown by half their budget, the page thins them itself (thin);
+  // when their unit or series change, they are loaded whole again. Zoomed charts and
+  // workload means reload.
   private async update(): Promise<void> {
     const s = this.state;
     const lines = this.lines;
     const since = Math.min(...lines.map((l) => l.lastMs ?? NaN));
     const running = s.runs.some((id) => this.host.run(id)?.status === "RUNNING");
     // Once the runs have ended, loaded whole one last time (and no longer refreshed).
-    if (!running || s.zoom || s.grouping !== "runs" || !lines.length || !Number.isFinite(since) || this.appended * 2 > this.budget()) {
+    if (!running || s.zoom || s.grouping !== "runs" || !lines.length || !Number.isFinite(since)) {
       return this.load();
     }
     const token = ++this.fetching;
@@ -358,6 +359,7 @@ export class ChartPanel {
       }
       this.appended += added;
       if (!added) return;
+      if (this.appended * 2 > this.budget()) this.thin();
       this.showCount(runs.length);
       this.el.dataset.appended = String(this.appended);
       this.draw();
@@ -368,6 +370,23 @@ export class ChartPanel {
       if (token !== this.fetching) return;
       this.host.message(`${s.metric}: ${(e as Error).message}`);
     }
+  }
+
+  // A live chart's lines, grown by half their budget, thinned back to it by the server's
+  // rule over the x range they share, instead of loaded whole again (which would cost the
+  // server the runs' whole length every few minutes: goal 6 of issue 20). They hold every
+  // extreme the server gave and every point since, so each spike stays; the envelope is
+  // exact to within one bucket, as the server's summary levels are.
+  private thin() {
+    const from = Math.min(...this.lines.map((l) => (l.x.length ? l.x[0] : Infinity)));
+    const to = Math.max(...this.lines.map((l) => (l.x.length ? l.x[l.x.length - 1] : -Infinity)));
+    for (const l of this.lines) {
+      const keep = thinned(l.x, l.y, from, to, this.budget());
+      l.x = keep.map((i) => l.x[i]);
+      l.y = keep.map((i) => l.y[i]);
+    }
+    this.appended = 0;
+    this.el.dataset.thinned = String(Number(this.el.dataset.thinned ?? 0) + 1);
   }
 
   private uplotData(lines: Line[]): uPlot.AlignedData {

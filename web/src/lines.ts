@@ -110,3 +110,37 @@ export function labelRows(labels: { at: number; width: number }[], right: number
     return row;
   });
 }
+
+// A live line thinned on the page, by the server's rule (src/query/downsample.h): the x
+// range from..to split into budget / 4 equal buckets, each keeping its first, lowest,
+// highest and last points in x order, each once. Every point kept is one the line had, so
+// a spike the line holds stays, at its own time and value; nulls are gaps (a bucket holding
+// only nulls keeps one). Returns the indices kept; all of them when they fit.
+export function thinned(x: number[], y: (number | null)[], from: number, to: number, budget: number): number[] {
+  const keep: number[] = [];
+  if (x.length <= budget) return x.map((_, i) => i);
+  const buckets = Math.max(1, Math.floor(budget / 4));
+  const width = (to - from) / buckets;
+  const bucketOf = (v: number) => (width > 0 ? Math.min(buckets - 1, Math.max(0, Math.floor((v - from) / width))) : 0);
+  let i = 0;
+  while (i < x.length) {
+    const b = bucketOf(x[i]);
+    const first = i;
+    let lo = -1;
+    let hi = -1;
+    for (; i < x.length && bucketOf(x[i]) === b; i++) {
+      const v = y[i];
+      if (v === null || !Number.isFinite(v)) continue;
+      if (lo < 0 || v < (y[lo] as number)) lo = i;
+      if (hi < 0 || v > (y[hi] as number)) hi = i;
+    }
+    const picks = lo < 0 ? [first] : [first, lo, hi, i - 1].sort((a, c) => a - c);
+    for (let k = 0; k < picks.length; k++) {
+      const p = picks[k];
+      if (k > 0 && p === picks[k - 1]) continue;
+      if (lo >= 0 && (y[p] === null || !Number.isFinite(y[p] as number))) continue; // a gap's edge beside real values
+      keep.push(p);
+    }
+  }
+  return keep;
+}

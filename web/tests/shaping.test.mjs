@@ -79,3 +79,44 @@ test("event labels of many runs stack in rows and never overprint; those with no
     }
   }
 });
+
+test("a live line thinned on the page again and again as it grows keeps every spike at its time", async () => {
+  const { thinned } = await load("lines.ts");
+  // Few points: all kept.
+  assert.deepEqual(thinned([0, 1, 2], [5, null, 7], 0, 2, 8), [0, 1, 2]);
+  // A run logging 10 points a second for 2,000 s, with a spike or a dip every few hundred
+  // seconds; the page appends 30 points a refresh and thins at half its budget of 200.
+  const budget = 200;
+  const spikes = new Map();
+  const value = (i) => {
+    if (i % 2_345 === 1_000) return spikes.set(i / 10, i % 2 ? 1_000 + i : -1_000 - i).get(i / 10);
+    return i >= 5_000 && i < 7_000 ? null : Math.sin(i / 50);
+  };
+  let x = [];
+  let y = [];
+  let appended = 0;
+  let thinnings = 0;
+  for (let i = 0; i < 20_000; i += 30) {
+    for (let j = i; j < Math.min(i + 30, 20_000); j++) {
+      x.push(j / 10);
+      y.push(value(j));
+    }
+    appended += 30;
+    if (appended * 2 > budget) {
+      const keep = thinned(x, y, x[0], x[x.length - 1], budget);
+      for (let k = 1; k < keep.length; k++) assert.ok(keep[k] > keep[k - 1], "in x order, each once");
+      x = keep.map((k) => x[k]);
+      y = keep.map((k) => y[k]);
+      appended = 0;
+      thinnings++;
+    }
+  }
+  assert.ok(thinnings > 100);
+  assert.ok(x.length <= budget + budget / 2, `${x.length} points`);
+  assert.ok(spikes.size >= 8);
+  for (const [at, v] of spikes) assert.equal(y[x.indexOf(at)], v, `the spike at ${at} s`);
+  // The gap of 200 s (nulls, wider than a bucket) is still drawn as one.
+  assert.ok(x.some((at, k) => at >= 500 && at < 700 && y[k] === null), "the gap stays");
+  assert.equal(x[0], 0);
+  assert.equal(x[x.length - 1], 1999.9);
+});

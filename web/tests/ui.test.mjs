@@ -441,6 +441,43 @@ with trainbench.Run() as run:
   await context.close();
 });
 
+test("a live chart past its budget thins its own lines instead of loading the run whole again", async () => {
+  const script = `
+import time, trainbench
+with trainbench.Run() as run:
+    for i in range(50):
+        run.log_metric("value", i, step=i)
+        time.sleep(0.2)
+`;
+  const child = spawn(trainbench, ["run", "--store", db, "-e", "thin", "-n", "thin", "-l", "top", "--", "/usr/bin/python3", "-c", script], {
+    stdio: "ignore",
+  });
+  const done = new Promise((resolve) => child.on("exit", resolve));
+  const url = new URL(server.url);
+  url.searchParams.set("budget", "16"); // 16 points a line: past half of it within a refresh or two
+  const { page, context, errors } = await open(url.toString());
+  const asked = [];
+  page.on("request", (r) => r.url().includes("/api/v1/series?") && asked.push(new URL(r.url()).searchParams));
+  await page.waitForSelector('button[data-exp="thin"]', { timeout: 15000 });
+  await page.click('button[data-exp="thin"]');
+  await page.check('input[data-workload="thin:"]');
+  const chart = await addChart(page, "train.value|", "1");
+  await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.thinned ?? 0) >= 1, null, { timeout: 20000 });
+  const line = await page.evaluate(() => window.trainbench.charts[0].lines[0]);
+  // While the run goes on, only the first load asked for the whole run.
+  assert.equal(asked.filter((q) => !q.has("since")).length, 1, asked.map(String).join("\n"));
+  // Thinned by the server's rule: at most the budget, the first value and the newest kept,
+  // in order (the values rise, so each bucket keeps its first and last).
+  assert.ok(line.y.length <= 16, JSON.stringify(line.y));
+  assert.equal(line.y[0], 0);
+  assert.ok(line.y.every((v, i) => i === 0 || v > line.y[i - 1]), JSON.stringify(line.y));
+  assert.ok(line.y.length < line.y.at(-1) + 1, "fewer points than values logged");
+  assert.match(await chart.locator(".chart-info").innerText(), /\b\d+ points shown/);
+  assert.equal(await done, 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("an experiment's report opens from the tree", async () => {
   const { page, context } = await open();
   const [report] = await Promise.all([context.waitForEvent("page"), page.click('.exp:has(button[data-exp="synth"]) a.report')]);
