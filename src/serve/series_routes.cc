@@ -230,7 +230,23 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
     double longest = 0;
     for (const Selected& s : Select(runs, metric, labels)) {
       if (!labels && !aligned.empty() && run_ids.back() == s.run->id) continue;  // first label set per run
-      std::shared_ptr<const std::vector<Point>> points = Load(s.series.id);
+      std::shared_ptr<const std::vector<Point>> points;
+      if (from && axis == XAxis::kRelative) {
+        // A range (a zoomed chart, or the newest buckets a live chart asks for) reads only
+        // the chunks that reach into it, from a bucket before it (a run's value is
+        // interpolated between its points on either side).
+        double margin = to ? (*to - *from) / static_cast<double>(buckets) : 0;
+        auto at = [&](double seconds) {
+          return s.run->start_ms + static_cast<int64_t>(std::floor(std::max(seconds, -9e12) * 1000));
+        };
+        Result<SeriesReader::Window> window = api_.reader_.PointsForChart(
+            s.series.id, Finished(*s.run), at(*from - margin),
+            to ? at(*to + margin) : std::numeric_limits<int64_t>::max(), /*buckets=*/0);
+        ThrowIfError(window.status());
+        points = window->points;
+      } else {
+        points = Load(s.series.id);
+      }
       XYSeries xy = AlignedRun(*points, s.run->start_ms, axis);
       if (!xy.x.empty()) longest = std::max(longest, xy.x.back());
       aligned.push_back(std::move(xy));
@@ -243,9 +259,12 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
       lo.push_back(FiniteOrNull(band.min[i]));
       hi.push_back(FiniteOrNull(band.max[i]));
     }
+    double first = from.value_or(0), last = to.value_or(longest);
     list.push_back({{"experiment", e.name},
                     {"workload", workload},
                     {"runs", run_ids},
+                    {"from", first},
+                    {"bucket_width", buckets > 0 ? (last - first) / static_cast<double>(buckets) : 0.0},
                     {"x", band.x},
                     {"mean", mean},
                     {"min", lo},

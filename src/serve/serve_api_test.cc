@@ -405,3 +405,65 @@ TEST_F(LongSeriesTest, OnlyChunksWithoutSummariesAreReadWholeAStretchAtATime) {
 
 }  // namespace
 }  // namespace tb
+
+namespace tb {
+namespace {
+
+// A live chart of a workload's mean asks only for its newest buckets, on the grid of the
+// whole chart: the runs' chunks before them are not read, and the buckets are those a
+// whole answer on that grid has.
+TEST_F(ServeApiTest, AWorkloadMeansNewestBucketsReadOnlyTheChunksThatReachThem) {
+  RunRecord other = run_;
+  other.id = NewRunId();
+  other.name = "B";
+  other.start_ms = kStart + 1000;  // aligned on the time since each run's start
+  ASSERT_TRUE(store_->CreateRun(other).ok());
+  // Two running runs of 2,000 points at 10 Hz, sealed every 64 points; the newest flushed
+  // into the journal.
+  for (const RunRecord* r : {&run_, &other}) {
+    SeriesWriter writer(*store_, r->id, /*seal_points=*/64, /*checkpoint_flushes=*/4);
+    for (int i = 0; i < 2000; ++i) {
+      double v = r == &run_ ? 0.5 + 0.4 * std::sin(i / 30.0) : (i % 100) / 100.0;
+      writer.Append("gpu.utilization.gpu_ratio", "gpu=0", {r->start_ms + i * 100, v, kNoStep});
+      if (i % 25 == 24) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    ASSERT_TRUE(writer.Flush().ok());
+  }
+  CountingStore counting(*store_);
+  auto mean = [&](std::multimap<std::string, std::string> range) {
+    ServeApi api(counting);  // nothing cached
+    range.emplace("workloads", "live:1");
+    range.emplace("metric", "gpu.utilization.gpu_ratio");
+    ApiResponse r = api.Handle({"GET", "/api/v1/aggregate", range, ""});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body)["workloads"][0];
+  };
+  // The whole chart, 40 buckets of 5 s.
+  json whole = mean({{"from", "0"}, {"to", "200"}, {"budget", "40"}});
+  int whole_reads = counting.chunk_data_reads + counting.whole_series_reads;
+  EXPECT_DOUBLE_EQ(whole["bucket_width"].get<double>(), 5.0);
+  ASSERT_EQ(whole["x"].size(), 40u);
+  // Its last four buckets, asked as a live chart does.
+  counting.chunk_data_reads = counting.whole_series_reads = 0;
+  json tail = mean({{"from", "180"}, {"to", "200"}, {"budget", "4"}});
+  EXPECT_DOUBLE_EQ(tail["bucket_width"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(tail["from"].get<double>(), 180.0);
+  ASSERT_EQ(tail["x"].size(), 4u);
+  for (size_t b = 0; b < 4; ++b) {
+    EXPECT_DOUBLE_EQ(tail["x"][b].get<double>(), whole["x"][36 + b].get<double>());
+    EXPECT_NEAR(tail["mean"][b].get<double>(), whole["mean"][36 + b].get<double>(), 1e-12) << b;
+    EXPECT_NEAR(tail["min"][b].get<double>(), whole["min"][36 + b].get<double>(), 1e-12) << b;
+    EXPECT_NEAR(tail["max"][b].get<double>(), whole["max"][36 + b].get<double>(), 1e-12) << b;
+    EXPECT_EQ(tail["n"][b], 2);
+  }
+  // Each run: 31 sealed chunks of 64 points and a provisional one. The newest buckets
+  // (from 175 s, point 1,750) reach into the last 4 sealed chunks and the provisional one.
+  EXPECT_GE(whole_reads, 2 * 31) << "the whole chart reads every chunk of both runs";
+  EXPECT_EQ(counting.whole_series_reads, 0);
+  EXPECT_LE(counting.chunk_data_reads, 2 * 5) << "the chunks from 175 s on";
+}
+
+}  // namespace
+}  // namespace tb

@@ -70,6 +70,8 @@ export interface AggregateData {
   experiment: string;
   workload: string;
   runs: string[];
+  from: number; // the buckets start there on x
+  bucket_width: number;
   x: number[];
   mean: (number | null)[];
   min: (number | null)[];

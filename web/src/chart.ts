@@ -254,6 +254,8 @@ export class ChartPanel {
             y: w.mean,
             band: w.runs.length > 1 ? { lo: w.min, hi: w.max } : undefined,
             n: w.n,
+            width: w.bucket_width,
+            members: w.runs.join(","),
           });
         }
       }
@@ -314,51 +316,32 @@ export class ChartPanel {
 
   // A live refresh. Each run's line asks only for the points after its newest (the server
   // reads the chunks that hold them), so a refresh costs what is new, not the run's length.
-  // Once the lines have grown by half their budget, the page thins them itself (thin);
-  // when their unit or series change, they are loaded whole again. Zoomed charts and
-  // workload means reload.
+  // Once the lines have grown by half their budget, the page thins them itself (thin).
+  // A workload's mean asks for its buckets from its last one on, on the grid it has
+  // (newBuckets). A new series, or values that move the unit shown, load the chart whole
+  // again; so do zoomed charts, and means by step.
   private async update(): Promise<void> {
     const s = this.state;
     const lines = this.lines;
-    const since = Math.min(...lines.map((l) => l.lastMs ?? NaN));
     const running = s.runs.some((id) => this.host.run(id)?.status === "RUNNING");
+    const x = this.effectiveX();
     // Once the runs have ended, loaded whole one last time (and no longer refreshed).
-    if (!running || s.zoom || s.grouping !== "runs" || !lines.length || !Number.isFinite(since)) {
-      return this.load();
-    }
+    if (!running || s.zoom || !lines.length || (s.grouping !== "runs" && x !== "relative")) return this.load();
     const token = ++this.fetching;
     try {
-      const x = this.effectiveX();
       const runs = this.runIds();
-      const fresh = await api.series(runs, s.metric, s.labels, x, this.budget(), {}, since);
+      const [points, buckets] = await Promise.all([this.newPoints(x, runs), this.newBuckets(x)]);
       if (token !== this.fetching) return;
-      const byKey = new Map(lines.map((l) => [l.key, l]));
-      const largest = Math.max(this.largest, largestOf(fresh.map((d) => d.y)));
-      const unit = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
-      // A new series, or values that move the unit shown (MiB to GiB): loaded whole.
-      if (fresh.some((d) => !byKey.has(d.run + "|" + d.labels)) || unit.factor !== this.factor) return this.load();
+      if (points === "reload" || buckets === "reload") return this.load();
+      const largest = Math.max(this.largest, largestOf(points.map((d) => d.y)), largestOf(buckets.map((w) => w.mean)));
+      if (displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest).factor !== this.factor) return this.load();
       this.largest = largest;
-      let added = 0;
-      for (const d of fresh) {
-        const line = byKey.get(d.run + "|" + d.labels)!;
-        // A line whose newest point is later than `since` has some of these already: by
-        // time on the time axes, by step on the step axis.
-        const start = this.host.run(d.run)?.start_ms ?? 0;
-        const lastX = line.x.length ? line.x[line.x.length - 1] : -Infinity;
-        const known = (v: number) =>
-          x === "step" ? v <= lastX : (x === "wall" ? v : start + v * 1000) <= (line.lastMs ?? -Infinity) + 0.5;
-        let n = 0;
-        for (let i = 0; i < d.x.length; i++) {
-          if (known(d.x[i])) continue;
-          line.x.push(d.x[i]);
-          line.y.push(d.y[i] == null ? null : d.y[i]! * this.factor);
-          n++;
-        }
-        line.lastMs = Math.max(line.lastMs ?? 0, d.last_ms);
-        added = Math.max(added, n);
-      }
+      const added = this.appendPoints(x, points);
+      const replaced = this.replaceBuckets(buckets);
+      if (replaced === "reload") return this.load();
       this.appended += added;
-      if (!added) return;
+      if (!added && !replaced) return;
+      if (replaced) this.el.dataset.meanRefreshes = String(Number(this.el.dataset.meanRefreshes ?? 0) + 1);
       if (this.appended * 2 > this.budget()) this.thin();
       this.showCount(runs.length);
       this.el.dataset.appended = String(this.appended);
@@ -372,15 +355,93 @@ export class ChartPanel {
     }
   }
 
+  // The runs' points after the newest each line has ("reload": a line without one).
+  private async newPoints(x: XKind, runs: string[]): Promise<api.SeriesData[] | "reload"> {
+    const runLines = this.lines.filter((l) => l.run);
+    if (this.state.grouping === "workloads") return [];
+    const since = Math.min(...runLines.map((l) => l.lastMs ?? NaN));
+    if (!runLines.length || !Number.isFinite(since)) return "reload";
+    const fresh = await api.series(runs, this.state.metric, this.state.labels, x, this.budget(), {}, since);
+    const keys = new Set(runLines.map((l) => l.key));
+    return fresh.some((d) => !keys.has(d.run + "|" + d.labels)) ? "reload" : fresh;
+  }
+
+  // Appends to each run's line the points it does not have yet; how many at most.
+  private appendPoints(x: XKind, fresh: api.SeriesData[]): number {
+    const byKey = new Map(this.lines.map((l) => [l.key, l]));
+    let added = 0;
+    for (const d of fresh) {
+      const line = byKey.get(d.run + "|" + d.labels)!;
+      // A line whose newest point is later than `since` has some of these already: by
+      // time on the time axes, by step on the step axis.
+      const start = this.host.run(d.run)?.start_ms ?? 0;
+      const lastX = line.x.length ? line.x[line.x.length - 1] : -Infinity;
+      const known = (v: number) =>
+        x === "step" ? v <= lastX : (x === "wall" ? v : start + v * 1000) <= (line.lastMs ?? -Infinity) + 0.5;
+      let n = 0;
+      for (let i = 0; i < d.x.length; i++) {
+        if (known(d.x[i])) continue;
+        line.x.push(d.x[i]);
+        line.y.push(d.y[i] == null ? null : d.y[i]! * this.factor);
+        n++;
+      }
+      line.lastMs = Math.max(line.lastMs ?? 0, d.last_ms);
+      added = Math.max(added, n);
+    }
+    return added;
+  }
+
+  // Each workload's mean from the start of the last bucket it has on, on the grid it was
+  // loaded with: the server reads only the runs' chunks from there, so a refresh costs what
+  // is new. "reload": a line without a grid.
+  private async newBuckets(x: XKind): Promise<api.AggregateData[] | "reload"> {
+    const means = this.lines.filter((l) => !l.run);
+    if (this.state.grouping === "runs") return [];
+    if (!means.length || means.some((l) => !l.width || !l.x.length)) return "reload";
+    const count = Math.round(this.budget() / 4);
+    const answers = await Promise.all(
+      means.map((l) => {
+        const from = l.x[l.x.length - 1] - l.width! / 2;
+        return api.aggregate([l.key], this.state.metric, this.state.labels, x, count, { from, to: from + count * l.width! });
+      }),
+    );
+    return answers.flat();
+  }
+
+  // Each mean's buckets from `from` on replaced by the fresh ones; how many it gained at
+  // most. "reload": its runs changed, or it has grown to one and a half times the buckets
+  // it was loaded with (loaded whole then, with buckets as wide again: the loads come ever
+  // further apart, so their cost per refresh does not grow with the runs).
+  private replaceBuckets(fresh: api.AggregateData[]): number | "reload" {
+    const byKey = new Map(this.lines.map((l) => [l.key, l]));
+    let gained = 0;
+    for (const w of fresh) {
+      const line = byKey.get(`${w.experiment}:${w.workload}`);
+      if (!line || !line.n || line.members !== w.runs.join(",")) return "reload";
+      const keep = line.x.findIndex((v) => v >= w.from);
+      const cut = keep < 0 ? line.x.length : keep;
+      const scale = (a: (number | null)[]) => a.map((v) => (v == null ? v : v * this.factor));
+      const before = line.x.length;
+      line.x = line.x.slice(0, cut).concat(w.x);
+      line.y = line.y.slice(0, cut).concat(scale(w.mean));
+      line.n = line.n.slice(0, cut).concat(w.n);
+      if (line.band) line.band = { lo: line.band.lo.slice(0, cut).concat(scale(w.min)), hi: line.band.hi.slice(0, cut).concat(scale(w.max)) };
+      gained = Math.max(gained, line.x.length - before);
+      if (line.x.length > 1.5 * Math.round(this.budget() / 4)) return "reload";
+    }
+    return gained;
+  }
+
   // A live chart's lines, grown by half their budget, thinned back to it by the server's
   // rule over the x range they share, instead of loaded whole again (which would cost the
   // server the runs' whole length every few minutes: goal 6 of issue 20). They hold every
   // extreme the server gave and every point since, so each spike stays; the envelope is
   // exact to within one bucket, as the server's summary levels are.
   private thin() {
-    const from = Math.min(...this.lines.map((l) => (l.x.length ? l.x[0] : Infinity)));
-    const to = Math.max(...this.lines.map((l) => (l.x.length ? l.x[l.x.length - 1] : -Infinity)));
-    for (const l of this.lines) {
+    const runLines = this.lines.filter((l) => l.run);
+    const from = Math.min(...runLines.map((l) => (l.x.length ? l.x[0] : Infinity)));
+    const to = Math.max(...runLines.map((l) => (l.x.length ? l.x[l.x.length - 1] : -Infinity)));
+    for (const l of runLines) {
       const keep = thinned(l.x, l.y, from, to, this.budget());
       l.x = keep.map((i) => l.x[i]);
       l.y = keep.map((i) => l.y[i]);

@@ -13,6 +13,8 @@ export interface Line {
   y: (number | null)[];
   band?: { lo: (number | null)[]; hi: (number | null)[] };
   n?: number[]; // a workload mean: how many runs stand behind each point
+  width?: number; // a workload mean: its buckets' width on x (a live chart asks for more on that grid)
+  members?: string; // a workload mean: its runs, comma-separated
   lastMs?: number; // a run's line: the time of its series' newest point (for live updates)
 }
 

@@ -462,18 +462,70 @@ with trainbench.Run() as run:
   await page.click('button[data-exp="thin"]');
   await page.check('input[data-workload="thin:"]');
   const chart = await addChart(page, "train.value|", "1");
-  await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.thinned ?? 0) >= 1, null, { timeout: 20000 });
+  // Thinned at least once, with more values logged than the budget holds.
+  await page.waitForFunction(
+    () => Number(document.querySelector("section.chart").dataset.thinned ?? 0) >= 1 && window.trainbench.charts[0].lines[0].y.at(-1) >= 30,
+    null,
+    { timeout: 20000 },
+  );
   const line = await page.evaluate(() => window.trainbench.charts[0].lines[0]);
   // While the run goes on, only the first load asked for the whole run.
   assert.equal(asked.filter((q) => !q.has("since")).length, 1, asked.map(String).join("\n"));
-  // Thinned by the server's rule: at most the budget, the first value and the newest kept,
+  // Thinned by the server's rule: at most the budget and what came since, the first value and the newest kept,
   // in order (the values rise, so each bucket keeps its first and last).
-  assert.ok(line.y.length <= 16, JSON.stringify(line.y));
+  assert.ok(line.y.length <= 16 + 8, JSON.stringify(line.y)); // thinned at half a budget appended
   assert.equal(line.y[0], 0);
   assert.ok(line.y.every((v, i) => i === 0 || v > line.y[i - 1]), JSON.stringify(line.y));
   assert.ok(line.y.length < line.y.at(-1) + 1, "fewer points than values logged");
   assert.match(await chart.locator(".chart-info").innerText(), /\b\d+ points shown/);
   assert.equal(await done, 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a live chart of a workload's mean asks only for its newest buckets", async () => {
+  const script = `
+import time, trainbench
+with trainbench.Run() as run:
+    for i in range(60):
+        run.log_metric("value", i, step=i)
+        time.sleep(0.2)
+`;
+  const runs = ["a", "b"].map((name) =>
+    spawn(trainbench, ["run", "--store", db, "-e", "meanlive", "-w", "1", "-n", name, "-l", "top", "--", "/usr/bin/python3", "-c", script], {
+      stdio: "ignore",
+    }),
+  );
+  const done = Promise.all(runs.map((child) => new Promise((resolve) => child.on("exit", resolve))));
+  const url = new URL(server.url);
+  url.searchParams.set("budget", "4000"); // 1,000 buckets: a refresh or two before the mean outgrows them
+  const { page, context, errors } = await open(url.toString());
+  const asked = [];
+  page.on("request", (r) => r.url().includes("/api/v1/aggregate?") && asked.push(new URL(r.url()).searchParams));
+  await page.waitForSelector('button[data-exp="meanlive"]', { timeout: 15000 });
+  await page.click('button[data-exp="meanlive"]');
+  await page.check('input[data-workload="meanlive:1"]');
+  const chart = await addChart(page, "train.value|", "2");
+  await chart.locator('[data-k="grouping"]').selectOption("workloads");
+  await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.meanRefreshes ?? 0) >= 1, null, { timeout: 20000 });
+  const tail = asked.find((q) => q.has("from"));
+  assert.ok(tail, asked.map(String).join("\n"));
+  assert.equal(tail.get("workloads"), "meanlive:1");
+  assert.ok(Number(tail.get("from")) > 0, "from the last bucket the chart has, not from the start");
+  const mean = await page.evaluate(() => window.trainbench.charts[0].lines.find((l) => !l.run));
+  assert.ok(mean.x.length > 1);
+  assert.ok(mean.x.every((v, i) => i === 0 || v > mean.x[i - 1]), "buckets in order, none twice");
+  assert.ok(mean.n.every((n) => n >= 1 && n <= 2), JSON.stringify(mean.n));
+  assert.ok(mean.y.every((v) => v === null || (v >= 0 && v <= 59)), "each a mean of logged values");
+  assert.deepEqual(await done, [0, 0]);
+  // Once both runs have ended, the mean is loaded whole once more, and no longer refreshed.
+  const whole = () => asked.filter((q) => !q.has("from")).length;
+  const before = whole();
+  for (let i = 0; i < 100 && whole() === before; i++) await page.waitForTimeout(200);
+  assert.ok(whole() > before, "loaded whole after the runs ended");
+  const after = asked.length;
+  await page.waitForTimeout(3500);
+  assert.equal(asked.length, after, "a finished workload's chart is not refreshed");
   assert.deepEqual(errors, []);
   await context.close();
 });
