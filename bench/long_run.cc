@@ -5,9 +5,12 @@
 // second process, as `trainbench serve` is) measures:
 //   - the writer's resident memory (VmRSS of its process);
 //   - the live chart: one series of the long run at a 2,000-point budget, and one chart of
-//     all 50 running runs, through ServeApi::Handle, loaded whole (what a chart's first load,
-//     and its reload every half budget of new points, costs); and its 3-second refresh as the
-//     web page asks it, for what came after the newest point it has (`since`);
+//     all 50 running runs, through ServeApi::Handle, loaded whole (what a chart's first load
+//     costs; past half its budget the page thins its lines itself); and its 3-second refresh
+//     as the web page asks it, for what came after the newest point it has (`since`);
+//   - the live chart of the 50 runs' mean (they are one workload), as the page loads it
+//     whole ("means whole": every point of every run) and as it refreshes it every 3 s
+//     ("means refresh": the buckets from its last one on, on the same grid);
 //   - the phase analysis of the long run made afresh, and what it costs per 3-second refresh
 //     of a live chart under serve's rule (analysed again once the run has grown by a
 //     fiftieth of its length, at least 30 s after the last analysis).
@@ -22,6 +25,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -147,11 +151,11 @@ int main(int argc, char** argv) {
     _exit(0);
   }
   std::printf("a %d-hour run at %d Hz with %d series, %d running runs watched\n", hours, hz, series, watched);
-  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %9s %14s %12s\n", "hour", "points", "writer RSS",
-              "write s/h", "chart 1 run", "chart 50", "refresh 1 run", "refresh 50", "run poll",
-              "phases afresh", "per refresh");
-  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %9s %14s %12s\n", "", "(long run)", "MiB", "", "ms",
-              "ms", "ms", "ms", "ms", "ms", "ms");
+  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %9s %12s %14s %14s %12s\n", "hour", "points",
+              "writer RSS", "write s/h", "chart 1 run", "chart 50", "refresh 1 run", "refresh 50", "run poll",
+              "means whole", "means refresh", "phases afresh", "per refresh");
+  std::printf("%4s %10s %11s %10s %12s %9s %13s %11s %9s %12s %14s %14s %12s\n", "", "(long run)", "MiB", "",
+              "ms", "ms", "ms", "ms", "ms", "ms", "ms", "ms", "ms");
   auto store = Store::Open(db).value();
   std::string ids;
   for (const RunRecord& r : runs) ids += (ids.empty() ? "" : ",") + r.id;
@@ -172,6 +176,29 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "series: %d %s\n", a.status, a.body.c_str());
       std::abort();
     }
+  };
+  // The runs' mean as a workload chart of 500 buckets asks for it: whole, or (`from` >= 0)
+  // its buckets from `from` on, `width` wide.
+  auto means = [&](double from = -1, double width = 0) {
+    ServeApi api(*store);
+    ApiRequest request{"GET",
+                       "/api/v1/aggregate",
+                       {{"workloads", "long:1"},
+                        {"metric", "gpu.utilization.gpu_ratio"},
+                        {"labels", "gpu=0"},
+                        {"budget", "500"},
+                        {"x", "relative"}},
+                       ""};
+    if (from >= 0) {
+      request.query.emplace("from", std::to_string(from));
+      request.query.emplace("to", std::to_string(from + 500 * width));
+    }
+    ApiResponse a = api.Handle(request);
+    if (a.status != 200) {
+      std::fprintf(stderr, "aggregate: %d %s\n", a.status, a.body.c_str());
+      std::abort();
+    }
+    return a.body;
   };
   // What the page asks every 5 s while a running run is selected (web/src/main.ts, poll):
   // the run with its summary and energy, and its metrics.
@@ -198,6 +225,11 @@ int main(int argc, char** argv) {
     double one_since = MedianMs(3, [&] { chart(runs[0].id, newest - 3000); });
     double many_since = MedianMs(3, [&] { chart(ids, newest - 3000); });
     double polled = MedianMs(3, [&] { poll(runs[0].id); });
+    double means_whole = MedianMs(3, [&] { means(); });
+    nlohmann::json mean = nlohmann::json::parse(means())["workloads"][0];
+    double width = mean["bucket_width"].get<double>();
+    double last_bucket = mean["x"].back().get<double>() - width / 2;
+    double means_refresh = MedianMs(3, [&] { means(last_bucket, width); });
     RunRecord long_run = store->FindRun(runs[0].id).value();
     double phases = MedianMs(1, [&] {
       if (!AnalyzeStoredRun(*store, long_run).ok()) std::abort();
@@ -206,9 +238,10 @@ int main(int argc, char** argv) {
     // 3-second refresh, the analysis costs its time times 3 s over that interval.
     double length_s = hour * 3600.0;
     double per_refresh = phases * 3.0 / std::max(30.0, length_s / 50);
-    std::printf("%4d %10lld %11.1f %10.1f %12.1f %9.1f %13.2f %11.2f %9.1f %14.1f %12.2f\n", hour,
-                static_cast<long long>(hour) * 3600 * hz * series, static_cast<double>(rss) / 1024, write_s,
-                one, many, one_since, many_since, polled, phases, per_refresh);
+    std::printf("%4d %10lld %11.1f %10.1f %12.1f %9.1f %13.2f %11.2f %9.1f %12.1f %14.2f %14.1f %12.2f\n",
+                hour, static_cast<long long>(hour) * 3600 * hz * series, static_cast<double>(rss) / 1024,
+                write_s, one, many, one_since, many_since, polled, means_whole, means_refresh, phases,
+                per_refresh);
     std::fflush(stdout);
     hour_started = std::chrono::steady_clock::now();
     if (write(from_reader[1], &done, 1) != 1) std::abort();

@@ -128,7 +128,9 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
       return Window{it->second.points, static_cast<int64_t>(it->second.points->size()), 1};
     }
   }
-  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunkSummaries(series_id);
+  // Without buckets every point in range is wanted: no summary is read.
+  Result<std::vector<ChunkRecord>> chunks =
+      buckets > 0 ? store_.ReadChunkSummaries(series_id) : store_.ListChunkInfo(series_id);
   if (!chunks.ok()) return chunks.status();
   bool whole = from_ms == std::numeric_limits<int64_t>::min() && to_ms == std::numeric_limits<int64_t>::max();
   // Points in the window, counting a chunk that reaches past an end by the share of its

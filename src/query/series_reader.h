@@ -32,7 +32,8 @@ class SeriesReader {
   // What a chart of `buckets` buckets over [from_ms, to_ms] needs, in time order. Where a
   // bucket covers many groups of points, the sealed chunks' summaries at the coarsest such
   // level (store/chunk_summary.h) instead of their points; otherwise the points of the
-  // chunks in range only. A series whose points are cached already is answered from them.
+  // chunks in range only (always, when `buckets` is 0). A series whose points are cached
+  // already is answered from them.
   struct Window {
     std::shared_ptr<const std::vector<Point>> points;
     int64_t total_points = 0;  // in the whole series (sealed and provisional chunks)
