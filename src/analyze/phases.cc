@@ -555,4 +555,14 @@ std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run) 
   return std::move(kept->content);
 }
 
+Status KeepAnalysisJson(Store& store, const RunRecord& run, const std::string& json) {
+  if (Result<ArtifactRecord> earlier = store.GetArtifact(run.id, "phases.json"); earlier.ok()) {
+    nlohmann::json j = nlohmann::json::parse(earlier->content, nullptr, /*allow_exceptions=*/false);
+    if (!earlier->path.empty() || !j.is_object() || !j.contains("phases"))
+      return Status::InvalidArgument("run " + run.id +
+                                     " has an artifact phases.json that is not its analysis");
+  }
+  return store.PutArtifact({run.id, "phases.json", static_cast<int64_t>(json.size()), json, ""});
+}
+
 }  // namespace tb

@@ -84,4 +84,9 @@ std::string AnalysisJson(const RunAnalysis& a);
 // one, one made by an older trainbench, a run given more samples since, unreadable).
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run);
 
+// Keeps `json` (AnalysisJson of the finished `run`) as its phases.json artifact, in place of
+// an earlier analysis; an artifact of that name that is not an analysis (a file the run's
+// script logged) is left as it is.
+Status KeepAnalysisJson(Store& store, const RunRecord& run, const std::string& json);
+
 }  // namespace tb

@@ -138,8 +138,7 @@ void StoreAnalysis(Store& store, RunRecord run, int64_t end_ms, const std::strin
   run.end_ms = end_ms;
   run.status = status;
   if (Result<RunAnalysis> analysis = AnalyzeStoredRun(store, run); analysis.ok()) {
-    std::string json = AnalysisJson(*analysis);
-    store.PutArtifact({run.id, "phases.json", static_cast<int64_t>(json.size()), json, ""});
+    (void)KeepAnalysisJson(store, run, AnalysisJson(*analysis));
   }
 }
 

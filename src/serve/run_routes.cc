@@ -83,7 +83,12 @@ ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
         return std::move(*kept);
       Result<RunAnalysis> a = AnalyzeStoredRun(store_, run);
       if (!a.ok()) return a.status();
-      return AnalysisJson(*a);
+      std::string made = AnalysisJson(*a);
+      // Kept with the run, as the launcher keeps it when a run ends: the next server reads
+      // this copy rather than every point again (runs imported, or analysed by an older
+      // trainbench). Not kept is only slower next time.
+      if (finished) (void)KeepAnalysisJson(store_, run, made);
+      return made;
     };
     Result<std::string> body = analyse();
     {

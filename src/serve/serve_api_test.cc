@@ -266,6 +266,10 @@ TEST_F(ServeApiTest, AFinishedRunsKeptAnalysisIsServedWithoutReadingItsPoints) {
   CountingStore again(*store_);
   EXPECT_EQ(served(again), made);
   EXPECT_GT(again.data_queries, 0);
+  // ... and kept in the older copy's place: the next server reads it, not the points.
+  CountingStore next(*store_);
+  EXPECT_EQ(served(next), made);
+  EXPECT_EQ(next.data_queries, 0) << "no chunk read";
   // Samples logged to the run after it ended (an MLflow client may): the copy is made again.
   kept = json::parse(made);
   kept["phases"][0]["detail"] = "as kept";
@@ -277,6 +281,12 @@ TEST_F(ServeApiTest, AFinishedRunsKeptAnalysisIsServedWithoutReadingItsPoints) {
   CountingStore grown(*store_);
   EXPECT_NE(json::parse(served(grown))["phases"][0]["detail"], "as kept");
   EXPECT_GT(grown.data_queries, 0);
+  // A phases.json of the run's own (its script logged one) is not the analysis, and stays.
+  const std::string own = R"({"note": "the script's own file"})";
+  keep(own);
+  CountingStore theirs(*store_);
+  EXPECT_NE(served(theirs).find("\"steady\""), std::string::npos);
+  EXPECT_EQ(store_->GetArtifact(run_.id, "phases.json")->content, own);
 }
 
 // A finished run of 100,000 points at 10 Hz (25 sealed chunks: 24 of 4,096 points and the
