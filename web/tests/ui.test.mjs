@@ -57,6 +57,27 @@ async function addChart(page, metric, series) {
   return chart;
 }
 
+// A run under `trainbench run` logging 0, 1, ... values - 1, one every 0.2 s through the
+// client, with `args` (experiment, workload, name); resolves with its exit code.
+function liveRun(args, values) {
+  const script = `
+import time, trainbench
+with trainbench.Run() as run:
+    for i in range(${values}):
+        run.log_metric("value", i, step=i)
+        time.sleep(0.2)
+`;
+  const child = spawn(trainbench, ["run", "--store", db, ...args, "-l", "top", "--", "/usr/bin/python3", "-c", script], { stdio: "ignore" });
+  return new Promise((resolve) => child.on("exit", resolve));
+}
+
+// The queries of the page's requests to one API resource, as they are made.
+function queriesTo(page, resource) {
+  const asked = [];
+  page.on("request", (r) => r.url().includes(`/api/v1/${resource}?`) && asked.push(new URL(r.url()).searchParams));
+  return asked;
+}
+
 // Drags across the first chart's plot from one fraction of its width to another, and waits
 // for the chart to be drawn again with the zoomed range.
 async function dragZoom(page, chart, from, to) {
@@ -391,20 +412,9 @@ test("a view travels as a JSON file and as a link, and comes back the same", asy
 });
 
 test("the chart of a running run updates by itself", async () => {
-  const script = `
-import time, trainbench
-with trainbench.Run() as run:
-    for i in range(60):
-        run.log_metric("value", i, step=i)
-        time.sleep(0.2)
-`;
-  const child = spawn(trainbench, ["run", "--store", db, "-e", "live", "-n", "live", "-l", "top", "--", "/usr/bin/python3", "-c", script], {
-    stdio: "ignore",
-  });
-  const done = new Promise((resolve) => child.on("exit", resolve));
+  const done = liveRun(["-e", "live", "-n", "live"], 60);
   const { page, context } = await open();
-  const asked = [];
-  page.on("request", (r) => r.url().includes("/api/v1/series?") && asked.push(new URL(r.url()).searchParams));
+  const asked = queriesTo(page, "series");
   await page.waitForSelector('button[data-exp="live"]', { timeout: 15000 });
   await page.click('button[data-exp="live"]');
   await page.check('input[data-workload="live:"]');
@@ -442,22 +452,11 @@ with trainbench.Run() as run:
 });
 
 test("a live chart past its budget thins its own lines instead of loading the run whole again", async () => {
-  const script = `
-import time, trainbench
-with trainbench.Run() as run:
-    for i in range(50):
-        run.log_metric("value", i, step=i)
-        time.sleep(0.2)
-`;
-  const child = spawn(trainbench, ["run", "--store", db, "-e", "thin", "-n", "thin", "-l", "top", "--", "/usr/bin/python3", "-c", script], {
-    stdio: "ignore",
-  });
-  const done = new Promise((resolve) => child.on("exit", resolve));
+  const done = liveRun(["-e", "thin", "-n", "thin"], 50);
   const url = new URL(server.url);
   url.searchParams.set("budget", "16"); // 16 points a line: past half of it within a refresh or two
   const { page, context, errors } = await open(url.toString());
-  const asked = [];
-  page.on("request", (r) => r.url().includes("/api/v1/series?") && asked.push(new URL(r.url()).searchParams));
+  const asked = queriesTo(page, "series");
   await page.waitForSelector('button[data-exp="thin"]', { timeout: 15000 });
   await page.click('button[data-exp="thin"]');
   await page.check('input[data-workload="thin:"]');
@@ -484,24 +483,11 @@ with trainbench.Run() as run:
 });
 
 test("a live chart of a workload's mean asks only for its newest buckets", async () => {
-  const script = `
-import time, trainbench
-with trainbench.Run() as run:
-    for i in range(60):
-        run.log_metric("value", i, step=i)
-        time.sleep(0.2)
-`;
-  const runs = ["a", "b"].map((name) =>
-    spawn(trainbench, ["run", "--store", db, "-e", "meanlive", "-w", "1", "-n", name, "-l", "top", "--", "/usr/bin/python3", "-c", script], {
-      stdio: "ignore",
-    }),
-  );
-  const done = Promise.all(runs.map((child) => new Promise((resolve) => child.on("exit", resolve))));
+  const done = Promise.all(["a", "b"].map((name) => liveRun(["-e", "meanlive", "-w", "1", "-n", name], 60)));
   const url = new URL(server.url);
   url.searchParams.set("budget", "4000"); // 1,000 buckets: a refresh or two before the mean outgrows them
   const { page, context, errors } = await open(url.toString());
-  const asked = [];
-  page.on("request", (r) => r.url().includes("/api/v1/aggregate?") && asked.push(new URL(r.url()).searchParams));
+  const asked = queriesTo(page, "aggregate");
   await page.waitForSelector('button[data-exp="meanlive"]', { timeout: 15000 });
   await page.click('button[data-exp="meanlive"]');
   await page.check('input[data-workload="meanlive:1"]');
