@@ -235,17 +235,23 @@ export class ChartPanel {
     }
   }
 
+  // The workloads (EXPERIMENT:WORKLOAD) of those of `runs` that belong to one.
+  private workloadKeys(runs: string[]): string[] {
+    const keys = new Set<string>();
+    for (const id of runs) {
+      const r = this.host.run(id);
+      if (r && r.workload) keys.add(`${r.experiment}:${r.workload}`);
+    }
+    return [...keys];
+  }
+
   private async fetchLines(runs: string[], x: XKind, range: api.Range): Promise<Line[]> {
     const s = this.state;
     const lines: Line[] = [];
     if (s.grouping !== "runs") {
-      const keys = new Set<string>();
-      for (const id of runs) {
-        const r = this.host.run(id);
-        if (r && r.workload) keys.add(`${r.experiment}:${r.workload}`);
-      }
-      if (keys.size) {
-        const agg = await api.aggregate([...keys], s.metric, s.labels, x, Math.round(this.budget() / 4), range);
+      const keys = this.workloadKeys(runs);
+      if (keys.length) {
+        const agg = await api.aggregate(keys, s.metric, s.labels, x, Math.round(this.budget() / 4), range);
         for (const w of agg) {
           lines.push({
             key: `${w.experiment}:${w.workload}`,
@@ -397,7 +403,8 @@ export class ChartPanel {
   private async newBuckets(x: XKind): Promise<api.AggregateData[] | "reload"> {
     const means = this.lines.filter((l) => !l.run);
     if (this.state.grouping === "runs") return [];
-    if (!means.length || means.some((l) => !l.width || !l.x.length)) return "reload";
+    // A workload without a line yet (its runs had no such series at the last load).
+    if (means.length < this.workloadKeys(this.runIds()).length || means.some((l) => !l.width || !l.x.length)) return "reload";
     const count = Math.round(this.budget() / 4);
     const answers = await Promise.all(
       means.map((l) => {
