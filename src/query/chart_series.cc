@@ -62,24 +62,36 @@ std::string_view XAxisName(XAxis axis) {
   return "relative";
 }
 
-XYSeries AlignedRun(const std::vector<Point>& points, int64_t start_ms, XAxis axis) {
-  std::vector<std::pair<double, double>> xy;
+XYSeries AlignedRun(const std::vector<Point>& points, int64_t start_ms, XAxis axis,
+                    std::span<const std::pair<int64_t, int64_t>> spans) {
+  bool groups = axis != XAxis::kStep && spans.size() == points.size() && !points.empty();
+  auto seconds = [&](int64_t ms) { return static_cast<double>(ms - start_ms) / 1000.0; };
+  struct Aligned {
+    double x, y;
+    size_t i;  // in `points`
+  };
+  std::vector<Aligned> xy;
   xy.reserve(points.size());
-  for (const Point& p : points) {
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
     if (axis == XAxis::kStep) {
-      if (p.step != kNoStep) xy.emplace_back(static_cast<double>(p.step), p.value);
+      if (p.step != kNoStep) xy.push_back({static_cast<double>(p.step), p.value, i});
     } else {
-      xy.emplace_back(static_cast<double>(p.time_ms - start_ms) / 1000.0, p.value);
+      xy.push_back({seconds(p.time_ms), p.value, i});
     }
   }
-  if (!std::is_sorted(xy.begin(), xy.end(), [](auto& a, auto& b) { return a.first < b.first; }))
-    std::stable_sort(xy.begin(), xy.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  auto by_x = [](const Aligned& a, const Aligned& b) { return a.x < b.x; };
+  if (!std::is_sorted(xy.begin(), xy.end(), by_x)) std::stable_sort(xy.begin(), xy.end(), by_x);
   XYSeries out;
   out.x.reserve(xy.size());
   out.y.reserve(xy.size());
-  for (auto [x, y] : xy) {
-    out.x.push_back(x);
-    out.y.push_back(y);
+  for (const Aligned& a : xy) {
+    out.x.push_back(a.x);
+    out.y.push_back(a.y);
+    if (!groups) continue;
+    out.w.push_back(static_cast<double>(points[a.i].step));
+    out.x0.push_back(seconds(spans[a.i].first));
+    out.x1.push_back(seconds(spans[a.i].second));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,8 +47,11 @@ std::pair<int64_t, int64_t> WindowMillis(const ChartWindow& window, int64_t star
 
 // A run's points on the x axis a workload mean aligns runs by: seconds since `start_ms`, or
 // the logged step (points without one left out); sorted by x (a script may log steps out of
-// order). Wall time is taken as seconds since the start.
-XYSeries AlignedRun(const std::vector<Point>& points, int64_t start_ms, XAxis axis);
+// order). Wall time is taken as seconds since the start. With `spans` (one per point, on a
+// time axis): group means (SeriesReader::MeansForChart), each point's step the number of
+// points it stands for, spanning those times.
+XYSeries AlignedRun(const std::vector<Point>& points, int64_t start_ms, XAxis axis,
+                    std::span<const std::pair<int64_t, int64_t>> spans = {});
 
 // A time in ms as int64, saturating: 1e300 is "after everything", not undefined.
 int64_t SaturatedInt64(double ms);

@@ -46,16 +46,35 @@ Band Aggregate(std::span<const XYSeries> series, double from, double to, size_t 
       hi(buckets, -std::numeric_limits<double>::infinity());
   std::vector<int> runs(buckets, 0);
   std::vector<double> run_sum(buckets);
-  std::vector<int> run_count(buckets);
+  std::vector<double> run_count(buckets);
   for (const XYSeries& s : series) {
     std::fill(run_sum.begin(), run_sum.end(), 0);
     std::fill(run_count.begin(), run_count.end(), 0);
     auto [begin, end] = Window(s, from, to);
+    bool groups = s.w.size() == s.x.size() && s.x0.size() == s.x.size() && s.x1.size() == s.x.size();
     for (size_t i = begin; i < end; ++i) {
       if (std::isnan(s.y[i])) continue;
-      size_t b = Bucket(s.x[i], from, width, buckets);
-      run_sum[b] += s.y[i];
-      ++run_count[b];
+      if (!groups) {
+        size_t b = Bucket(s.x[i], from, width, buckets);
+        run_sum[b] += s.y[i];
+        run_count[b] += 1;
+        continue;
+      }
+      // A group's points are shared by the buckets its span overlaps, by the length in each.
+      double x0 = std::max(s.x0[i], from), x1 = std::min(s.x1[i], to);
+      size_t b0 = Bucket(x0, from, width, buckets), b1 = Bucket(x1, from, width, buckets);
+      for (size_t b = b0; b <= b1; ++b) {
+        double share = 1;
+        if (b0 != b1 && x1 > x0) {
+          double lo_edge = b == b0 ? x0 : from + static_cast<double>(b) * width;
+          double hi_edge = b == b1 ? x1 : from + static_cast<double>(b + 1) * width;
+          share = std::max(0.0, hi_edge - lo_edge) / (x1 - x0);
+        } else if (b != b0) {
+          continue;
+        }
+        run_sum[b] += s.y[i] * s.w[i] * share;
+        run_count[b] += s.w[i] * share;
+      }
     }
     for (size_t b = 0; b < buckets; ++b) {
       double m = kNone;

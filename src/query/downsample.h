@@ -27,7 +27,11 @@ struct Buckets {
 };
 
 struct XYSeries {
-  std::vector<double> x, y;
+  std::vector<double> x{}, y{};
+  // For Aggregate, a series of group means: how many points each stands for, and the x
+  // range [x0, x1] they span (shared by the buckets it overlaps, by length); empty: each a
+  // point of its own.
+  std::vector<double> w{}, x0{}, x1{};
   size_t size() const { return x.size(); }
 };
 
@@ -115,7 +119,8 @@ struct Band {
 };
 
 // `series` (each sorted by x) aligned on `buckets` equal buckets over [from, to]: in each
-// bucket each run contributes the mean of its points there or, when it has none there (a
+// bucket each run contributes the mean of its points there (a series of group means: the
+// mean of the groups there, each weighted by its points in the bucket) or, when it has none there (a
 // metric logged now and then, at other moments than the other runs'), its value at the
 // bucket's centre interpolated between its points on either side; never past its first or
 // last point, nor across a NaN. The mean is over the runs that contribute (`runs` says how

@@ -233,6 +233,72 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   return Window{points, total, group};
 }
 
+Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool finished, size_t buckets,
+                                                         bool retried) {
+  auto every_point = [&]() -> Result<Window> {
+    Result<std::shared_ptr<const std::vector<Point>>> all = Points(series_id, finished);
+    if (!all.ok()) return all.status();
+    int64_t newest = 0;
+    for (const Point& p : **all) newest = std::max(newest, p.time_ms);
+    return Window{*all, static_cast<int64_t>((*all)->size()), 1, newest};
+  };
+  {
+    std::lock_guard lock(mu_);
+    if (finished && cache_.count(series_id) != 0) return every_point();
+  }
+  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunkSummaries(series_id);
+  if (!chunks.ok()) return chunks.status();
+  int64_t total = 0;
+  for (const ChunkRecord& c : *chunks) total += c.count;
+  if (buckets == 0 || static_cast<double>(total) / static_cast<double>(buckets) < 2.0 * kMeanGroup)
+    return every_point();
+  auto points = std::make_shared<std::vector<Point>>();
+  points->reserve(static_cast<size_t>(total / kMeanGroup) + chunks->size());
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  std::vector<ChunkRecord> unsealed;
+  for (const ChunkRecord& c : *chunks) {
+    if (!c.sealed) {
+      unsealed.push_back(c);
+      continue;
+    }
+    size_t begin = points->size();
+    if (c.summary.empty() || !DecodeSummaryMeans(c.summary, *points).ok()) return every_point();
+    // Each group from halfway after the one before to halfway before the next; the chunk's
+    // first and last groups to its ends.
+    for (size_t i = begin; i < points->size(); ++i) {
+      int64_t at = (*points)[i].time_ms;
+      int64_t from = i == begin ? c.first_ms : at - (at - (*points)[i - 1].time_ms) / 2;
+      int64_t to = i + 1 == points->size() ? c.last_ms : at + ((*points)[i + 1].time_ms - at) / 2;
+      spans.emplace_back(from, to);
+    }
+  }
+  Result<std::vector<JournalEntry>> journal =
+      finished ? Result<std::vector<JournalEntry>>(std::vector<JournalEntry>{})
+               : store_.ReadJournal(series_id);
+  if (!journal.ok()) return journal.status();
+  size_t means = points->size();
+  Status read = DecodeSeriesParts(store_, series_id, unsealed, *journal, *points);
+  if (read.code() == Status::Code::kNotFound && !retried)
+    return MeansForChart(series_id, finished, buckets, true);
+  TB_RETURN_IF_ERROR(read);
+  for (size_t i = means; i < points->size(); ++i) {
+    (*points)[i].step = 1;
+    spans.emplace_back((*points)[i].time_ms, (*points)[i].time_ms);
+  }
+  // The journal's points are in no chunk yet.
+  int64_t in_unsealed = 0;
+  for (const ChunkRecord& c : unsealed) in_unsealed += c.count;
+  total += static_cast<int64_t>(points->size() - means) - in_unsealed;
+  auto by_time = [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; };
+  if (!std::is_sorted(points->begin(), points->end(), by_time)) return every_point();  // chunks out of order
+  int64_t newest = 0;
+  for (const ChunkRecord& c : *chunks) newest = std::max(newest, c.last_ms);
+  for (size_t i = means; i < points->size(); ++i) newest = std::max(newest, (*points)[i].time_ms);
+  Window window{points, total, kMeanGroup, newest};
+  window.spans = std::move(spans);
+  return window;
+}
+
 Result<SeriesReader::Window> SeriesReader::PointsSince(int64_t series_id, bool finished, int64_t since_ms,
                                                        bool retried) {
   auto newer = [since_ms](const Point& p) { return p.time_ms > since_ms; };

@@ -38,9 +38,22 @@ class SeriesReader {
     std::shared_ptr<const std::vector<Point>> points;
     int64_t total_points = 0;  // in the whole series (sealed and provisional chunks)
     int64_t group = 1;         // the level read: 1 for every point
+    int64_t last_ms = 0;       // MeansForChart: the time of the series' newest point
+    // MeansForChart with group means: for each point, the times its group spans (a point's
+    // own time twice).
+    std::vector<std::pair<int64_t, int64_t>> spans{};
   };
   Result<Window> PointsForChart(int64_t series_id, bool finished, int64_t from_ms, int64_t to_ms,
                                 size_t buckets, bool retried = false);
+
+  // What a workload's mean of the whole series in `buckets` buckets needs, in time order:
+  // where a bucket covers two groups of kMeanGroup points or more, each sealed chunk's group
+  // means (store/chunk_summary.h), then every point of the unsealed chunk and the journal,
+  // each point's `step` then saying how many points it stands for and `spans` the times they
+  // span (group kMeanGroup); otherwise, or when a sealed chunk has no means (written before
+  // there were any), every point, steps as logged (group 1). A group that straddles two
+  // buckets is shared between them by its time in each.
+  Result<Window> MeansForChart(int64_t series_id, bool finished, size_t buckets, bool retried = false);
 
   // The points stored with a time after `since_ms`, in time order: what a live chart asks
   // for every few seconds. Only the chunks whose last point is newer are read (and a running

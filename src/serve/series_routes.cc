@@ -231,6 +231,7 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
     for (const Selected& s : Select(runs, metric, labels)) {
       if (!labels && !aligned.empty() && run_ids.back() == s.run->id) continue;  // first label set per run
       std::shared_ptr<const std::vector<Point>> points;
+      std::vector<std::pair<int64_t, int64_t>> spans;  // of group means
       if (from && axis == XAxis::kRelative) {
         // A range (a zoomed chart, or the newest buckets a live chart asks for) reads only
         // the chunks that reach into it, from a bucket before it (a run's value is
@@ -244,10 +245,19 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
             to ? at(*to + margin) : std::numeric_limits<int64_t>::max(), /*buckets=*/0);
         ThrowIfError(window.status());
         points = window->points;
+      } else if (axis == XAxis::kRelative) {
+        // The whole of each run: from its chunks' group means where a bucket covers many.
+        Result<SeriesReader::Window> window =
+            api_.reader_.MeansForChart(s.series.id, Finished(*s.run), buckets);
+        ThrowIfError(window.status());
+        points = window->points;
+        spans = std::move(window->spans);
+        if (window->last_ms > 0 && !points->empty())
+          longest = std::max(longest, static_cast<double>(window->last_ms - s.run->start_ms) / 1000.0);
       } else {
         points = Load(s.series.id);
       }
-      XYSeries xy = AlignedRun(*points, s.run->start_ms, axis);
+      XYSeries xy = AlignedRun(*points, s.run->start_ms, axis, spans);
       if (!xy.x.empty()) longest = std::max(longest, xy.x.back());
       aligned.push_back(std::move(xy));
       run_ids.push_back(s.run->id);

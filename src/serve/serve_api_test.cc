@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "analyze/phases.h"
+#include "query/chart_series.h"
+#include "query/downsample.h"
 #include "store/series_writer.h"
 #include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/scratch_directory.h"
@@ -473,6 +476,69 @@ TEST_F(ServeApiTest, AWorkloadMeansNewestBucketsReadOnlyTheChunksThatReachThem) 
   EXPECT_GE(whole_reads, 2 * 31) << "the whole chart reads every chunk of both runs";
   EXPECT_EQ(counting.whole_series_reads, 0);
   EXPECT_LE(counting.chunk_data_reads, 2 * 5) << "the chunks from 175 s on";
+}
+
+}  // namespace
+}  // namespace tb
+
+namespace tb {
+namespace {
+
+// A workload's mean over the whole of long runs is made from their chunks' group means:
+// no sealed chunk's points are read, and each bucket's mean is what every point gives, to
+// within half a percent of the values' range (the groups that straddle its edges are shared
+// by time; counted whole in the bucket of their middle they were off by 3%).
+TEST_F(ServeApiTest, AWorkloadsMeanOfLongRunsIsMadeFromTheirChunksGroupMeans) {
+  RunRecord other = run_;
+  other.id = NewRunId();
+  other.name = "B";
+  other.start_ms = kStart + 2500;
+  ASSERT_TRUE(store_->CreateRun(other).ok());
+  constexpr int kPoints = 30000;  // 7 sealed chunks of 4,096 and the rest
+  for (const RunRecord* r : {&run_, &other}) {
+    SeriesWriter writer(*store_, r->id);
+    for (int i = 0; i < kPoints; ++i) {
+      double v = r == &run_ ? 0.5 + 0.4 * std::sin(i / 1000.0) : static_cast<double>(i) / kPoints;
+      if (i % 7000 == 3000) v = std::nan("");  // gaps: no part in a mean
+      writer.Append("gpu.utilization.gpu_ratio", "gpu=0", {r->start_ms + i * 100, v, kNoStep});
+      if (i % 1000 == 999) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    if (r == &run_) {  // one finished, one still running
+      ASSERT_TRUE(writer.Close().ok());
+    } else {
+      ASSERT_TRUE(writer.Flush().ok());
+    }
+  }
+  ASSERT_TRUE(store_->FinishRun(run_.id, kStart + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+  // What every point gives.
+  std::vector<XYSeries> every;
+  for (const RunRecord* r : {&run_, &other}) {
+    int64_t id = store_->ListSeries(r->id).value()[0].id;
+    every.push_back(AlignedRun(ReadSeriesPoints(*store_, id).value(), r->start_ms, XAxis::kRelative));
+  }
+  double longest = std::max(every[0].x.back(), every[1].x.back());
+  Band exact = Aggregate(every, 0, longest, 20);
+  CountingStore counting(*store_);
+  ServeApi api(counting);
+  ApiResponse r =
+      api.Handle({"GET",
+                  "/api/v1/aggregate",
+                  {{"workloads", "live:1"}, {"metric", "gpu.utilization.gpu_ratio"}, {"budget", "20"}},
+                  ""});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json mean = json::parse(r.body)["workloads"][0];
+  ASSERT_EQ(mean["x"].size(), exact.x.size());
+  for (size_t b = 0; b < exact.x.size(); ++b) {
+    EXPECT_DOUBLE_EQ(mean["x"][b].get<double>(), exact.x[b]) << b;
+    EXPECT_NEAR(mean["mean"][b].get<double>(), exact.mean[b], 0.005) << b;
+    EXPECT_NEAR(mean["min"][b].get<double>(), exact.min[b], 0.005) << b;
+    EXPECT_NEAR(mean["max"][b].get<double>(), exact.max[b], 0.005) << b;
+    EXPECT_EQ(mean["n"][b], exact.runs[b]) << b;
+  }
+  EXPECT_EQ(counting.whole_series_reads, 0);
+  EXPECT_LE(counting.chunk_data_reads, 2) << "of 15 chunks: the running run's newest only";
 }
 
 }  // namespace

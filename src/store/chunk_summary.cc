@@ -32,6 +32,25 @@ std::vector<Point> SummarizeGroups(std::span<const Point> points, int64_t group)
   return out;
 }
 
+std::vector<Point> GroupMeans(std::span<const Point> points, int64_t group) {
+  std::vector<Point> out;
+  size_t g = static_cast<size_t>(std::max<int64_t>(group, 1));
+  out.reserve(points.size() / g + 1);
+  for (size_t begin = 0; begin < points.size(); begin += g) {
+    size_t end = std::min(points.size(), begin + g);
+    double sum = 0;
+    int64_t count = 0;
+    for (size_t i = begin; i < end; ++i) {
+      if (std::isnan(points[i].value)) continue;
+      sum += points[i].value;
+      ++count;
+    }
+    int64_t middle = points[begin].time_ms + (points[end - 1].time_ms - points[begin].time_ms) / 2;
+    out.push_back({middle, count > 0 ? sum / static_cast<double>(count) : std::nan(""), count});
+  }
+  return out;
+}
+
 std::string EncodeSummary(std::span<const Point> points) {
   std::string blob;
   std::vector<std::string> levels;
@@ -43,6 +62,8 @@ std::string EncodeSummary(std::span<const Point> points) {
     groups.push_back(group);
   }
   if (levels.empty()) return blob;
+  levels.push_back(EncodeChunk(GroupMeans(points, kMeanGroup)));
+  groups.push_back(kMeansEntry + kMeanGroup);
   PutVarint(blob, levels.size());
   for (size_t i = 0; i < levels.size(); ++i) {
     PutVarint(blob, static_cast<uint64_t>(groups[i]));
@@ -85,10 +106,14 @@ std::vector<int64_t> SummaryLevels(std::string_view blob) {
   std::vector<int64_t> out;
   if (blob.empty()) return out;
   (void)WalkLevels(blob, [&](int64_t group, std::string_view) {
-    out.push_back(group);
+    if (group < kMeansEntry) out.push_back(group);
     return false;
   });
   return out;
+}
+
+Status DecodeSummaryMeans(std::string_view blob, std::vector<Point>& out) {
+  return DecodeSummaryLevel(blob, kMeansEntry + kMeanGroup, out);
 }
 
 Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Point>& out) {

@@ -28,11 +28,26 @@ namespace tb {
 // as the answer's JSON is then the floor.
 inline constexpr int64_t kSummaryGroups[] = {256, 2048};
 
+// Beside the levels, the mean of each group of kMeanGroup points (of its values that are
+// not NaN; NaN when none is) as one point at the middle of the group's time, whose `step`
+// is the number of values averaged: a workload's mean over a long range is made from these
+// (a run's mean in a bucket is the weighted mean of its groups there), not from every
+// point. In the blob it is an entry like a level's whose group is kMeansEntry + kMeanGroup,
+// which no level lookup picks (readers that predate it skip it).
+inline constexpr int64_t kMeanGroup = 256;
+inline constexpr int64_t kMeansEntry = int64_t{1} << 40;
+
 // The first, lowest, highest and last point of each group of `group` points.
 std::vector<Point> SummarizeGroups(std::span<const Point> points, int64_t group);
-// The blob for `points` (kSummaryGroups levels); "" when the chunk is too small to gain.
+// Each group of `group` points as its mean, as described at kMeanGroup.
+std::vector<Point> GroupMeans(std::span<const Point> points, int64_t group);
+// The blob for `points` (kSummaryGroups levels and the group means); "" when the chunk is
+// too small to gain.
 std::string EncodeSummary(std::span<const Point> points);
-// The group sizes a blob holds.
+// Appends the blob's group means to `out`; NotFound when it has none (written before
+// there were any), Corrupt when it is not a summary.
+Status DecodeSummaryMeans(std::string_view blob, std::vector<Point>& out);
+// The group sizes of the levels a blob holds.
 std::vector<int64_t> SummaryLevels(std::string_view blob);
 // Appends the points of the level with exactly `group` to `out`; NotFound when the blob
 // has no such level, Corrupt when it is not a summary.

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "store/varint.h"
+
 namespace tb {
 namespace {
 
@@ -59,6 +61,49 @@ TEST(ChunkSummaryTest, ASealedChunkCarriesItsLevelsAndASmallOneNone) {
   EXPECT_EQ(SummaryLevels(EncodeSummary(Wave(4000))), (std::vector<int64_t>{256}))
       << "a level needs two groups of points";
   EXPECT_EQ(EncodeSummary(Wave(500)), "") << "too few points to gain anything";
+}
+
+TEST(ChunkSummaryTest, ASealedChunkCarriesItsGroupsMeansWhichNoLevelLookupPicks) {
+  std::vector<Point> points = Wave(4096);
+  for (int i = 600; i < 700; ++i) points[i].value = std::nan("");    // a gap in the third group
+  for (int i = 1024; i < 1280; ++i) points[i].value = std::nan("");  // the fifth group all gap
+  std::string blob = EncodeSummary(points);
+  std::vector<Point> means;
+  ASSERT_TRUE(DecodeSummaryMeans(blob, means).ok());
+  ASSERT_EQ(means.size(), 16u);
+  for (size_t g = 0; g < 16; ++g) {
+    double sum = 0;
+    int64_t count = 0;
+    for (size_t i = g * 256; i < (g + 1) * 256; ++i) {
+      if (std::isnan(points[i].value)) continue;
+      sum += points[i].value;
+      ++count;
+    }
+    EXPECT_EQ(means[g].step, count) << g;
+    if (count == 0) {
+      EXPECT_TRUE(std::isnan(means[g].value)) << g;
+    } else {
+      EXPECT_DOUBLE_EQ(means[g].value, sum / static_cast<double>(count)) << g;
+    }
+    EXPECT_EQ(means[g].time_ms,
+              points[g * 256].time_ms + (points[g * 256 + 255].time_ms - points[g * 256].time_ms) / 2);
+  }
+  EXPECT_EQ(means[2].step, 156);
+  // The levels are as before: a chart never draws the means.
+  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{256, 2048}));
+  std::vector<Point> coarse;
+  ASSERT_TRUE(DecodeSummaryUpTo(blob, int64_t{1} << 50, coarse).ok());
+  EXPECT_EQ(coarse, SummarizeGroups(points, 2048));
+  // A blob written before the means (one level of 256): NotFound, its level read as ever.
+  std::string level = EncodeChunk(SummarizeGroups(points, 256));
+  std::string older;
+  PutVarint(older, 1);
+  PutVarint(older, 256);
+  PutVarint(older, level.size());
+  older += level;
+  std::vector<Point> none;
+  EXPECT_EQ(DecodeSummaryMeans(older, none).code(), Status::Code::kNotFound);
+  EXPECT_EQ(SummaryLevels(older), (std::vector<int64_t>{256}));
 }
 
 TEST(ChunkSummaryTest, TheLevelLeavesEachBucketAWholeGroupOrMore) {
