@@ -242,10 +242,12 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     for (const Point& p : **all) newest = std::max(newest, p.time_ms);
     return Window{*all, static_cast<int64_t>((*all)->size()), 1, newest};
   };
+  bool cached = false;
   {
     std::lock_guard lock(mu_);
-    if (finished && cache_.count(series_id) != 0) return every_point();
+    cached = finished && cache_.count(series_id) != 0;
   }
+  if (cached) return every_point();  // Points takes the lock itself
   Result<std::vector<ChunkRecord>> chunks = store_.ReadChunkSummaries(series_id);
   if (!chunks.ok()) return chunks.status();
   int64_t total = 0;

@@ -55,6 +55,16 @@ class ServeApiTest : public ::testing::Test {
     return json::parse(body)["series"][0]["y"].get<std::vector<double>>();
   }
 
+  // A second run of the same workload, started `later_ms` after the first.
+  RunRecord SecondRun(int64_t later_ms) {
+    RunRecord other = run_;
+    other.id = NewRunId();
+    other.name = "B";
+    other.start_ms = kStart + later_ms;
+    EXPECT_TRUE(store_->CreateRun(other).ok());
+    return other;
+  }
+
   ScratchDirectory scratch_{"tb-serve-api"};
   std::unique_ptr<Store> store_;
   RunRecord run_;
@@ -426,11 +436,7 @@ namespace {
 // whole chart: the runs' chunks before them are not read, and the buckets are those a
 // whole answer on that grid has.
 TEST_F(ServeApiTest, AWorkloadMeansNewestBucketsReadOnlyTheChunksThatReachThem) {
-  RunRecord other = run_;
-  other.id = NewRunId();
-  other.name = "B";
-  other.start_ms = kStart + 1000;  // aligned on the time since each run's start
-  ASSERT_TRUE(store_->CreateRun(other).ok());
+  RunRecord other = SecondRun(1000);  // aligned on the time since each run's start
   // Two running runs of 2,000 points at 10 Hz, sealed every 64 points; the newest flushed
   // into the journal.
   for (const RunRecord* r : {&run_, &other}) {
@@ -478,22 +484,12 @@ TEST_F(ServeApiTest, AWorkloadMeansNewestBucketsReadOnlyTheChunksThatReachThem) 
   EXPECT_LE(counting.chunk_data_reads, 2 * 5) << "the chunks from 175 s on";
 }
 
-}  // namespace
-}  // namespace tb
-
-namespace tb {
-namespace {
-
 // A workload's mean over the whole of long runs is made from their chunks' group means:
 // no sealed chunk's points are read, and each bucket's mean is what every point gives, to
 // within half a percent of the values' range (the groups that straddle its edges are shared
 // by time; counted whole in the bucket of their middle they were off by 3%).
 TEST_F(ServeApiTest, AWorkloadsMeanOfLongRunsIsMadeFromTheirChunksGroupMeans) {
-  RunRecord other = run_;
-  other.id = NewRunId();
-  other.name = "B";
-  other.start_ms = kStart + 2500;
-  ASSERT_TRUE(store_->CreateRun(other).ok());
+  RunRecord other = SecondRun(2500);
   constexpr int kPoints = 30000;  // 7 sealed chunks of 4,096 and the rest
   for (const RunRecord* r : {&run_, &other}) {
     SeriesWriter writer(*store_, r->id);
@@ -522,23 +518,38 @@ TEST_F(ServeApiTest, AWorkloadsMeanOfLongRunsIsMadeFromTheirChunksGroupMeans) {
   Band exact = Aggregate(every, 0, longest, 20);
   CountingStore counting(*store_);
   ServeApi api(counting);
-  ApiResponse r =
-      api.Handle({"GET",
-                  "/api/v1/aggregate",
-                  {{"workloads", "live:1"}, {"metric", "gpu.utilization.gpu_ratio"}, {"budget", "20"}},
-                  ""});
-  ASSERT_EQ(r.status, 200) << r.body;
-  json mean = json::parse(r.body)["workloads"][0];
-  ASSERT_EQ(mean["x"].size(), exact.x.size());
-  for (size_t b = 0; b < exact.x.size(); ++b) {
-    EXPECT_DOUBLE_EQ(mean["x"][b].get<double>(), exact.x[b]) << b;
-    EXPECT_NEAR(mean["mean"][b].get<double>(), exact.mean[b], 0.005) << b;
-    EXPECT_NEAR(mean["min"][b].get<double>(), exact.min[b], 0.005) << b;
-    EXPECT_NEAR(mean["max"][b].get<double>(), exact.max[b], 0.005) << b;
-    EXPECT_EQ(mean["n"][b], exact.runs[b]) << b;
-  }
+  auto expect_exact = [&](const char* when) {
+    ApiResponse r =
+        api.Handle({"GET",
+                    "/api/v1/aggregate",
+                    {{"workloads", "live:1"}, {"metric", "gpu.utilization.gpu_ratio"}, {"budget", "20"}},
+                    ""});
+    ASSERT_EQ(r.status, 200) << r.body;
+    json mean = json::parse(r.body)["workloads"][0];
+    ASSERT_EQ(mean["x"].size(), exact.x.size()) << when;
+    for (size_t b = 0; b < exact.x.size(); ++b) {
+      EXPECT_DOUBLE_EQ(mean["x"][b].get<double>(), exact.x[b]) << when << b;
+      EXPECT_NEAR(mean["mean"][b].get<double>(), exact.mean[b], 0.005) << when << b;
+      EXPECT_NEAR(mean["min"][b].get<double>(), exact.min[b], 0.005) << when << b;
+      EXPECT_NEAR(mean["max"][b].get<double>(), exact.max[b], 0.005) << when << b;
+      EXPECT_EQ(mean["n"][b], exact.runs[b]) << when << b;
+    }
+  };
+  expect_exact("from the chunks: ");
   EXPECT_EQ(counting.whole_series_reads, 0);
   EXPECT_LE(counting.chunk_data_reads, 2) << "of 15 chunks: the running run's newest only";
+  // Once the finished run's every point is in the server's cache (its chart at full
+  // resolution was drawn), its part of the mean comes from there.
+  ApiResponse full =
+      api.Handle({"GET",
+                  "/api/v1/series",
+                  {{"runs", run_.id}, {"metric", "gpu.utilization.gpu_ratio"}, {"x", "relative"}},
+                  ""});
+  ASSERT_EQ(full.status, 200);
+  std::string body = full.body;
+  while (full.stream && full.stream(body)) {
+  }
+  expect_exact("with a run cached: ");
 }
 
 }  // namespace

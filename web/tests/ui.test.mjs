@@ -71,11 +71,21 @@ with trainbench.Run() as run:
   return new Promise((resolve) => child.on("exit", resolve));
 }
 
-// The queries of the page's requests to one API resource, as they are made.
-function queriesTo(page, resource) {
+// The page with a forced point budget per line, and the queries of its requests to one API
+// resource as they are made.
+async function openWatching(resource, budget) {
+  const url = new URL(server.url);
+  if (budget) url.searchParams.set("budget", String(budget));
+  const opened = await open(url.toString());
   const asked = [];
-  page.on("request", (r) => r.url().includes(`/api/v1/${resource}?`) && asked.push(new URL(r.url()).searchParams));
-  return asked;
+  opened.page.on("request", (r) => r.url().includes(`/api/v1/${resource}?`) && asked.push(new URL(r.url()).searchParams));
+  return { ...opened, asked };
+}
+
+// A running run's workload, selected once the tree shows its experiment.
+async function selectLiveWorkload(page, experiment, workload) {
+  await page.waitForSelector(`button[data-exp="${experiment}"]`, { timeout: 15000 });
+  await selectWorkload(page, experiment, workload);
 }
 
 // Drags across the first chart's plot from one fraction of its width to another, and waits
@@ -413,11 +423,8 @@ test("a view travels as a JSON file and as a link, and comes back the same", asy
 
 test("the chart of a running run updates by itself", async () => {
   const done = liveRun(["-e", "live", "-n", "live"], 60);
-  const { page, context } = await open();
-  const asked = queriesTo(page, "series");
-  await page.waitForSelector('button[data-exp="live"]', { timeout: 15000 });
-  await page.click('button[data-exp="live"]');
-  await page.check('input[data-workload="live:"]');
+  const { page, context, asked } = await openWatching("series");
+  await selectLiveWorkload(page, "live", "");
   const chart = await addChart(page, "train.value|", "1");
   const points = async () => Number((await chart.locator(".chart-info").innerText()).match(/([\d,]+) points/)[1].replace(/,/g, ""));
   const start = await points();
@@ -453,13 +460,9 @@ test("the chart of a running run updates by itself", async () => {
 
 test("a live chart past its budget thins its own lines instead of loading the run whole again", async () => {
   const done = liveRun(["-e", "thin", "-n", "thin"], 50);
-  const url = new URL(server.url);
-  url.searchParams.set("budget", "16"); // 16 points a line: past half of it within a refresh or two
-  const { page, context, errors } = await open(url.toString());
-  const asked = queriesTo(page, "series");
-  await page.waitForSelector('button[data-exp="thin"]', { timeout: 15000 });
-  await page.click('button[data-exp="thin"]');
-  await page.check('input[data-workload="thin:"]');
+  // 16 points a line: past half of it within a refresh or two.
+  const { page, context, errors, asked } = await openWatching("series", 16);
+  await selectLiveWorkload(page, "thin", "");
   const chart = await addChart(page, "train.value|", "1");
   // Thinned at least once, with more values logged than the budget holds.
   await page.waitForFunction(
@@ -484,13 +487,9 @@ test("a live chart past its budget thins its own lines instead of loading the ru
 
 test("a live chart of a workload's mean asks only for its newest buckets", async () => {
   const done = Promise.all(["a", "b"].map((name) => liveRun(["-e", "meanlive", "-w", "1", "-n", name], 60)));
-  const url = new URL(server.url);
-  url.searchParams.set("budget", "4000"); // 1,000 buckets: a refresh or two before the mean outgrows them
-  const { page, context, errors } = await open(url.toString());
-  const asked = queriesTo(page, "aggregate");
-  await page.waitForSelector('button[data-exp="meanlive"]', { timeout: 15000 });
-  await page.click('button[data-exp="meanlive"]');
-  await page.check('input[data-workload="meanlive:1"]');
+  // 1,000 buckets: a refresh or two before the mean outgrows them.
+  const { page, context, errors, asked } = await openWatching("aggregate", 4000);
+  await selectLiveWorkload(page, "meanlive", "1");
   const chart = await addChart(page, "train.value|", "2");
   await chart.locator('[data-k="grouping"]').selectOption("workloads");
   await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.meanRefreshes ?? 0) >= 1, null, { timeout: 20000 });
