@@ -412,9 +412,15 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
       json::parse(R"({"match": "tb_stranger", "memory_used_mib": null, "sm_util_percent": 15})"));
   gpu["metrics"].erase("energy_mj");  // the counter grows with the power, as on hardware
   UseScenario({{"gpus", {gpu}}});
-  // Another user's process on the GPU (a copy of sleep, so that nothing else matches).
+  // Another user's process on the GPU (a copy of sleep, so that nothing else matches). It
+  // outlives the run however slowly a loaded machine starts it, and goes when the test ends.
   fs::copy_file("/bin/sleep", dir_ / "tb_stranger");
-  ASSERT_EQ(std::system((env_ + " " + (dir_ / "tb_stranger").string() + " 4 > /dev/null 2>&1 &").c_str()), 0);
+  ASSERT_EQ(std::system((env_ + " " + (dir_ / "tb_stranger").string() + " 120 > /dev/null 2>&1 &").c_str()),
+            0);
+  struct Stranger {
+    std::string path;
+    ~Stranger() { (void)std::system(("pkill -f " + path).c_str()); }
+  } stranger{(dir_ / "tb_stranger").string()};
   Shell r = Trainbench("run -q -i 200ms -l nvml -- " + kBurner + " --duty 0.1 --seconds 2");
   ASSERT_EQ(r.code, 0) << r.err;
   auto store = OpenStore();
@@ -450,7 +456,6 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
   Shell show = Trainbench("show " + run.id);
   EXPECT_NE(show.out.find("GPU energy "), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("run energy "), std::string::npos) << show.out;
-  (void)std::system(("pkill -f " + (dir_ / "tb_stranger").string()).c_str());
 }
 
 // In a container with its own PID namespace NVML still lists host PIDs, which name no
