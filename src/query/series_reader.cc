@@ -128,25 +128,40 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
       return Window{it->second.points, static_cast<int64_t>(it->second.points->size()), 1};
     }
   }
-  // Without buckets every point in range is wanted: no summary is read.
-  Result<std::vector<ChunkRecord>> chunks =
-      buckets > 0 ? store_.ReadChunkSummaries(series_id) : store_.ListChunkInfo(series_id);
-  if (!chunks.ok()) return chunks.status();
   bool whole = from_ms == std::numeric_limits<int64_t>::min() && to_ms == std::numeric_limits<int64_t>::max();
-  // Points in the window, counting a chunk that reaches past an end by the share of its
-  // time inside.
+  // The series' points, and the level of detail its points in the window call for (counting
+  // a chunk that reaches past an end by the share of its time inside).
   int64_t total = 0;
-  double in_window = 0;
-  for (const ChunkRecord& c : *chunks) {
-    total += c.count;
-    if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-    double span = static_cast<double>(c.last_ms - c.first_ms);
-    double inside = static_cast<double>(std::min(c.last_ms, to_ms) - std::max(c.first_ms, from_ms));
-    in_window += span > 0 ? static_cast<double>(c.count) * std::clamp(inside / span, 0.0, 1.0)
-                          : static_cast<double>(c.count);
+  auto level_for = [&](const std::vector<ChunkRecord>& listed) -> std::optional<int64_t> {
+    total = 0;
+    double in_window = 0;
+    for (const ChunkRecord& c : listed) {
+      total += c.count;
+      if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
+      double span = static_cast<double>(c.last_ms - c.first_ms);
+      double inside = static_cast<double>(std::min(c.last_ms, to_ms) - std::max(c.first_ms, from_ms));
+      in_window += span > 0 ? static_cast<double>(c.count) * std::clamp(inside / span, 0.0, 1.0)
+                            : static_cast<double>(c.count);
+    }
+    return buckets > 0 ? SummaryLevelFor(in_window / static_cast<double>(buckets)) : std::nullopt;
+  };
+  // A window wide enough for the coarsest level reads the series' overview: a few rows
+  // however many chunks. Otherwise the chunks' own summaries, or without buckets (every
+  // point in range wanted) only the list of chunks.
+  std::optional<std::vector<ChunkRecord>> chunks;
+  std::optional<int64_t> level;
+  if (buckets > 0) {
+    Result<std::optional<std::vector<ChunkRecord>>> described = OverviewChunks(series_id);
+    if (!described.ok()) return described.status();
+    if (*described && (level = level_for(**described)) == kOverviewGroup) chunks = std::move(*described);
   }
-  std::optional<int64_t> level =
-      buckets > 0 ? SummaryLevelFor(in_window / static_cast<double>(buckets)) : std::nullopt;
+  if (!chunks) {
+    Result<std::vector<ChunkRecord>> listed =
+        buckets > 0 ? store_.ReadChunkSummaries(series_id) : store_.ListChunkInfo(series_id);
+    if (!listed.ok()) return listed.status();
+    chunks = std::move(*listed);
+    level = level_for(*chunks);
+  }
   int64_t group = level.value_or(1);
   bool cacheable = finished && whole && level.has_value();
   if (cacheable) {
@@ -233,6 +248,28 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   return Window{points, total, group};
 }
 
+Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int64_t series_id) {
+  Result<SeriesOverview> overview = store_.ReadSeriesOverview(series_id);
+  if (!overview.ok()) return overview.status();
+  if (overview->covered_points != overview->sealed_points) return std::optional<std::vector<ChunkRecord>>();
+  std::vector<ChunkRecord> chunks;
+  for (const std::string& block : overview->blocks)
+    TB_RETURN_IF_ERROR(DecodeOverview(block, series_id, chunks));
+  // The chunks begun after the last one described: the provisional chunk, and any sealed
+  // since the overview was read (the writer's checkpoint in between), read whole.
+  int64_t after = std::numeric_limits<int64_t>::min();
+  for (const ChunkRecord& c : chunks) after = std::max(after, c.first_ms + 1);
+  Result<std::vector<ChunkRecord>> newer =
+      store_.ReadChunkRange(series_id, after, std::numeric_limits<int64_t>::max());
+  if (!newer.ok()) return newer.status();
+  for (ChunkRecord& c : *newer) {
+    c.sealed = false;
+    c.summary.clear();
+    chunks.push_back(std::move(c));
+  }
+  return std::optional<std::vector<ChunkRecord>>(std::move(chunks));
+}
+
 Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool finished, size_t buckets,
                                                          bool retried) {
   auto every_point = [&]() -> Result<Window> {
@@ -248,7 +285,12 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     cached = finished && cache_.count(series_id) != 0;
   }
   if (cached) return every_point();  // Points takes the lock itself
-  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunkSummaries(series_id);
+  // The sealed chunks' means from the series' overview, or else from their summaries.
+  Result<std::optional<std::vector<ChunkRecord>>> described = OverviewChunks(series_id);
+  if (!described.ok()) return described.status();
+  Result<std::vector<ChunkRecord>> chunks = *described
+                                                ? Result<std::vector<ChunkRecord>>(std::move(**described))
+                                                : store_.ReadChunkSummaries(series_id);
   if (!chunks.ok()) return chunks.status();
   int64_t total = 0;
   for (const ChunkRecord& c : *chunks) total += c.count;
@@ -264,7 +306,20 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
       continue;
     }
     size_t begin = points->size();
-    if (c.summary.empty() || !DecodeSummaryMeans(c.summary, *points).ok()) return every_point();
+    if (c.summary.empty()) {  // too short for a summary: read point by point
+      unsealed.push_back(c);
+      continue;
+    }
+    if (!DecodeSummaryMeans(c.summary, *points).ok()) {
+      // Too short for means, its overview keeps its points (group 1); else written before
+      // there were means.
+      if (!DecodeSummaryLevel(c.summary, 1, *points).ok()) return every_point();
+      for (size_t i = begin; i < points->size(); ++i) {
+        (*points)[i].step = 1;
+        spans.emplace_back((*points)[i].time_ms, (*points)[i].time_ms);
+      }
+      continue;
+    }
     // Each group from halfway after the one before to halfway before the next; the chunk's
     // first and last groups to its ends.
     for (size_t i = begin; i < points->size(); ++i) {

@@ -31,7 +31,8 @@ class SeriesReader {
 
   // What a chart of `buckets` buckets over [from_ms, to_ms] needs, in time order. Where a
   // bucket covers many groups of points, the sealed chunks' summaries at the coarsest such
-  // level (store/chunk_summary.h) instead of their points; otherwise the points of the
+  // level (store/chunk_summary.h) instead of their points, read from the series' overview
+  // (a few rows) when that level is the coarsest; otherwise the points of the
   // chunks in range only (always, when `buckets` is 0). A series whose points are cached
   // already is answered from them.
   struct Window {
@@ -50,8 +51,10 @@ class SeriesReader {
   // where a bucket covers two groups of kMeanGroup points or more, each sealed chunk's group
   // means (store/chunk_summary.h), then every point of the unsealed chunk and the journal,
   // each point's `step` then saying how many points it stands for and `spans` the times they
-  // span (group kMeanGroup); otherwise, or when a sealed chunk has no means (written before
-  // there were any), every point, steps as logged (group 1). A group that straddles two
+  // span (group kMeanGroup; a sealed chunk too short for means counts as its points);
+  // otherwise, or when a sealed chunk has no means (written before there were any), every
+  // point, steps as logged (group 1). The sealed chunks' means come from the series'
+  // overview where it has one. A group that straddles two
   // buckets is shared between them by its time in each.
   Result<Window> MeansForChart(int64_t series_id, bool finished, size_t buckets, bool retried = false);
 
@@ -62,6 +65,13 @@ class SeriesReader {
   Result<Window> PointsSince(int64_t series_id, bool finished, int64_t since_ms, bool retried = false);
 
  private:
+  // The series' sealed chunks as its overview describes them (records without data or id,
+  // each `summary` what the chunk keeps there: store/chunk_summary.h OverviewLevels), then
+  // with their data the chunks begun after the last of them (the provisional one, and any
+  // sealed since the overview was read); nullopt when the overview lacks some sealed chunk
+  // (sealed before there were overviews).
+  Result<std::optional<std::vector<ChunkRecord>>> OverviewChunks(int64_t series_id);
+
   struct Cached {
     std::vector<int64_t> chunk_ids;  // sealed chunks, in order
     std::shared_ptr<const std::vector<Point>> points;

@@ -126,6 +126,30 @@ Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Poin
   return found.ok() ? decoded : found;
 }
 
+std::string OverviewLevels(std::string_view summary, std::string_view data, int64_t group) {
+  int64_t best = 0;
+  for (int64_t g : SummaryLevels(summary)) {
+    if (g <= group) best = std::max(best, g);
+  }
+  std::vector<std::pair<int64_t, std::string_view>> kept;
+  if (best == 0) {
+    kept.emplace_back(1, data);
+  } else {
+    (void)WalkLevels(summary, [&](int64_t g, std::string_view bytes) {
+      if (g == best || g >= kMeansEntry) kept.emplace_back(g, bytes);
+      return false;
+    });
+  }
+  std::string blob;
+  PutVarint(blob, kept.size());
+  for (const auto& [g, bytes] : kept) {
+    PutVarint(blob, static_cast<uint64_t>(g));
+    PutVarint(blob, bytes.size());
+    blob += bytes;
+  }
+  return blob;
+}
+
 std::optional<int64_t> SummaryLevelFor(double points_per_bucket) {
   std::optional<int64_t> chosen;
   for (int64_t group : kSummaryGroups) {

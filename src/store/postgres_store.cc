@@ -133,10 +133,18 @@ class PostgresStore : public Store {
           "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING";
       // A sealed chunk adds to its series' totals (schema 6) only when it was inserted, so
       // a batch replayed from the spool after a lost answer counts it once.
+      // Its segment goes into its series' overview (schema 7) in the block of the points sealed
+      // before it: the statement's snapshot, before the update beside it.
       if (c.sealed) {
         insert.insert(0, "WITH added AS (");
         insert +=
-            " RETURNING series_id, count, sum, min, max) UPDATE series SET sealed_count = "
+            " RETURNING series_id, count, sum, min, max), overview AS (INSERT INTO "
+            "series_overview(series_id, "
+            "block, points, data) SELECT s.id, s.sealed_count / 65536, added.count, $12 FROM added JOIN "
+            "series s "
+            "ON s.id = added.series_id ON CONFLICT (series_id, block) DO UPDATE SET points = "
+            "series_overview.points + EXCLUDED.points, data = series_overview.data || EXCLUDED.data)"
+            " UPDATE series SET sealed_count = "
             "series.sealed_count + added.count, sealed_sum = series.sealed_sum + coalesce(added.sum, 0), "
             "sealed_min = LEAST(series.sealed_min, added.min), sealed_max = GREATEST(series.sealed_max, "
             "added.max) FROM added WHERE series.id = added.series_id";
@@ -145,6 +153,7 @@ class PostgresStore : public Store {
           {std::move(insert),
            {Int(c.id), Int(c.series_id), Int(c.first_ms), Int(c.last_ms), Int(c.count), Real(c.min),
             Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data), OptBytes(c.summary)}});
+      if (c.sealed) stmts.back().params.push_back(Bytes(OverviewSegment(c)));
     }
     for (int64_t id : batch.deletes)
       stmts.push_back({"DELETE FROM chunks WHERE id = $1 AND sealed = 0", {Int(id)}});
@@ -323,6 +332,19 @@ class PostgresStore : public Store {
     return Collect<ChunkRecord>(*rows, [&](int i) {
       return ChunkFromRow(pg::Row{*rows, i}, series_id, ChunkBlobs::kData);
     });
+  }
+
+  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id) override {
+    Result<pg::Rows> rows = Query({OverviewSelect("$1"), {Int(series_id)}});
+    if (!rows.ok()) return rows.status();
+    SeriesOverview out;
+    for (int i = 0; i < rows->size(); ++i) {
+      out.sealed_points = rows->Int(i, 0);
+      if (rows->IsNull(i, 1)) continue;
+      out.covered_points += rows->Int(i, 1);
+      out.blocks.push_back(rows->Str(i, 2));
+    }
+    return out;
   }
 
   Result<std::string> ReadChunkData(int64_t chunk_id) override {

@@ -114,6 +114,17 @@ UPDATE series SET
   sealed_max = (SELECT max(max) FROM chunks WHERE series_id = series.id AND sealed = 1);
 CREATE INDEX chunks_provisional ON chunks(series_id) WHERE sealed = 0;
 )sql",
+    // 7: each series' overview: what each sealed chunk keeps there (store.h, OverviewSegment),
+    // appended as it is sealed, in blocks of about 65,536 points. Series sealed before have
+    // none, and their charts read their chunks as before.
+    R"sql(
+CREATE TABLE series_overview(
+  series_id {int} NOT NULL REFERENCES series(id),
+  block {int} NOT NULL,
+  points {int} NOT NULL,
+  data {blob} NOT NULL,
+  PRIMARY KEY(series_id, block));
+)sql",
 };
 static_assert(std::size(kMigrationText) == kSchemaVersion);
 

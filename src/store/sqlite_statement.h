@@ -28,6 +28,7 @@ class Statement {
     sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  // Not copied: `v` must outlive the statement's next Step.
   Statement& BindBlob(int i, const std::string& v) {
     sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
     return *this;

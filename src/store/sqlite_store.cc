@@ -25,6 +25,15 @@ constexpr const char* kAddSealedTotals =
     "sealed_max = CASE WHEN ?4 IS NULL THEN sealed_max WHEN sealed_max IS NULL OR ?4 > sealed_max THEN ?4 "
     "ELSE sealed_max END WHERE id = ?5";
 
+// A sealed chunk's segment (?2, of ?3 points) appended to its series' (?1) overview, in the
+// block its first point falls in by the series' points sealed before it (schema 7). Run
+// before kAddSealedTotals.
+constexpr const char* kAddToOverview =
+    "INSERT INTO series_overview(series_id, block, points, data) "
+    "VALUES(?1, (SELECT sealed_count FROM series WHERE id = ?1) / 65536, ?3, ?2) "
+    "ON CONFLICT(series_id, block) DO UPDATE SET points = points + excluded.points, "
+    "data = CAST(data || excluded.data AS BLOB)";
+
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -151,8 +160,9 @@ class SqliteStore : public Store {
                      "summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement erase(db_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
     Statement erase_journal(db_, "DELETE FROM journal WHERE id = ?");
+    Statement overview(db_, kAddToOverview);
     Statement add(db_, kAddSealedTotals);
-    bool ok = insert.ok() && erase.ok() && erase_journal.ok() && add.ok();
+    bool ok = insert.ok() && erase.ok() && erase_journal.ok() && overview.ok() && add.ok();
     for (ChunkRecord& c : batch.inserts) {
       if (!ok) break;
       insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);
@@ -166,6 +176,12 @@ class SqliteStore : public Store {
       ok = insert.Step() == SQLITE_DONE;
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();
+      if (ok && c.sealed) {
+        std::string segment = OverviewSegment(c);  // bound without a copy: alive until the step
+        overview.Bind(1, c.series_id).BindBlob(2, segment).Bind(3, c.count);
+        ok = overview.Step() == SQLITE_DONE;
+        overview.Reset();
+      }
       if (ok && c.sealed) {
         add.Bind(1, c.count).Bind(2, c.sum).Bind(3, c.min).Bind(4, c.max).Bind(5, c.series_id);
         ok = add.Step() == SQLITE_DONE;
@@ -354,6 +370,23 @@ class SqliteStore : public Store {
     st.Bind(3, first_ms_to);
     return Rows<ChunkRecord>(st, "cannot read samples",
                              [&](Statement& row) { return ChunkFromRow(row, series_id, ChunkBlobs::kData); });
+  }
+
+  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id) override {
+    std::lock_guard lock(mu_);
+    std::string sql = OverviewSelect("?1");
+    Statement st(db_, sql.c_str());
+    st.Bind(1, series_id);
+    SeriesOverview out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      out.sealed_points = st.Int(0);
+      if (st.IsNull(1)) continue;
+      out.covered_points += st.Int(1);
+      out.blocks.push_back(st.Text(2));
+    }
+    if (rc != SQLITE_DONE) return Error("cannot read the overview of series " + std::to_string(series_id));
+    return out;
   }
 
   Result<std::string> ReadChunkData(int64_t chunk_id) override {

@@ -32,6 +32,36 @@ ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sea
   return c;
 }
 
+std::string OverviewSegment(const ChunkRecord& sealed) {
+  std::string levels = OverviewLevels(sealed.summary, sealed.data, kOverviewGroup);
+  std::string out;
+  PutVarint(out, ZigZag(sealed.first_ms));
+  PutVarint(out, ZigZag(sealed.last_ms - sealed.first_ms));
+  PutVarint(out, static_cast<uint64_t>(sealed.count));
+  PutVarint(out, levels.size());
+  return out + levels;
+}
+
+Status DecodeOverview(std::string_view block, int64_t series_id, std::vector<ChunkRecord>& out) {
+  size_t pos = 0;
+  while (pos < block.size()) {
+    uint64_t first = 0, span = 0, count = 0, size = 0;
+    if (!GetVarint(block, pos, first) || !GetVarint(block, pos, span) || !GetVarint(block, pos, count) ||
+        !GetVarint(block, pos, size) || size > block.size() - pos)
+      return Status::Corrupt("a series overview is cut short");
+    ChunkRecord c;
+    c.series_id = series_id;
+    c.first_ms = UnZigZag(first);
+    c.last_ms = c.first_ms + UnZigZag(span);
+    c.count = static_cast<int64_t>(count);
+    c.sealed = true;
+    c.summary.assign(block.substr(pos, size));
+    pos += size;
+    out.push_back(std::move(c));
+  }
+  return Status::Ok();
+}
+
 Result<RunRecord> ChooseRun(const std::string& key, std::vector<RunRecord> candidates,
                             const std::string& store) {
   std::vector<RunRecord*> by_id;

@@ -101,6 +101,22 @@ struct ChunkRecord {
 // Builds a ChunkRecord (encoding and statistics) for `points` of one series.
 ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed);
 
+// A series' overview (schema 7): what each of its sealed chunks keeps there, in the order
+// they were sealed (OverviewSegment), in rows of about kOverviewBlockPoints points. A chart
+// of a long range reads these few rows instead of a row per chunk.
+struct SeriesOverview {
+  int64_t sealed_points = 0;   // the points of the series' sealed chunks
+  int64_t covered_points = 0;  // of those, the overview's (fewer: chunks sealed before schema 7)
+  std::vector<std::string> blocks;
+};
+inline constexpr int64_t kOverviewBlockPoints = 65536;
+// The bytes a sealed chunk adds to its series' overview: its first and last time, its
+// count and OverviewLevels of its summary (its coarsest level and group means, or its points).
+std::string OverviewSegment(const ChunkRecord& sealed);
+// Appends the sealed chunks an overview block describes to `out`, as records without data
+// or id whose `summary` holds what the chunk kept there; Corrupt when it is not one.
+Status DecodeOverview(std::string_view block, int64_t series_id, std::vector<ChunkRecord>& out);
+
 struct ChunkBatch {
   std::vector<ChunkRecord> inserts;
   std::vector<int64_t> deletes;          // ids of provisional chunks the inserts supersede
@@ -202,6 +218,8 @@ class Store {
   // The same with their summaries (levels of detail) but not their data: what a chart of a
   // wide range reads instead of every point.
   virtual Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) = 0;
+  // The series' overview: a few rows, however many chunks it has.
+  virtual Result<SeriesOverview> ReadSeriesOverview(int64_t series_id) = 0;
   // One chunk's encoded points.
   virtual Result<std::string> ReadChunkData(int64_t chunk_id) = 0;
   // The chunks of a series that begin from `first_ms_from` to `first_ms_to` (inclusive), in

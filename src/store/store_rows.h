@@ -41,6 +41,15 @@ inline std::string ChunkSelect(ChunkBlobs blobs, const char* placeholder,
   return sql + " ORDER BY first_ms, id";
 }
 
+// A series' sealed points and its overview's blocks in order (one row with NULLs when it
+// has none), for the series in `placeholder` ("?1" or "$1").
+inline std::string OverviewSelect(const char* placeholder) {
+  return std::string(
+             "SELECT s.sealed_count, o.points, o.data FROM series s LEFT JOIN series_overview o ON "
+             "o.series_id = s.id WHERE s.id = ") +
+         placeholder + " ORDER BY o.block";
+}
+
 // A run without its params and tags (they are read apart).
 template <typename Row>
 RunRecord RunFromRow(const Row& row) {

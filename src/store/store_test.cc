@@ -2,11 +2,13 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "store/chunk_summary.h"
 #include "store/series_writer.h"
 #include "store/sqlite_store.h"
 #include "tests/helpers/forwarding_store.h"
@@ -202,7 +204,7 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
         "DROP TABLE experiment_tags", "ALTER TABLE chunks DROP COLUMN summary",
         "DROP INDEX chunks_provisional", "ALTER TABLE series DROP COLUMN sealed_count",
         "ALTER TABLE series DROP COLUMN sealed_sum", "ALTER TABLE series DROP COLUMN sealed_min",
-        "ALTER TABLE series DROP COLUMN sealed_max",
+        "ALTER TABLE series DROP COLUMN sealed_max", "DROP TABLE series_overview",
         "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
@@ -216,6 +218,11 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   ASSERT_EQ(store->ListChunkInfo(store->ListSeries(id)->at(0).id)->size(), 3u);
   ExpectTotalsOfEveryChunk(*store, id);
   EXPECT_EQ(store->ListSeriesTotals(id)->at(0).count, 25);
+  // Its sealed chunks have no overview: readers see that it lacks them.
+  Result<SeriesOverview> overview = store->ReadSeriesOverview(store->ListSeries(id)->at(0).id);
+  ASSERT_TRUE(overview.ok()) << overview.status().message();
+  EXPECT_EQ(overview->sealed_points, 20);
+  EXPECT_EQ(overview->covered_points, 0);
   // The migrated store takes the newer fields.
   RunRecord fresh;
   fresh.id = NewRunId();
@@ -224,6 +231,50 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   fresh.devices = "0+1";
   ASSERT_TRUE(store->CreateRun(fresh).ok());
   EXPECT_EQ(store->FindRun("after")->devices, "0+1");
+}
+
+// What each sealed chunk keeps in its series' overview: its coarsest level of at most
+// 2,048 points and its group means, or its points when it is too short for any level.
+TEST(OverviewTest, EachSealedChunkKeepsItsCoarsestLevelAndMeansOrItsPoints) {
+  auto wave = [](int64_t start, size_t n) {
+    std::vector<Point> points;
+    for (size_t i = 0; i < n; ++i)
+      points.push_back(
+          {start + static_cast<int64_t>(i) * 100, 50 + 10 * std::sin(static_cast<double>(i) / 30), kNoStep});
+    return points;
+  };
+  std::vector<std::vector<Point>> parts = {wave(1763777000000, 4096), wave(1763777500000, 3000),
+                                           wave(1763777900000, 300)};
+  parts[0][1234].value = 1e6;  // a spike
+  std::string block;
+  for (const auto& p : parts) block += OverviewSegment(MakeChunk(7, p, /*sealed=*/true));
+  std::vector<ChunkRecord> described;
+  ASSERT_TRUE(DecodeOverview(block, 7, described).ok());
+  ASSERT_EQ(described.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(described[i].series_id, 7);
+    EXPECT_TRUE(described[i].sealed);
+    EXPECT_EQ(described[i].first_ms, parts[i].front().time_ms);
+    EXPECT_EQ(described[i].last_ms, parts[i].back().time_ms);
+    EXPECT_EQ(described[i].count, static_cast<int64_t>(parts[i].size()));
+  }
+  std::vector<Point> level, means;
+  ASSERT_TRUE(DecodeSummaryUpTo(described[0].summary, 2048, level).ok());
+  EXPECT_EQ(level, SummarizeGroups(parts[0], 2048));
+  EXPECT_NE(std::find(level.begin(), level.end(), parts[0][1234]), level.end()) << "the spike is kept";
+  ASSERT_TRUE(DecodeSummaryMeans(described[0].summary, means).ok());
+  EXPECT_EQ(means, GroupMeans(parts[0], kMeanGroup));
+  EXPECT_EQ(SummaryLevels(described[0].summary), (std::vector<int64_t>{2048}))
+      << "the finer level stays behind";
+  level.clear();
+  ASSERT_TRUE(DecodeSummaryUpTo(described[1].summary, 2048, level).ok());
+  EXPECT_EQ(level, SummarizeGroups(parts[1], 256)) << "too short for 2,048: its 256 level";
+  level.clear();
+  ASSERT_TRUE(DecodeSummaryUpTo(described[2].summary, 2048, level).ok());
+  EXPECT_EQ(level, parts[2]) << "too short for any level: its points";
+  // A block cut short is said to be one.
+  std::vector<ChunkRecord> cut;
+  EXPECT_EQ(DecodeOverview(block.substr(0, block.size() - 5), 7, cut).code(), Status::Code::kCorrupt);
 }
 
 TEST_F(StoreTest, UriForms) {
@@ -346,6 +397,55 @@ TEST_P(BackendTest, SeriesTotalsCountEveryChunkOnceAsTheWriterSealsAndReplaces) 
   EXPECT_DOUBLE_EQ(*totals[1].max, 1.0 / 31);
   // Another run's series are not counted in.
   EXPECT_TRUE(store->ListSeriesTotals(NewRun(*store, "other").id)->empty());
+}
+
+// Each sealed chunk is described once in its series' overview, in blocks of about 65,536
+// points, in the order the chunks were sealed; provisional chunks are not.
+TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  SeriesWriter writer(*store, run.id, SeriesWriter::kDefaultSealPoints, /*checkpoint_flushes=*/2);
+  constexpr int kPoints = 140000;
+  int64_t series = store->EnsureSeries(run.id, "gpu.power.draw_watts", "gpu=0").value();
+  auto expect_every_sealed_chunk = [&](const char* when) {
+    SeriesOverview overview = store->ReadSeriesOverview(series).value();
+    std::vector<ChunkRecord> described, sealed;
+    for (const std::string& block : overview.blocks)
+      ASSERT_TRUE(DecodeOverview(block, series, described).ok());
+    for (const ChunkRecord& c : store->ListChunkInfo(series).value()) {
+      if (c.sealed) sealed.push_back(c);
+    }
+    int64_t points = 0;
+    for (const ChunkRecord& c : sealed) points += c.count;
+    EXPECT_EQ(overview.sealed_points, points) << when;
+    EXPECT_EQ(overview.covered_points, points) << when;
+    ASSERT_EQ(described.size(), sealed.size()) << when;
+    for (size_t i = 0; i < sealed.size(); ++i) {
+      EXPECT_EQ(described[i].first_ms, sealed[i].first_ms) << when << i;
+      EXPECT_EQ(described[i].last_ms, sealed[i].last_ms) << when << i;
+      EXPECT_EQ(described[i].count, sealed[i].count) << when << i;
+    }
+    EXPECT_EQ(overview.blocks.size(),
+              static_cast<size_t>((points + kOverviewBlockPoints - 1) / kOverviewBlockPoints))
+        << when;
+  };
+  SeriesWriter::SeriesHandle handle = writer.Handle("gpu.power.draw_watts", "gpu=0");
+  for (int i = 0; i < kPoints; ++i) {
+    writer.Append(handle, {1763777000000 + int64_t{100} * i, 50.0 + i % 7, kNoStep});
+    if (i % 5000 == 4999) {
+      ASSERT_TRUE(writer.Flush().ok());
+    }
+    if (i == 70000) expect_every_sealed_chunk("while written: ");
+  }
+  ASSERT_TRUE(writer.Close().ok());
+  expect_every_sealed_chunk("closed: ");
+  EXPECT_EQ(store->ReadSeriesOverview(series)->sealed_points, kPoints);
+  // A series without sealed chunks has an empty overview, which covers them all.
+  int64_t empty = store->EnsureSeries(run.id, "train.loss", "").value();
+  SeriesOverview none = store->ReadSeriesOverview(empty).value();
+  EXPECT_EQ(none.sealed_points, 0);
+  EXPECT_EQ(none.covered_points, 0);
+  EXPECT_TRUE(none.blocks.empty());
 }
 
 TEST_P(BackendTest, FailedFlushLosesNothing) {

@@ -49,6 +49,7 @@ class ForwardingStore : public Store {
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& r) override {
     return inner_.ListSeriesTotals(r);
   }
+  Result<SeriesOverview> ReadSeriesOverview(int64_t s) override { return inner_.ReadSeriesOverview(s); }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     return inner_.ReadChunkSummaries(s);
   }
