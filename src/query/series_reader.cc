@@ -145,15 +145,15 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     }
     return buckets > 0 ? SummaryLevelFor(in_window / static_cast<double>(buckets)) : std::nullopt;
   };
-  // A window wide enough for the coarsest level reads the series' overview: a few rows
-  // however many chunks. Otherwise the chunks' own summaries, or without buckets (every
-  // point in range wanted) only the list of chunks.
+  // A window wide enough for a level of detail reads the series' overview (its chunks'
+  // finest level: a few rows however many chunks), where it has one; else the chunks' own
+  // summaries. Without buckets (every point in range wanted) only the list of chunks.
   std::optional<std::vector<ChunkRecord>> chunks;
   std::optional<int64_t> level;
   if (buckets > 0) {
     Result<std::optional<std::vector<ChunkRecord>>> described = OverviewChunks(series_id);
     if (!described.ok()) return described.status();
-    if (*described && (level = level_for(**described)) == kOverviewGroup) chunks = std::move(*described);
+    if (*described && (level = level_for(**described))) chunks = std::move(*described);
   }
   if (!chunks) {
     Result<std::vector<ChunkRecord>> listed =

@@ -364,7 +364,7 @@ TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {
 }
 
 TEST_F(LongSeriesTest, AWideChartReadsTheSeriesOverviewNotARowPerChunk) {
-  json s = Chart({});
+  json s = Chart({}, "1000");
   EXPECT_EQ(counting_->summary_reads, 0) << "the overview's rows, not each chunk's summary";
   EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0);
   // Without the overview (a store written before there were any) the chart is the same,
@@ -376,7 +376,7 @@ TEST_F(LongSeriesTest, AWideChartReadsTheSeriesOverviewNotARowPerChunk) {
   ServeApi fresh(*counting_);
   ApiResponse r = fresh.Handle({"GET",
                                 "/api/v1/series",
-                                {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"budget", "20"}},
+                                {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"budget", "1000"}},
                                 ""});
   ASSERT_EQ(r.status, 200) << r.body;
   json before = json::parse(r.body)["series"][0];

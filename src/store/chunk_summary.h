@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -29,8 +28,10 @@ namespace tb {
 // as the answer's JSON is then the floor.
 inline constexpr int64_t kSummaryGroups[] = {256, 2048};
 
-// The level a series' overview keeps of each sealed chunk: the coarsest.
-inline constexpr int64_t kOverviewGroup = kSummaryGroups[std::size(kSummaryGroups) - 1];
+// The level a series' overview keeps of each sealed chunk: the finest, so that the overview
+// serves every chart drawn from summaries (a bucket that covers a coarser group covers its
+// finer groups too, and their extremes are the coarser group's).
+inline constexpr int64_t kOverviewGroup = kSummaryGroups[0];
 
 // Beside the levels, the mean of each group of kMeanGroup points (of its values that are
 // not NaN; NaN when none is) as one point at the middle of the group's time, whose `step`
@@ -61,7 +62,7 @@ Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Poin
 // when it holds none.
 Status DecodeSummaryUpTo(std::string_view blob, int64_t group, std::vector<Point>& out);
 // What a sealed chunk keeps in its series' overview (Store::ReadSeriesOverview), in the
-// blob format above: its coarsest level of at most `group` points and its group means,
+// blob format above: its coarsest level of at most `group` (kOverviewGroup) points and its group means,
 // copied from `summary`; a chunk too short for any level keeps its points (`data`, its
 // EncodeChunk) as a level of group 1, which DecodeSummaryUpTo picks for any group.
 std::string OverviewLevels(std::string_view summary, std::string_view data, int64_t group);

@@ -114,7 +114,8 @@ UPDATE series SET
   sealed_max = (SELECT max(max) FROM chunks WHERE series_id = series.id AND sealed = 1);
 CREATE INDEX chunks_provisional ON chunks(series_id) WHERE sealed = 0;
 )sql",
-    // 7: each series' overview: what each sealed chunk keeps there (store.h, OverviewSegment),
+    // 7: each series' overview: each sealed chunk's finest level of detail and group means
+    // (store.h, OverviewSegment),
     // appended as it is sealed, in blocks of about 65,536 points. Series sealed before have
     // none, and their charts read their chunks as before.
     R"sql(

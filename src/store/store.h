@@ -111,7 +111,7 @@ struct SeriesOverview {
 };
 inline constexpr int64_t kOverviewBlockPoints = 65536;
 // The bytes a sealed chunk adds to its series' overview: its first and last time, its
-// count and OverviewLevels of its summary (its coarsest level and group means, or its points).
+// count and OverviewLevels of its summary (its finest level and group means, or its points).
 std::string OverviewSegment(const ChunkRecord& sealed);
 // Appends the sealed chunks an overview block describes to `out`, as records without data
 // or id whose `summary` holds what the chunk kept there; Corrupt when it is not one.

@@ -233,9 +233,9 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   EXPECT_EQ(store->FindRun("after")->devices, "0+1");
 }
 
-// What each sealed chunk keeps in its series' overview: its coarsest level of at most
-// 2,048 points and its group means, or its points when it is too short for any level.
-TEST(OverviewTest, EachSealedChunkKeepsItsCoarsestLevelAndMeansOrItsPoints) {
+// What each sealed chunk keeps in its series' overview: its finest level of detail and its
+// group means, or its points when it is too short for any level.
+TEST(OverviewTest, EachSealedChunkKeepsItsFinestLevelAndMeansOrItsPoints) {
   auto wave = [](int64_t start, size_t n) {
     std::vector<Point> points;
     for (size_t i = 0; i < n; ++i)
@@ -260,15 +260,15 @@ TEST(OverviewTest, EachSealedChunkKeepsItsCoarsestLevelAndMeansOrItsPoints) {
   }
   std::vector<Point> level, means;
   ASSERT_TRUE(DecodeSummaryUpTo(described[0].summary, 2048, level).ok());
-  EXPECT_EQ(level, SummarizeGroups(parts[0], 2048));
+  EXPECT_EQ(level, SummarizeGroups(parts[0], 256)) << "a chart of 2,048-point buckets or 256-point ones";
   EXPECT_NE(std::find(level.begin(), level.end(), parts[0][1234]), level.end()) << "the spike is kept";
   ASSERT_TRUE(DecodeSummaryMeans(described[0].summary, means).ok());
   EXPECT_EQ(means, GroupMeans(parts[0], kMeanGroup));
-  EXPECT_EQ(SummaryLevels(described[0].summary), (std::vector<int64_t>{2048}))
-      << "the finer level stays behind";
+  EXPECT_EQ(SummaryLevels(described[0].summary), (std::vector<int64_t>{256}))
+      << "the coarser level stays behind";
   level.clear();
-  ASSERT_TRUE(DecodeSummaryUpTo(described[1].summary, 2048, level).ok());
-  EXPECT_EQ(level, SummarizeGroups(parts[1], 256)) << "too short for 2,048: its 256 level";
+  ASSERT_TRUE(DecodeSummaryUpTo(described[1].summary, 256, level).ok());
+  EXPECT_EQ(level, SummarizeGroups(parts[1], 256));
   level.clear();
   ASSERT_TRUE(DecodeSummaryUpTo(described[2].summary, 2048, level).ok());
   EXPECT_EQ(level, parts[2]) << "too short for any level: its points";
