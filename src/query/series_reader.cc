@@ -146,8 +146,9 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     return buckets > 0 ? SummaryLevelFor(in_window / static_cast<double>(buckets)) : std::nullopt;
   };
   // A window wide enough for a level of detail reads the series' overview (its chunks'
-  // finest level: a few rows however many chunks), where it has one; else the chunks' own
-  // summaries. Without buckets (every point in range wanted) only the list of chunks.
+  // summaries in a few rows however many chunks), where it has one; else the summaries in
+  // the chunks' rows (written before). Without buckets (every point in range wanted) only
+  // the list of chunks.
   std::optional<std::vector<ChunkRecord>> chunks;
   std::optional<int64_t> level;
   if (buckets > 0) {

@@ -32,7 +32,7 @@ class SeriesReader {
   // What a chart of `buckets` buckets over [from_ms, to_ms] needs, in time order. Where a
   // bucket covers many groups of points, the sealed chunks' summaries at the coarsest such
   // level (store/chunk_summary.h) instead of their points, from the series' overview (a few
-  // rows holding each chunk's finest level) where it has one; otherwise the points of the
+  // rows holding every chunk's summary) where it has one; otherwise the points of the
   // chunks in range only (always, when `buckets` is 0). A series whose points are cached
   // already is answered from them.
   struct Window {

@@ -3,17 +3,20 @@
 #include "serve/serve_api.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <atomic>
 #include <cmath>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <sstream>
 #include <thread>
 
 #include "analyze/phases.h"
 #include "query/chart_series.h"
 #include "query/downsample.h"
+#include "store/chunk_summary.h"
 #include "store/series_writer.h"
 #include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/scratch_directory.h"
@@ -334,6 +337,29 @@ class LongSeriesTest : public ServeApiTest {
     EXPECT_EQ(r.status, 200) << r.body;
     return json::parse(r.body)["series"][0];
   }
+  // Makes the store as one written before schema 7: each chunk's summary in its row, but for
+  // the chunks at `without` (as before schema 5), and no overview.
+  void AsBeforeOverviews(const std::vector<size_t>& without) {
+    std::vector<ChunkRecord> chunks = store_->ReadChunks(store_->ListSeries(run_.id)->at(0).id).value();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((scratch_.path() / "s.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE chunks SET summary = ? WHERE id = ?", -1, &st, nullptr),
+              SQLITE_OK);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (std::find(without.begin(), without.end(), i) != without.end()) continue;
+      std::vector<Point> points;
+      ASSERT_TRUE(DecodeChunk(chunks[i].data, points).ok());
+      std::string summary = EncodeSummary(points);
+      sqlite3_bind_blob(st, 1, summary.data(), static_cast<int>(summary.size()), SQLITE_TRANSIENT);
+      sqlite3_bind_int64(st, 2, chunks[i].id);
+      EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+      sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    EXPECT_EQ(sqlite3_exec(db, "DELETE FROM series_overview", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
   // The chart's points hold the spike at its own time, and none below the series' lowest.
   static void ExpectSpikeAndFloor(const std::vector<double>& x, const std::vector<double>& y) {
     bool spike = false;
@@ -368,11 +394,8 @@ TEST_F(LongSeriesTest, AWideChartReadsTheSeriesOverviewNotARowPerChunk) {
   EXPECT_EQ(counting_->summary_reads, 0) << "the overview's rows, not each chunk's summary";
   EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0);
   // Without the overview (a store written before there were any) the chart is the same,
-  // from each chunk's summary.
-  ASSERT_EQ(
-      std::system(
-          ("sqlite3 " + (scratch_.path() / "s.db").string() + " 'DELETE FROM series_overview'").c_str()),
-      0);
+  // from each chunk's summary in its row.
+  AsBeforeOverviews({});
   ServeApi fresh(*counting_);
   ApiResponse r = fresh.Handle({"GET",
                                 "/api/v1/series",
@@ -422,11 +445,10 @@ TEST_F(LongSeriesTest, ZoomingInReadsOnlyTheChunksInRange) {
 }
 
 TEST_F(LongSeriesTest, ChunksWrittenBeforeSummariesAreReadWhole) {
-  // As a store written by an earlier trainbench: no summaries.
-  ASSERT_EQ(std::system(("sqlite3 " + (scratch_.path() / "s.db").string() +
-                         " 'UPDATE chunks SET summary = NULL; DELETE FROM series_overview'")
-                            .c_str()),
-            0);
+  // As a store written by an earlier trainbench: no summaries, no overview.
+  std::vector<size_t> every(store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id)->size());
+  std::iota(every.begin(), every.end(), size_t{0});
+  AsBeforeOverviews(every);
   json s = Chart({});
   std::vector<double> y = s["y"].get<std::vector<double>>();
   EXPECT_LE(y.size(), 20u);
@@ -439,12 +461,8 @@ TEST_F(LongSeriesTest, ChunksWrittenBeforeSummariesAreReadWhole) {
 TEST_F(LongSeriesTest, OnlyChunksWithoutSummariesAreReadWholeAStretchAtATime) {
   // Two stretches of chunks without summaries (the 3rd to 5th and the 11th to 12th), the
   // others with theirs: five chunks read whole, in two reads, none of the summarized ones.
-  std::vector<ChunkRecord> chunks = store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id).value();
-  ASSERT_EQ(chunks.size(), 25u);
-  std::string ids;
-  for (size_t i : {2, 3, 4, 10, 11}) ids += (ids.empty() ? "" : ",") + std::to_string(chunks[i].id);
-  std::string sql = "UPDATE chunks SET summary = NULL WHERE id IN (" + ids + "); DELETE FROM series_overview";
-  ASSERT_EQ(std::system(("sqlite3 " + (scratch_.path() / "s.db").string() + " '" + sql + "'").c_str()), 0);
+  ASSERT_EQ(store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id)->size(), 25u);
+  AsBeforeOverviews({2, 3, 4, 10, 11});
   json s = Chart({});
   std::vector<double> y = s["y"].get<std::vector<double>>();
   EXPECT_LE(y.size(), 20u);

@@ -126,27 +126,13 @@ Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Poin
   return found.ok() ? decoded : found;
 }
 
-std::string OverviewLevels(std::string_view summary, std::string_view data, int64_t group) {
-  int64_t best = 0;
-  for (int64_t g : SummaryLevels(summary)) {
-    if (g <= group) best = std::max(best, g);
-  }
-  std::vector<std::pair<int64_t, std::string_view>> kept;
-  if (best == 0) {
-    kept.emplace_back(1, data);
-  } else {
-    (void)WalkLevels(summary, [&](int64_t g, std::string_view bytes) {
-      if (g == best || g >= kMeansEntry) kept.emplace_back(g, bytes);
-      return false;
-    });
-  }
+std::string OverviewLevels(std::string_view summary, std::string_view data) {
+  if (!summary.empty()) return std::string(summary);
   std::string blob;
-  PutVarint(blob, kept.size());
-  for (const auto& [g, bytes] : kept) {
-    PutVarint(blob, static_cast<uint64_t>(g));
-    PutVarint(blob, bytes.size());
-    blob += bytes;
-  }
+  PutVarint(blob, 1);  // one entry: every point, as a level of group 1
+  PutVarint(blob, 1);
+  PutVarint(blob, data.size());
+  blob += data;
   return blob;
 }
 

@@ -28,11 +28,6 @@ namespace tb {
 // as the answer's JSON is then the floor.
 inline constexpr int64_t kSummaryGroups[] = {256, 2048};
 
-// The level a series' overview keeps of each sealed chunk: the finest, so that the overview
-// serves every chart drawn from summaries (a bucket that covers a coarser group covers its
-// finer groups too, and their extremes are the coarser group's).
-inline constexpr int64_t kOverviewGroup = kSummaryGroups[0];
-
 // Beside the levels, the mean of each group of kMeanGroup points (of its values that are
 // not NaN; NaN when none is) as one point at the middle of the group's time, whose `step`
 // is the number of values averaged: a workload's mean over a long range is made from these
@@ -61,11 +56,11 @@ Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Poin
 // too short for a coarse level has the finer ones, which draw the same envelope); NotFound
 // when it holds none.
 Status DecodeSummaryUpTo(std::string_view blob, int64_t group, std::vector<Point>& out);
-// What a sealed chunk keeps in its series' overview (Store::ReadSeriesOverview), in the
-// blob format above: its coarsest level of at most `group` (kOverviewGroup) points and its group means,
-// copied from `summary`; a chunk too short for any level keeps its points (`data`, its
-// EncodeChunk) as a level of group 1, which DecodeSummaryUpTo picks for any group.
-std::string OverviewLevels(std::string_view summary, std::string_view data, int64_t group);
+// What a sealed chunk keeps in its series' overview (Store::ReadSeriesOverview): its
+// summary (its levels and group means); a chunk too short for any level keeps its points
+// (`data`, its EncodeChunk) as a level of group 1, which DecodeSummaryUpTo picks for any
+// group.
+std::string OverviewLevels(std::string_view summary, std::string_view data);
 // The coarsest level whose groups are at most what one bucket of a chart covers
 // (`points_per_bucket` raw points), so each bucket sees a whole group or more; nullopt:
 // every point is needed. A group that straddles two buckets gives its extremes to the one

@@ -133,8 +133,8 @@ class PostgresStore : public Store {
           "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING";
       // A sealed chunk adds to its series' totals (schema 6) only when it was inserted, so
       // a batch replayed from the spool after a lost answer counts it once.
-      // Its segment goes into its series' overview (schema 7) in the block of the points sealed
-      // before it: the statement's snapshot, before the update beside it.
+      // Its summary goes into its series' overview (schema 7), not its row, in the block of the
+      // points sealed before it: the statement's snapshot, before the update beside it.
       if (c.sealed) {
         insert.insert(0, "WITH added AS (");
         insert +=
@@ -152,7 +152,7 @@ class PostgresStore : public Store {
       stmts.push_back(
           {std::move(insert),
            {Int(c.id), Int(c.series_id), Int(c.first_ms), Int(c.last_ms), Int(c.count), Real(c.min),
-            Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data), OptBytes(c.summary)}});
+            Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data), OptBytes("")}});
       if (c.sealed) stmts.back().params.push_back(Bytes(OverviewSegment(c)));
     }
     for (int64_t id : batch.deletes)

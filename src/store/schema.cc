@@ -114,10 +114,9 @@ UPDATE series SET
   sealed_max = (SELECT max(max) FROM chunks WHERE series_id = series.id AND sealed = 1);
 CREATE INDEX chunks_provisional ON chunks(series_id) WHERE sealed = 0;
 )sql",
-    // 7: each series' overview: each sealed chunk's finest level of detail and group means
-    // (store.h, OverviewSegment),
-    // appended as it is sealed, in blocks of about 65,536 points. Series sealed before have
-    // none, and their charts read their chunks as before.
+    // 7: each series' overview: each sealed chunk's summary (store.h, OverviewSegment),
+    // appended as it is sealed, in rows of about 65,536 points; the chunk's row no longer
+    // keeps it. Series sealed before have none, and charts read their chunks' rows as before.
     R"sql(
 CREATE TABLE series_overview(
   series_id {int} NOT NULL REFERENCES series(id),

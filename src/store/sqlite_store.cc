@@ -167,12 +167,8 @@ class SqliteStore : public Store {
       if (!ok) break;
       insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);
       insert.Bind(5, c.min).Bind(6, c.max).Bind(7, std::optional<double>(c.sum));
-      insert.Bind(8, int64_t{c.sealed}).BindBlob(9, c.data);
-      if (c.summary.empty()) {
-        insert.Bind(10, std::optional<double>());  // NULL
-      } else {
-        insert.BindBlob(10, c.summary);
-      }
+      // The summary goes into the series' overview, not the chunk's row.
+      insert.Bind(8, int64_t{c.sealed}).BindBlob(9, c.data).Bind(10, std::optional<double>());
       ok = insert.Step() == SQLITE_DONE;
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();

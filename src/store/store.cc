@@ -33,7 +33,7 @@ ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sea
 }
 
 std::string OverviewSegment(const ChunkRecord& sealed) {
-  std::string levels = OverviewLevels(sealed.summary, sealed.data, kOverviewGroup);
+  std::string levels = OverviewLevels(sealed.summary, sealed.data);
   std::string out;
   PutVarint(out, ZigZag(sealed.first_ms));
   PutVarint(out, ZigZag(sealed.last_ms - sealed.first_ms));

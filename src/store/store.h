@@ -96,14 +96,17 @@ struct ChunkRecord {
   double sum = 0;                  // over non-NaN values
   bool sealed = false;             // false: a provisional chunk a later sealed one replaces
   std::string data;                // EncodeChunk output
-  std::string summary;             // EncodeSummary of a sealed chunk's points; "" for none
+  // EncodeSummary of a sealed chunk's points ("" for none): written to its series'
+  // overview; read back from chunks sealed before schema 7, whose rows keep it.
+  std::string summary;
 };
 // Builds a ChunkRecord (encoding and statistics) for `points` of one series.
 ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed);
 
 // A series' overview (schema 7): what each of its sealed chunks keeps there, in the order
 // they were sealed (OverviewSegment), in rows of about kOverviewBlockPoints points. A chart
-// of a long range reads these few rows instead of a row per chunk.
+// of a long range reads these few rows instead of a row per chunk. A chunk's summary is
+// kept there, not in its row (where chunks sealed before schema 7 keep theirs).
 struct SeriesOverview {
   int64_t sealed_points = 0;   // the points of the series' sealed chunks
   int64_t covered_points = 0;  // of those, the overview's (fewer: chunks sealed before schema 7)
@@ -111,7 +114,7 @@ struct SeriesOverview {
 };
 inline constexpr int64_t kOverviewBlockPoints = 65536;
 // The bytes a sealed chunk adds to its series' overview: its first and last time, its
-// count and OverviewLevels of its summary (its finest level and group means, or its points).
+// count and OverviewLevels (its summary, or its points when too short for one).
 std::string OverviewSegment(const ChunkRecord& sealed);
 // Appends the sealed chunks an overview block describes to `out`, as records without data
 // or id whose `summary` holds what the chunk kept there; Corrupt when it is not one.

@@ -233,9 +233,9 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   EXPECT_EQ(store->FindRun("after")->devices, "0+1");
 }
 
-// What each sealed chunk keeps in its series' overview: its finest level of detail and its
-// group means, or its points when it is too short for any level.
-TEST(OverviewTest, EachSealedChunkKeepsItsFinestLevelAndMeansOrItsPoints) {
+// What each sealed chunk keeps in its series' overview: its summary (levels of detail and
+// group means), or its points when it is too short for any level.
+TEST(OverviewTest, EachSealedChunkKeepsItsSummaryOrItsPoints) {
   auto wave = [](int64_t start, size_t n) {
     std::vector<Point> points;
     for (size_t i = 0; i < n; ++i)
@@ -260,12 +260,11 @@ TEST(OverviewTest, EachSealedChunkKeepsItsFinestLevelAndMeansOrItsPoints) {
   }
   std::vector<Point> level, means;
   ASSERT_TRUE(DecodeSummaryUpTo(described[0].summary, 2048, level).ok());
-  EXPECT_EQ(level, SummarizeGroups(parts[0], 256)) << "a chart of 2,048-point buckets or 256-point ones";
+  EXPECT_EQ(level, SummarizeGroups(parts[0], 2048));
   EXPECT_NE(std::find(level.begin(), level.end(), parts[0][1234]), level.end()) << "the spike is kept";
   ASSERT_TRUE(DecodeSummaryMeans(described[0].summary, means).ok());
   EXPECT_EQ(means, GroupMeans(parts[0], kMeanGroup));
-  EXPECT_EQ(SummaryLevels(described[0].summary), (std::vector<int64_t>{256}))
-      << "the coarser level stays behind";
+  EXPECT_EQ(SummaryLevels(described[0].summary), (std::vector<int64_t>{256, 2048}));
   level.clear();
   ASSERT_TRUE(DecodeSummaryUpTo(described[1].summary, 256, level).ok());
   EXPECT_EQ(level, SummarizeGroups(parts[1], 256));
@@ -421,6 +420,8 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
     EXPECT_EQ(overview.covered_points, points) << when;
     ASSERT_EQ(described.size(), sealed.size()) << when;
     for (size_t i = 0; i < sealed.size(); ++i) {
+      std::vector<Point> means;
+      EXPECT_TRUE(DecodeSummaryMeans(described[i].summary, means).ok()) << when << i;
       EXPECT_EQ(described[i].first_ms, sealed[i].first_ms) << when << i;
       EXPECT_EQ(described[i].last_ms, sealed[i].last_ms) << when << i;
       EXPECT_EQ(described[i].count, sealed[i].count) << when << i;
@@ -439,6 +440,8 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
   }
   ASSERT_TRUE(writer.Close().ok());
   expect_every_sealed_chunk("closed: ");
+  // A summary is kept once: in the overview, not also in the chunk's row.
+  for (const ChunkRecord& c : store->ReadChunkSummaries(series).value()) EXPECT_TRUE(c.summary.empty());
   EXPECT_EQ(store->ReadSeriesOverview(series)->sealed_points, kPoints);
   // A series without sealed chunks has an empty overview, which covers them all.
   int64_t empty = store->EnsureSeries(run.id, "train.loss", "").value();
