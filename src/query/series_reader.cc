@@ -295,23 +295,39 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   if (!chunks.ok()) return chunks.status();
   int64_t total = 0;
   for (const ChunkRecord& c : *chunks) total += c.count;
-  if (buckets == 0 || static_cast<double>(total) / static_cast<double>(buckets) < 2.0 * kMeanGroup)
-    return every_point();
+  // Where a bucket covers two stored groups or more, their means. Where it covers fewer but
+  // 16 points or more, the means of groups of an eighth of a bucket, made from each chunk's
+  // points as it is decoded (the series' points are never all in memory at once). Else
+  // every point.
+  double per_bucket = buckets == 0 ? 0 : static_cast<double>(total) / static_cast<double>(buckets);
+  if (per_bucket < 16) return every_point();
+  bool stored = per_bucket >= 2.0 * kMeanGroup;
+  int64_t group = stored ? kMeanGroup : static_cast<int64_t>(per_bucket / 8);
+  if (!stored) {
+    chunks = store_.ReadChunks(series_id);  // every chunk with its points, in one read
+    if (!chunks.ok()) return chunks.status();
+    total = 0;
+    for (const ChunkRecord& c : *chunks) total += c.count;
+  }
   auto points = std::make_shared<std::vector<Point>>();
-  points->reserve(static_cast<size_t>(total / kMeanGroup) + chunks->size());
+  points->reserve(static_cast<size_t>(total / group) + chunks->size());
   std::vector<std::pair<int64_t, int64_t>> spans;
   std::vector<ChunkRecord> unsealed;
+  std::vector<Point> decoded;
   for (const ChunkRecord& c : *chunks) {
-    if (!c.sealed) {
-      unsealed.push_back(c);
-      continue;
-    }
     size_t begin = points->size();
-    if (c.summary.empty()) {  // too short for a summary: read point by point
+    if (!stored) {
+      decoded.clear();
+      TB_RETURN_IF_ERROR(DecodeChunk(c.data, decoded));
+      std::vector<Point> means = GroupMeans(decoded, group);
+      points->insert(points->end(), means.begin(), means.end());
+    } else if (!c.sealed) {
       unsealed.push_back(c);
       continue;
-    }
-    if (!DecodeSummaryMeans(c.summary, *points).ok()) {
+    } else if (c.summary.empty()) {  // too short for a summary: read point by point
+      unsealed.push_back(c);
+      continue;
+    } else if (!DecodeSummaryMeans(c.summary, *points).ok()) {
       // Too short for means, its overview keeps its points (group 1); else written before
       // there were means.
       if (!DecodeSummaryLevel(c.summary, 1, *points).ok()) return every_point();
@@ -352,7 +368,7 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   int64_t newest = 0;
   for (const ChunkRecord& c : *chunks) newest = std::max(newest, c.last_ms);
   for (size_t i = means; i < points->size(); ++i) newest = std::max(newest, (*points)[i].time_ms);
-  Window window{points, total, kMeanGroup, newest};
+  Window window{points, total, group, newest};
   window.spans = std::move(spans);
   return window;
 }

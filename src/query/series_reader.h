@@ -47,15 +47,17 @@ class SeriesReader {
   Result<Window> PointsForChart(int64_t series_id, bool finished, int64_t from_ms, int64_t to_ms,
                                 size_t buckets, bool retried = false);
 
-  // What a workload's mean of the whole series in `buckets` buckets needs, in time order:
-  // where a bucket covers two groups of kMeanGroup points or more, each sealed chunk's group
-  // means (store/chunk_summary.h), then every point of the unsealed chunk and the journal,
-  // each point's `step` then saying how many points it stands for and `spans` the times they
-  // span (group kMeanGroup; a sealed chunk too short for means counts as its points);
-  // otherwise, or when a sealed chunk has no means (written before there were any), every
-  // point, steps as logged (group 1). The sealed chunks' means come from the series'
-  // overview where it has one. A group that straddles two
-  // buckets is shared between them by its time in each.
+  // What a workload's mean of the whole series in `buckets` buckets needs, in time order,
+  // each point's `step` saying how many points it stands for and `spans` the times they span:
+  //  - where a bucket covers two groups of kMeanGroup points or more, each sealed chunk's
+  //    group means (store/chunk_summary.h; from the series' overview where it has one), then
+  //    every point of the unsealed chunk and the journal (a sealed chunk too short for means
+  //    counts as its points);
+  //  - where it covers 16 points or more, the means of groups of an eighth of a bucket, made
+  //    from each chunk as it is decoded (`group` then that size), then the journal's points;
+  //  - otherwise, or when a sealed chunk has no means (written before there were any), every
+  //    point, steps as logged (group 1).
+  // A group that straddles two buckets is shared between them by its time in each.
   Result<Window> MeansForChart(int64_t series_id, bool finished, size_t buckets, bool retried = false);
 
   // The points stored with a time after `since_ms`, in time order: what a live chart asks
