@@ -321,10 +321,7 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
       TB_RETURN_IF_ERROR(DecodeChunk(c.data, decoded));
       std::vector<Point> means = GroupMeans(decoded, group);
       points->insert(points->end(), means.begin(), means.end());
-    } else if (!c.sealed) {
-      unsealed.push_back(c);
-      continue;
-    } else if (c.summary.empty()) {  // too short for a summary: read point by point
+    } else if (!c.sealed || c.summary.empty()) {  // unsealed, or too short for a summary: point by point
       unsealed.push_back(c);
       continue;
     } else if (!DecodeSummaryMeans(c.summary, *points).ok()) {
