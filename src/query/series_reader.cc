@@ -146,22 +146,24 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     return buckets > 0 ? SummaryLevelFor(in_window / static_cast<double>(buckets)) : std::nullopt;
   };
   // A window wide enough for a level of detail reads the series' overview (its chunks'
-  // summaries in a few rows however many chunks), where it has one; else the summaries in
-  // the chunks' rows (written before). Without buckets (every point in range wanted) only
-  // the list of chunks.
+  // summaries in a few rows however many chunks), where it has one. Else the list of chunks
+  // (a narrow window, few points a bucket: every point in range is read), and where that
+  // calls for a level, the summaries in the chunks' rows (series sealed before overviews).
   std::optional<std::vector<ChunkRecord>> chunks;
   std::optional<int64_t> level;
   if (buckets > 0) {
-    Result<std::optional<std::vector<ChunkRecord>>> described = OverviewChunks(series_id);
+    Result<std::optional<std::vector<ChunkRecord>>> described =
+        OverviewChunks(series_id, static_cast<int64_t>(buckets) * kSummaryGroups[0]);
     if (!described.ok()) return described.status();
     if (*described && (level = level_for(**described))) chunks = std::move(*described);
   }
-  if (!chunks) {
+  for (bool summaries : {false, true}) {
+    if (chunks || (summaries && !level)) break;
     Result<std::vector<ChunkRecord>> listed =
-        buckets > 0 ? store_.ReadChunkSummaries(series_id) : store_.ListChunkInfo(series_id);
+        summaries ? store_.ReadChunkSummaries(series_id) : store_.ListChunkInfo(series_id);
     if (!listed.ok()) return listed.status();
-    chunks = std::move(*listed);
-    level = level_for(*chunks);
+    level = level_for(*listed);
+    if (summaries || !level) chunks = std::move(*listed);
   }
   int64_t group = level.value_or(1);
   bool cacheable = finished && whole && level.has_value();
@@ -249,10 +251,12 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   return Window{points, total, group};
 }
 
-Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int64_t series_id) {
-  Result<SeriesOverview> overview = store_.ReadSeriesOverview(series_id);
+Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int64_t series_id,
+                                                                             int64_t min_points) {
+  Result<SeriesOverview> overview = store_.ReadSeriesOverview(series_id, min_points);
   if (!overview.ok()) return overview.status();
-  if (overview->covered_points != overview->sealed_points) return std::optional<std::vector<ChunkRecord>>();
+  if (overview->covered_points != overview->sealed_points || overview->sealed_points < min_points)
+    return std::optional<std::vector<ChunkRecord>>();
   std::vector<ChunkRecord> chunks;
   for (const std::string& block : overview->blocks)
     TB_RETURN_IF_ERROR(DecodeOverview(block, series_id, chunks));
@@ -286,12 +290,14 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     cached = finished && cache_.count(series_id) != 0;
   }
   if (cached) return every_point();  // Points takes the lock itself
-  // The sealed chunks' means from the series' overview, or else from their summaries.
-  Result<std::optional<std::vector<ChunkRecord>>> described = OverviewChunks(series_id);
+  // The sealed chunks' means from the series' overview where a bucket covers two groups or
+  // more; else the list of chunks (and their summaries below, for series sealed before).
+  Result<std::optional<std::vector<ChunkRecord>>> described =
+      OverviewChunks(series_id, static_cast<int64_t>(buckets) * 2 * kMeanGroup);
   if (!described.ok()) return described.status();
-  Result<std::vector<ChunkRecord>> chunks = *described
-                                                ? Result<std::vector<ChunkRecord>>(std::move(**described))
-                                                : store_.ReadChunkSummaries(series_id);
+  bool listed = !*described;
+  Result<std::vector<ChunkRecord>> chunks =
+      listed ? store_.ListChunkInfo(series_id) : Result<std::vector<ChunkRecord>>(std::move(**described));
   if (!chunks.ok()) return chunks.status();
   int64_t total = 0;
   for (const ChunkRecord& c : *chunks) total += c.count;
@@ -303,8 +309,9 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   if (per_bucket < 16) return every_point();
   bool stored = per_bucket >= 2.0 * kMeanGroup;
   int64_t group = stored ? kMeanGroup : static_cast<int64_t>(per_bucket / 8);
-  if (!stored) {
-    chunks = store_.ReadChunks(series_id);  // every chunk with its points, in one read
+  if (!stored || listed) {
+    // Every chunk with its points in one read; or their summaries.
+    chunks = stored ? store_.ReadChunkSummaries(series_id) : store_.ReadChunks(series_id);
     if (!chunks.ok()) return chunks.status();
     total = 0;
     for (const ChunkRecord& c : *chunks) total += c.count;

@@ -71,8 +71,9 @@ class SeriesReader {
   // each `summary` what the chunk keeps there: store/chunk_summary.h OverviewLevels), then
   // with their data the chunks begun after the last of them (the provisional one, and any
   // sealed since the overview was read); nullopt when the overview lacks some sealed chunk
-  // (sealed before there were overviews).
-  Result<std::optional<std::vector<ChunkRecord>>> OverviewChunks(int64_t series_id);
+  // (sealed before there were overviews), or when the sealed chunks hold fewer than
+  // `min_points` points (what the caller needs for the overview to serve it).
+  Result<std::optional<std::vector<ChunkRecord>>> OverviewChunks(int64_t series_id, int64_t min_points);
 
   struct Cached {
     std::vector<int64_t> chunk_ids;  // sealed chunks, in order

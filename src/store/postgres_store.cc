@@ -334,15 +334,15 @@ class PostgresStore : public Store {
     });
   }
 
-  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id) override {
-    Result<pg::Rows> rows = Query({OverviewSelect("$1"), {Int(series_id)}});
+  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points) override {
+    Result<pg::Rows> rows = Query({OverviewSelect("$1", "$2"), {Int(series_id), Int(min_points)}});
     if (!rows.ok()) return rows.status();
     SeriesOverview out;
     for (int i = 0; i < rows->size(); ++i) {
       out.sealed_points = rows->Int(i, 0);
       if (rows->IsNull(i, 1)) continue;
       out.covered_points += rows->Int(i, 1);
-      out.blocks.push_back(rows->Str(i, 2));
+      if (!rows->IsNull(i, 2)) out.blocks.push_back(rows->Str(i, 2));
     }
     return out;
   }

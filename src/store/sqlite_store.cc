@@ -368,18 +368,18 @@ class SqliteStore : public Store {
                              [&](Statement& row) { return ChunkFromRow(row, series_id, ChunkBlobs::kData); });
   }
 
-  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id) override {
+  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points) override {
     std::lock_guard lock(mu_);
-    std::string sql = OverviewSelect("?1");
+    std::string sql = OverviewSelect("?1", "?2");
     Statement st(db_, sql.c_str());
-    st.Bind(1, series_id);
+    st.Bind(1, series_id).Bind(2, min_points);
     SeriesOverview out;
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) {
       out.sealed_points = st.Int(0);
       if (st.IsNull(1)) continue;
       out.covered_points += st.Int(1);
-      out.blocks.push_back(st.Text(2));
+      if (!st.IsNull(2)) out.blocks.push_back(st.Text(2));
     }
     if (rc != SQLITE_DONE) return Error("cannot read the overview of series " + std::to_string(series_id));
     return out;

@@ -221,8 +221,10 @@ class Store {
   // The same with their summaries (levels of detail) but not their data: what a chart of a
   // wide range reads instead of every point.
   virtual Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) = 0;
-  // The series' overview: a few rows, however many chunks it has.
-  virtual Result<SeriesOverview> ReadSeriesOverview(int64_t series_id) = 0;
+  // The series' overview: a few rows, however many chunks it has. Its blocks only when its
+  // sealed chunks hold `min_points` points or more (else just the counts: a chart of few
+  // points a bucket does not need them).
+  virtual Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points = 0) = 0;
   // One chunk's encoded points.
   virtual Result<std::string> ReadChunkData(int64_t chunk_id) = 0;
   // The chunks of a series that begin from `first_ms_from` to `first_ms_to` (inclusive), in

@@ -42,12 +42,12 @@ inline std::string ChunkSelect(ChunkBlobs blobs, const char* placeholder,
 }
 
 // A series' sealed points and its overview's blocks in order (one row with NULLs when it
-// has none), for the series in `placeholder` ("?1" or "$1").
-inline std::string OverviewSelect(const char* placeholder) {
-  return std::string(
-             "SELECT s.sealed_count, o.points, o.data FROM series s LEFT JOIN series_overview o ON "
-             "o.series_id = s.id WHERE s.id = ") +
-         placeholder + " ORDER BY o.block";
+// has none), for the series in parameter 1; the blocks' data NULL when the sealed points
+// are fewer than parameter 2. `p1` and `p2` are the dialect's placeholders.
+inline std::string OverviewSelect(const char* p1, const char* p2) {
+  return std::string("SELECT s.sealed_count, o.points, CASE WHEN s.sealed_count >= ") + p2 +
+         " THEN o.data END FROM series s LEFT JOIN series_overview o ON o.series_id = s.id WHERE s.id = " +
+         p1 + " ORDER BY o.block";
 }
 
 // A run without its params and tags (they are read apart).

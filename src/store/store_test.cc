@@ -443,6 +443,12 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
   // A summary is kept once: in the overview, not also in the chunk's row.
   for (const ChunkRecord& c : store->ReadChunkSummaries(series).value()) EXPECT_TRUE(c.summary.empty());
   EXPECT_EQ(store->ReadSeriesOverview(series)->sealed_points, kPoints);
+  // Asked for a series of more points than it holds: the counts without the blocks.
+  SeriesOverview counts = store->ReadSeriesOverview(series, kPoints + 1).value();
+  EXPECT_EQ(counts.sealed_points, kPoints);
+  EXPECT_EQ(counts.covered_points, kPoints);
+  EXPECT_TRUE(counts.blocks.empty());
+  EXPECT_EQ(store->ReadSeriesOverview(series, kPoints)->blocks.size(), 3u);
   // A series without sealed chunks has an empty overview, which covers them all.
   int64_t empty = store->EnsureSeries(run.id, "train.loss", "").value();
   SeriesOverview none = store->ReadSeriesOverview(empty).value();

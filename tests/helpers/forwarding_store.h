@@ -49,7 +49,9 @@ class ForwardingStore : public Store {
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& r) override {
     return inner_.ListSeriesTotals(r);
   }
-  Result<SeriesOverview> ReadSeriesOverview(int64_t s) override { return inner_.ReadSeriesOverview(s); }
+  Result<SeriesOverview> ReadSeriesOverview(int64_t s, int64_t min_points) override {
+    return inner_.ReadSeriesOverview(s, min_points);
+  }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     return inner_.ReadChunkSummaries(s);
   }
