@@ -157,13 +157,14 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     if (!described.ok()) return described.status();
     if (*described && (level = level_for(**described))) chunks = std::move(*described);
   }
-  for (bool summaries : {false, true}) {
-    if (chunks || (summaries && !level)) break;
-    Result<std::vector<ChunkRecord>> listed =
-        summaries ? store_.ReadChunkSummaries(series_id) : store_.ListChunkInfo(series_id);
+  if (!chunks) {
+    Result<std::vector<ChunkRecord>> listed = store_.ListChunkInfo(series_id);
+    if (listed.ok() && (level = level_for(*listed))) {
+      listed = store_.ReadChunkSummaries(series_id);
+      if (listed.ok()) level = level_for(*listed);
+    }
     if (!listed.ok()) return listed.status();
-    level = level_for(*listed);
-    if (summaries || !level) chunks = std::move(*listed);
+    chunks = std::move(*listed);
   }
   int64_t group = level.value_or(1);
   bool cacheable = finished && whole && level.has_value();
