@@ -282,8 +282,7 @@ class PostgresStore : public Store {
   }
 
   Result<RunRecord> FindRun(const std::string& key) override {
-    // A full id: one index lookup (the serve API asks this for every run of a chart).
-    if (key.size() == 32 && key.find_first_not_of("0123456789abcdef") == std::string::npos) {
+    if (IsWholeRunId(key)) {
       Result<std::vector<RunRecord>> exact =
           ReadRuns({std::string(kRunSelect) + " WHERE r.id = $1", {Text(key)}});
       if (!exact.ok()) return exact.status();

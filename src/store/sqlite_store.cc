@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <mutex>
 
 #include "base/strings.h"
@@ -43,9 +44,10 @@ std::string DirName(const std::string& path) {
 
 class SqliteStore : public Store {
  public:
-  SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  SqliteStore(sqlite3* db, std::string path)
+      : db_(db), path_(std::move(path)), statements_(std::make_unique<StatementCache>(db)) {}
   ~SqliteStore() override {
-    append_journal_.reset();
+    statements_.reset();  // finalized before the connection closes
     sqlite3_close_v2(db_);
   }
 
@@ -53,7 +55,7 @@ class SqliteStore : public Store {
     std::lock_guard lock(mu_);
     TB_RETURN_IF_ERROR(Exec("PRAGMA busy_timeout=10000"));
     // Reading the schema fails here when the file is not an SQLite database at all.
-    Statement tables(db_, "SELECT name FROM sqlite_master WHERE type='table'");
+    Statement tables(*statements_, "SELECT name FROM sqlite_master WHERE type='table'");
     if (!tables.ok()) return NotAStore(sqlite3_errmsg(db_));
     bool has_meta = false, has_other = false;
     int rc;
@@ -90,10 +92,10 @@ class SqliteStore : public Store {
   Result<int64_t> EnsureExperiment(const std::string& name) override {
     TB_RETURN_IF_ERROR(CheckExperimentName(name));
     std::lock_guard lock(mu_);
-    Statement insert(db_, "INSERT OR IGNORE INTO experiments(name, created_ms) VALUES(?, ?)");
+    Statement insert(*statements_, "INSERT OR IGNORE INTO experiments(name, created_ms) VALUES(?, ?)");
     insert.Bind(1, name).Bind(2, WallMillis());
     if (insert.Step() != SQLITE_DONE) return Error("cannot create experiment " + name);
-    Statement get(db_, "SELECT id FROM experiments WHERE name = ?");
+    Statement get(*statements_, "SELECT id FROM experiments WHERE name = ?");
     get.Bind(1, name);
     if (get.Step() != SQLITE_ROW) return Error("cannot read experiment " + name);
     return get.Int(0);
@@ -108,7 +110,7 @@ class SqliteStore : public Store {
                    std::optional<int> exit_code, std::optional<int> signal,
                    const std::string& reason) override {
     std::lock_guard lock(mu_);
-    Statement st(db_,
+    Statement st(*statements_,
                  "UPDATE runs SET end_ms = ?, status = ?, exit_code = ?, signal = ?, reason = ? "
                  "WHERE id = ?");
     st.Bind(1, end_ms).Bind(2, status).Bind(3, exit_code).Bind(4, signal).Bind(5, reason).Bind(6, run_id);
@@ -118,20 +120,15 @@ class SqliteStore : public Store {
 
   Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) override {
     std::lock_guard lock(mu_);
-    // Every flush of every run comes here: the statement is prepared once.
-    if (!append_journal_)
-      append_journal_ = std::make_unique<Statement>(db_, "INSERT INTO journal(run_id, data) VALUES(?, ?)");
-    Statement& st = *append_journal_;
+    Statement st(*statements_, "INSERT INTO journal(run_id, data) VALUES(?, ?)");
     st.Bind(1, run_id).BindBlob(2, data);
-    int rc = st.Step();
-    st.Reset();
-    if (rc != SQLITE_DONE) return Error("cannot write samples");
+    if (st.Step() != SQLITE_DONE) return Error("cannot write samples");
     return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
   }
 
   Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) override {
     std::lock_guard lock(mu_);
-    Statement st(db_,
+    Statement st(*statements_,
                  "SELECT j.id, j.data FROM journal j JOIN series s ON s.run_id = j.run_id "
                  "WHERE s.id = ? ORDER BY j.id");
     st.Bind(1, series_id);
@@ -143,10 +140,10 @@ class SqliteStore : public Store {
   Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
                                const std::string& labels) override {
     std::lock_guard lock(mu_);
-    Statement insert(db_, "INSERT OR IGNORE INTO series(run_id, metric, labels) VALUES(?, ?, ?)");
+    Statement insert(*statements_, "INSERT OR IGNORE INTO series(run_id, metric, labels) VALUES(?, ?, ?)");
     insert.Bind(1, run_id).Bind(2, metric).Bind(3, labels);
     if (insert.Step() != SQLITE_DONE) return Error("cannot create series " + metric);
-    Statement get(db_, "SELECT id FROM series WHERE run_id = ? AND metric = ? AND labels = ?");
+    Statement get(*statements_, "SELECT id FROM series WHERE run_id = ? AND metric = ? AND labels = ?");
     get.Bind(1, run_id).Bind(2, metric).Bind(3, labels);
     if (get.Step() != SQLITE_ROW) return Error("cannot read series " + metric);
     return get.Int(0);
@@ -155,13 +152,13 @@ class SqliteStore : public Store {
   Status WriteChunks(ChunkBatch& batch) override {
     std::lock_guard lock(mu_);
     TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Statement insert(db_,
+    Statement insert(*statements_,
                      "INSERT INTO chunks(series_id, first_ms, last_ms, count, min, max, sum, sealed, data, "
                      "summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    Statement erase(db_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
-    Statement erase_journal(db_, "DELETE FROM journal WHERE id = ?");
-    Statement overview(db_, kAddToOverview);
-    Statement add(db_, kAddSealedTotals);
+    Statement erase(*statements_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
+    Statement erase_journal(*statements_, "DELETE FROM journal WHERE id = ?");
+    Statement overview(*statements_, kAddToOverview);
+    Statement add(*statements_, kAddSealedTotals);
     bool ok = insert.ok() && erase.ok() && erase_journal.ok() && overview.ok() && add.ok();
     for (ChunkRecord& c : batch.inserts) {
       if (!ok) break;
@@ -209,7 +206,7 @@ class SqliteStore : public Store {
   Status SetTags(const std::string& run_id, const KeyValues& tags) override {
     std::lock_guard lock(mu_);
     return InTransaction([&] {
-      Statement st(db_, "INSERT OR REPLACE INTO tags(run_id, key, value) VALUES(?, ?, ?)");
+      Statement st(*statements_, "INSERT OR REPLACE INTO tags(run_id, key, value) VALUES(?, ?, ?)");
       for (const auto& [k, v] : tags) {
         st.Bind(1, run_id).Bind(2, k).Bind(3, v);
         if (st.Step() != SQLITE_DONE) return Error("cannot set tags of run " + run_id);
@@ -221,7 +218,7 @@ class SqliteStore : public Store {
 
   Status DeleteTag(const std::string& run_id, const std::string& key) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "DELETE FROM tags WHERE run_id = ? AND key = ?");
+    Statement st(*statements_, "DELETE FROM tags WHERE run_id = ? AND key = ?");
     st.Bind(1, run_id).Bind(2, key);
     if (st.Step() != SQLITE_DONE) return Error("cannot delete tag " + key);
     if (sqlite3_changes(db_) == 0) {
@@ -232,7 +229,7 @@ class SqliteStore : public Store {
 
   Status RenameRun(const std::string& run_id, const std::string& name) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "UPDATE runs SET name = ? WHERE id = ?");
+    Statement st(*statements_, "UPDATE runs SET name = ? WHERE id = ?");
     st.Bind(1, name).Bind(2, run_id);
     if (st.Step() != SQLITE_DONE) return Error("cannot rename run " + run_id);
     return Status::Ok();
@@ -243,7 +240,7 @@ class SqliteStore : public Store {
     return InTransaction([&]() -> Status {
       if (change.name) {
         TB_RETURN_IF_ERROR(CheckExperimentName(*change.name));
-        Statement st(db_, "UPDATE experiments SET name = ? WHERE id = ?");
+        Statement st(*statements_, "UPDATE experiments SET name = ? WHERE id = ?");
         st.Bind(1, *change.name).Bind(2, id);
         if (st.Step() != SQLITE_DONE) {
           if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_UNIQUE)
@@ -252,13 +249,13 @@ class SqliteStore : public Store {
         }
       }
       for (const auto& [k, v] : change.set_tags) {
-        Statement st(db_,
+        Statement st(*statements_,
                      "INSERT OR REPLACE INTO experiment_tags(experiment_id, key, value) VALUES(?, ?, ?)");
         st.Bind(1, id).Bind(2, k).Bind(3, v);
         if (st.Step() != SQLITE_DONE) return Error("cannot tag experiment " + std::to_string(id));
       }
       for (const std::string& k : change.delete_tags) {
-        Statement st(db_, "DELETE FROM experiment_tags WHERE experiment_id = ? AND key = ?");
+        Statement st(*statements_, "DELETE FROM experiment_tags WHERE experiment_id = ? AND key = ?");
         st.Bind(1, id).Bind(2, k);
         if (st.Step() != SQLITE_DONE) return Error("cannot untag experiment " + std::to_string(id));
       }
@@ -268,7 +265,7 @@ class SqliteStore : public Store {
 
   Status AddEvent(const EventRecord& e) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "INSERT INTO events(run_id, time_ms, kind, label) VALUES(?, ?, ?, ?)");
+    Statement st(*statements_, "INSERT INTO events(run_id, time_ms, kind, label) VALUES(?, ?, ?, ?)");
     st.Bind(1, e.run_id).Bind(2, e.time_ms).Bind(3, e.kind).Bind(4, e.label);
     if (st.Step() != SQLITE_DONE) return Error("cannot record event");
     return Status::Ok();
@@ -276,7 +273,7 @@ class SqliteStore : public Store {
 
   Status PutArtifact(const ArtifactRecord& a) override {
     std::lock_guard lock(mu_);
-    Statement st(db_,
+    Statement st(*statements_,
                  "INSERT OR REPLACE INTO artifacts(run_id, name, size, content, path) VALUES(?, ?, ?, ?, ?)");
     // Files beside the store are recorded relative to it, so the store can be moved.
     std::string path = a.path;
@@ -289,13 +286,13 @@ class SqliteStore : public Store {
 
   Result<std::vector<ExperimentInfo>> ListExperiments() override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "SELECT id, name, created_ms FROM experiments ORDER BY id");
+    Statement st(*statements_, "SELECT id, name, created_ms FROM experiments ORDER BY id");
     Result<std::vector<ExperimentInfo>> all =
         Rows<ExperimentInfo>(st, "cannot list experiments", [&](Statement& row) {
           return ExperimentInfo{row.Int(0), row.Text(1), row.Int(2), {}};
         });
     if (!all.ok()) return all;
-    Statement tags(db_, "SELECT experiment_id, key, value FROM experiment_tags ORDER BY rowid");
+    Statement tags(*statements_, "SELECT experiment_id, key, value FROM experiment_tags ORDER BY rowid");
     while (tags.Step() == SQLITE_ROW) {
       for (ExperimentInfo& e : *all) {
         if (e.id == tags.Int(0)) e.tags.emplace_back(tags.Text(1), tags.Text(2));
@@ -308,17 +305,24 @@ class SqliteStore : public Store {
     std::lock_guard lock(mu_);
     std::string sql = std::string(kRunSelect) + (experiment.empty() ? "" : " WHERE e.name = ?") +
                       " ORDER BY r.start_ms, r.id";
-    Statement st(db_, sql.c_str());
+    Statement st(*statements_, sql);
     if (!experiment.empty()) st.Bind(1, experiment);
     return ReadRuns(st);
   }
 
   Result<RunRecord> FindRun(const std::string& key) override {
     std::lock_guard lock(mu_);
+    if (IsWholeRunId(key)) {
+      Statement exact(*statements_, std::string(kRunSelect) + " WHERE r.id = ?1");
+      exact.Bind(1, key);
+      Result<std::vector<RunRecord>> found = ReadRuns(exact);
+      if (!found.ok()) return found.status();
+      if (!found->empty()) return std::move(found->front());
+    }
     std::string sql = std::string(kRunSelect) +
                       " WHERE r.id = ?1 OR (length(?1) >= 4 AND "
                       "substr(r.id, 1, length(?1)) = ?1) OR r.name = ?1 ORDER BY r.start_ms DESC";
-    Statement st(db_, sql.c_str());
+    Statement st(*statements_, sql);
     st.Bind(1, key);
     Result<std::vector<RunRecord>> runs = ReadRuns(st);
     if (!runs.ok()) return runs.status();
@@ -327,7 +331,7 @@ class SqliteStore : public Store {
 
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
     std::lock_guard lock(mu_);
-    Statement st(db_,
+    Statement st(*statements_,
                  "SELECT id, run_id, metric, labels FROM series WHERE run_id = ? ORDER BY metric, labels");
     st.Bind(1, run_id);
     return Rows<SeriesInfo>(st, "cannot list series", [&](Statement& row) {
@@ -338,7 +342,7 @@ class SqliteStore : public Store {
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) override {
     std::lock_guard lock(mu_);
     std::string sql = SeriesTotalsSelect("?1");
-    Statement st(db_, sql.c_str());
+    Statement st(*statements_, sql);
     st.Bind(1, run_id);
     return Rows<SeriesTotals>(st, "cannot read series totals",
                               [](Statement& row) { return SeriesTotalsFromRow(row); });
@@ -360,7 +364,7 @@ class SqliteStore : public Store {
                                                   int64_t first_ms_to) override {
     std::lock_guard lock(mu_);
     std::string sql = ChunkSelect(ChunkBlobs::kData, "?", {"?", "?"});
-    Statement st(db_, sql.c_str());
+    Statement st(*statements_, sql);
     st.Bind(1, series_id);
     st.Bind(2, first_ms_from);
     st.Bind(3, first_ms_to);
@@ -371,7 +375,7 @@ class SqliteStore : public Store {
   Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points) override {
     std::lock_guard lock(mu_);
     std::string sql = OverviewSelect("?1", "?2");
-    Statement st(db_, sql.c_str());
+    Statement st(*statements_, sql);
     st.Bind(1, series_id).Bind(2, min_points);
     SeriesOverview out;
     int rc;
@@ -387,7 +391,7 @@ class SqliteStore : public Store {
 
   Result<std::string> ReadChunkData(int64_t chunk_id) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "SELECT data FROM chunks WHERE id = ?");
+    Statement st(*statements_, "SELECT data FROM chunks WHERE id = ?");
     st.Bind(1, chunk_id);
     if (st.Step() != SQLITE_ROW) return Status::NotFound("no chunk " + std::to_string(chunk_id));
     return st.Text(0);
@@ -395,7 +399,8 @@ class SqliteStore : public Store {
 
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "SELECT time_ms, kind, label FROM events WHERE run_id = ? ORDER BY time_ms, id");
+    Statement st(*statements_,
+                 "SELECT time_ms, kind, label FROM events WHERE run_id = ? ORDER BY time_ms, id");
     st.Bind(1, run_id);
     return Rows<EventRecord>(st, "cannot list events", [&](Statement& row) {
       return EventRecord{run_id, row.Int(0), row.Text(1), row.Text(2)};
@@ -404,7 +409,7 @@ class SqliteStore : public Store {
 
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "SELECT name, size, path FROM artifacts WHERE run_id = ? ORDER BY name");
+    Statement st(*statements_, "SELECT name, size, path FROM artifacts WHERE run_id = ? ORDER BY name");
     st.Bind(1, run_id);
     return Rows<ArtifactRecord>(st, "cannot list artifacts", [&](Statement& row) {
       return ArtifactRecord{run_id, row.Text(0), row.Int(1), "", row.Text(2)};
@@ -413,7 +418,7 @@ class SqliteStore : public Store {
 
   Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override {
     std::lock_guard lock(mu_);
-    Statement st(db_, "SELECT size, content, path FROM artifacts WHERE run_id = ? AND name = ?");
+    Statement st(*statements_, "SELECT size, content, path FROM artifacts WHERE run_id = ? AND name = ?");
     st.Bind(1, run_id).Bind(2, name);
     if (st.Step() != SQLITE_ROW) return Status::NotFound("run " + run_id + " has no artifact " + name);
     ArtifactRecord a{run_id, name, st.Int(0), st.Text(1), st.Text(2)};
@@ -425,7 +430,7 @@ class SqliteStore : public Store {
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, ChunkBlobs blobs) {
     std::lock_guard lock(mu_);
     std::string sql = ChunkSelect(blobs, "?");
-    Statement st(db_, sql.c_str());
+    Statement st(*statements_, sql);
     st.Bind(1, series_id);
     return Rows<ChunkRecord>(st, "cannot read samples",
                              [&](Statement& row) { return ChunkFromRow(row, series_id, blobs); });
@@ -454,7 +459,7 @@ class SqliteStore : public Store {
 
   Status ReadKeyValues(const char* table, const std::string& run_id, KeyValues& out) {
     std::string sql = std::string("SELECT key, value FROM ") + table + " WHERE run_id = ? ORDER BY rowid";
-    Statement st(db_, sql.c_str());
+    Statement st(*statements_, sql);
     st.Bind(1, run_id);
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) out.emplace_back(st.Text(0), st.Text(1));
@@ -474,8 +479,8 @@ class SqliteStore : public Store {
   }
 
   Status InsertParams(const std::string& run_id, const KeyValues& params) {
-    Statement get(db_, "SELECT value FROM params WHERE run_id = ? AND key = ?");
-    Statement put(db_, "INSERT INTO params(run_id, key, value) VALUES(?, ?, ?)");
+    Statement get(*statements_, "SELECT value FROM params WHERE run_id = ? AND key = ?");
+    Statement put(*statements_, "INSERT INTO params(run_id, key, value) VALUES(?, ?, ?)");
     for (const auto& [k, v] : params) {
       get.Bind(1, run_id).Bind(2, k);
       int rc = get.Step();
@@ -496,10 +501,10 @@ class SqliteStore : public Store {
   }
 
   Status InsertRun(const RunRecord& run) {
-    Statement exp(db_, "SELECT id FROM experiments WHERE name = ?");
+    Statement exp(*statements_, "SELECT id FROM experiments WHERE name = ?");
     exp.Bind(1, run.experiment);
     if (exp.Step() != SQLITE_ROW) return Status::NotFound("no experiment " + run.experiment);
-    Statement st(db_,
+    Statement st(*statements_,
                  "INSERT INTO runs(id, experiment_id, workload, name, command, working_directory, host, "
                  "supervisor_pid, start_ms, end_ms, status, exit_code, signal, reason, listeners, "
                  "interval_ms, devices) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -512,7 +517,7 @@ class SqliteStore : public Store {
     for (auto [table, kvs] : {std::pair{"params", &run.params}, std::pair{"tags", &run.tags}}) {
       std::string sql =
           std::string("INSERT OR REPLACE INTO ") + table + "(run_id, key, value) VALUES(?, ?, ?)";
-      Statement kv(db_, sql.c_str());
+      Statement kv(*statements_, sql);
       for (const auto& [k, v] : *kvs) {
         kv.Bind(1, run.id).Bind(2, k).Bind(3, v);
         if (kv.Step() != SQLITE_DONE) return Error(std::string("cannot record ") + table);
@@ -537,14 +542,15 @@ class SqliteStore : public Store {
         Exec("CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
     int version = 0;
     {  // finalized before the migrations run: DROP needs no statement in flight
-      Statement get(db_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
+      Statement get(*statements_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
       if (get.Step() == SQLITE_ROW) version = static_cast<int>(ParseInt(get.Text(0)).value_or(0));
     }
     TB_RETURN_IF_ERROR(CheckSchemaVersion(version, path_));
     std::vector<std::string> migrations = Migrations(Dialect::kSqlite);
     for (int v = version; v < kSchemaVersion; ++v)
       TB_RETURN_IF_ERROR(Exec(migrations[static_cast<size_t>(v)].c_str()));
-    Statement set(db_, "INSERT OR REPLACE INTO trainbench_meta(key, value) VALUES('schema_version', ?)");
+    Statement set(*statements_,
+                  "INSERT OR REPLACE INTO trainbench_meta(key, value) VALUES('schema_version', ?)");
     set.Bind(1, std::to_string(kSchemaVersion));
     if (set.Step() != SQLITE_DONE) return Error("cannot record schema version");
     return Status::Ok();
@@ -570,9 +576,9 @@ class SqliteStore : public Store {
   }
 
   std::mutex mu_;
-  std::unique_ptr<Statement> append_journal_;  // finalized before the connection closes
   sqlite3* db_;
   std::string path_;
+  std::unique_ptr<StatementCache> statements_;  // of db_
 };
 
 }  // namespace

@@ -78,6 +78,10 @@ Result<RunRecord> ChooseRun(const std::string& key, std::vector<RunRecord> candi
   return Status::NotFound("no run '" + key + "' in " + store + "; `trainbench ls` lists the runs");
 }
 
+bool IsWholeRunId(const std::string& key) {
+  return key.size() == 32 && key.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 std::string NewRunId() {
   unsigned char bytes[16];
   size_t got = 0;

@@ -251,6 +251,9 @@ Result<RunRecord> ChooseRun(const std::string& key, std::vector<RunRecord> candi
 
 // A new run id: 32 random hex digits.
 std::string NewRunId();
+// Whether `key` has the form of a whole run id (as NewRunId makes): FindRun then looks it
+// up by its index before scanning ids and names (a chart asks for every run it shows).
+bool IsWholeRunId(const std::string& key);
 
 // All points of a series, decoded, in time order: its chunks, then its journaled points.
 // For many reads of the same series, query/series_reader.h keeps them decoded.
