@@ -132,7 +132,10 @@ void Send(ApiResponse response, httplib::Response& res, bool gzip = false) {
         response.body = std::move(*packed);
       }
     }
-    res.set_content(response.body, response.content_type);
+    // What set_content does, without copying the body (a chart's answer is a megabyte).
+    res.body = std::move(response.body);
+    res.headers.erase("Content-Type");
+    res.set_header("Content-Type", response.content_type);
     return;
   }
   auto stream = std::move(response.stream);

@@ -1,6 +1,8 @@
 #include "query/chart_series.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -27,21 +29,75 @@ void AppendNumber(std::string& out, double v, bool comma, int digits = 0) {
   out.append(buf, end);
 }
 
+// The text of each value AppendNumber has written lately, in a table of 256 by the
+// value's bits: a chart's values repeat (utilization in whole percent, temperatures,
+// memory in MiB), and each distinct one is formatted once, not once a point.
+class RecentNumbers {
+ public:
+  explicit RecentNumbers(int digits) : digits_(digits) { bits_.fill(kEmpty); }
+  void Append(std::string& out, double v, bool comma) {
+    uint64_t bits = std::bit_cast<uint64_t>(v);
+    size_t slot = static_cast<size_t>((bits * 0x9E3779B97F4A7C15ULL) >> 56);
+    if (bits_[slot] != bits) {
+      std::string text;
+      AppendNumber(text, v, false, digits_);
+      if (text.size() > kLongest) {  // not kept
+        AppendNumber(out, v, comma, digits_);
+        return;
+      }
+      bits_[slot] = bits;
+      sizes_[slot] = static_cast<uint8_t>(text.size());
+      text.copy(texts_[slot].data(), text.size());
+    }
+    if (comma) out += ',';
+    out.append(texts_[slot].data(), sizes_[slot]);
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};  // a NaN, which no lookup brings
+  static constexpr size_t kLongest = 31;
+  int digits_;
+  std::array<uint64_t, 256> bits_{};
+  std::array<uint8_t, 256> sizes_{};
+  std::array<std::array<char, kLongest>, 256> texts_{};
+};
+
 // Moves sorted x values, at most four per bucket of `grid` (as DownsampleIndices keeps
 // them), onto the places origin + i * width / 4: each to the place its x falls on, and where
-// two fall on one, the later to the next place (so x stays strictly increasing).
-void SnapToGrid(std::vector<double>& x, const Buckets& grid) {
+// two fall on one, the later to the next place (so x stays strictly increasing). `places`
+// gets each one's i.
+void SnapToGrid(std::vector<double>& x, const Buckets& grid, std::vector<double>& places) {
   double quarter = grid.width / 4;
   if (!(quarter > 0)) return;
+  places.resize(x.size());
   double previous = -std::numeric_limits<double>::infinity();
-  for (double& v : x) {
-    double place = std::max(std::floor((v - grid.origin) / quarter), previous + 1);
-    v = grid.origin + place * quarter;
+  for (size_t k = 0; k < x.size(); ++k) {
+    double place = std::max(std::floor((x[k] - grid.origin) / quarter), previous + 1);
+    x[k] = grid.origin + place * quarter;
+    places[k] = place;
     previous = place;
   }
 }
 
 }  // namespace
+
+int GridDigits(const Buckets& grid, double span) {
+  span = std::max({std::abs(grid.origin), std::abs(span), 1e-300});
+  return std::clamp(static_cast<int>(std::ceil(std::log10(span / (grid.width / 4)))) + 3, 6, 17);
+}
+
+std::shared_ptr<const GridTexts> GridPlaceTexts(const Buckets& grid, size_t count) {
+  auto out = std::make_shared<GridTexts>();
+  double quarter = grid.width / 4;
+  out->digits = GridDigits(grid, grid.origin + static_cast<double>(count) * quarter);
+  out->text.reserve(count * 8);
+  out->ends.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    AppendNumber(out->text, grid.origin + static_cast<double>(i) * quarter, false, out->digits);
+    out->ends.push_back(static_cast<uint32_t>(out->text.size()));
+  }
+  return out;
+}
 
 std::optional<XAxis> ParseXAxis(std::string_view text) {
   if (text == "relative") return XAxis::kRelative;
@@ -154,9 +210,9 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
   std::optional<Buckets> grid;
   if (window.budget != std::numeric_limits<size_t>::max() && window.axis != XAxis::kStep) grid = window.grid;
   std::vector<size_t> keep = DownsampleIndices(n, xs, ys, lo, hi, window.budget, grid);
-  std::vector<double> kept_x(keep.size());
+  std::vector<double> kept_x(keep.size()), places;
   for (size_t k = 0; k < keep.size(); ++k) kept_x[k] = xs(keep[k]);
-  if (grid) SnapToGrid(kept_x, *grid);
+  if (grid) SnapToGrid(kept_x, *grid, places);
   int64_t last_ms = p.empty() ? 0 : p.back().time_ms;
   if (!time_sorted) {
     for (const Point& pt : p) last_ms = std::max(last_ms, pt.time_ms);
@@ -178,13 +234,24 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
   // with; a tooltip shows 4, a chart far fewer), for a third of the bytes of a double's 17;
   // every point at full resolution exact.
   int x_digits = 0, y_digits = keep.size() < n ? 6 : 0;
-  if (grid) {
-    double span = std::max({std::abs(grid->origin), std::abs(kept_x.empty() ? 0 : kept_x.back()), 1e-300});
-    x_digits = std::clamp(static_cast<int>(std::ceil(std::log10(span / (grid->width / 4)))) + 3, 6, 17);
+  if (grid) x_digits = GridDigits(*grid, kept_x.empty() ? 0 : kept_x.back());
+  // The places' texts made for the answer, where this series writes x as they do.
+  const GridTexts* texts =
+      grid && window.grid_texts && window.grid_texts->digits == x_digits ? window.grid_texts.get() : nullptr;
+  for (size_t k = 0; k < keep.size(); ++k) {
+    if (texts != nullptr && places.size() == keep.size() && places[k] >= 0 &&
+        places[k] < static_cast<double>(texts->ends.size())) {
+      auto i = static_cast<size_t>(places[k]);
+      size_t begin = i == 0 ? 0 : texts->ends[i - 1];
+      if (k > 0) out += ',';
+      out.append(texts->text, begin, texts->ends[i] - begin);
+      continue;
+    }
+    AppendNumber(out, kept_x[k], k > 0, x_digits);
   }
-  for (size_t k = 0; k < keep.size(); ++k) AppendNumber(out, kept_x[k], k > 0, x_digits);
   out += "], \"y\": [";
-  for (size_t k = 0; k < keep.size(); ++k) AppendNumber(out, ys(keep[k]), k > 0, y_digits);
+  auto recent = std::make_unique<RecentNumbers>(y_digits);
+  for (size_t k = 0; k < keep.size(); ++k) recent->Append(out, ys(keep[k]), k > 0);
   out += "]}";
   return out;
 }

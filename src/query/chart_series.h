@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,7 +35,23 @@ struct ChartWindow {
   // union of every run's times, which it walks once per line; a point moves by less than a
   // bucket (two pixels when the budget is twice the chart's width).
   std::optional<Buckets> grid;
+  // The texts of the grid's places in the window (GridPlaceTexts), made once for every
+  // series of an answer; absent: each series writes its own.
+  std::shared_ptr<const struct GridTexts> grid_texts{};
 };
+
+// The x of a grid's places 0..count-1 (origin + i * width / 4) as JSON numbers to `digits`
+// significant digits, one after another in `text`, place i ending at ends[i].
+struct GridTexts {
+  int digits = 0;
+  std::string text{};
+  std::vector<uint32_t> ends{};
+};
+// The significant digits x is written with on `grid` when the largest x is `span` away
+// from 0: enough to tell places a quarter of a bucket apart.
+int GridDigits(const Buckets& grid, double span);
+// The texts of the `count` places from the grid's origin.
+std::shared_ptr<const GridTexts> GridPlaceTexts(const Buckets& grid, size_t count);
 
 // `points` are the series' in storage order (time order from listeners; a script may log
 // out of order, and steps may repeat or be absent). `total_points`: the series' when
