@@ -15,7 +15,7 @@
 // decodes the same runs' raw points from the store, with no HTTP and no JSON. `big`: one run of that many
 // points, its first chart cold. It then prints the URL list and command for the request-mix measurement with
 // wrk. Beside it, the budget the web page asks for a 500-pixel-wide chart (1,000 points a
-// run: 400 raw points a bucket, drawn from the 256-point summaries), cold. `week_series`
+// run: 400 raw points a bucket, drawn from the 128-point summaries), cold. `week_series`
 // (0: none; 300 is the issue's): a finished week-long run at 10 Hz with that many series,
 // and what the page asks when it is opened on a server just started, cold.
 #include <httplib.h>

@@ -132,6 +132,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   // The series' points, and the level of detail its points in the window call for (counting
   // a chunk that reaches past an end by the share of its time inside).
   int64_t total = 0;
+  int64_t per_bucket = 0;  // raw points a bucket covers: a chunk's coarsest level up to this is read
   auto level_for = [&](const std::vector<ChunkRecord>& listed) -> std::optional<int64_t> {
     total = 0;
     double in_window = 0;
@@ -143,7 +144,9 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
       in_window += span > 0 ? static_cast<double>(c.count) * std::clamp(inside / span, 0.0, 1.0)
                             : static_cast<double>(c.count);
     }
-    return buckets > 0 ? SummaryLevelFor(in_window / static_cast<double>(buckets)) : std::nullopt;
+    if (buckets == 0) return std::nullopt;
+    per_bucket = static_cast<int64_t>(in_window / static_cast<double>(buckets));
+    return SummaryLevelFor(in_window / static_cast<double>(buckets));
   };
   // A window wide enough for a level of detail reads the series' overview (its chunks'
   // summaries in a few rows however many chunks), where it has one. Else the list of chunks
@@ -166,7 +169,24 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     if (!listed.ok()) return listed.status();
     chunks = std::move(*listed);
   }
-  int64_t group = level.value_or(1);
+  // A chunk is drawn from its summary when it is sealed and holds a level the buckets call
+  // for: the coarsest up to per_bucket (a store written with other group sizes than today's
+  // holds other levels). `group`: the coarsest level read, 1 when any chunk is read whole.
+  auto summary_group = [&](const ChunkRecord& c) -> int64_t {
+    if (!level || !c.sealed || c.summary.empty()) return 0;
+    int64_t best = 0;
+    for (int64_t g : SummaryLevels(c.summary)) {
+      if (g <= per_bucket) best = std::max(best, g);
+    }
+    return best;
+  };
+  int64_t group = level ? std::numeric_limits<int64_t>::max() : 1;
+  for (const ChunkRecord& c : *chunks) {
+    if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
+    int64_t g = summary_group(c);
+    group = std::min(group, g == 0 ? 1 : g);
+  }
+  if (group == std::numeric_limits<int64_t>::max()) group = 1;
   bool cacheable = finished && whole && level.has_value();
   if (cacheable) {
     std::lock_guard lock(mu_);
@@ -178,8 +198,8 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   size_t expected = 0;
   for (const ChunkRecord& c : *chunks) {
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-    bool summarized = level && c.sealed && !c.summary.empty();
-    expected += summarized ? static_cast<size_t>(c.count / group + 1) * 4 : static_cast<size_t>(c.count);
+    int64_t g = summary_group(c);
+    expected += g > 0 ? static_cast<size_t>(c.count / g + 1) * 4 : static_cast<size_t>(c.count);
   }
   points->reserve(expected);
   // Every point of a chunk is needed where it has no summary at that level (written before
@@ -192,7 +212,8 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     const ChunkRecord *first = nullptr, *last = nullptr;
     size_t stretch = 0;
     auto read_stretch = [&]() -> Status {
-      if (stretch > 1) {
+      // One chunk alone is read by its id, below; one the overview described has none.
+      if (stretch > 1 || (stretch == 1 && first->id == 0)) {
         Result<std::vector<ChunkRecord>> read =
             store_.ReadChunkRange(series_id, first->first_ms, last->first_ms);
         if (!read.ok()) return read.status();
@@ -203,7 +224,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     };
     for (const ChunkRecord& c : *chunks) {
       if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-      if (level && c.sealed && !c.summary.empty()) {
+      if (summary_group(c) > 0) {
         TB_RETURN_IF_ERROR(read_stretch());
         continue;
       }
@@ -215,11 +236,18 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   auto next_whole = whole_chunks.begin();
   for (const ChunkRecord& c : *chunks) {
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-    if (level && c.sealed && !c.summary.empty() && DecodeSummaryUpTo(c.summary, group, *points).ok())
+    if (int64_t g = summary_group(c); g > 0) {
+      TB_RETURN_IF_ERROR(DecodeSummaryLevel(c.summary, g, *points));
       continue;
-    while (next_whole != whole_chunks.end() && next_whole->id != c.id && next_whole->first_ms <= c.first_ms)
+    }
+    // The chunk as the stretch read brought it: by id, or by its first time where the
+    // overview described it without one.
+    auto same = [&](const ChunkRecord& read) {
+      return c.id != 0 ? read.id == c.id : read.first_ms == c.first_ms && read.sealed;
+    };
+    while (next_whole != whole_chunks.end() && !same(*next_whole) && next_whole->first_ms <= c.first_ms)
       ++next_whole;
-    bool have = next_whole != whole_chunks.end() && next_whole->id == c.id;
+    bool have = next_whole != whole_chunks.end() && same(*next_whole);
     // A chunk not in that read is read by itself (NotFound when a checkpoint replaced it).
     Status read = DecodeSeriesParts(store_, series_id,
                                     std::span<const ChunkRecord>(have ? &*next_whole : &c, 1), {}, *points);

@@ -18,6 +18,7 @@
 #include "query/downsample.h"
 #include "store/chunk_summary.h"
 #include "store/series_writer.h"
+#include "store/varint.h"
 #include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/scratch_directory.h"
 
@@ -26,6 +27,39 @@ namespace {
 
 using json = nlohmann::json;
 constexpr int64_t kStart = 1763777000000;
+
+// A chart's JSON writes each value's text once and looks repeats up, and the x of a
+// shared grid from texts made once per answer: what it writes is still every value exactly
+// (at full resolution) and the same text a series makes for itself.
+TEST(ChartSeriesJsonTest, ValuesReadBackExactlyAndSharedPlacesAreTheSeriesOwnText) {
+  RunRecord run;
+  run.id = "r";
+  run.start_ms = kStart;
+  SeriesInfo series{1, "r", "gpu.power.draw_watts", "gpu=0"};
+  std::vector<Point> points;
+  for (int i = 0; i < 20000; ++i) {
+    // Distinct values (more than the table of recent ones holds) between repeated ones.
+    double v = i % 3 == 0 ? 100.0 + i % 7 : std::sqrt(static_cast<double>(i)) * 1e-3 + i;
+    points.push_back({kStart + i * 100, i == 777 ? std::nan("") : v, kNoStep});
+  }
+  json full = json::parse(ChartSeriesJson(run, series, points, ChartWindow{}));
+  ASSERT_EQ(full["y"].size(), points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (i == 777) {
+      EXPECT_TRUE(full["y"][i].is_null());
+    } else {
+      ASSERT_EQ(full["y"][i].get<double>(), points[i].value) << i;
+    }
+  }
+  ChartWindow own;
+  own.budget = 400;
+  own.grid = Buckets{0, 20.0};
+  ChartWindow shared = own;
+  shared.grid_texts = GridPlaceTexts(*own.grid, own.budget);
+  std::string mine = ChartSeriesJson(run, series, points, own);
+  EXPECT_EQ(ChartSeriesJson(run, series, points, shared), mine);
+  EXPECT_GT(json::parse(mine)["x"].size(), 300u);
+}
 
 class ServeApiTest : public ::testing::Test {
  protected:
@@ -360,6 +394,43 @@ class LongSeriesTest : public ServeApiTest {
     EXPECT_EQ(sqlite3_exec(db, "DELETE FROM series_overview", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
   }
+  // Makes the series' overview as a trainbench that summarized chunks at `groups` (and no
+  // group means) wrote it.
+  void WithOverviewLevels(const std::vector<int64_t>& groups) {
+    std::vector<ChunkRecord> chunks = store_->ReadChunks(store_->ListSeries(run_.id)->at(0).id).value();
+    std::vector<std::string> blocks;
+    int64_t sealed = 0;
+    for (ChunkRecord& c : chunks) {
+      std::vector<Point> points;
+      ASSERT_TRUE(DecodeChunk(c.data, points).ok());
+      c.summary.clear();
+      PutVarint(c.summary, groups.size());
+      for (int64_t g : groups) {
+        std::string level = EncodeChunk(SummarizeGroups(points, g));
+        PutVarint(c.summary, static_cast<uint64_t>(g));
+        PutVarint(c.summary, level.size());
+        c.summary += level;
+      }
+      auto block = static_cast<size_t>(sealed / kOverviewBlockPoints);
+      blocks.resize(std::max(blocks.size(), block + 1));
+      blocks[block] += OverviewSegment(c);
+      sealed += c.count;
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((scratch_.path() / "s.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE series_overview SET data = ? WHERE block = ?", -1, &st, nullptr),
+              SQLITE_OK);
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      sqlite3_bind_blob(st, 1, blocks[b].data(), static_cast<int>(blocks[b].size()), SQLITE_TRANSIENT);
+      sqlite3_bind_int64(st, 2, static_cast<int64_t>(b));
+      EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+      EXPECT_EQ(sqlite3_changes(db), 1);
+      sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
   // The chart's points hold the spike at its own time, and none below the series' lowest.
   static void ExpectSpikeAndFloor(const std::vector<double>& x, const std::vector<double>& y) {
     bool spike = false;
@@ -410,7 +481,7 @@ TEST_F(LongSeriesTest, AWideChartReadsTheSeriesOverviewNotARowPerChunk) {
 }
 
 TEST_F(LongSeriesTest, AChartOfAboutAThousandPointsIsDrawnFromTheFinerLevel) {
-  // 250 buckets of 400 points, as a 500-pixel-wide chart asks: 256-point groups, whose
+  // 250 buckets of 400 points, as a 500-pixel-wide chart asks: 128-point groups, whose
   // extremes keep the spike where it was; no chunk read point by point.
   json s = Chart({}, "1000");
   std::vector<double> x = s["x"].get<std::vector<double>>(), y = s["y"].get<std::vector<double>>();
@@ -418,6 +489,28 @@ TEST_F(LongSeriesTest, AChartOfAboutAThousandPointsIsDrawnFromTheFinerLevel) {
   EXPECT_GE(y.size(), 500u);
   EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads, 0) << "no chunk read point by point";
   ExpectSpikeAndFloor(x, y);
+}
+
+TEST_F(LongSeriesTest, AStoreSummarizedInCoarserGroupsIsDrawnFromTheLevelsItHas) {
+  // Written when the finest level was of 256 points: a chart of 400 points a bucket is drawn
+  // from it; one of 200 points a bucket (finer than any level it has) from every point.
+  WithOverviewLevels({256, 2048});
+  json wide = Chart({}, "1000");
+  std::vector<double> x = wide["x"].get<std::vector<double>>(), y = wide["y"].get<std::vector<double>>();
+  EXPECT_GE(y.size(), 500u);
+  EXPECT_EQ(counting_->chunk_data_reads + counting_->whole_series_reads + counting_->summary_reads, 0);
+  ExpectSpikeAndFloor(x, y);
+  std::vector<double> envelope = x;
+  int queries = counting_->data_queries;  // one: for chunks begun after the overview's last
+  json fine = Chart({}, "2000");
+  x = fine["x"].get<std::vector<double>>();
+  y = fine["y"].get<std::vector<double>>();
+  EXPECT_LE(y.size(), 2000u);
+  EXPECT_GT(y.size(), envelope.size());
+  EXPECT_EQ(counting_->chunk_data_reads, 25) << "every chunk read whole";
+  EXPECT_EQ(counting_->data_queries - queries, 2) << "in one read, beside the one for newer chunks";
+  ExpectSpikeAndFloor(x, y);
+  EXPECT_EQ(fine["total_points"], kPoints);
 }
 
 TEST_F(LongSeriesTest, WhatIsNewSinceATimeIsReadFromTheChunksAfterIt) {

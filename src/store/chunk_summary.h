@@ -19,14 +19,15 @@
 
 namespace tb {
 
-// The group sizes written beside each sealed chunk: 256 and 2,048 points (16 + 2 groups, at
-// most 72 points, for a chunk of 4,096). A chart asks for a bucket per two pixel
-// columns; at 256 a chart of 50 runs of 100,000 points on a laptop screen (about 400 points
-// a bucket) reads 1.6% of the points instead of all of them (bench/serve_query's page-budget
-// request, cold: 32.1 to 11.5 ms). It costs 0.09-0.13 bytes a point at rest (the recorded DCGM trace:
-// 2.08 to 2.17-2.21; docs/PERFORMANCE.md); a level of 64 cost 0.3 and bought little more,
-// as the answer's JSON is then the floor.
-inline constexpr int64_t kSummaryGroups[] = {256, 2048};
+// The group sizes written beside each sealed chunk: 128 and 2,048 points (32 + 2 groups, at
+// most 136 points, for a chunk of 4,096). A chart asks for a bucket per two pixel columns,
+// and a level serves buckets of at least its group. At 128, a 1,000-pixel-wide chart of 50
+// runs of 100,000 points (2,000 points a run, 200 raw points a bucket) reads 3% of the
+// points instead of all of them (bench/serve_query, cold: 31 to 7 ms with the JSON
+// written faster). At rest it costs 0.16 bytes a point on the recorded DCGM trace, 0.05 more
+// than groups of 256 (which served only buckets of 256 points or more); docs/PERFORMANCE.md.
+// A store written with other group sizes keeps its own levels, read where they fit.
+inline constexpr int64_t kSummaryGroups[] = {128, 2048};
 
 // Beside the levels, the mean of each group of kMeanGroup points (of its values that are
 // not NaN; NaN when none is) as one point at the middle of the group's time, whose `step`

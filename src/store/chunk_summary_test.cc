@@ -45,8 +45,8 @@ TEST(ChunkSummaryTest, ASealedChunkCarriesItsLevelsAndASmallOneNone) {
   std::vector<Point> points = Wave(4096);
   points[3000].value = 99;
   std::string blob = EncodeSummary(points);
-  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{256, 2048}));
-  for (int64_t group : {256, 2048}) {
+  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{128, 2048}));
+  for (int64_t group : {128, 2048}) {
     std::vector<Point> level;
     ASSERT_TRUE(DecodeSummaryLevel(blob, group, level).ok());
     EXPECT_LE(level.size(), 4096 / static_cast<size_t>(group) * 4);
@@ -58,9 +58,9 @@ TEST(ChunkSummaryTest, ASealedChunkCarriesItsLevelsAndASmallOneNone) {
   std::vector<Point> none;
   EXPECT_EQ(DecodeSummaryLevel(blob, 64, none).code(), Status::Code::kNotFound);
   EXPECT_EQ(DecodeSummaryLevel("\x05garbage", 2048, none).code(), Status::Code::kCorrupt);
-  EXPECT_EQ(SummaryLevels(EncodeSummary(Wave(4000))), (std::vector<int64_t>{256}))
+  EXPECT_EQ(SummaryLevels(EncodeSummary(Wave(4000))), (std::vector<int64_t>{128}))
       << "a level needs two groups of points";
-  EXPECT_EQ(EncodeSummary(Wave(500)), "") << "too few points to gain anything";
+  EXPECT_EQ(EncodeSummary(Wave(255)), "") << "too few points to gain anything";
 }
 
 TEST(ChunkSummaryTest, ASealedChunkCarriesItsGroupsMeansWhichNoLevelLookupPicks) {
@@ -90,7 +90,7 @@ TEST(ChunkSummaryTest, ASealedChunkCarriesItsGroupsMeansWhichNoLevelLookupPicks)
   }
   EXPECT_EQ(means[2].step, 156);
   // The levels are as before: a chart never draws the means.
-  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{256, 2048}));
+  EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{128, 2048}));
   std::vector<Point> coarse;
   ASSERT_TRUE(DecodeSummaryUpTo(blob, int64_t{1} << 50, coarse).ok());
   EXPECT_EQ(coarse, SummarizeGroups(points, 2048));
@@ -107,11 +107,12 @@ TEST(ChunkSummaryTest, ASealedChunkCarriesItsGroupsMeansWhichNoLevelLookupPicks)
 }
 
 TEST(ChunkSummaryTest, TheLevelLeavesEachBucketAWholeGroupOrMore) {
-  EXPECT_EQ(SummaryLevelFor(200), std::nullopt);  // a bucket of 200 points: every point
-  EXPECT_EQ(SummaryLevelFor(255), std::nullopt);
-  EXPECT_EQ(SummaryLevelFor(256), 256);
-  EXPECT_EQ(SummaryLevelFor(413), 256);  // what a 50-run chart on a laptop screen asks for
-  EXPECT_EQ(SummaryLevelFor(2047), 256);
+  EXPECT_EQ(SummaryLevelFor(100), std::nullopt);  // a bucket of 100 points: every point
+  EXPECT_EQ(SummaryLevelFor(127), std::nullopt);
+  EXPECT_EQ(SummaryLevelFor(128), 128);
+  EXPECT_EQ(SummaryLevelFor(200), 128);  // a 2,000-point budget over 100,000 points
+  EXPECT_EQ(SummaryLevelFor(413), 128);  // what a 50-run chart on a laptop screen asks for
+  EXPECT_EQ(SummaryLevelFor(2047), 128);
   EXPECT_EQ(SummaryLevelFor(2048), 2048);
   EXPECT_EQ(SummaryLevelFor(1e7), 2048);
 }

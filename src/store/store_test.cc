@@ -244,7 +244,7 @@ TEST(OverviewTest, EachSealedChunkKeepsItsSummaryOrItsPoints) {
     return points;
   };
   std::vector<std::vector<Point>> parts = {wave(1763777000000, 4096), wave(1763777500000, 3000),
-                                           wave(1763777900000, 300)};
+                                           wave(1763777900000, 200)};
   parts[0][1234].value = 1e6;  // a spike
   std::string block;
   for (const auto& p : parts) block += OverviewSegment(MakeChunk(7, p, /*sealed=*/true));
@@ -264,10 +264,10 @@ TEST(OverviewTest, EachSealedChunkKeepsItsSummaryOrItsPoints) {
   EXPECT_NE(std::find(level.begin(), level.end(), parts[0][1234]), level.end()) << "the spike is kept";
   ASSERT_TRUE(DecodeSummaryMeans(described[0].summary, means).ok());
   EXPECT_EQ(means, GroupMeans(parts[0], kMeanGroup));
-  EXPECT_EQ(SummaryLevels(described[0].summary), (std::vector<int64_t>{256, 2048}));
+  EXPECT_EQ(SummaryLevels(described[0].summary), (std::vector<int64_t>{128, 2048}));
   level.clear();
   ASSERT_TRUE(DecodeSummaryUpTo(described[1].summary, 256, level).ok());
-  EXPECT_EQ(level, SummarizeGroups(parts[1], 256));
+  EXPECT_EQ(level, SummarizeGroups(parts[1], 128));
   level.clear();
   ASSERT_TRUE(DecodeSummaryUpTo(described[2].summary, 2048, level).ok());
   EXPECT_EQ(level, parts[2]) << "too short for any level: its points";
