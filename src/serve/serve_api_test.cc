@@ -371,34 +371,45 @@ class LongSeriesTest : public ServeApiTest {
     EXPECT_EQ(r.status, 200) << r.body;
     return json::parse(r.body)["series"][0];
   }
+  // Runs `sql` on the store's file once per row, binding its blob and integer, each
+  // changing one row; then `then`.
+  void UpdateRows(const char* sql, const std::vector<std::pair<std::string, int64_t>>& rows,
+                  const char* then = nullptr) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((scratch_.path() / "s.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK);
+    for (const auto& [blob, id] : rows) {
+      sqlite3_bind_blob(st, 1, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+      sqlite3_bind_int64(st, 2, id);
+      EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+      EXPECT_EQ(sqlite3_changes(db), 1);
+      sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (then != nullptr) {
+      EXPECT_EQ(sqlite3_exec(db, then, nullptr, nullptr, nullptr), SQLITE_OK);
+    }
+    sqlite3_close(db);
+  }
   // Makes the store as one written before schema 7: each chunk's summary in its row, but for
   // the chunks at `without` (as before schema 5), and no overview.
   void AsBeforeOverviews(const std::vector<size_t>& without) {
     std::vector<ChunkRecord> chunks = store_->ReadChunks(store_->ListSeries(run_.id)->at(0).id).value();
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((scratch_.path() / "s.db").c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE chunks SET summary = ? WHERE id = ?", -1, &st, nullptr),
-              SQLITE_OK);
+    std::vector<std::pair<std::string, int64_t>> rows;
     for (size_t i = 0; i < chunks.size(); ++i) {
       if (std::find(without.begin(), without.end(), i) != without.end()) continue;
       std::vector<Point> points;
       ASSERT_TRUE(DecodeChunk(chunks[i].data, points).ok());
-      std::string summary = EncodeSummary(points);
-      sqlite3_bind_blob(st, 1, summary.data(), static_cast<int>(summary.size()), SQLITE_TRANSIENT);
-      sqlite3_bind_int64(st, 2, chunks[i].id);
-      EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
-      sqlite3_reset(st);
+      rows.emplace_back(EncodeSummary(points), chunks[i].id);
     }
-    sqlite3_finalize(st);
-    EXPECT_EQ(sqlite3_exec(db, "DELETE FROM series_overview", nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
+    UpdateRows("UPDATE chunks SET summary = ? WHERE id = ?", rows, "DELETE FROM series_overview");
   }
   // Makes the series' overview as a trainbench that summarized chunks at `groups` (and no
   // group means) wrote it.
   void WithOverviewLevels(const std::vector<int64_t>& groups) {
     std::vector<ChunkRecord> chunks = store_->ReadChunks(store_->ListSeries(run_.id)->at(0).id).value();
-    std::vector<std::string> blocks;
+    std::vector<std::pair<std::string, int64_t>> blocks;
     int64_t sealed = 0;
     for (ChunkRecord& c : chunks) {
       std::vector<Point> points;
@@ -411,25 +422,12 @@ class LongSeriesTest : public ServeApiTest {
         PutVarint(c.summary, level.size());
         c.summary += level;
       }
-      auto block = static_cast<size_t>(sealed / kOverviewBlockPoints);
-      blocks.resize(std::max(blocks.size(), block + 1));
-      blocks[block] += OverviewSegment(c);
+      int64_t block = sealed / kOverviewBlockPoints;
+      if (blocks.empty() || blocks.back().second != block) blocks.emplace_back("", block);
+      blocks.back().first += OverviewSegment(c);
       sealed += c.count;
     }
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((scratch_.path() / "s.db").c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE series_overview SET data = ? WHERE block = ?", -1, &st, nullptr),
-              SQLITE_OK);
-    for (size_t b = 0; b < blocks.size(); ++b) {
-      sqlite3_bind_blob(st, 1, blocks[b].data(), static_cast<int>(blocks[b].size()), SQLITE_TRANSIENT);
-      sqlite3_bind_int64(st, 2, static_cast<int64_t>(b));
-      EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
-      EXPECT_EQ(sqlite3_changes(db), 1);
-      sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    UpdateRows("UPDATE series_overview SET data = ? WHERE block = ?", blocks);
   }
   // The chart's points hold the spike at its own time, and none below the series' lowest.
   static void ExpectSpikeAndFloor(const std::vector<double>& x, const std::vector<double>& y) {
