@@ -180,13 +180,16 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     }
     return best;
   };
+  std::vector<int64_t> groups(chunks->size());  // each chunk's, found once
   int64_t group = level ? std::numeric_limits<int64_t>::max() : 1;
-  for (const ChunkRecord& c : *chunks) {
+  for (size_t i = 0; i < chunks->size(); ++i) {
+    const ChunkRecord& c = (*chunks)[i];
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-    int64_t g = summary_group(c);
-    group = std::min(group, g == 0 ? 1 : g);
+    groups[i] = summary_group(c);
+    group = std::min(group, groups[i] == 0 ? 1 : groups[i]);
   }
   if (group == std::numeric_limits<int64_t>::max()) group = 1;
+  auto group_of = [&](const ChunkRecord& c) { return groups[static_cast<size_t>(&c - chunks->data())]; };
   bool cacheable = finished && whole && level.has_value();
   if (cacheable) {
     std::lock_guard lock(mu_);
@@ -198,7 +201,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   size_t expected = 0;
   for (const ChunkRecord& c : *chunks) {
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-    int64_t g = summary_group(c);
+    int64_t g = group_of(c);
     expected += g > 0 ? static_cast<size_t>(c.count / g + 1) * 4 : static_cast<size_t>(c.count);
   }
   points->reserve(expected);
@@ -224,7 +227,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     };
     for (const ChunkRecord& c : *chunks) {
       if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-      if (summary_group(c) > 0) {
+      if (group_of(c) > 0) {
         TB_RETURN_IF_ERROR(read_stretch());
         continue;
       }
@@ -236,7 +239,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   auto next_whole = whole_chunks.begin();
   for (const ChunkRecord& c : *chunks) {
     if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-    if (int64_t g = summary_group(c); g > 0) {
+    if (int64_t g = group_of(c); g > 0) {
       TB_RETURN_IF_ERROR(DecodeSummaryLevel(c.summary, g, *points));
       continue;
     }
