@@ -118,18 +118,27 @@ XAxis ServeApi::Call::Axis() {
 }
 
 std::vector<RunRecord> ServeApi::Call::RunsParam() {
-  std::optional<std::string> ids = Param("runs");
-  if (!ids || ids->empty()) throw InvalidParameter("'runs' is required: run ids separated by commas");
-  std::vector<RunRecord> runs;
-  std::set<std::string> seen;
-  for (std::string_view id : Split(*ids, ',')) {
-    if (!seen.insert(std::string(id)).second) continue;
-    runs.push_back(Run(id));
-    if (runs.size() > kMaxRunsPerRequest) {
+  std::optional<std::string> param = Param("runs");
+  if (!param || param->empty()) throw InvalidParameter("'runs' is required: run ids separated by commas");
+  std::vector<std::string> ids;
+  std::set<std::string_view> seen;
+  for (std::string_view id : Split(*param, ',')) {
+    if (!seen.insert(id).second) continue;
+    if (!IsRunId(id))
+      throw InvalidParameter("'" + std::string(id.substr(0, 40)) + "' is not a run id (32 hex digits)");
+    ids.emplace_back(id);
+    if (ids.size() > kMaxRunsPerRequest) {
       throw InvalidParameter("at most " + std::to_string(kMaxRunsPerRequest) + " runs per request");
     }
   }
-  return runs;
+  Result<std::vector<RunRecord>> runs = store_.FindRunsById(ids);  // one read, not one a run
+  ThrowIfError(runs.status());
+  if (runs->size() < ids.size()) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i >= runs->size() || (*runs)[i].id != ids[i]) throw ResourceNotFound("no run " + ids[i]);
+    }
+  }
+  return std::move(runs.value());
 }
 
 RunRecord ServeApi::Call::Run(std::string_view id) {

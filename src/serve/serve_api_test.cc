@@ -161,6 +161,18 @@ TEST_F(ServeApiTest, WrongRequestsGetMlflowStyleErrorsAndOtherPathsAreLeftAlone)
   ApiResponse missing = Call("runs/0123456789abcdef0123456789abcdef", {});
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(json::parse(missing.body)["error_code"], "RESOURCE_DOES_NOT_EXIST");
+  // A chart of several runs, one of which is no run: the answer names that one.
+  std::string gone = "0123456789abcdef0123456789abcdef";
+  ApiResponse some =
+      Call("series", {{"runs", run_.id + "," + gone}, {"metric", "train.loss"}, {"budget", "100"}});
+  EXPECT_EQ(some.status, 404);
+  EXPECT_NE(json::parse(some.body)["message"].get<std::string>().find(gone), std::string::npos) << some.body;
+  ApiResponse typo =
+      Call("series", {{"runs", run_.id + ",0123"}, {"metric", "train.loss"}, {"budget", "100"}});
+  EXPECT_EQ(typo.status, 400);
+  EXPECT_NE(json::parse(typo.body)["message"].get<std::string>().find("'0123' is not a run id"),
+            std::string::npos)
+      << typo.body;
   // The handler answers /api/v1/ only: the web UI's files are someone else's.
   ApiHandler handler = api_->Handler();
   EXPECT_FALSE(handler({"GET", "/index.html", {}, ""}).has_value());

@@ -35,6 +35,21 @@ int64_t RandomId() {
   return static_cast<int64_t>(v >> 1);
 }
 
+// A text[] literal of `items`, each quoted, a quote or backslash in one escaped: {"a","b\"c"}.
+std::string TextArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (const std::string& item : items) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 // Each row made into a T.
 template <typename T, typename Make>
 std::vector<T> Collect(const pg::Rows& rows, Make make) {
@@ -297,6 +312,13 @@ class PostgresStore : public Store {
     return ChooseRun(key, std::move(*runs), Describe());
   }
 
+  Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) override {
+    Result<std::vector<RunRecord>> found =
+        ReadRuns({std::string(kRunSelect) + " WHERE r.id = ANY($1::text[])", {Text(TextArray(ids))}});
+    if (!found.ok()) return found.status();
+    return InOrderOfIds(ids, std::move(*found));
+  }
+
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
     Result<pg::Rows> rows =
         Query({"SELECT id, run_id, metric, labels FROM series WHERE run_id = $1 ORDER BY metric, labels",
@@ -423,16 +445,15 @@ class PostgresStore : public Store {
       runs.push_back(std::move(r));
     }
     if (runs.empty()) return runs;
-    // Params and tags of all of them in two queries.
-    std::string ids = "{";
-    for (const RunRecord& r : runs) ids += (ids.size() > 1 ? "," : "") + r.id;
-    ids += "}";
     // Params and tags of all of them in one query.
+    std::vector<std::string> ids;
+    ids.reserve(runs.size());
+    for (const RunRecord& r : runs) ids.push_back(r.id);
     Result<pg::Rows> kv =
         Query({"SELECT run_id, key, value, 0::bigint AS kind, seq FROM params WHERE run_id = ANY($1::text[]) "
                "UNION ALL SELECT run_id, key, value, 1::bigint, seq FROM tags WHERE run_id = ANY($1::text[]) "
                "ORDER BY kind, seq",
-               {Text(ids)}});
+               {Text(TextArray(ids))}});
     if (!kv.ok()) return kv.status();
     for (int i = 0; i < kv->size(); ++i) {
       RunRecord& r = runs[index[kv->Str(i, 0)]];

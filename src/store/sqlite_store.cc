@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "base/strings.h"
 #include "base/time.h"
@@ -329,6 +331,15 @@ class SqliteStore : public Store {
     return ChooseRun(key, std::move(*runs), Describe());
   }
 
+  Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) override {
+    std::lock_guard lock(mu_);
+    Statement st(*statements_, std::string(kRunSelect) + " WHERE r.id IN (SELECT value FROM json_each(?1))");
+    st.Bind(1, nlohmann::json(ids).dump());
+    Result<std::vector<RunRecord>> found = ReadRuns(st);
+    if (!found.ok()) return found.status();
+    return InOrderOfIds(ids, std::move(*found));
+  }
+
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
     std::lock_guard lock(mu_);
     Statement st(*statements_,
@@ -439,11 +450,29 @@ class SqliteStore : public Store {
   Result<std::vector<RunRecord>> ReadRuns(Statement& st) {
     Result<std::vector<RunRecord>> runs =
         Rows<RunRecord>(st, "cannot list runs", [](Statement& row) { return RunFromRow(row); });
-    if (!runs.ok()) return runs.status();
-    for (RunRecord& r : *runs) {
-      TB_RETURN_IF_ERROR(ReadKeyValues("params", r.id, r.params));
-      TB_RETURN_IF_ERROR(ReadKeyValues("tags", r.id, r.tags));
+    if (!runs.ok() || runs->empty()) return runs;
+    // Params and tags of all of them in one query (two a run were most of a chart's lookup).
+    std::unordered_map<std::string, size_t> index;
+    nlohmann::json ids = nlohmann::json::array();
+    for (size_t i = 0; i < runs->size(); ++i) {
+      index.emplace((*runs)[i].id, i);
+      ids.push_back((*runs)[i].id);
     }
+    Statement kv(
+        *statements_,
+        "SELECT run_id, key, value, 0 AS kind, rowid FROM params "
+        "WHERE run_id IN (SELECT value FROM json_each(?1)) UNION ALL "
+        "SELECT run_id, key, value, 1, rowid FROM tags WHERE run_id IN (SELECT value FROM json_each(?1)) "
+        "ORDER BY 4, 5");
+    kv.Bind(1, ids.dump());
+    int rc;
+    while ((rc = kv.Step()) == SQLITE_ROW) {
+      auto it = index.find(kv.Text(0));
+      if (it == index.end()) continue;
+      RunRecord& r = (*runs)[it->second];
+      (kv.Int(3) == 0 ? r.params : r.tags).emplace_back(kv.Text(1), kv.Text(2));
+    }
+    if (rc != SQLITE_DONE) return Error("cannot read params and tags");
     return std::move(*runs);
   }
 
@@ -455,15 +484,6 @@ class SqliteStore : public Store {
     while ((rc = st.Step()) == SQLITE_ROW) out.push_back(make(st));
     if (rc != SQLITE_DONE) return Error(what);
     return out;
-  }
-
-  Status ReadKeyValues(const char* table, const std::string& run_id, KeyValues& out) {
-    std::string sql = std::string("SELECT key, value FROM ") + table + " WHERE run_id = ? ORDER BY rowid";
-    Statement st(*statements_, sql);
-    st.Bind(1, run_id);
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) out.emplace_back(st.Text(0), st.Text(1));
-    return rc == SQLITE_DONE ? Status::Ok() : Error(std::string("cannot read ") + table);
   }
 
   // Runs `body` in a transaction: committed when it returns OK, rolled back otherwise.

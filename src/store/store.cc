@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/strings.h"
 #include "store/chunk_summary.h"
@@ -80,6 +82,20 @@ Result<RunRecord> ChooseRun(const std::string& key, std::vector<RunRecord> candi
 
 bool IsWholeRunId(const std::string& key) {
   return key.size() == 32 && key.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::vector<RunRecord> InOrderOfIds(const std::vector<std::string>& ids, std::vector<RunRecord> found) {
+  std::unordered_map<std::string_view, RunRecord*> by_id;
+  for (RunRecord& r : found) by_id.emplace(r.id, &r);
+  std::vector<RunRecord> out;
+  out.reserve(found.size());
+  for (const std::string& id : ids) {
+    auto it = by_id.find(id);
+    if (it == by_id.end() || it->second == nullptr) continue;
+    out.push_back(std::move(*it->second));
+    it->second = nullptr;  // each once
+  }
+  return out;
 }
 
 std::string NewRunId() {

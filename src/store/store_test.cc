@@ -133,6 +133,44 @@ TEST_P(BackendTest, RunsRoundTripAndAreFoundByPrefixOrName) {
   EXPECT_TRUE(store->ListRuns("other")->empty());
 }
 
+TEST_P(BackendTest, ManyRunsAreFoundByIdAtOnceEachWithItsOwnParamsAndTags) {
+  auto store = OpenOk();
+  std::vector<RunRecord> made;
+  for (int i = 0; i < 5; ++i) {
+    made.push_back(NewRun(*store, "run" + std::to_string(i)));
+    // Each its own params and tags, logged in an order that is not the keys'.
+    KeyValues params = {{"seed", std::to_string(i)}, {"arch", i % 2 ? "resnet" : "vit"}};
+    ASSERT_TRUE(store->LogParams(made.back().id, params).ok());
+    ASSERT_TRUE(store->SetTags(made.back().id, {{"quote \"and\\ back", std::to_string(10 * i)}}).ok());
+    made.back().params.insert(made.back().params.end(), params.begin(), params.end());
+    made.back().tags.emplace_back("quote \"and\\ back", std::to_string(10 * i));
+  }
+  std::string missing = NewRunId();
+  // Asked out of creation order, one twice and one that is no run.
+  std::vector<std::string> ids = {made[3].id, made[0].id, missing, made[4].id, made[0].id};
+  Result<std::vector<RunRecord>> got = store->FindRunsById(ids);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->size(), 3u);
+  for (auto [k, i] : {std::pair{0, 3}, {1, 0}, {2, 4}}) {
+    const RunRecord& r = (*got)[static_cast<size_t>(k)];
+    EXPECT_EQ(r.id, made[static_cast<size_t>(i)].id);
+    EXPECT_EQ(r.name, made[static_cast<size_t>(i)].name);
+    EXPECT_EQ(r.params, made[static_cast<size_t>(i)].params) << r.name;
+    EXPECT_EQ(r.tags, made[static_cast<size_t>(i)].tags) << r.name;
+  }
+  EXPECT_TRUE(store->FindRunsById({missing}).value().empty());
+  EXPECT_TRUE(store->FindRunsById({}).value().empty());
+  // Listing reads the params and tags of all runs together: each keeps its own, in order.
+  std::vector<RunRecord> listed = store->ListRuns("exp").value();
+  ASSERT_EQ(listed.size(), made.size());
+  for (const RunRecord& r : listed) {
+    auto same = std::find_if(made.begin(), made.end(), [&](const RunRecord& m) { return m.id == r.id; });
+    ASSERT_NE(same, made.end());
+    EXPECT_EQ(r.params, same->params) << r.name;
+    EXPECT_EQ(r.tags, same->tags) << r.name;
+  }
+}
+
 TEST_P(BackendTest, ReopensWithDataIntact) {
   std::string id;
   {

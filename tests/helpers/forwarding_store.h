@@ -43,6 +43,9 @@ class ForwardingStore : public Store {
   }
   Result<std::vector<RunRecord>> ListRuns(const std::string& e) override { return inner_.ListRuns(e); }
   Result<RunRecord> FindRun(const std::string& k) override { return inner_.FindRun(k); }
+  Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) override {
+    return inner_.FindRunsById(ids);
+  }
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
