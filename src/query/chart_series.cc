@@ -5,6 +5,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -14,52 +15,81 @@
 namespace tb {
 namespace {
 
-// A JSON number in its shortest exact form; null for NaN and infinities.
-// `v` as JSON: exact (the shortest text that reads back as the same double) when `digits`
-// is 0, else with that many significant digits; NaN and infinities as null.
-void AppendNumber(std::string& out, double v, bool comma, int digits = 0) {
-  if (comma) out += ',';
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[64];
-  auto [end, ec] = digits > 0 ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, digits)
-                              : std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, end);
+// The most text WriteNumber writes: a double's shortest exact form, or 17 significant
+// digits, with sign, point and exponent, is at most 24 characters.
+constexpr size_t kNumberText = 24;
+
+// `v` as JSON at `to` (room for kNumberText): exact (the shortest text that reads back as
+// the same double) when `digits` is 0, else with that many significant digits (at most 17);
+// NaN and infinities as null. Returns the end of what it wrote.
+char* WriteNumber(char* to, double v, int digits) {
+  if (!std::isfinite(v)) return std::copy_n("null", 4, to);
+  auto [end, ec] = digits > 0 ? std::to_chars(to, to + kNumberText, v, std::chars_format::general, digits)
+                              : std::to_chars(to, to + kNumberText, v);
+  return ec == std::errc{} ? end : std::copy_n("null", 4, to);
 }
 
-// The text of each value AppendNumber has written lately, in a table of 256 by the
-// value's bits: a chart's values repeat (utilization in whole percent, temperatures,
-// memory in MiB), and each distinct one is formatted once, not once a point.
+void AppendNumber(std::string& out, double v, bool comma, int digits = 0) {
+  if (comma) out += ',';
+  char buf[kNumberText];
+  out.append(buf, WriteNumber(buf, v, digits));
+}
+
+// Writes a JSON array's numbers into a string through a pointer, making room a block at a
+// time (appending a character at a time was a third of a chart's answer).
+class NumberWriter {
+ public:
+  explicit NumberWriter(std::string& out) : out_(out), at_(out.data() + out.size()), end_(at_) {}
+  NumberWriter(const NumberWriter&) = delete;
+  NumberWriter& operator=(const NumberWriter&) = delete;
+  ~NumberWriter() { out_.resize(static_cast<size_t>(at_ - out_.data())); }
+  // Starts the next number: room for it, and its separator.
+  void Next(bool comma) {
+    if (static_cast<size_t>(end_ - at_) < kNumberText + 1) Grow();
+    if (comma) *at_++ = ',';
+  }
+  // A text of `size` bytes where kNumberText can be read (copied whole, in a few moves
+  // rather than a call).
+  void Text(const char* text, size_t size) {
+    std::memcpy(at_, text, kNumberText);
+    at_ += size;
+  }
+  void Number(double v, int digits) { at_ = WriteNumber(at_, v, digits); }
+
+ private:
+  void Grow() {
+    auto used = static_cast<size_t>(at_ - out_.data());
+    out_.resize(used + 256 * (kNumberText + 1));
+    at_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+  std::string& out_;
+  char* at_;
+  char* end_;
+};
+
+// The text of each value written lately, in a table of 256 by the value's bits: a chart's
+// values repeat (utilization in whole percent, temperatures, memory in MiB), and each
+// distinct one is formatted once, not once a point.
 class RecentNumbers {
  public:
   explicit RecentNumbers(int digits) : digits_(digits) { bits_.fill(kEmpty); }
-  void Append(std::string& out, double v, bool comma) {
+  void Write(NumberWriter& out, double v) {
     uint64_t bits = std::bit_cast<uint64_t>(v);
     size_t slot = static_cast<size_t>((bits * 0x9E3779B97F4A7C15ULL) >> 56);
     if (bits_[slot] != bits) {
-      std::string text;
-      AppendNumber(text, v, false, digits_);
-      if (text.size() > kLongest) {  // not kept
-        AppendNumber(out, v, comma, digits_);
-        return;
-      }
       bits_[slot] = bits;
-      sizes_[slot] = static_cast<uint8_t>(text.size());
-      text.copy(texts_[slot].data(), text.size());
+      sizes_[slot] = static_cast<uint8_t>(WriteNumber(texts_[slot].data(), v, digits_) - texts_[slot].data());
     }
-    if (comma) out += ',';
-    out.append(texts_[slot].data(), sizes_[slot]);
+    out.Text(texts_[slot].data(), sizes_[slot]);
   }
 
  private:
   static constexpr uint64_t kEmpty = ~uint64_t{0};  // a NaN, which no lookup brings
-  static constexpr size_t kLongest = 31;
   int digits_;
   std::array<uint64_t, 256> bits_{};
   std::array<uint8_t, 256> sizes_{};
-  std::array<std::array<char, kLongest>, 256> texts_{};
+  std::array<std::array<char, kNumberText>, 256> texts_{};
 };
 
 // Moves sorted x values, at most four per bucket of `grid` (as DownsampleIndices keeps
@@ -70,9 +100,11 @@ void SnapToGrid(std::vector<double>& x, const Buckets& grid, std::vector<double>
   double quarter = grid.width / 4;
   if (!(quarter > 0)) return;
   places.resize(x.size());
+  // The place each falls on, apart (no division waits for the one before).
+  for (size_t k = 0; k < x.size(); ++k) places[k] = std::floor((x[k] - grid.origin) / quarter);
   double previous = -std::numeric_limits<double>::infinity();
   for (size_t k = 0; k < x.size(); ++k) {
-    double place = std::max(std::floor((x[k] - grid.origin) / quarter), previous + 1);
+    double place = std::max(places[k], previous + 1);
     x[k] = grid.origin + place * quarter;
     places[k] = place;
     previous = place;
@@ -96,6 +128,7 @@ std::shared_ptr<const GridTexts> GridPlaceTexts(const Buckets& grid, size_t coun
     AppendNumber(out->text, grid.origin + static_cast<double>(i) * quarter, false, out->digits);
     out->ends.push_back(static_cast<uint32_t>(out->text.size()));
   }
+  out->text.append(kNumberText, ' ');  // what the last place's copy reads past its end
   return out;
 }
 
@@ -203,7 +236,15 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
   }
   size_t n = in_place ? p.size() - first : order.size();
   auto index = [&](size_t k) { return in_place ? first + k : order[k]; };
-  auto xs = [&](size_t k) { return x_of(index(k)); };
+  // Each point's x, computed once: the walk through the buckets compares it point by point.
+  std::vector<double> x_values(n);
+  if (in_place && window.axis == XAxis::kRelative) {  // the usual case, in a loop of its own
+    const Point* from = p.data() + first;
+    for (size_t k = 0; k < n; ++k) x_values[k] = (static_cast<double>(from[k].time_ms) - start) / 1000.0;
+  } else {
+    for (size_t k = 0; k < n; ++k) x_values[k] = x_of(index(k));
+  }
+  auto xs = [&](size_t k) { return x_values[k]; };
   auto ys = [&](size_t k) { return p[index(k)].value; };
   double lo = window.from.value_or(n == 0 ? 0 : xs(0));
   double hi = window.to.value_or(n == 0 ? 0 : xs(n - 1));
@@ -238,20 +279,29 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
   // The places' texts made for the answer, where this series writes x as they do.
   const GridTexts* texts =
       grid && window.grid_texts && window.grid_texts->digits == x_digits ? window.grid_texts.get() : nullptr;
-  for (size_t k = 0; k < keep.size(); ++k) {
-    if (texts != nullptr && places.size() == keep.size() && places[k] >= 0 &&
-        places[k] < static_cast<double>(texts->ends.size())) {
-      auto i = static_cast<size_t>(places[k]);
-      size_t begin = i == 0 ? 0 : texts->ends[i - 1];
-      if (k > 0) out += ',';
-      out.append(texts->text, begin, texts->ends[i] - begin);
-      continue;
+  {
+    NumberWriter x(out);
+    for (size_t k = 0; k < keep.size(); ++k) {
+      x.Next(k > 0);
+      if (texts != nullptr && places.size() == keep.size() && places[k] >= 0 &&
+          places[k] < static_cast<double>(texts->ends.size())) {
+        auto i = static_cast<size_t>(places[k]);
+        size_t begin = i == 0 ? 0 : texts->ends[i - 1];
+        x.Text(texts->text.data() + begin, texts->ends[i] - begin);
+        continue;
+      }
+      x.Number(kept_x[k], x_digits);
     }
-    AppendNumber(out, kept_x[k], k > 0, x_digits);
   }
   out += "], \"y\": [";
-  auto recent = std::make_unique<RecentNumbers>(y_digits);
-  for (size_t k = 0; k < keep.size(); ++k) recent->Append(out, ys(keep[k]), k > 0);
+  {
+    NumberWriter y(out);
+    auto recent = std::make_unique<RecentNumbers>(y_digits);
+    for (size_t k = 0; k < keep.size(); ++k) {
+      y.Next(k > 0);
+      recent->Write(y, ys(keep[k]));
+    }
+  }
   out += "]}";
   return out;
 }

@@ -41,7 +41,8 @@ struct ChartWindow {
 };
 
 // The x of a grid's places 0..count-1 (origin + i * width / 4) as JSON numbers to `digits`
-// significant digits, one after another in `text`, place i ending at ends[i].
+// significant digits, one after another in `text`, place i ending at ends[i]; `text` goes
+// on 24 bytes past the last (a place's text is copied 24 bytes at a time).
 struct GridTexts {
   int digits = 0;
   std::string text{};

@@ -40,12 +40,15 @@ TEST(ChartSeriesJsonTest, ValuesReadBackExactlyAndSharedPlacesAreTheSeriesOwnTex
   for (int i = 0; i < 20000; ++i) {
     // Distinct values (more than the table of recent ones holds) between repeated ones.
     double v = i % 3 == 0 ? 100.0 + i % 7 : std::sqrt(static_cast<double>(i)) * 1e-3 + i;
-    points.push_back({kStart + i * 100, i == 777 ? std::nan("") : v, kNoStep});
+    // Now and then the longest texts a double has (24 characters), and an infinity.
+    if (i % 11 == 5) v = -std::numeric_limits<double>::min() * (1 + i * 1e-9);
+    if (i % 11 == 6) v = -std::numeric_limits<double>::max() / (1 + i * 1e-9);
+    points.push_back({kStart + i * 100, i == 777 ? std::nan("") : i == 778 ? HUGE_VAL : v, kNoStep});
   }
   json full = json::parse(ChartSeriesJson(run, series, points, ChartWindow{}));
   ASSERT_EQ(full["y"].size(), points.size());
   for (size_t i = 0; i < points.size(); ++i) {
-    if (i == 777) {
+    if (i == 777 || i == 778) {
       EXPECT_TRUE(full["y"][i].is_null());
     } else {
       ASSERT_EQ(full["y"][i].get<double>(), points[i].value) << i;
