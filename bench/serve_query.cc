@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
     if (!fresh_server.Start(HttpServerOptions{}).ok()) std::exit(1);
     httplib::Client c("127.0.0.1", fresh_server.port());
     c.set_keep_alive(true);
+    c.set_tcp_nodelay(true);     // as browsers do, and as the warm client below
     c.set_read_timeout(600, 0);  // a long run's phases take more than the default 5 s
     // The connection made and the server's threads running (what a browser that loaded the
     // page has), nothing of the series read yet.

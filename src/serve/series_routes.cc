@@ -1,7 +1,8 @@
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
-#include <future>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -145,16 +146,19 @@ ApiResponse ServeApi::Call::Series() {
 
   std::string x_name(XAxisName(window.axis));
   if (!full) {
-    // Series are independent: half of them on a second thread, each read, answered and let
-    // go before the next (memory freed is reused rather than faulted in afresh).
+    // Series are independent: each taken by whichever of this thread and the spare one is
+    // free next, read, answered and let go before the next (memory freed is reused rather
+    // than faulted in afresh).
     std::vector<std::string> parts(selected.size());
-    std::future<void> odd;
-    auto work = [&](size_t parity) {
-      for (size_t i = parity; i < selected.size(); i += 2) parts[i] = series_json(selected[i]);
+    std::atomic<size_t> next{0};
+    std::function<void()> work = [&] {
+      for (size_t i; (i = next++) < selected.size();) parts[i] = series_json(selected[i]);
     };
-    if (selected.size() > 1) odd = std::async(std::launch::async, work, 1);
-    work(0);
-    if (odd.valid()) odd.get();  // rethrows what the other thread threw
+    if (selected.size() > 1) {
+      api_.spare_.Share(work);  // rethrows what either thread threw
+    } else {
+      work();
+    }
     std::string body =
         "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget) + ", \"series\": [";
     size_t size = body.size() + 2;

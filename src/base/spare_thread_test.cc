@@ -1,0 +1,133 @@
+#include "base/spare_thread.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+namespace tb {
+namespace {
+
+using std::chrono::seconds;
+
+// Waits (at most 10 s, so that a spare thread that never helps fails the test rather than
+// hanging it) until `count` threads have arrived.
+bool AllArrive(std::mutex& mu, std::condition_variable& cv, int& arrived, int count) {
+  std::unique_lock lock(mu);
+  ++arrived;
+  cv.notify_all();
+  return cv.wait_for(lock, seconds(10), [&] { return arrived >= count; });
+}
+
+TEST(SpareThreadTest, AnIdleSpareThreadTakesItemsAlongsideTheCaller) {
+  SpareThread spare;
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::atomic<size_t> next{0};
+  std::vector<std::atomic<int>> done(100);
+  std::set<std::thread::id> threads;
+  std::atomic<bool> met{true};
+  spare.Share([&] {
+    {
+      std::lock_guard lock(mu);
+      threads.insert(std::this_thread::get_id());
+    }
+    if (!AllArrive(mu, cv, arrived, 2)) met = false;  // both threads in the work at once
+    for (size_t i; (i = next++) < done.size();) ++done[i];
+  });
+  EXPECT_TRUE(met);
+  EXPECT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 1u);
+  for (size_t i = 0; i < done.size(); ++i) EXPECT_EQ(done[i], 1) << i;  // each item once
+}
+
+TEST(SpareThreadTest, ShareReturnsOnlyOnceTheSpareThreadsRunHasReturned) {
+  SpareThread spare;
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<size_t> next{0};
+  std::vector<std::atomic<int>> done(2);
+  spare.Share([&] {
+    size_t mine = next++;  // each thread one item, the spare's finished late
+    AllArrive(mu, cv, arrived, 2);
+    if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (mine < done.size()) ++done[mine];
+  });
+  EXPECT_EQ(done[0], 1);
+  EXPECT_EQ(done[1], 1);
+}
+
+TEST(SpareThreadTest, WhatTheSpareThreadThrowsReachesTheCallerAfterBothAreDone) {
+  SpareThread spare;
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> returned{0};
+  EXPECT_THROW(spare.Share([&] {
+    AllArrive(mu, cv, arrived, 2);
+    if (std::this_thread::get_id() != caller) throw std::runtime_error("store failed");
+    ++returned;
+  }),
+               std::runtime_error);
+  EXPECT_EQ(returned, 1);
+  // And the spare thread serves the next caller.
+  std::atomic<int> runs{0};
+  arrived = 0;
+  spare.Share([&] {
+    AllArrive(mu, cv, arrived, 2);
+    ++runs;
+  });
+  EXPECT_EQ(runs, 2);
+}
+
+TEST(SpareThreadTest, ABusySpareThreadLeavesAnotherCallerToDoItsWorkAlone) {
+  SpareThread spare;
+  std::promise<void> second_done;
+  std::shared_future<void> released = second_done.get_future().share();
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::atomic<bool> first_met{true};
+  // The first caller's work holds the spare thread until the second caller is done.
+  std::thread first([&] {
+    std::thread::id caller = std::this_thread::get_id();
+    spare.Share([&] {
+      if (!AllArrive(mu, cv, arrived, 2)) first_met = false;
+      if (std::this_thread::get_id() != caller && released.wait_for(seconds(10)) != std::future_status::ready)
+        first_met = false;
+    });
+  });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, seconds(10), [&] { return arrived >= 2; }));
+  }
+  std::set<std::thread::id> second_threads;
+  spare.Share([&] { second_threads.insert(std::this_thread::get_id()); });
+  EXPECT_EQ(second_threads, std::set<std::thread::id>{std::this_thread::get_id()});
+  second_done.set_value();
+  first.join();
+  EXPECT_TRUE(first_met);
+}
+
+TEST(SpareThreadTest, ManyShortSharesEachFinishEveryItem) {
+  SpareThread spare;
+  for (int round = 0; round < 2000; ++round) {
+    std::atomic<size_t> next{0};
+    std::atomic<int> done{0};
+    spare.Share([&] {
+      while (next++ < 5) ++done;
+    });
+    ASSERT_EQ(done, 5) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace tb
