@@ -34,6 +34,11 @@ void SpareThread::Loop() {
   }
 }
 
+SpareThread& SpareThread::OfProcess() {
+  static auto* spare = new SpareThread();  // never destroyed: its thread waits until exit
+  return *spare;
+}
+
 void SpareThread::Share(const std::function<void()>& work) {
   bool offered = false;
   {

@@ -26,6 +26,11 @@ class SpareThread {
   // the caller's thread does it all.
   void Share(const std::function<void()>& work);
 
+  // The process's spare thread, started on first use and kept until the process ends:
+  // every server in a process (tests and benchmarks start many) lends the same one, whose
+  // memory is then already in use rather than faulted in afresh.
+  static SpareThread& OfProcess();
+
  private:
   void Loop();
 

@@ -68,7 +68,7 @@ class ServeApi {
   // Analyses under way, by run: a request for the same run waits for it instead of reading
   // the run again (each chart of a page asks for its runs' phases at once).
   std::unordered_map<std::string, std::shared_future<Result<std::string>>> analysing_;
-  SpareThread spare_;  // a second core for a chart's series
+  SpareThread& spare_ = SpareThread::OfProcess();  // a second core for a chart's series
 };
 
 }  // namespace tb
