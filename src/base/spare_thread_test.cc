@@ -14,30 +14,38 @@ namespace {
 
 using std::chrono::seconds;
 
-// Waits (at most 10 s, so that a spare thread that never helps fails the test rather than
-// hanging it) until `count` threads have arrived.
-bool AllArrive(std::mutex& mu, std::condition_variable& cv, int& arrived, int count) {
-  std::unique_lock lock(mu);
-  ++arrived;
-  cv.notify_all();
-  return cv.wait_for(lock, seconds(10), [&] { return arrived >= count; });
-}
-
-TEST(SpareThreadTest, AnIdleSpareThreadTakesItemsAlongsideTheCaller) {
-  SpareThread spare;
+// Threads meeting in a piece of work: Arrive waits (at most 10 s, so that a spare thread
+// that never helps fails the test rather than hanging it) until `count` threads have.
+struct Meeting {
+  bool Arrive(int count) {
+    std::unique_lock lock(mu);
+    ++arrived;
+    cv.notify_all();
+    return cv.wait_for(lock, seconds(10), [&] { return arrived >= count; });
+  }
+  // Waits without arriving.
+  bool Wait(int count) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, seconds(10), [&] { return arrived >= count; });
+  }
   std::mutex mu;
   std::condition_variable cv;
   int arrived = 0;
+};
+
+TEST(SpareThreadTest, AnIdleSpareThreadTakesItemsAlongsideTheCaller) {
+  SpareThread spare;
+  Meeting meeting;
   std::atomic<size_t> next{0};
   std::vector<std::atomic<int>> done(100);
   std::set<std::thread::id> threads;
   std::atomic<bool> met{true};
   spare.Share([&] {
     {
-      std::lock_guard lock(mu);
+      std::lock_guard lock(meeting.mu);
       threads.insert(std::this_thread::get_id());
     }
-    if (!AllArrive(mu, cv, arrived, 2)) met = false;  // both threads in the work at once
+    if (!meeting.Arrive(2)) met = false;  // both threads in the work at once
     for (size_t i; (i = next++) < done.size();) ++done[i];
   });
   EXPECT_TRUE(met);
@@ -48,15 +56,13 @@ TEST(SpareThreadTest, AnIdleSpareThreadTakesItemsAlongsideTheCaller) {
 
 TEST(SpareThreadTest, ShareReturnsOnlyOnceTheSpareThreadsRunHasReturned) {
   SpareThread spare;
-  std::mutex mu;
-  std::condition_variable cv;
-  int arrived = 0;
+  Meeting meeting;
   std::thread::id caller = std::this_thread::get_id();
   std::atomic<size_t> next{0};
   std::vector<std::atomic<int>> done(2);
   spare.Share([&] {
     size_t mine = next++;  // each thread one item, the spare's finished late
-    AllArrive(mu, cv, arrived, 2);
+    meeting.Arrive(2);
     if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (mine < done.size()) ++done[mine];
   });
@@ -66,13 +72,11 @@ TEST(SpareThreadTest, ShareReturnsOnlyOnceTheSpareThreadsRunHasReturned) {
 
 TEST(SpareThreadTest, WhatTheSpareThreadThrowsReachesTheCallerAfterBothAreDone) {
   SpareThread spare;
-  std::mutex mu;
-  std::condition_variable cv;
-  int arrived = 0;
+  Meeting meeting;
   std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> returned{0};
   EXPECT_THROW(spare.Share([&] {
-    AllArrive(mu, cv, arrived, 2);
+    meeting.Arrive(2);
     if (std::this_thread::get_id() != caller) throw std::runtime_error("store failed");
     ++returned;
   }),
@@ -80,9 +84,9 @@ TEST(SpareThreadTest, WhatTheSpareThreadThrowsReachesTheCallerAfterBothAreDone) 
   EXPECT_EQ(returned, 1);
   // And the spare thread serves the next caller.
   std::atomic<int> runs{0};
-  arrived = 0;
+  meeting.arrived = 0;
   spare.Share([&] {
-    AllArrive(mu, cv, arrived, 2);
+    meeting.Arrive(2);
     ++runs;
   });
   EXPECT_EQ(runs, 2);
@@ -92,23 +96,18 @@ TEST(SpareThreadTest, ABusySpareThreadLeavesAnotherCallerToDoItsWorkAlone) {
   SpareThread spare;
   std::promise<void> second_done;
   std::shared_future<void> released = second_done.get_future().share();
-  std::mutex mu;
-  std::condition_variable cv;
-  int arrived = 0;
+  Meeting meeting;
   std::atomic<bool> first_met{true};
   // The first caller's work holds the spare thread until the second caller is done.
   std::thread first([&] {
     std::thread::id caller = std::this_thread::get_id();
     spare.Share([&] {
-      if (!AllArrive(mu, cv, arrived, 2)) first_met = false;
+      if (!meeting.Arrive(2)) first_met = false;
       if (std::this_thread::get_id() != caller && released.wait_for(seconds(10)) != std::future_status::ready)
         first_met = false;
     });
   });
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, seconds(10), [&] { return arrived >= 2; }));
-  }
+  ASSERT_TRUE(meeting.Wait(2));
   std::set<std::thread::id> second_threads;
   spare.Share([&] { second_threads.insert(std::this_thread::get_id()); });
   EXPECT_EQ(second_threads, std::set<std::thread::id>{std::this_thread::get_id()});
