@@ -129,6 +129,10 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     }
   }
   bool whole = from_ms == std::numeric_limits<int64_t>::min() && to_ms == std::numeric_limits<int64_t>::max();
+  if (finished && whole) {  // a finished run's whole chart, answered before
+    std::lock_guard lock(mu_);
+    if (auto it = whole_charts_.find({series_id, buckets}); it != whole_charts_.end()) return it->second;
+  }
   // The series' points, and the level of detail its points in the window call for (counting
   // a chunk that reaches past an end by the share of its time inside).
   int64_t total = 0;
@@ -193,8 +197,10 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   bool cacheable = finished && whole && level.has_value();
   if (cacheable) {
     std::lock_guard lock(mu_);
-    if (auto it = levels_.find({series_id, group}); it != levels_.end())
+    if (auto it = levels_.find({series_id, group}); it != levels_.end()) {
+      whole_charts_[{series_id, buckets}] = Window{it->second, total, group};
       return Window{it->second, total, group};
+    }
   }
   auto points = std::make_shared<std::vector<Point>>();
   // Room for all of them at once: growing by doubling would copy and zero them again.
@@ -275,9 +281,11 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     std::lock_guard lock(mu_);
     if (level_points_ + points->size() > cache_points_ / 8) {
       levels_.clear();
+      whole_charts_.clear();
       level_points_ = 0;
     }
     levels_[{series_id, group}] = points;
+    whole_charts_[{series_id, buckets}] = Window{points, total, group};
     level_points_ += points->size();
   }
   return Window{points, total, group};

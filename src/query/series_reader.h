@@ -93,6 +93,9 @@ class SeriesReader {
   // points by construction; emptied when it grows past cache_points_ / 8.
   std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const std::vector<Point>>> levels_;
   size_t level_points_ = 0;
+  // The same charts by what was asked: (series id, buckets) -> the window answered, so a
+  // chart asked again reads nothing from the store. Emptied with levels_.
+  std::map<std::pair<int64_t, size_t>, Window> whole_charts_;
 };
 
 // A run that has ended: its series are complete.

@@ -192,7 +192,11 @@ namespace {
 class CountingStore : public ForwardingStore {
  public:
   using ForwardingStore::ForwardingStore;
-  int chunk_data_reads = 0, whole_series_reads = 0, data_queries = 0, summary_reads = 0;
+  int chunk_data_reads = 0, whole_series_reads = 0, data_queries = 0, summary_reads = 0, overview_reads = 0;
+  Result<SeriesOverview> ReadSeriesOverview(int64_t s, int64_t min_points) override {
+    ++overview_reads;
+    return inner_.ReadSeriesOverview(s, min_points);
+  }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     ++summary_reads;
     return inner_.ReadChunkSummaries(s);
@@ -454,6 +458,21 @@ class LongSeriesTest : public ServeApiTest {
   static constexpr int kPoints = 100000, kSpike = 61234;
   std::unique_ptr<CountingStore> counting_;
 };
+
+TEST_F(LongSeriesTest, AFinishedRunsChartAskedAgainReadsNothingFromTheStore) {
+  json first = Chart({}, "2000");
+  EXPECT_EQ(counting_->overview_reads, 1);
+  int queries = counting_->data_queries;
+  json again = Chart({}, "2000");
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(counting_->overview_reads, 1);  // none more
+  EXPECT_EQ(counting_->data_queries, queries);
+  // Another width is another chart: read, and right.
+  json narrow = Chart({}, "400");
+  EXPECT_EQ(counting_->overview_reads, 2);
+  ExpectSpikeAndFloor(narrow["x"].get<std::vector<double>>(), narrow["y"].get<std::vector<double>>());
+  EXPECT_LE(narrow["x"].size(), 400u);
+}
 
 TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {
   json s = Chart({});
