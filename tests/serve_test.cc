@@ -274,7 +274,48 @@ TEST_F(ServeTest, ManyRunsShareOneGridOfXValuesAndKeepTheirSpikes) {
     if (range.empty()) {
       EXPECT_NEAR(spike_at(2, 500), 0.003 + 12345 * 0.037, bucket);
     }
+
+    // The same answer with x as steps between the grid's places (what the web page asks):
+    // the same points, the same values, x the place each number names, in fewer bytes.
+    Served places =
+        Get("/api/v1/series?runs=" + Ids({&synthetic_[0], &synthetic_[3], &offset}) +
+            "&metric=gpu.utilization.gpu_ratio&budget=" + std::to_string(kBudget) + range + "&x_form=places");
+    ASSERT_EQ(places.status, 200) << places.raw;
+    double origin = places.body["grid"]["origin"].get<double>();
+    double place_width = places.body["grid"]["place_width"].get<double>();
+    EXPECT_NEAR(place_width, bucket / 4, bucket / 400) << range;
+    EXPECT_DOUBLE_EQ(s.body["grid"]["origin"].get<double>(), origin);
+    ASSERT_EQ(places.body["series"].size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      const json& one = places.body["series"][i];
+      const json& numbers = s.body["series"][i];
+      EXPECT_FALSE(one.contains("x"));
+      EXPECT_EQ(one["y"], numbers["y"]);
+      std::vector<double> x = numbers["x"].get<std::vector<double>>();
+      std::vector<int64_t> steps = one["x_place_steps"].get<std::vector<int64_t>>();
+      ASSERT_EQ(steps.size(), x.size());
+      int64_t place = 0;
+      for (size_t k = 0; k < steps.size(); ++k) {
+        if (k > 0) {
+          EXPECT_GE(steps[k], 1);  // x strictly increasing
+        }
+        place += steps[k];
+        EXPECT_NEAR(origin + static_cast<double>(place) * place_width, x[k], place_width / 100) << k;
+      }
+    }
+    EXPECT_LT(places.raw.size(), s.raw.size() * 3 / 4) << range;
   }
+
+  Served wrong = Get("/api/v1/series?runs=" + Ids({&synthetic_[0], &synthetic_[3]}) +
+                     "&metric=gpu.utilization.gpu_ratio&budget=400&x_form=steps");
+  EXPECT_EQ(wrong.status, 400);
+  EXPECT_NE(wrong.raw.find("'x_form' must be numbers or places"), std::string::npos) << wrong.raw;
+  // One run has no grid to share: its x comes as numbers whatever the form asked.
+  Served one = Get("/api/v1/series?runs=" + Ids({&offset}) +
+                   "&metric=gpu.utilization.gpu_ratio&budget=400&x_form=places");
+  ASSERT_EQ(one.status, 200) << one.raw;
+  EXPECT_FALSE(one.body.contains("grid"));
+  EXPECT_EQ(one.body["series"][0]["x"].size(), one.body["series"][0]["y"].size());
 }
 
 TEST_F(ServeTest, WorkloadAggregatesMatchADirectComputation) {

@@ -55,6 +55,13 @@ class NumberWriter {
     at_ += size;
   }
   void Number(double v, int digits) { at_ = WriteNumber(at_, v, digits); }
+  void Integer(int64_t v) {
+    if (v >= 0 && v < 10) {
+      *at_++ = static_cast<char>('0' + v);
+    } else {
+      at_ = std::to_chars(at_, at_ + kNumberText, v).ptr;
+    }
+  }
 
  private:
   void Grow() {
@@ -269,28 +276,45 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
        last_ms}}.dump();
   out.pop_back();  // the closing brace: the arrays follow
   out.reserve(out.size() + keep.size() * 26 + 32);
-  out += ", \"x\": [";
-  // On a shared grid, x to a thousandth of a place (the same text in every series); a
-  // downsampled series' values to 6 significant digits (what listeners store derived values
-  // with; a tooltip shows 4, a chart far fewer), for a third of the bytes of a double's 17;
-  // every point at full resolution exact.
-  int x_digits = 0, y_digits = keep.size() < n ? 6 : 0;
-  if (grid) x_digits = GridDigits(*grid, kept_x.empty() ? 0 : kept_x.back());
-  // The places' texts made for the answer, where this series writes x as they do.
-  const GridTexts* texts =
-      grid && window.grid_texts && window.grid_texts->digits == x_digits ? window.grid_texts.get() : nullptr;
-  {
+  // A downsampled series' values to 6 significant digits (what listeners store derived
+  // values with; a tooltip shows 4, a chart far fewer), for a third of the bytes of a
+  // double's 17; every point at full resolution exact.
+  int y_digits = keep.size() < n ? 6 : 0;
+  // Places as integers while doubles count them exactly (every grid a chart asks for).
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  bool steps = grid && window.place_steps && places.size() == keep.size() &&
+               (places.empty() || (std::abs(places.front()) < kExact && std::abs(places.back()) < kExact));
+  if (steps) {
+    out += ", \"x_place_steps\": [";
     NumberWriter x(out);
-    for (size_t k = 0; k < keep.size(); ++k) {
+    double previous = 0;
+    for (size_t k = 0; k < places.size(); ++k) {
       x.Next(k > 0);
-      if (texts != nullptr && places.size() == keep.size() && places[k] >= 0 &&
-          places[k] < static_cast<double>(texts->ends.size())) {
-        auto i = static_cast<size_t>(places[k]);
-        size_t begin = i == 0 ? 0 : texts->ends[i - 1];
-        x.Text(texts->text.data() + begin, texts->ends[i] - begin);
-        continue;
+      x.Integer(static_cast<int64_t>(places[k] - previous));
+      previous = places[k];
+    }
+  } else {
+    out += ", \"x\": [";
+    // On a shared grid, x to a thousandth of a place (the same text in every series).
+    int x_digits = 0;
+    if (grid) x_digits = GridDigits(*grid, kept_x.empty() ? 0 : kept_x.back());
+    // The places' texts made for the answer, where this series writes x as they do.
+    const GridTexts* texts = grid && window.grid_texts && window.grid_texts->digits == x_digits
+                                 ? window.grid_texts.get()
+                                 : nullptr;
+    {
+      NumberWriter x(out);
+      for (size_t k = 0; k < keep.size(); ++k) {
+        x.Next(k > 0);
+        if (texts != nullptr && places.size() == keep.size() && places[k] >= 0 &&
+            places[k] < static_cast<double>(texts->ends.size())) {
+          auto i = static_cast<size_t>(places[k]);
+          size_t begin = i == 0 ? 0 : texts->ends[i - 1];
+          x.Text(texts->text.data() + begin, texts->ends[i] - begin);
+          continue;
+        }
+        x.Number(kept_x[k], x_digits);
       }
-      x.Number(kept_x[k], x_digits);
     }
   }
   out += "], \"y\": [";

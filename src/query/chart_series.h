@@ -1,7 +1,8 @@
 // One series as a chart draws it (serve's /api/v1/series): its points on the chosen x
 // axis, within a range, downsampled to a budget (DownsampleIndices: spikes kept), as JSON
 // {run, metric, labels, unit, total_points, in_range, last_ms, x: [...], y: [...]} with
-// NaN and infinities as null (a gap in the chart).
+// NaN and infinities as null (a gap in the chart); on a shared grid with place_steps,
+// "x_place_steps" in place of "x".
 #pragma once
 
 #include <cstddef>
@@ -38,6 +39,10 @@ struct ChartWindow {
   // The texts of the grid's places in the window (GridPlaceTexts), made once for every
   // series of an answer; absent: each series writes its own.
   std::shared_ptr<const struct GridTexts> grid_texts{};
+  // On the grid, x as "x_place_steps" (the first point's place, then how many places each
+  // point is after the one before: x = origin + place * width / 4) instead of numbers:
+  // a step is mostly one digit where a number is four to ten.
+  bool place_steps = false;
 };
 
 // The x of a grid's places 0..count-1 (origin + i * width / 4) as JSON numbers to `digits`

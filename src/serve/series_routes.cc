@@ -103,6 +103,7 @@ ApiResponse ServeApi::Call::Series() {
   window.from = Number("from");
   window.to = Number("to");
   window.since = Number("since");
+  window.place_steps = XAsPlaces();
   if (window.from && window.to && *window.from > *window.to)
     throw InvalidParameter("'from' must not be after 'to'");
   bool full = !Param("budget");
@@ -116,7 +117,8 @@ ApiResponse ServeApi::Call::Series() {
     for (const Selected& s : selected) shown.push_back(s.run);
     window.grid = SharedBuckets(shown, window);
     // Every series writes the same x on these places: their texts are made once.
-    if (window.grid) window.grid_texts = GridPlaceTexts(*window.grid, window.budget / 4 * 4);
+    if (window.grid && !window.place_steps)
+      window.grid_texts = GridPlaceTexts(*window.grid, window.budget / 4 * 4);
   }
 
   // Also called by the stream after this Call is gone: it holds nothing of it.
@@ -159,8 +161,12 @@ ApiResponse ServeApi::Call::Series() {
     } else {
       work();
     }
-    std::string body =
-        "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget) + ", \"series\": [";
+    std::string body = "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget);
+    if (window.grid) {
+      body += ", \"grid\": " +
+              json{{"origin", window.grid->origin}, {"place_width", window.grid->width / 4}}.dump();
+    }
+    body += ", \"series\": [";
     size_t size = body.size() + 2;
     for (const std::string& part : parts) size += part.size() + 2;
     body.reserve(size);  // grown piece by piece, a chart's megabyte was copied again and again

@@ -117,6 +117,13 @@ XAxis ServeApi::Call::Axis() {
   return *axis;
 }
 
+bool ServeApi::Call::XAsPlaces() {
+  std::string form = Param("x_form").value_or("numbers");
+  if (form != "numbers" && form != "places")
+    throw InvalidParameter("'x_form' must be numbers or places, not '" + form.substr(0, 40) + "'");
+  return form == "places";
+}
+
 std::vector<RunRecord> ServeApi::Call::RunsParam() {
   std::optional<std::string> param = Param("runs");
   if (!param || param->empty()) throw InvalidParameter("'runs' is required: run ids separated by commas");

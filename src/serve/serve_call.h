@@ -47,6 +47,9 @@ class ServeApi::Call {
 
   XAxis Axis();
 
+  // x_form=places: series on a shared grid give their x as steps between its places.
+  bool XAsPlaces();
+
   std::vector<RunRecord> RunsParam();
 
   // --- lookups ---

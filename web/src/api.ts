@@ -63,7 +63,16 @@ export interface SeriesData {
   total_points: number;
   last_ms: number;
   x: number[];
+  // Instead of x on a grid the series share (asked with x_form=places): the first point's
+  // place, then the places from each point to the next.
+  x_place_steps?: number[];
   y: (number | null)[];
+}
+
+// The grid of places the series of one answer share: x = origin + place * place_width.
+interface Grid {
+  origin: number;
+  place_width: number;
 }
 
 export interface AggregateData {
@@ -138,8 +147,10 @@ export interface Range {
 }
 
 // `since` (Unix ms): only the points stored after it, for a live chart's refresh.
+// Series on a shared grid come as steps between its places (a digit where a number takes
+// four to ten: a third fewer bytes for a chart of many runs) and get their x here.
 export function series(runs: string[], metric: string, labels: string, x: string, budget: number, range: Range, since?: number) {
-  return get<{ series: SeriesData[] }>("series", {
+  return get<{ series: SeriesData[]; grid?: Grid }>("series", {
     runs: runs.join(","),
     metric,
     labels,
@@ -148,7 +159,24 @@ export function series(runs: string[], metric: string, labels: string, x: string
     from: range.from,
     to: range.to,
     since,
-  }).then((r) => r.series);
+    x_form: "places",
+  }).then((r) => {
+    for (const s of r.series) {
+      if (s.x_place_steps && r.grid) s.x = placesToX(s.x_place_steps, r.grid);
+      delete s.x_place_steps;
+    }
+    return r.series;
+  });
+}
+
+export function placesToX(steps: number[], grid: Grid): number[] {
+  const x = new Array<number>(steps.length);
+  let place = 0;
+  for (let i = 0; i < steps.length; i++) {
+    place += steps[i];
+    x[i] = grid.origin + place * grid.place_width;
+  }
+  return x;
 }
 
 export function aggregate(workloads: string[], metric: string, labels: string, x: string, budget: number, range: Range) {

@@ -180,6 +180,24 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
     return misses;
   });
   assert.deepEqual(onLine, [], "the lines go through their points");
+  // The page asked for x as steps between the grid's places; its lines have the x the
+  // server gives as numbers (to the digits those are printed with).
+  const apart = await page.evaluate(async () => {
+    const c = window.trainbench.charts[0];
+    const query = { runs: c.lines.map((l) => l.run).join(","), metric: c.state.metric, budget: c.budget() };
+    if (c.state.labels) query.labels = c.state.labels; // as the page asks: empty means any
+    const answer = await (await fetch("/api/v1/series?" + new URLSearchParams(query))).json();
+    const asked = performance.getEntriesByType("resource").some((e) => e.name.includes("/api/v1/series?") && e.name.includes("x_form=places"));
+    const distances = answer.series.map((s) => {
+      const line = c.lines.find((l) => l.run === s.run);
+      if (!line || line.x.length !== s.x.length) return Infinity;
+      return Math.max(...s.x.map((x, i) => Math.abs(x - line.x[i]) / answer.grid.place_width));
+    });
+    return { asked, distances };
+  });
+  assert.ok(apart.asked, "the page asks for places");
+  assert.equal(apart.distances.length, 2);
+  assert.ok(apart.distances.every((d) => d < 0.01), JSON.stringify(apart.distances));
   assert.equal((await view(page)).charts.length, 2);
 
   // Drag to zoom: the chart keeps the range and fetches finer data for it.
