@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
   }
   std::printf("serve queries: %d runs x %d points, median of %d rounds\n", runs, points, rounds);
   std::printf("  %-66s %10s\n", "", "ms");
-  std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, x as places, cold (a server just started)",
+  std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, x as places, cold (fresh server)",
               Median(cold_ms));
   std::printf("  %-66s %10.1f   (%zu KB)\n", "the same with x as numbers (x_form=numbers), cold",
               Median(cold_numbers), numbers_bytes / 1024);
