@@ -258,6 +258,8 @@ int main(int argc, char** argv) {
   std::printf("  budgeted request vs reading and decoding the raw points in-process: %.2fx\n",
               Median(raw_ms) / Median(warm));
   std::printf("cold budgeted vs raw decode: %.2fx\n", Median(raw_ms) / Median(cold_ms));
+  std::printf("  the same in the server (ServeApi::Handle, no HTTP): %.2fx\n",
+              Median(raw_ms) / Median(cold_direct));
   std::printf("  %-66s %10.1f   (%.2fx raw decode)\n",
               "series, budget 1,000 per run (the page's 500-px chart), cold", Median(cold_screen),
               Median(raw_ms) / Median(cold_screen));
