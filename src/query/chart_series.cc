@@ -302,19 +302,17 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
     const GridTexts* texts = grid && window.grid_texts && window.grid_texts->digits == x_digits
                                  ? window.grid_texts.get()
                                  : nullptr;
-    {
-      NumberWriter x(out);
-      for (size_t k = 0; k < keep.size(); ++k) {
-        x.Next(k > 0);
-        if (texts != nullptr && places.size() == keep.size() && places[k] >= 0 &&
-            places[k] < static_cast<double>(texts->ends.size())) {
-          auto i = static_cast<size_t>(places[k]);
-          size_t begin = i == 0 ? 0 : texts->ends[i - 1];
-          x.Text(texts->text.data() + begin, texts->ends[i] - begin);
-          continue;
-        }
-        x.Number(kept_x[k], x_digits);
+    NumberWriter x(out);
+    for (size_t k = 0; k < keep.size(); ++k) {
+      x.Next(k > 0);
+      if (texts != nullptr && places.size() == keep.size() && places[k] >= 0 &&
+          places[k] < static_cast<double>(texts->ends.size())) {
+        auto i = static_cast<size_t>(places[k]);
+        size_t begin = i == 0 ? 0 : texts->ends[i - 1];
+        x.Text(texts->text.data() + begin, texts->ends[i] - begin);
+        continue;
       }
+      x.Number(kept_x[k], x_digits);
     }
   }
   out += "], \"y\": [";
