@@ -124,7 +124,8 @@ int main(int argc, char** argv) {
   std::string numbers = "/api/v1/series?runs=" + all + "&metric=gpu.utilization.gpu_ratio&budget=2000";
   std::string series = numbers + "&x_form=places";
   // Cold: the store opened and a server started afresh for each request.
-  auto cold_get = [&](const std::string& from, const std::string& path, const httplib::Headers& headers = {}) {
+  auto cold_get = [&](const std::string& from, const std::string& path,
+                      const httplib::Headers& headers = {}) {
     std::unique_ptr<Store> opened = Store::Open(from).value();
     ServeApi fresh(*opened);
     HttpServer fresh_server({fresh.Handler()});
@@ -254,7 +255,8 @@ int main(int argc, char** argv) {
               Median(direct));
   std::printf("  %-66s %10.1f\n", "baseline: the same raw points read and decoded, store opened afresh",
               Median(raw_ms));
-  std::printf("  %-66s %10.1f\n", "the same, store kept open (SQLite's page cache filled)", Median(raw_warm_ms));
+  std::printf("  %-66s %10.1f\n", "the same, store kept open (SQLite's page cache filled)",
+              Median(raw_warm_ms));
   std::printf("  %-66s %10.1f   (%zu MB)\n", "series at full resolution (JSON, streamed), warm",
               Median(full_ms), full_bytes >> 20);
   std::printf("  %-66s %10.0f   (%zu MB)\n", "CSV export over HTTP, client discarding the bytes, points/s",
