@@ -13,6 +13,7 @@ namespace {
 
 constexpr uint8_t kFormatVersion = 1;
 constexpr uint8_t kFlagZstd = 1;
+constexpr uint8_t kFlagTimesApart = 2;  // no time column: the times are in another blob
 constexpr uint8_t kValuesDecimal = 0;
 constexpr uint8_t kValuesXor = 1;
 constexpr int kMaxExponent = 15;
@@ -72,9 +73,9 @@ int64_t Plus(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
 
-void EncodeColumns(std::span<const Point> points, std::string& out) {
+void EncodeColumns(std::span<const Point> points, bool with_times, std::string& out) {
   int64_t prev_t = 0, prev_delta = 0;
-  for (const Point& p : points) {
+  for (const Point& p : with_times ? points : points.first(0)) {
     int64_t delta = Minus(p.time_ms, prev_t);
     PutVarint(out, ZigZag(Minus(delta, prev_delta)));
     prev_delta = delta;
@@ -113,10 +114,10 @@ void EncodeColumns(std::span<const Point> points, std::string& out) {
 
 }  // namespace
 
-std::string EncodeChunk(std::span<const Point> points, bool compress) {
+std::string EncodeChunk(std::span<const Point> points, bool compress, bool with_times) {
   std::string columns;
   columns.reserve(points.size() * 3 + 16);
-  EncodeColumns(points, columns);
+  EncodeColumns(points, with_times, columns);
 
   std::string out;
   out.push_back(static_cast<char>(kFormatVersion));
@@ -134,7 +135,7 @@ std::string EncodeChunk(std::span<const Point> points, bool compress) {
                           kZstdLevel);
     use_zstd = !ZSTD_isError(n) && n < columns.size();
   }
-  out.push_back(static_cast<char>(use_zstd ? kFlagZstd : 0));
+  out.push_back(static_cast<char>((use_zstd ? kFlagZstd : 0) | (with_times ? 0 : kFlagTimesApart)));
   PutVarint(out, points.size());
   PutVarint(out, columns.size());
   if (use_zstd) {
@@ -145,7 +146,13 @@ std::string EncodeChunk(std::span<const Point> points, bool compress) {
   return out;
 }
 
-Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
+std::string EncodeChunkTimes(std::span<const Point> points) {
+  std::vector<Point> times(points.size());
+  for (size_t i = 0; i < points.size(); ++i) times[i].time_ms = points[i].time_ms;
+  return EncodeChunk(times);
+}
+
+Status DecodeChunk(std::string_view data, std::vector<Point>& out, std::string_view times) {
   auto corrupt = [](const char* why) { return Status::Corrupt(std::string("corrupt chunk: ") + why); };
   if (data.size() < 2 || static_cast<uint8_t>(data[0]) != kFormatVersion) {
     return corrupt("unknown format version");
@@ -153,11 +160,19 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
   uint8_t flags = static_cast<uint8_t>(data[1]);
   size_t pos = 2;
   uint64_t count = 0, raw_size = 0;
-  // Every point takes at least two bytes of the columns (its time and its value), so the
-  // count is checked against the sizes before anything is allocated for it.
+  // Every point takes at least two bytes of the columns (its time and its value; its value
+  // and the shared times' own bytes when they are apart), so the count is checked against
+  // the sizes before anything is allocated for it.
+  bool apart = (flags & kFlagTimesApart) != 0;
   if (!GetVarint(data, pos, count) || !GetVarint(data, pos, raw_size) || raw_size > (1u << 30) ||
-      count > raw_size / 2) {
+      count > (apart ? raw_size : raw_size / 2)) {
     return corrupt("bad header");
+  }
+  std::vector<Point> shared;
+  if (apart) {
+    if (times.empty()) return corrupt("its times are kept apart and were not given");
+    TB_RETURN_IF_ERROR(DecodeChunk(times, shared));
+    if (shared.size() != count) return corrupt("its times are not as many as its points");
   }
   std::string buffer;
   std::string_view columns = data.substr(pos);
@@ -183,6 +198,10 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out) {
   pos = 0;
   int64_t t = 0, delta = 0;
   for (uint64_t i = 0; i < count; ++i) {
+    if (apart) {
+      points[i].time_ms = shared[i].time_ms;
+      continue;
+    }
     uint64_t v;
     if (!GetVarint(columns, pos, v)) return corrupt("times truncated");
     delta = Plus(delta, UnZigZag(v));

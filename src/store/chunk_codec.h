@@ -5,6 +5,7 @@
 //           otherwise (NaN, inf, -0.0, binary fractions) the 64-bit patterns XOR-ed with
 //           the previous value's
 //   steps:  absent, or first value then deltas
+// (the times left out when several series share them: EncodeChunkTimes)
 // all as zigzag LEB128 varints, then compressed with zstd when that is smaller.
 // Every value decodes to exactly the double that was encoded (bit for bit), which the
 // codec checks before it picks the decimal form. Pure functions; thread-safe.
@@ -33,8 +34,15 @@ struct Point {
 // Encodes `points` (any count, including 0). Times need not be increasing, but the
 // encoding is smallest when they are.
 // `compress` false skips zstd: for short-lived encodings such as journal entries.
-std::string EncodeChunk(std::span<const Point> points, bool compress = true);
-// Appends the decoded points to `out`. Corrupt when the bytes are not a chunk.
-Status DecodeChunk(std::string_view data, std::vector<Point>& out);
+// `with_times` false leaves the time column out (a flag says so): for series sampled on
+// the same tick, whose chunks share one EncodeChunkTimes blob.
+std::string EncodeChunk(std::span<const Point> points, bool compress = true, bool with_times = true);
+// The times of `points` alone (a chunk whose values are all 0), for chunks encoded
+// without theirs.
+std::string EncodeChunkTimes(std::span<const Point> points);
+// Appends the decoded points to `out`; `times` is the EncodeChunkTimes blob of a chunk
+// encoded without its times (ignored otherwise). Corrupt when the bytes are not a chunk,
+// or when its times are apart and `times` does not hold as many.
+Status DecodeChunk(std::string_view data, std::vector<Point>& out, std::string_view times = {});
 
 }  // namespace tb

@@ -121,6 +121,34 @@ TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
   EXPECT_EQ(out.capacity(), 0u);
 }
 
+// Chunks of series sampled on the same ticks keep their values only; their shared times
+// are a blob of their own, without which they cannot be read.
+TEST(ChunkCodec, AChunkWithoutItsTimesDecodesOnlyWithThem) {
+  std::vector<Point> gpu0, gpu1;
+  for (int i = 0; i < 3000; ++i) {
+    int64_t t = 1763777000000 + int64_t{1000} * i + (i * 7919) % 5;  // jitter of a few ms
+    gpu0.push_back({t, 40.0 + (i * 31) % 17, kNoStep});
+    gpu1.push_back({t, 0.25 * (i % 9), i});
+  }
+  std::string times = EncodeChunkTimes(gpu0);
+  for (const std::vector<Point>& points : {gpu0, gpu1}) {
+    std::string apart = EncodeChunk(points, true, /*with_times=*/false);
+    EXPECT_LT(apart.size(), EncodeChunk(points).size());
+    std::vector<Point> out;
+    ASSERT_TRUE(DecodeChunk(apart, out, times).ok());
+    EXPECT_EQ(out, points);
+    out.clear();
+    Status missing = DecodeChunk(apart, out);
+    EXPECT_FALSE(missing.ok());
+    EXPECT_NE(missing.message().find("times are kept apart"), std::string::npos) << missing.message();
+    EXPECT_FALSE(DecodeChunk(apart, out, EncodeChunkTimes(std::span(points).first(2999))).ok());
+  }
+  // A chunk that holds its own times ignores any given.
+  std::vector<Point> out;
+  ASSERT_TRUE(DecodeChunk(EncodeChunk(gpu1), out, times).ok());
+  EXPECT_EQ(out, gpu1);
+}
+
 // The recorded DCGM trace: every column round-trips exactly and the whole trace packs
 // well below the 2.7 bytes a point that general compression of raw doubles reaches.
 TEST(ChunkCodec, RecordedTraceRoundTripsCompactly) {
