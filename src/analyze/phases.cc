@@ -484,7 +484,7 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
         if (!slice.ok()) return slice.status();
         for (const ChunkRecord& c : *slice) {
           points.clear();
-          TB_RETURN_IF_ERROR(DecodeChunk(c.data, points));
+          TB_RETURN_IF_ERROR(DecodeChunk(c.data, points, c.times));
           buckets.Add(points);
           if (!points.empty()) newest(points.back());
         }

@@ -365,7 +365,7 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     size_t begin = points->size();
     if (!stored) {
       decoded.clear();
-      TB_RETURN_IF_ERROR(DecodeChunk(c.data, decoded));
+      TB_RETURN_IF_ERROR(DecodeChunk(c.data, decoded, c.times));
       std::vector<Point> means = GroupMeans(decoded, group);
       points->insert(points->end(), means.begin(), means.end());
     } else if (!c.sealed || c.summary.empty()) {  // unsealed, or too short for a summary: point by point

@@ -201,7 +201,7 @@ class CountingStore : public ForwardingStore {
     ++summary_reads;
     return inner_.ReadChunkSummaries(s);
   }
-  Result<std::string> ReadChunkData(int64_t c) override {
+  Result<ChunkRecord> ReadChunkData(int64_t c) override {
     ++chunk_data_reads;
     ++data_queries;
     return inner_.ReadChunkData(c);

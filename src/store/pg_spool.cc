@@ -51,7 +51,7 @@ Param Real(std::optional<double> v) {
   std::snprintf(buf, sizeof buf, "%.17g", *v);
   return {false, false, buf};
 }
-Param OptInt(std::optional<int> v) { return v ? Int(*v) : Param{true, false, ""}; }
+Param OptInt(std::optional<int64_t> v) { return v ? Int(*v) : Param{true, false, ""}; }
 
 std::string EncodeBatch(const Batch& batch) {
   std::string body;

@@ -32,9 +32,9 @@ struct Param {
 Param Text(std::string s);
 Param Int(int64_t v);
 Param Bytes(std::string s);
-Param OptBytes(std::string s);        // NULL when empty
-Param Real(std::optional<double> v);  // NULL when absent; 17 digits, exact
-Param OptInt(std::optional<int> v);   // NULL when absent
+Param OptBytes(std::string s);           // NULL when empty
+Param Real(std::optional<double> v);     // NULL when absent; 17 digits, exact
+Param OptInt(std::optional<int64_t> v);  // NULL when absent
 
 struct Stmt {
   std::string sql;

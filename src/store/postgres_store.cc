@@ -141,11 +141,16 @@ class PostgresStore : public Store {
 
   Status WriteChunks(ChunkBatch& batch) override {
     std::vector<Stmt> stmts;
+    for (const SharedTimes& t : batch.times) {
+      stmts.push_back(
+          {"INSERT INTO chunk_times(series_id, first_ms, data) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
+           {Int(t.series_id), Int(t.first_ms), Bytes(t.data)}});
+    }
     for (ChunkRecord& c : batch.inserts) {
       if (c.id == 0) c.id = RandomId();  // a migration sets its own, repeatable ids
       std::string insert =
-          "INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data, summary) "
-          "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING";
+          "INSERT INTO chunks(id, series_id, first_ms, last_ms, count, min, max, sum, sealed, data, summary, "
+          "times_series) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING";
       // A sealed chunk adds to its series' totals (schema 6) only when it was inserted, so
       // a batch replayed from the spool after a lost answer counts it once.
       // Its summary goes into its series' overview (schema 7), not its row, in the block of the
@@ -155,7 +160,7 @@ class PostgresStore : public Store {
         insert +=
             " RETURNING series_id, count, sum, min, max), overview AS (INSERT INTO "
             "series_overview(series_id, "
-            "block, points, data) SELECT s.id, s.sealed_count / 65536, added.count, $12 FROM added JOIN "
+            "block, points, data) SELECT s.id, s.sealed_count / 65536, added.count, $13 FROM added JOIN "
             "series s "
             "ON s.id = added.series_id ON CONFLICT (series_id, block) DO UPDATE SET points = "
             "series_overview.points + EXCLUDED.points, data = series_overview.data || EXCLUDED.data)"
@@ -167,7 +172,8 @@ class PostgresStore : public Store {
       stmts.push_back(
           {std::move(insert),
            {Int(c.id), Int(c.series_id), Int(c.first_ms), Int(c.last_ms), Int(c.count), Real(c.min),
-            Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data), OptBytes("")}});
+            Real(c.max), Real(c.sum), Int(c.sealed ? 1 : 0), Bytes(c.data), OptBytes(""),
+            OptInt(c.times_series != 0 ? std::optional(c.times_series) : std::nullopt)}});
       if (c.sealed) stmts.back().params.push_back(Bytes(OverviewSegment(c)));
     }
     for (int64_t id : batch.deletes)
@@ -368,11 +374,15 @@ class PostgresStore : public Store {
     return out;
   }
 
-  Result<std::string> ReadChunkData(int64_t chunk_id) override {
-    Result<pg::Rows> rows = Query({"SELECT data FROM chunks WHERE id = $1", {Int(chunk_id)}});
+  Result<ChunkRecord> ReadChunkData(int64_t chunk_id) override {
+    Result<pg::Rows> rows = Query({ChunkDataSelect("$1"), {Int(chunk_id)}});
     if (!rows.ok()) return rows.status();
     if (rows->size() == 0) return Status::NotFound("no chunk " + std::to_string(chunk_id));
-    return rows->Str(0, 0);
+    ChunkRecord c;
+    c.id = chunk_id;
+    c.data = rows->Str(0, 0);
+    if (!rows->IsNull(0, 1)) c.times = rows->Str(0, 1);
+    return c;
   }
 
   Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) override {

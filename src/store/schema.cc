@@ -11,6 +11,7 @@ namespace {
 //   {real}  a double
 //   {blob}  bytes
 //   {seq}   PostgreSQL's insertion order column (SQLite orders by rowid)
+//   {norowid} SQLite's WITHOUT ROWID (a table that is its primary key)
 constexpr const char* kMigrationText[] = {
     R"sql(
 CREATE TABLE experiments(
@@ -125,16 +126,28 @@ CREATE TABLE series_overview(
   data {blob} NOT NULL,
   PRIMARY KEY(series_id, block));
 )sql",
+    // 8: series sampled on the same tick share their times: a sealed chunk encoded without
+    // its times names the row of chunk_times that holds them (times_series, with its own
+    // first_ms); NULL for chunks that hold their own.
+    R"sql(
+CREATE TABLE chunk_times(
+  series_id {int} NOT NULL REFERENCES series(id),
+  first_ms {int} NOT NULL,
+  data {blob} NOT NULL,
+  PRIMARY KEY(series_id, first_ms)){norowid};
+ALTER TABLE chunks ADD COLUMN times_series {int};
+)sql",
 };
 static_assert(std::size(kMigrationText) == kSchemaVersion);
 
 std::string Spell(std::string sql, Dialect dialect) {
   bool pg = dialect == Dialect::kPostgres;
-  const std::array<std::pair<std::string, std::string>, 4> words = {{
+  const std::array<std::pair<std::string, std::string>, 5> words = {{
       {"{int}", pg ? "BIGINT" : "INTEGER"},
       {"{real}", pg ? "DOUBLE PRECISION" : "REAL"},
       {"{blob}", pg ? "BYTEA" : "BLOB"},
       {"{seq}", pg ? "\n  seq BIGSERIAL," : ""},
+      {"{norowid}", pg ? "" : " WITHOUT ROWID"},  // SQLite: the key is the table, one b-tree
   }};
   for (const auto& [word, spelled] : words) {
     for (size_t at = sql.find(word); at != std::string::npos; at = sql.find(word, at + spelled.size()))

@@ -36,9 +36,9 @@ TEST(SchemaTest, SqliteMigrationsApplyInOrderToAnEmptyDatabase) {
     tables.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
   sqlite3_finalize(st);
   sqlite3_close(db);
-  EXPECT_EQ(tables,
-            (std::set<std::string>{"experiments", "runs", "params", "tags", "series", "chunks", "events",
-                                   "journal", "artifacts", "experiment_tags", "series_overview"}));
+  EXPECT_EQ(tables, (std::set<std::string>{"experiments", "runs", "params", "tags", "series", "chunks",
+                                           "events", "journal", "artifacts", "experiment_tags",
+                                           "series_overview", "chunk_times"}));
 }
 
 TEST(SchemaTest, AStoreFromANewerBuildIsRefusedWithWhatToDo) {

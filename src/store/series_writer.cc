@@ -1,9 +1,12 @@
 #include "store/series_writer.h"
 
 #include <algorithm>
+#include <map>
 #include <span>
+#include <tuple>
 
 #include "base/strings.h"
+#include "store/chunk_summary.h"
 
 namespace tb {
 
@@ -92,6 +95,39 @@ Status SeriesWriter::WriteJournalLocked() {
   return Status::Ok();
 }
 
+namespace {
+
+// The chunks a checkpoint writes, before they are encoded.
+struct Piece {
+  int64_t series_id;
+  std::span<const Point> points;
+  bool sealed;
+};
+
+// For each piece, the key of the times it shares (the first series of those sealed on the
+// same ticks), or 0; adds each shared set of times to `times`. Only sealed chunks long
+// enough for a summary share: their overview entry never needs their data.
+std::vector<int64_t> ShareTimes(const std::vector<Piece>& pieces, std::vector<SharedTimes>& times) {
+  std::vector<int64_t> key(pieces.size(), 0);
+  std::map<std::tuple<int64_t, int64_t, size_t>, size_t> first_of;  // (first, last, count) -> piece
+  auto same_time = [](const Point& a, const Point& b) { return a.time_ms == b.time_ms; };
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    std::span<const Point> p = pieces[i].points;
+    if (!pieces[i].sealed || p.size() < 2 * static_cast<size_t>(kSummaryGroups[0])) continue;
+    auto [it, first] = first_of.try_emplace({p.front().time_ms, p.back().time_ms, p.size()}, i);
+    if (first) continue;
+    const Piece& lead = pieces[it->second];
+    if (!std::equal(p.begin(), p.end(), lead.points.begin(), same_time)) continue;
+    key[i] = key[it->second] = lead.series_id;
+  }
+  for (const auto& [ends, i] : first_of) {
+    if (key[i] != 0) times.push_back({key[i], std::get<0>(ends), EncodeChunkTimes(pieces[i].points)});
+  }
+  return key;
+}
+
+}  // namespace
+
 Status SeriesWriter::CheckpointLocked(bool seal_all) {
   TB_RETURN_IF_ERROR(ResolveIds());
   ChunkBatch batch;
@@ -103,6 +139,7 @@ Status SeriesWriter::CheckpointLocked(bool seal_all) {
     bool provisional;
   };
   std::vector<Written> written;
+  std::vector<Piece> pieces;
   for (SeriesState& s : series_) {
     bool seal = s.open.size() >= seal_points_ || (seal_all && !s.open.empty());
     if (!seal && s.open.size() == s.in_chunk) continue;
@@ -111,17 +148,19 @@ Status SeriesWriter::CheckpointLocked(bool seal_all) {
     size_t done = 0;
     while (s.open.size() - done >= seal_points_ || (seal_all && done < s.open.size())) {
       size_t n = std::min(seal_points_, s.open.size() - done);
-      batch.inserts.push_back(MakeChunk(s.id, std::span<const Point>(s.open.data() + done, n), true));
+      pieces.push_back({s.id, std::span<const Point>(s.open.data() + done, n), true});
       done += n;
     }
     bool provisional = done < s.open.size();
     if (provisional) {
-      batch.inserts.push_back(
-          MakeChunk(s.id, std::span<const Point>(s.open.data() + done, s.open.size() - done), false));
+      pieces.push_back({s.id, std::span<const Point>(s.open.data() + done, s.open.size() - done), false});
     }
     if (s.provisional_id != 0) batch.deletes.push_back(s.provisional_id);
     written.push_back({&s, done, provisional});
   }
+  std::vector<int64_t> times_key = ShareTimes(pieces, batch.times);
+  for (size_t i = 0; i < pieces.size(); ++i)
+    batch.inserts.push_back(MakeChunk(pieces[i].series_id, pieces[i].points, pieces[i].sealed, times_key[i]));
   batch.journal_deletes = journal_ids_;
   if (batch.inserts.empty() && batch.journal_deletes.empty()) return Status::Ok();
   TB_RETURN_IF_ERROR(store_.WriteChunks(batch));

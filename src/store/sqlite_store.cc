@@ -156,18 +156,27 @@ class SqliteStore : public Store {
     TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
     Statement insert(*statements_,
                      "INSERT INTO chunks(series_id, first_ms, last_ms, count, min, max, sum, sealed, data, "
-                     "summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                     "summary, times_series) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement times(*statements_,
+                    "INSERT OR IGNORE INTO chunk_times(series_id, first_ms, data) VALUES(?, ?, ?)");
     Statement erase(*statements_, "DELETE FROM chunks WHERE id = ? AND sealed = 0");
     Statement erase_journal(*statements_, "DELETE FROM journal WHERE id = ?");
     Statement overview(*statements_, kAddToOverview);
     Statement add(*statements_, kAddSealedTotals);
-    bool ok = insert.ok() && erase.ok() && erase_journal.ok() && overview.ok() && add.ok();
+    bool ok = insert.ok() && times.ok() && erase.ok() && erase_journal.ok() && overview.ok() && add.ok();
+    for (const SharedTimes& t : batch.times) {
+      if (!ok) break;
+      times.Bind(1, t.series_id).Bind(2, t.first_ms).BindBlob(3, t.data);
+      ok = times.Step() == SQLITE_DONE;
+      times.Reset();
+    }
     for (ChunkRecord& c : batch.inserts) {
       if (!ok) break;
       insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);
       insert.Bind(5, c.min).Bind(6, c.max).Bind(7, std::optional<double>(c.sum));
       // The summary goes into the series' overview, not the chunk's row.
       insert.Bind(8, int64_t{c.sealed}).BindBlob(9, c.data).Bind(10, std::optional<double>());
+      insert.Bind(11, c.times_series != 0 ? std::optional(c.times_series) : std::nullopt);
       ok = insert.Step() == SQLITE_DONE;
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();
@@ -400,12 +409,16 @@ class SqliteStore : public Store {
     return out;
   }
 
-  Result<std::string> ReadChunkData(int64_t chunk_id) override {
+  Result<ChunkRecord> ReadChunkData(int64_t chunk_id) override {
     std::lock_guard lock(mu_);
-    Statement st(*statements_, "SELECT data FROM chunks WHERE id = ?");
+    Statement st(*statements_, ChunkDataSelect("?"));
     st.Bind(1, chunk_id);
     if (st.Step() != SQLITE_ROW) return Status::NotFound("no chunk " + std::to_string(chunk_id));
-    return st.Text(0);
+    ChunkRecord c;
+    c.id = chunk_id;
+    c.data = st.Text(0);
+    if (!st.IsNull(1)) c.times = st.Text(1);
+    return c;
   }
 
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override {

@@ -14,7 +14,7 @@
 
 namespace tb {
 
-ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed) {
+ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed, int64_t times_series) {
   ChunkRecord c;
   c.series_id = series_id;
   c.sealed = sealed;
@@ -29,7 +29,8 @@ ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sea
     c.max = c.max ? std::max(*c.max, p.value) : p.value;
     c.sum += p.value;
   }
-  c.data = EncodeChunk(points);
+  c.data = EncodeChunk(points, true, times_series == 0);
+  c.times_series = times_series;
   if (sealed) c.summary = EncodeSummary(points);
   return c;
 }
@@ -122,13 +123,13 @@ Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkR
   if (out.size() + more > out.capacity()) out.reserve(std::max(out.size() + more, out.capacity() * 2));
   for (const ChunkRecord& c : chunks) {
     if (!c.data.empty()) {
-      TB_RETURN_IF_ERROR(DecodeChunk(c.data, out));
+      TB_RETURN_IF_ERROR(DecodeChunk(c.data, out, c.times));
       continue;
     }
     if (c.count == 0) continue;
-    Result<std::string> data = store.ReadChunkData(c.id);
-    if (!data.ok()) return data.status();
-    TB_RETURN_IF_ERROR(DecodeChunk(*data, out));
+    Result<ChunkRecord> read = store.ReadChunkData(c.id);
+    if (!read.ok()) return read.status();
+    TB_RETURN_IF_ERROR(DecodeChunk(read->data, out, read->times));
   }
   for (const JournalEntry& e : journal) TB_RETURN_IF_ERROR(DecodeJournalEntry(e.data, series_id, out));
   return Status::Ok();

@@ -99,9 +99,23 @@ struct ChunkRecord {
   // EncodeSummary of a sealed chunk's points ("" for none): written to its series'
   // overview; read back from chunks sealed before schema 7, whose rows keep it.
   std::string summary;
+  // Series sampled on the same tick share their times (schema 8): a sealed chunk whose
+  // times equal other series' chunks' is encoded without them, and they are kept once, in
+  // `chunk_times` under (times_series, first_ms); times_series 0: `data` holds its times.
+  // A read that brings the data brings both (`times`: EncodeChunkTimes).
+  int64_t times_series = 0;
+  std::string times;
 };
-// Builds a ChunkRecord (encoding and statistics) for `points` of one series.
-ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed);
+// Builds a ChunkRecord (encoding and statistics) for `points` of one series; without
+// their times (`times_series` names the shared times' key) when `times_series` is not 0.
+ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed,
+                      int64_t times_series = 0);
+// The times several sealed chunks share (schema 8), written once in their batch.
+struct SharedTimes {
+  int64_t series_id = 0;  // the key: the first series of those that share them
+  int64_t first_ms = 0;
+  std::string data;  // EncodeChunkTimes
+};
 
 // A series' overview (schema 7): what each of its sealed chunks keeps there, in the order
 // they were sealed (OverviewSegment), in rows of about kOverviewBlockPoints points. A chart
@@ -121,6 +135,7 @@ std::string OverviewSegment(const ChunkRecord& sealed);
 Status DecodeOverview(std::string_view block, int64_t series_id, std::vector<ChunkRecord>& out);
 
 struct ChunkBatch {
+  std::vector<SharedTimes> times;  // written before the inserts that name them
   std::vector<ChunkRecord> inserts;
   std::vector<int64_t> deletes;          // ids of provisional chunks the inserts supersede
   std::vector<int64_t> journal_deletes;  // ids of journal entries the inserts now hold
@@ -228,8 +243,9 @@ class Store {
   // sealed chunks hold `min_points` points or more (else just the counts: a chart of few
   // points a bucket does not need them).
   virtual Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points = 0) = 0;
-  // One chunk's encoded points.
-  virtual Result<std::string> ReadChunkData(int64_t chunk_id) = 0;
+  // One chunk's encoded points and, when it shares them, its times (ChunkRecord's data and
+  // times; nothing else is filled in).
+  virtual Result<ChunkRecord> ReadChunkData(int64_t chunk_id) = 0;
   // The chunks of a series that begin from `first_ms_from` to `first_ms_to` (inclusive), in
   // time order, with their data: the run of chunks a chart needs point by point, in one read
   // rather than one per chunk.

@@ -18,8 +18,12 @@ inline constexpr const char* kRunSelect =
     "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
 
 // Which of a chunk's blobs a read brings: none (ListChunkInfo), its data and summary
-// (ReadChunks), or its summary only (ReadChunkSummaries).
+// with the times it shares (ReadChunks), or its summary only (ReadChunkSummaries).
 enum class ChunkBlobs { kNone, kData, kSummary };
+
+// The chunk and the times it shares (schema 8; NULL when its data holds its own).
+inline constexpr const char* kChunkWithTimes =
+    " FROM chunks c LEFT JOIN chunk_times t ON t.series_id = c.times_series AND t.first_ms = c.first_ms";
 
 // The chunk columns ChunkFromRow reads of the series in parameter 1 in time order;
 // `placeholder` is the dialect's ("?" or "$1").
@@ -27,18 +31,25 @@ enum class ChunkBlobs { kNone, kData, kSummary };
 // first_ms lies between those.
 inline std::string ChunkSelect(ChunkBlobs blobs, const char* placeholder,
                                std::pair<const char*, const char*> range = {nullptr, nullptr}) {
-  const char* extra = blobs == ChunkBlobs::kData      ? ", data, summary"
-                      : blobs == ChunkBlobs::kSummary ? ", summary"
+  const char* extra = blobs == ChunkBlobs::kData      ? ", c.data, c.summary, t.data, c.times_series"
+                      : blobs == ChunkBlobs::kSummary ? ", c.summary"
                                                       : "";
-  std::string sql = std::string("SELECT id, first_ms, last_ms, count, min, max, sum, sealed") + extra +
-                    " FROM chunks WHERE series_id = " + placeholder;
+  std::string sql =
+      std::string("SELECT c.id, c.first_ms, c.last_ms, c.count, c.min, c.max, c.sum, c.sealed") + extra +
+      (blobs == ChunkBlobs::kData ? kChunkWithTimes : " FROM chunks c") +
+      " WHERE c.series_id = " + placeholder;
   if (range.first != nullptr) {
-    sql += " AND first_ms >= ";
+    sql += " AND c.first_ms >= ";
     sql += range.first;
-    sql += " AND first_ms <= ";
+    sql += " AND c.first_ms <= ";
     sql += range.second;
   }
-  return sql + " ORDER BY first_ms, id";
+  return sql + " ORDER BY c.first_ms, c.id";
+}
+
+// A chunk's data and the times it shares, of the chunk whose id is `placeholder`.
+inline std::string ChunkDataSelect(const char* placeholder) {
+  return std::string("SELECT c.data, t.data") + kChunkWithTimes + " WHERE c.id = " + placeholder;
 }
 
 // A series' sealed points and its overview's blocks in order (one row with NULLs when it
@@ -89,6 +100,8 @@ ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, ChunkBlobs blobs) {
   if (blobs == ChunkBlobs::kData) c.data = row.Text(8);
   int summary = blobs == ChunkBlobs::kData ? 9 : blobs == ChunkBlobs::kSummary ? 8 : -1;
   if (summary > 0 && !row.IsNull(summary)) c.summary = row.Text(summary);
+  if (blobs == ChunkBlobs::kData && !row.IsNull(10)) c.times = row.Text(10);
+  if (blobs == ChunkBlobs::kData && !row.IsNull(11)) c.times_series = row.Int(11);
   return c;
 }
 

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "store/chunk_summary.h"
 #include "store/series_writer.h"
@@ -242,7 +244,8 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
         "DROP TABLE experiment_tags", "ALTER TABLE chunks DROP COLUMN summary",
         "DROP INDEX chunks_provisional", "ALTER TABLE series DROP COLUMN sealed_count",
         "ALTER TABLE series DROP COLUMN sealed_sum", "ALTER TABLE series DROP COLUMN sealed_min",
-        "ALTER TABLE series DROP COLUMN sealed_max", "DROP TABLE series_overview",
+        "ALTER TABLE series DROP COLUMN sealed_max", "DROP TABLE series_overview", "DROP TABLE chunk_times",
+        "ALTER TABLE chunks DROP COLUMN times_series",
         "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
@@ -493,6 +496,78 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
   EXPECT_EQ(none.sealed_points, 0);
   EXPECT_EQ(none.covered_points, 0);
   EXPECT_TRUE(none.blocks.empty());
+}
+
+// Series sampled on the same ticks (one listener's fields) keep their sealed chunks' times
+// once; a series on other ticks, or whose chunks begin elsewhere, keeps its own. Every
+// read (whole series, a range of chunks, a chunk listed without its data) gives back
+// exactly what was written.
+TEST_P(BackendTest, SeriesSampledOnTheSameTicksKeepTheirTimesOnce) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  constexpr int kPoints = 10000;  // two sealed chunks of 4,096 and one of 1,808 at the end
+  const char* kSame[] = {"gpu=0", "gpu=1", "gpu=2"};
+  std::map<std::string, std::vector<Point>> written;
+  {
+    SeriesWriter writer(*store, run.id, SeriesWriter::kDefaultSealPoints, /*checkpoint_flushes=*/3);
+    for (int i = 0; i < kPoints; ++i) {
+      int64_t tick = run.start_ms + int64_t{1000} * i + (i * 7919) % 5;
+      for (int g = 0; g < 3; ++g) {
+        Point p{tick, 30.0 + g + (i * (g + 3)) % 11, kNoStep};
+        writer.Append("gpu.utilization.gpu_ratio", kSame[g], p);
+        written[kSame[g]].push_back(p);
+      }
+      Point other{tick + 500, 1.0 * (i % 4), kNoStep};  // another listener's ticks
+      writer.Append("host.cpu.utilization_ratio", "", other);
+      written["host"].push_back(other);
+      if (i >= 100) {  // sampled on the same ticks, from later on: its chunks begin elsewhere
+        Point late{tick, 2.0 * (i % 3), kNoStep};
+        writer.Append("gpu.memory.used_bytes", "gpu=0", late);
+        written["late"].push_back(late);
+      }
+      if (i % 1000 == 999) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  std::set<std::pair<int64_t, int64_t>> shared_sets;
+  for (const SeriesInfo& si : store->ListSeries(run.id).value()) {
+    std::string name = si.metric == "host.cpu.utilization_ratio" ? "host"
+                       : si.metric == "gpu.memory.used_bytes"    ? "late"
+                                                                 : si.labels;
+    const std::vector<Point>& expected = written[name];
+    EXPECT_EQ(ReadSeriesPoints(*store, si.id).value(), expected) << name;
+    std::vector<ChunkRecord> chunks = store->ReadChunks(si.id).value();
+    ASSERT_EQ(chunks.size(), 3u) << name;
+    size_t at = 0;
+    for (const ChunkRecord& c : chunks) {
+      bool same_ticks = name.starts_with("gpu=");
+      EXPECT_EQ(!c.times.empty(), same_ticks) << name << " chunk at " << c.first_ms;
+      EXPECT_EQ(c.times_series != 0, same_ticks) << name;
+      if (same_ticks) {
+        shared_sets.insert({c.times_series, c.first_ms});
+        // Smaller than the chunk would be with its own times.
+        std::span<const Point> own(expected.data() + at, static_cast<size_t>(c.count));
+        EXPECT_LT(c.data.size(), EncodeChunk(own).size()) << name;
+      }
+      at += static_cast<size_t>(c.count);
+    }
+    // A range of chunks (a zoomed chart), and chunks listed without their data (read one
+    // by one), decode to the same points.
+    std::vector<ChunkRecord> middle =
+        store->ReadChunkRange(si.id, chunks[1].first_ms, chunks[1].first_ms).value();
+    ASSERT_EQ(middle.size(), 1u);
+    std::vector<Point> points;
+    ASSERT_TRUE(DecodeChunk(middle[0].data, points, middle[0].times).ok()) << name;
+    EXPECT_EQ(points, std::vector<Point>(expected.begin() + chunks[0].count,
+                                         expected.begin() + chunks[0].count + chunks[1].count));
+    points.clear();
+    ASSERT_TRUE(DecodeSeriesParts(*store, si.id, store->ListChunkInfo(si.id).value(), {}, points).ok());
+    EXPECT_EQ(points, expected) << name;
+  }
+  // Three sets of times (one per sealed chunk of the three GPUs), each kept once.
+  EXPECT_EQ(shared_sets.size(), 3u);
 }
 
 TEST_P(BackendTest, FailedFlushLosesNothing) {

@@ -58,7 +58,7 @@ class ForwardingStore : public Store {
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     return inner_.ReadChunkSummaries(s);
   }
-  Result<std::string> ReadChunkData(int64_t c) override { return inner_.ReadChunkData(c); }
+  Result<ChunkRecord> ReadChunkData(int64_t c) override { return inner_.ReadChunkData(c); }
   Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t s, int64_t from, int64_t to) override {
     return inner_.ReadChunkRange(s, from, to);
   }
