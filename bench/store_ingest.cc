@@ -261,11 +261,12 @@ void WhereTheBytesGo(const Dataset& d, const fs::path& dir) {
     sqlite3_stmt* q = nullptr;
     // Summaries live in each series' overview (schema 7); a store made before keeps them
     // in the chunks' rows.
-    sqlite3_prepare_v2(
-        db,
-        "SELECT (SELECT SUM(LENGTH(data)) FROM chunks), (SELECT IFNULL(SUM(LENGTH(summary)), 0) "
-        "FROM chunks) + (SELECT IFNULL(SUM(LENGTH(data)), 0) FROM series_overview)",
-        -1, &q, nullptr);
+    sqlite3_prepare_v2(db,
+                       "SELECT (SELECT SUM(LENGTH(data)) FROM chunks) + (SELECT IFNULL(SUM(LENGTH(data)), 0) "
+                       "FROM chunk_times), "
+                       "(SELECT IFNULL(SUM(LENGTH(summary)), 0) "
+                       "FROM chunks) + (SELECT IFNULL(SUM(LENGTH(data)), 0) FROM series_overview)",
+                       -1, &q, nullptr);
     if (sqlite3_step(q) == SQLITE_ROW) {
       data = sqlite3_column_double(q, 0);
       summaries = sqlite3_column_double(q, 1);
@@ -307,7 +308,8 @@ void WhereTheBytesGo(const Dataset& d, const fs::path& dir) {
   std::printf("  %-66s %6.2f\n", "the SQLite file", file / points);
   std::printf("  %-66s %6.2f\n", "the file beyond an empty store (its tables' first pages)",
               (file - empty) / points);
-  std::printf("  %-66s %6.2f\n", "chunk data (the codec, chunks of 4,096 points)", data / points);
+  std::printf("  %-66s %6.2f\n", "chunk data (the codec, chunks of 4,096 points, times of a tick once)",
+              data / points);
   std::printf("  %-66s %6.2f\n", "series overviews (chunk summaries and spans)", summaries / points);
   std::printf("  %-66s %6.2f\n", "estimate of the least: whole columns, one time column, zstd -19",
               floor / points);
