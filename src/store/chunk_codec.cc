@@ -168,12 +168,7 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out, std::string_v
       count > (apart ? raw_size : raw_size / 2)) {
     return corrupt("bad header");
   }
-  std::vector<Point> shared;
-  if (apart) {
-    if (times.empty()) return corrupt("its times are kept apart and were not given");
-    TB_RETURN_IF_ERROR(DecodeChunk(times, shared));
-    if (shared.size() != count) return corrupt("its times are not as many as its points");
-  }
+  if (apart && times.empty()) return corrupt("its times are kept apart and were not given");
   std::string buffer;
   std::string_view columns = data.substr(pos);
   if (!(flags & kFlagZstd) && columns.size() != raw_size) return corrupt("size does not match the header");
@@ -193,15 +188,21 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out, std::string_v
     columns = buffer;
   }
   size_t first = out.size();
-  out.resize(first + count);
+  if (apart) {
+    // The shared times decode straight into the points' places; their values and steps
+    // are written over below.
+    TB_RETURN_IF_ERROR(DecodeChunk(times, out));
+    if (out.size() - first != count) {
+      out.resize(first);
+      return corrupt("its times are not as many as its points");
+    }
+  } else {
+    out.resize(first + count);
+  }
   Point* points = out.data() + first;
   pos = 0;
   int64_t t = 0, delta = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    if (apart) {
-      points[i].time_ms = shared[i].time_ms;
-      continue;
-    }
+  for (uint64_t i = 0; i < count && !apart; ++i) {
     uint64_t v;
     if (!GetVarint(columns, pos, v)) return corrupt("times truncated");
     delta = Plus(delta, UnZigZag(v));
