@@ -141,7 +141,9 @@ int main(int argc, char** argv) {
     auto r = c.Get(path, headers);
     double ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
     if (!r || r->status != 200) std::exit(1);
-    if (!headers.empty() && r->get_header_value("Content-Encoding") != "gzip") std::exit(1);
+    // Asked with gzip, an answer of 16 KB or more (the server's threshold) comes gzipped.
+    if (!headers.empty() && r->body.size() >= 16384 && r->get_header_value("Content-Encoding") != "gzip")
+      std::exit(1);
     return ms;
   };
   std::vector<double> cold_ms, cold_numbers, cold_direct, cold_screen, cold_gzip;
