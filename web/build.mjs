@@ -1,5 +1,6 @@
 // Bundles the web UI (src/main.ts and uPlot) into dist/ with esbuild: one script, one
-// stylesheet and index.html. `node build.mjs` from web/ or any directory.
+// stylesheet and index.html. `node build.mjs` from web/ or any directory; with
+// TB_NO_MINIFY=1 the script keeps its names (for reading a profile of the page).
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -23,7 +24,7 @@ writeFileSync(
 await esbuild.build({
   entryPoints: [join(here, "src", "main.ts")],
   bundle: true,
-  minify: true,
+  minify: !process.env.TB_NO_MINIFY,
   sourcemap: true,
   format: "iife",
   target: ["chrome110", "firefox110"],
