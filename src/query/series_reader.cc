@@ -300,6 +300,8 @@ Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int
   std::vector<ChunkRecord> chunks;
   for (const std::string& block : overview->blocks)
     TB_RETURN_IF_ERROR(DecodeOverview(block, series_id, chunks));
+  // Every chunk sealed and described (a finished run's series): nothing else to read.
+  if (!overview->unsealed) return std::optional<std::vector<ChunkRecord>>(std::move(chunks));
   // The chunks begun after the last one described: the provisional chunk, and any sealed
   // since the overview was read (the writer's checkpoint in between), read whole.
   int64_t after = std::numeric_limits<int64_t>::min();

@@ -367,6 +367,7 @@ class PostgresStore : public Store {
     SeriesOverview out;
     for (int i = 0; i < rows->size(); ++i) {
       out.sealed_points = rows->Int(i, 0);
+      out.unsealed = rows->Int(i, 3) > 0;
       if (rows->IsNull(i, 1)) continue;
       out.covered_points += rows->Int(i, 1);
       if (!rows->IsNull(i, 2)) out.blocks.push_back(rows->Str(i, 2));

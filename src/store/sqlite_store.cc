@@ -401,6 +401,7 @@ class SqliteStore : public Store {
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) {
       out.sealed_points = st.Int(0);
+      out.unsealed = st.Int(3) > 0;
       if (st.IsNull(1)) continue;
       out.covered_points += st.Int(1);
       if (!st.IsNull(2)) out.blocks.push_back(st.Text(2));

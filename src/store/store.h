@@ -125,6 +125,7 @@ struct SeriesOverview {
   int64_t sealed_points = 0;   // the points of the series' sealed chunks
   int64_t covered_points = 0;  // of those, the overview's (fewer: chunks sealed before schema 7)
   std::vector<std::string> blocks;
+  bool unsealed = false;  // the series has chunks not sealed yet (a running run's newest)
 };
 inline constexpr int64_t kOverviewBlockPoints = 65536;
 // The bytes a sealed chunk adds to its series' overview: its first and last time, its

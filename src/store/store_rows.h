@@ -52,12 +52,15 @@ inline std::string ChunkDataSelect(const char* placeholder) {
   return std::string("SELECT c.data, t.data") + kChunkWithTimes + " WHERE c.id = " + placeholder;
 }
 
-// A series' sealed points and its overview's blocks in order (one row with NULLs when it
-// has none), for the series in parameter 1; the blocks' data NULL when the sealed points
-// are fewer than parameter 2. `p1` and `p2` are the dialect's placeholders.
+// A series' sealed points, its overview's blocks in order (one row with NULLs when it has
+// none) and how many of its chunks are not sealed (through the partial index
+// chunks_provisional), for the series in parameter 1; the blocks' data NULL when the
+// sealed points are fewer than parameter 2. `p1` and `p2` are the dialect's placeholders.
+// One statement, so one snapshot: a chunk sealed meanwhile is in both or in neither.
 inline std::string OverviewSelect(const char* p1, const char* p2) {
   return std::string("SELECT s.sealed_count, o.points, CASE WHEN s.sealed_count >= ") + p2 +
-         " THEN o.data END FROM series s LEFT JOIN series_overview o ON o.series_id = s.id WHERE s.id = " +
+         " THEN o.data END, (SELECT count(*) FROM chunks c WHERE c.series_id = s.id AND c.sealed = 0) "
+         "FROM series s LEFT JOIN series_overview o ON o.series_id = s.id WHERE s.id = " +
          p1 + " ORDER BY o.block";
 }
 

@@ -459,6 +459,9 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
     for (const ChunkRecord& c : sealed) points += c.count;
     EXPECT_EQ(overview.sealed_points, points) << when;
     EXPECT_EQ(overview.covered_points, points) << when;
+    // Whether a chart must also read chunks the overview does not describe: the newest,
+    // not sealed yet, while written; none once closed.
+    EXPECT_EQ(overview.unsealed, sealed.size() < store->ListChunkInfo(series)->size()) << when;
     ASSERT_EQ(described.size(), sealed.size()) << when;
     for (size_t i = 0; i < sealed.size(); ++i) {
       std::vector<Point> means;
@@ -477,10 +480,14 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
     if (i % 5000 == 4999) {
       ASSERT_TRUE(writer.Flush().ok());
     }
-    if (i == 70000) expect_every_sealed_chunk("while written: ");
+    if (i == 70000) {
+      expect_every_sealed_chunk("while written: ");
+      EXPECT_TRUE(store->ReadSeriesOverview(series)->unsealed);
+    }
   }
   ASSERT_TRUE(writer.Close().ok());
   expect_every_sealed_chunk("closed: ");
+  EXPECT_FALSE(store->ReadSeriesOverview(series)->unsealed);
   // A summary is kept once: in the overview, not also in the chunk's row.
   for (const ChunkRecord& c : store->ReadChunkSummaries(series).value()) EXPECT_TRUE(c.summary.empty());
   EXPECT_EQ(store->ReadSeriesOverview(series)->sealed_points, kPoints);
