@@ -20,11 +20,16 @@
 // run: 400 raw points a bucket, drawn from the 128-point summaries), cold. `week_series`
 // (0: none; 300 is the issue's): a finished week-long run at 10 Hz with that many series,
 // and what the page asks when it is opened on a server just started, cold.
+// Beside these, the coldest case: the budgeted request and the raw decode each in a process
+// just started (this program run again), whose memory is touched for the first time (the
+// rounds above run in a process whose heap earlier rounds have faulted in already).
 #include <httplib.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -32,6 +37,7 @@
 #include <vector>
 
 #include "analyze/phases.h"
+#include "base/strings.h"
 #include "base/time.h"
 #include "bench/bench_stats.h"
 #include "bench/training_series.h"
@@ -65,11 +71,56 @@ tb::RunRecord NewBenchRun(tb::Store& store, const std::string& name) {
   return run;
 }
 
+// In a process just started (`serve_query --fresh http|raw DB WHAT`): "http", the store
+// opened, a server started and connected to (one request for the experiments), then the
+// request WHAT timed; "raw", the store opened and the points of the series WHAT (ids,
+// commas between) read and decoded. Prints the milliseconds.
+int FreshProcess(const std::string& kind, const std::string& db, const std::string& what) {
+  using namespace tb;
+  std::unique_ptr<Store> store = Store::Open(db).value();
+  double ms = 0;
+  if (kind == "http") {
+    ServeApi api(*store);
+    HttpServer server({api.Handler()});
+    if (!server.Start(HttpServerOptions{}).ok()) return 1;
+    httplib::Client c("127.0.0.1", server.port());
+    c.set_keep_alive(true);
+    c.set_tcp_nodelay(true);
+    if (auto hello = c.Get("/api/v1/experiments"); !hello || hello->status != 200) return 1;
+    int64_t t0 = MonotonicNanos();
+    auto r = c.Get(what);
+    ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
+    if (!r || r->status != 200) return 1;
+  } else {
+    int64_t t0 = MonotonicNanos();
+    for (std::string_view id : Split(what, ',')) {
+      if (!ReadSeriesPoints(*store, std::atoll(std::string(id).c_str())).ok()) return 1;
+    }
+    ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
+  }
+  std::printf("%.3f\n", ms);
+  return 0;
+}
+
+// Runs FreshProcess in a new process of this program; its milliseconds.
+double InFreshProcess(const std::string& kind, const std::string& db, const std::string& what) {
+  std::string command =
+      "/proc/" + std::to_string(getpid()) + "/exe --fresh " + kind + " " + db + " '" + what + "'";
+  FILE* child = popen(command.c_str(), "r");
+  double ms = -1;
+  if (child == nullptr || std::fscanf(child, "%lf", &ms) != 1 || pclose(child) != 0 || ms < 0) {
+    std::fprintf(stderr, "a fresh process failed: %s\n", command.substr(0, 160).c_str());
+    std::exit(1);
+  }
+  return ms;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace tb;
   namespace fs = std::filesystem;
+  if (argc == 5 && std::strcmp(argv[1], "--fresh") == 0) return FreshProcess(argv[2], argv[3], argv[4]);
   int runs = argc > 1 ? std::atoi(argv[1]) : 50;
   int points = argc > 2 ? std::atoi(argv[2]) : 100000;
   int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
@@ -277,6 +328,20 @@ int main(int argc, char** argv) {
               Median(raw_ms) / Median(cold_screen));
   std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, cold, gzip as browsers ask",
               Median(cold_gzip));
+  // The coldest: each side in a process just started, taking turns.
+  std::vector<double> fresh_http, fresh_raw;
+  std::string ids_text;
+  for (int64_t s : series_ids) ids_text += (ids_text.empty() ? "" : ",") + std::to_string(s);
+  for (int round = 0; round < rounds; ++round) {
+    fresh_http.push_back(InFreshProcess("http", db, series));
+    fresh_raw.push_back(InFreshProcess("raw", db, ids_text));
+  }
+  std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, over HTTP, in a process just started",
+              Median(fresh_http));
+  std::printf("  %-66s %10.1f\n", "baseline: the raw points read and decoded, in a process just started",
+              Median(fresh_raw));
+  std::printf("cold budgeted vs raw decode, each in a process just started: %.2fx\n",
+              Median(fresh_raw) / Median(fresh_http));
 
   // One long run: its first chart on a server just started.
   int64_t big = argc > 5 ? std::atoll(argv[5]) : 10000000;
