@@ -128,11 +128,6 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
       return Window{it->second.points, static_cast<int64_t>(it->second.points->size()), 1};
     }
   }
-  bool whole = from_ms == std::numeric_limits<int64_t>::min() && to_ms == std::numeric_limits<int64_t>::max();
-  if (finished && whole) {  // a finished run's whole chart, answered before
-    std::lock_guard lock(mu_);
-    if (auto it = whole_charts_.find({series_id, buckets}); it != whole_charts_.end()) return it->second;
-  }
   // The series' points, and the level of detail its points in the window call for (counting
   // a chunk that reaches past an end by the share of its time inside).
   int64_t total = 0;
@@ -156,13 +151,26 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   // summaries in a few rows however many chunks), where it has one. Else the list of chunks
   // (a narrow window, few points a bucket: every point in range is read), and where that
   // calls for a level, the summaries in the chunks' rows (series sealed before overviews).
-  std::optional<std::vector<ChunkRecord>> chunks;
+  // A finished run's overview, once read, is kept (encoded levels, a few KB a series) and
+  // serves its next charts, of any width or range, without a query; the points decoded
+  // from it are not kept: they are ten times larger, and memory touched for the first time
+  // is what a chart on a server just started pays most for (docs/PERFORMANCE.md).
+  std::shared_ptr<const std::vector<ChunkRecord>> chunks;
   std::optional<int64_t> level;
   if (buckets > 0) {
-    Result<std::optional<std::vector<ChunkRecord>>> described =
-        OverviewChunks(series_id, static_cast<int64_t>(buckets) * kSummaryGroups[0]);
-    if (!described.ok()) return described.status();
-    if (*described && (level = level_for(**described))) chunks = std::move(*described);
+    std::shared_ptr<const std::vector<ChunkRecord>> described;
+    if (finished) {
+      std::lock_guard lock(mu_);
+      if (auto it = overviews_.find(series_id); it != overviews_.end()) described = it->second;
+    }
+    if (!described) {
+      Result<std::optional<std::vector<ChunkRecord>>> read =
+          OverviewChunks(series_id, static_cast<int64_t>(buckets) * kSummaryGroups[0]);
+      if (!read.ok()) return read.status();
+      if (*read) described = std::make_shared<const std::vector<ChunkRecord>>(std::move(**read));
+      if (described && finished) Keep(series_id, described);
+    }
+    if (described && (level = level_for(*described))) chunks = std::move(described);
   }
   if (!chunks) {
     Result<std::vector<ChunkRecord>> listed = store_.ListChunkInfo(series_id);
@@ -171,7 +179,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
       if (listed.ok()) level = level_for(*listed);
     }
     if (!listed.ok()) return listed.status();
-    chunks = std::move(*listed);
+    chunks = std::make_shared<const std::vector<ChunkRecord>>(std::move(*listed));
   }
   // A chunk is drawn from its summary when it is sealed and holds a level the buckets call
   // for: the coarsest up to per_bucket (a store written with other group sizes than today's
@@ -194,14 +202,6 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   }
   if (group == std::numeric_limits<int64_t>::max()) group = 1;
   auto group_of = [&](const ChunkRecord& c) { return groups[static_cast<size_t>(&c - chunks->data())]; };
-  bool cacheable = finished && whole && level.has_value();
-  if (cacheable) {
-    std::lock_guard lock(mu_);
-    if (auto it = levels_.find({series_id, group}); it != levels_.end()) {
-      whole_charts_[{series_id, buckets}] = Window{it->second, total, group};
-      return Window{it->second, total, group};
-    }
-  }
   auto points = std::make_shared<std::vector<Point>>();
   // Room for all of them at once: growing by doubling would copy and zero them again.
   size_t expected = 0;
@@ -277,18 +277,22 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
         points->end());
     total += static_cast<int64_t>(points->size() - before);
   }
-  if (cacheable) {
-    std::lock_guard lock(mu_);
-    if (level_points_ + points->size() > cache_points_ / 8) {
-      levels_.clear();
-      whole_charts_.clear();
-      level_points_ = 0;
-    }
-    levels_[{series_id, group}] = points;
-    whole_charts_[{series_id, buckets}] = Window{points, total, group};
-    level_points_ += points->size();
-  }
   return Window{points, total, group};
+}
+
+void SeriesReader::Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described) {
+  // Only an overview that describes every chunk (none unsealed or read with its data).
+  size_t bytes = 0;
+  for (const ChunkRecord& c : *described) {
+    if (!c.sealed || c.id != 0 || !c.data.empty()) return;
+    bytes += sizeof(ChunkRecord) + c.summary.size();
+  }
+  std::lock_guard lock(mu_);
+  if (overview_bytes_ + bytes > cache_points_ * sizeof(Point) / 8) {
+    overviews_.clear();
+    overview_bytes_ = 0;
+  }
+  if (overviews_.emplace(series_id, described).second) overview_bytes_ += bytes;
 }
 
 Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int64_t series_id,

@@ -74,6 +74,8 @@ class SeriesReader {
   // (sealed before there were overviews), or when the sealed chunks hold fewer than
   // `min_points` points (what the caller needs for the overview to serve it).
   Result<std::optional<std::vector<ChunkRecord>>> OverviewChunks(int64_t series_id, int64_t min_points);
+  // Keeps a finished run's series' overview (what OverviewChunks gave) for its next charts.
+  void Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described);
 
   struct Cached {
     std::vector<int64_t> chunk_ids;  // sealed chunks, in order
@@ -89,13 +91,11 @@ class SeriesReader {
       series_of_;           // finished runs
   std::list<int64_t> lru_;  // most recently used first
   size_t cached_points_ = 0;
-  // A finished run's whole series at one summary level: (series id, group) -> points. Few
-  // points by construction; emptied when it grows past cache_points_ / 8.
-  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const std::vector<Point>>> levels_;
-  size_t level_points_ = 0;
-  // The same charts by what was asked: (series id, buckets) -> the window answered, so a
-  // chart asked again reads nothing from the store. Emptied with levels_.
-  std::map<std::pair<int64_t, size_t>, Window> whole_charts_;
+  // A finished run's series as its overview describes them (OverviewChunks, when it
+  // describes every chunk): by series id. Emptied when its summaries grow past the bytes
+  // of cache_points_ / 8 points.
+  std::unordered_map<int64_t, std::shared_ptr<const std::vector<ChunkRecord>>> overviews_;
+  size_t overview_bytes_ = 0;
 };
 
 // A run that has ended: its series are complete.

@@ -511,11 +511,18 @@ TEST_F(LongSeriesTest, AFinishedRunsChartAskedAgainReadsNothingFromTheStore) {
   EXPECT_EQ(again, first);
   EXPECT_EQ(counting_->overview_reads, 1);  // none more
   EXPECT_EQ(counting_->data_queries, queries);
-  // Another width is another chart: read, and right.
+  // Another width, or a range wide enough for a level, is drawn from the overview kept:
+  // still nothing read, and right.
   json narrow = Chart({}, "400");
-  EXPECT_EQ(counting_->overview_reads, 2);
   ExpectSpikeAndFloor(narrow["x"].get<std::vector<double>>(), narrow["y"].get<std::vector<double>>());
   EXPECT_LE(narrow["x"].size(), 400u);
+  json half = Chart({{"from", "0"}, {"to", std::to_string(kSpike * 0.1 + 1)}}, "400");
+  std::vector<double> hx = half["x"].get<std::vector<double>>(), hy = half["y"].get<std::vector<double>>();
+  ASSERT_FALSE(hx.empty());
+  EXPECT_LE(hx.back(), kSpike * 0.1 + 1);
+  ExpectSpikeAndFloor(hx, hy);
+  EXPECT_EQ(counting_->overview_reads, 1);
+  EXPECT_EQ(counting_->data_queries, queries);
 }
 
 TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {
