@@ -71,6 +71,18 @@ tb::RunRecord NewBenchRun(tb::Store& store, const std::string& name) {
   return run;
 }
 
+// A client of the server at `port` as a browser that has loaded the page is: one kept-alive
+// connection without Nagle's delay, made (one request for the experiments) before anything
+// is timed.
+std::unique_ptr<httplib::Client> Connected(int port) {
+  auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
+  c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);
+  c->set_read_timeout(600, 0);  // a long run's phases take more than the default 5 s
+  if (auto hello = c->Get("/api/v1/experiments"); !hello || hello->status != 200) std::exit(1);
+  return c;
+}
+
 // In a process just started (`serve_query --fresh http|raw DB WHAT`): "http", the store
 // opened, a server started and connected to (one request for the experiments), then the
 // request WHAT timed; "raw", the store opened and the points of the series WHAT (ids,
@@ -83,12 +95,9 @@ int FreshProcess(const std::string& kind, const std::string& db, const std::stri
     ServeApi api(*store);
     HttpServer server({api.Handler()});
     if (!server.Start(HttpServerOptions{}).ok()) return 1;
-    httplib::Client c("127.0.0.1", server.port());
-    c.set_keep_alive(true);
-    c.set_tcp_nodelay(true);
-    if (auto hello = c.Get("/api/v1/experiments"); !hello || hello->status != 200) return 1;
+    std::unique_ptr<httplib::Client> c = Connected(server.port());
     int64_t t0 = MonotonicNanos();
-    auto r = c.Get(what);
+    auto r = c->Get(what);
     ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
     if (!r || r->status != 200) return 1;
   } else {
@@ -181,15 +190,11 @@ int main(int argc, char** argv) {
     ServeApi fresh(*opened);
     HttpServer fresh_server({fresh.Handler()});
     if (!fresh_server.Start(HttpServerOptions{}).ok()) std::exit(1);
-    httplib::Client c("127.0.0.1", fresh_server.port());
-    c.set_keep_alive(true);
-    c.set_tcp_nodelay(true);     // as browsers do, and as the warm client below
-    c.set_read_timeout(600, 0);  // a long run's phases take more than the default 5 s
     // The connection made and the server's threads running (what a browser that loaded the
     // page has), nothing of the series read yet.
-    if (auto hello = c.Get("/api/v1/experiments"); !hello || hello->status != 200) std::exit(1);
+    std::unique_ptr<httplib::Client> c = Connected(fresh_server.port());
     int64_t t0 = MonotonicNanos();
-    auto r = c.Get(path, headers);
+    auto r = c->Get(path, headers);
     double ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
     if (!r || r->status != 200) std::exit(1);
     // Asked with gzip, an answer of 16 KB or more (the server's threshold) comes gzipped.
@@ -223,9 +228,8 @@ int main(int argc, char** argv) {
   ServeApi api(*store);
   HttpServer server({api.Handler()});
   if (!server.Start(HttpServerOptions{}).ok()) return 1;
-  httplib::Client client("127.0.0.1", server.port());
-  client.set_keep_alive(true);
-  client.set_tcp_nodelay(true);
+  std::unique_ptr<httplib::Client> connected = Connected(server.port());
+  httplib::Client& client = *connected;
   auto timed_get = [&](const std::string& path, size_t* bytes) {
     int64_t t0 = MonotonicNanos();
     auto r = client.Get(path);
