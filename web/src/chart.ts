@@ -712,6 +712,12 @@ export class ChartPanel {
   }
 
   private key(e: KeyboardEvent) {
+    if (e.key === "0") {
+      e.preventDefault();
+      return this.setZoom(null);
+    }
+    // The keys that move the range need the drawn chart's scales: a chart being redrawn
+    // (built, its lines drawn in the next task) lets them pass.
     const u = this.plot;
     if (!u) return;
     const min = u.scales.x.min ?? 0;
@@ -723,7 +729,6 @@ export class ChartPanel {
     else if (e.key === "-") next = [min - span / 2, max + span / 2];
     else if (e.key === "ArrowLeft") next = [min - span / 5, max - span / 5];
     else if (e.key === "ArrowRight") next = [min + span / 5, max + span / 5];
-    else if (e.key === "0") next = null;
     if (next === undefined) return;
     e.preventDefault();
     this.setZoom(next && [fromPlotX(x, next[0]), fromPlotX(x, next[1])]);
