@@ -281,10 +281,11 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
 }
 
 void SeriesReader::Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described) {
-  // Only an overview that describes every chunk (none unsealed or read with its data).
+  // Only an overview that describes every chunk (OverviewChunks marks those it read beside
+  // it, a crashed run's provisional chunk, unsealed).
   size_t bytes = 0;
   for (const ChunkRecord& c : *described) {
-    if (!c.sealed || c.id != 0 || !c.data.empty()) return;
+    if (!c.sealed) return;
     bytes += sizeof(ChunkRecord) + c.summary.size();
   }
   std::lock_guard lock(mu_);

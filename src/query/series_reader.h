@@ -6,7 +6,6 @@
 #pragma once
 
 #include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
