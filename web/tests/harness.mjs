@@ -27,9 +27,10 @@ export function makeStore(db, extra = []) {
   return JSON.parse(out);
 }
 
-// `trainbench serve` on a free port; resolves with its address once it listens.
-export function serve(db) {
-  const child = spawn(trainbench, ["serve", "--store", db, "--port", "0", "--web", join(repo, "web", "dist")], {
+// `trainbench serve` on a free port, serving the page in `web`; resolves with its address
+// once it listens.
+export function serve(db, web = join(repo, "web", "dist")) {
+  const child = spawn(trainbench, ["serve", "--store", db, "--port", "0", "--web", web], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let err = "";
