@@ -91,6 +91,7 @@ export class ChartPanel {
   private plot?: uPlot;
   private overview?: uPlot;
   private overviewTimer?: number;
+  private overviewFrame?: number;
   private lines: Line[] = [];
   private full: Line[] = []; // the whole range, for the overview
   private events: PlotEvent[] = [];
@@ -113,9 +114,11 @@ export class ChartPanel {
   private unready?: uPlot; // built, its lines not drawn yet (a task later)
   private superseded?: () => void; // tells the waiters of that draw it will not happen
 
+  // `width`: the plot's width when known without laying the page out (0: measured when needed).
   constructor(
     readonly state: ChartState,
     private host: ChartHost,
+    private width = 0,
   ) {
     this.el = document.createElement("section");
     this.el.className = "chart";
@@ -183,6 +186,7 @@ export class ChartPanel {
   destroy() {
     clearInterval(this.timer);
     clearTimeout(this.overviewTimer);
+    cancelAnimationFrame(this.overviewFrame ?? 0);
     this.plot?.destroy();
     this.unready?.destroy();
     this.overview?.destroy();
@@ -198,7 +202,13 @@ export class ChartPanel {
     // ?budget=N overrides the points per series (benchmarks compare against full resolution).
     const forced = Number(new URLSearchParams(location.search).get("budget"));
     if (forced >= 4) return forced;
-    return Math.max(400, Math.min(4000, Math.round((this.body.clientWidth || 800) * 2)));
+    return Math.max(400, Math.min(4000, Math.round((this.plotWidth() || 800) * 2)));
+  }
+
+  // The plot's width in CSS pixels: as last drawn, or as given, or measured.
+  plotWidth(): number {
+    if (!this.width) this.width = this.body.clientWidth;
+    return this.width;
   }
 
   // The chart's runs that are run ids (a view file may hold anything).
@@ -526,7 +536,8 @@ export class ChartPanel {
   // `aligned`: this.lines as uPlot's table, when the caller made it already. Resolves when
   // the lines are on screen.
   draw(aligned?: uPlot.AlignedData): Promise<void> {
-    const width = Math.max(320, this.body.clientWidth || 800);
+    this.width = this.body.clientWidth || this.width;
+    const width = Math.max(320, this.width || 800);
     const { series, bands, owners } = this.uplotSeries(this.lines, false);
     this.seriesLines = owners;
     const data = aligned ?? this.uplotData(this.lines);
@@ -578,9 +589,10 @@ export class ChartPanel {
     this.body.innerHTML = "";
     const same = this.full === this.lines ? data : undefined;
     clearTimeout(this.overviewTimer);
+    cancelAnimationFrame(this.overviewFrame ?? 0);
     // uPlot builds the chart's elements and legend now (in the task that read the answer,
     // when loading), and scales and draws the lines in a task of its own, the overview
-    // strip in a third: the page handles input in between. A chart of 50 runs held the main
+    // strip once they are on screen: the page handles input in between. A chart of 50 runs held the main
     // thread 100 to 200 ms in one piece (goal 4 of issue 20: never over 200 ms).
     let drawn = () => {};
     const done = new Promise<void>((resolve) => (drawn = resolve));
@@ -602,14 +614,21 @@ export class ChartPanel {
           const [a, b] = this.state.zoom;
           u.setScale("x", { min: toPlotX(x, a), max: toPlotX(x, b) });
         }
-        // Unzoomed, the overview strip shows the chart's own data.
-        this.overviewTimer = window.setTimeout(() => this.drawOverview(width, same), 0);
         this.el.dataset.series = String(this.lines.length);
         this.el.dataset.phases = String(this.phases.length);
         this.el.dataset.drawn = String(Number(this.el.dataset.drawn || 0) + 1);
         this.onDrawn?.();
-        this.superseded = undefined;
-        drawn();
+        // The rest waits for the frame that shows the lines (a task queued from an animation
+        // frame callback runs after that frame): the draw's waiters (the events' and phases'
+        // requests), then the overview strip, unzoomed from the chart's own data. Drawn
+        // before that frame, the strip held the chart off the screen 30-60 ms.
+        this.overviewFrame = requestAnimationFrame(() => {
+          this.overviewTimer = window.setTimeout(() => {
+            this.superseded = undefined;
+            drawn();
+            this.overviewTimer = window.setTimeout(() => this.drawOverview(width, same), 0);
+          }, 0);
+        });
       }, 0);
     });
     return done;
