@@ -245,6 +245,24 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await context.close();
 });
 
+test("a chart asks for two points per pixel of its plot, the first one too (asked before the page is laid out with it)", async () => {
+  const { page, context, errors, asked } = await openWatching("series");
+  await selectWorkload(page, "synth", "1");
+  const first = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
+  const second = await addChart(page, "train.loss|", "2");
+  const wanted = async (chart) => Math.max(400, Math.min(4000, 2 * (await chart.locator(".plot").evaluate((e) => e.clientWidth))));
+  // The charts' requests (the table asks for 4 points of each run's loss).
+  const budgets = () => asked.filter((q) => q.get("budget") !== "4").map((q) => Number(q.get("budget")));
+  assert.deepEqual(budgets(), [await wanted(first), await wanted(second)]);
+  // Reopened from the saved view, both charts are mounted at once.
+  asked.length = 0;
+  await page.reload();
+  await page.waitForSelector("section.chart[data-drawn] + section.chart[data-drawn]");
+  assert.deepEqual(budgets(), [await wanted(first), await wanted(second)]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("exports: the server's figure renderer draws the chart on screen as PDF, SVG, PNG and CSV", async () => {
   const { page, context, errors } = await open();
   await selectWorkload(page, "synth", "2");
