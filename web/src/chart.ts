@@ -9,7 +9,7 @@ import type { PlotEvent } from "./scene";
 import { displayUnit, esc, niceTicks, timeTicks, value, xLabel } from "./format";
 import { chartFrame, runDetails } from "./details";
 import { download } from "./download";
-import { eventMarks, lineStyle, phaseSpans, plotted, thinned, type Line, type PhaseSpan } from "./lines";
+import { eventMarks, largestOf, lineStyle, phaseSpans, plotted, scaleInPlace, thinned, type Line, type PhaseSpan } from "./lines";
 import { drawOverlay } from "./overlay";
 import { fromPlotX, toPlotX, xName, xText } from "./xaxis";
 
@@ -20,30 +20,6 @@ export interface ChartHost {
   remove(chart: ChartPanel): void;
   selection(): string[];
   message(text: string): void;
-}
-
-// The largest magnitude of the finite values in `arrays`; 0 for none. Plain index loops:
-// a page that has just opened runs this in the interpreter, where for-of over 100,000
-// values of a 50-run chart took 19 ms.
-function largestOf(arrays: (number | null)[][]): number {
-  let largest = 0;
-  for (let k = 0; k < arrays.length; k++) {
-    const a = arrays[k];
-    for (let i = 0; i < a.length; i++) {
-      const v = a[i];
-      if (v != null && Number.isFinite(v) && Math.abs(v) > largest) largest = Math.abs(v);
-    }
-  }
-  return largest;
-}
-
-// Multiplies the values of `a` (nulls stay) by `factor` in place: no second array of a
-// chart's 100,000 values for the collector.
-function scaleInPlace(a: (number | null)[], factor: number) {
-  for (let i = 0; i < a.length; i++) {
-    const v = a[i];
-    if (v != null) a[i] = v * factor;
-  }
 }
 
 // Up to this many lines the overview strip draws each; past it, their envelope.

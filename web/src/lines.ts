@@ -146,3 +146,32 @@ export function thinned(x: number[], y: (number | null)[], from: number, to: num
   }
   return keep;
 }
+
+// The largest magnitude of the finite values in `arrays`; 0 for none. Plain index loops
+// with as few operations a value as can be: a page that has just opened runs this in the
+// interpreter, where for-of over a 50-run chart's values took 19 ms, and a loop calling
+// Number.isFinite and Math.abs on each 8-9 ms. A null, NaN or undefined compares false.
+export function largestOf(arrays: (number | null)[][]): number {
+  let largest = 0;
+  for (let k = 0; k < arrays.length; k++) {
+    const a = arrays[k] as number[];
+    for (let i = 0, n = a.length; i < n; i++) {
+      const v = a[i];
+      if (v > largest) {
+        if (v !== Infinity) largest = v;
+      } else if (-v > largest && v !== -Infinity) {
+        largest = -v;
+      }
+    }
+  }
+  return largest;
+}
+
+// Multiplies the values of `a` (nulls stay) by `factor` in place: no second array of a
+// chart's 100,000 values for the collector.
+export function scaleInPlace(a: (number | null)[], factor: number) {
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (v != null) a[i] = v * factor;
+  }
+}

@@ -120,3 +120,15 @@ test("a live line thinned on the page again and again as it grows keeps every sp
   assert.equal(x[0], 0);
   assert.equal(x[x.length - 1], 1999.9);
 });
+
+test("a chart's unit follows the largest finite magnitude among its lines; gaps and infinities do not count", async () => {
+  const { largestOf, scaleInPlace } = await load("lines.ts");
+  assert.equal(largestOf([]), 0);
+  assert.equal(largestOf([[null, null], []]), 0);
+  assert.equal(largestOf([[0.2, null, 0.5], [0.1, -0.9]]), 0.9);
+  assert.equal(largestOf([[-3, 2]]), 3);
+  assert.equal(largestOf([[Infinity, 1, -Infinity, NaN, undefined, -2]]), 2);
+  const y = [0.25, null, -0.5];
+  scaleInPlace(y, 100);
+  assert.deepEqual(y, [25, null, -50]);
+});
