@@ -250,8 +250,13 @@ ApiResponse ServeApi::Call::Runs() {
     return std::find(kvs.begin(), kvs.end(), want) != kvs.end();
   };
   bool summaries = Param("summary").value_or("1") != "0";
+  std::string energy = Param("energy").value_or("0");
+  if (energy != "0" && energy != "1") throw InvalidParameter("'energy' must be 0 or 1");
+  // ids=A,B: those runs (one read), in that order; ids the store does not hold are left out.
+  std::vector<RunRecord> runs = Param("ids") ? RunsParam("ids", true) : RunsOf(experiment);
   json list = json::array();
-  for (const RunRecord& r : RunsOf(experiment)) {
+  for (const RunRecord& r : runs) {
+    if (!experiment.empty() && r.experiment != experiment) continue;
     if (workload && r.workload != *workload) continue;
     if (status && r.status != *status) continue;
     if (text && r.name.find(*text) == std::string::npos && r.command.find(*text) == std::string::npos &&
@@ -262,23 +267,25 @@ ApiResponse ServeApi::Call::Runs() {
       continue;
     if (!std::all_of(want_tags.begin(), want_tags.end(), [&](auto& w) { return has(r.tags, w); })) continue;
     list.push_back(RunJson(r, summaries));
+    if (energy == "1") list.back()["energy"] = Energy(r.id);
   }
   return JsonAnswer({{"runs", list}});
 }
 
+json ServeApi::Call::Energy(const std::string& run_id) {
+  Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(store_, run_id);
+  ThrowIfError(energy.status());
+  if (!*energy) return nullptr;
+  const GpuEnergy& e = **energy;
+  return {{"gpu_joules", e.joules},
+          {"run_joules", e.run_share_joules ? json(*e.run_share_joules) : json(nullptr)},
+          {"gpus", e.gpus},
+          {"integrated", e.integrated}};
+}
+
 ApiResponse ServeApi::Call::RunDetail(const RunRecord& r) {
   json j = RunJson(r, true);
-  // The run's GPU energy as `show` and the report compute it (query/energy.h).
-  Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(store_, r.id);
-  ThrowIfError(energy.status());
-  j["energy"] = nullptr;
-  if (*energy) {
-    const GpuEnergy& e = **energy;
-    j["energy"] = {{"gpu_joules", e.joules},
-                   {"run_joules", e.run_share_joules ? json(*e.run_share_joules) : json(nullptr)},
-                   {"gpus", e.gpus},
-                   {"integrated", e.integrated}};
-  }
+  j["energy"] = Energy(r.id);
   return JsonAnswer(j);
 }
 

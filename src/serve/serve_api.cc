@@ -124,9 +124,10 @@ bool ServeApi::Call::XAsPlaces() {
   return form == "places";
 }
 
-std::vector<RunRecord> ServeApi::Call::RunsParam() {
-  std::optional<std::string> param = Param("runs");
-  if (!param || param->empty()) throw InvalidParameter("'runs' is required: run ids separated by commas");
+std::vector<RunRecord> ServeApi::Call::RunsParam(const char* name, bool known_only) {
+  std::optional<std::string> param = Param(name);
+  if (!param || param->empty())
+    throw InvalidParameter("'" + std::string(name) + "' is required: run ids separated by commas");
   std::vector<std::string> ids;
   std::set<std::string_view> seen;
   for (std::string_view id : Split(*param, ',')) {
@@ -140,7 +141,7 @@ std::vector<RunRecord> ServeApi::Call::RunsParam() {
   }
   Result<std::vector<RunRecord>> runs = store_.FindRunsById(ids);  // one read, not one a run
   ThrowIfError(runs.status());
-  if (runs->size() < ids.size()) {
+  if (runs->size() < ids.size() && !known_only) {
     for (size_t i = 0; i < ids.size(); ++i) {
       if (i >= runs->size() || (*runs)[i].id != ids[i]) throw ResourceNotFound("no run " + ids[i]);
     }

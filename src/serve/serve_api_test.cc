@@ -258,6 +258,52 @@ TEST_F(ServeApiTest, ARunsFiguresCostOneRowPerSeriesAndTwoChunksPerEnergyCounter
   }
 }
 
+TEST_F(ServeApiTest, TheRowsOfManyRunsComeInOneAnswerInTheOrderAsked) {
+  {
+    SeriesWriter writer(*store_, run_.id);
+    for (int i = 0; i < 3; ++i)
+      writer.Append("gpu.energy.consumed_joules", "gpu=0", {kStart + i * 1000, 100.0 + 40 * i, kNoStep});
+    writer.Close();
+  }
+  RunRecord b = SecondRun(5000);
+  RunRecord c = b;
+  c.id = NewRunId();
+  c.experiment = "other";
+  ASSERT_TRUE(store_->EnsureExperiment(c.experiment).ok());
+  ASSERT_TRUE(store_->CreateRun(c).ok());
+  std::string unknown(32, 'a');
+  ApiResponse r = Call("runs", {{"ids", c.id + "," + run_.id + "," + unknown + "," + b.id}, {"energy", "1"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json runs = json::parse(r.body)["runs"];
+  ASSERT_EQ(runs.size(), 3u) << "the unknown id is left out";
+  EXPECT_EQ(runs[0]["id"], c.id);
+  EXPECT_EQ(runs[1]["id"], run_.id);
+  EXPECT_EQ(runs[2]["id"], b.id);
+  // Each row as runs/{id} gives it: the summary and the energy.
+  ApiResponse one = Call("runs/" + run_.id, {});
+  ASSERT_EQ(one.status, 200);
+  json alone = json::parse(one.body);
+  alone.erase("duration_ms");  // a running run's: up to now
+  runs[1].erase("duration_ms");
+  EXPECT_EQ(runs[1], alone);
+  EXPECT_DOUBLE_EQ(runs[1]["energy"]["gpu_joules"].get<double>(), 80.0);
+  EXPECT_TRUE(runs[0]["energy"].is_null());
+  // Without energy=1 the rows have none; summary=0 leaves the summaries out; the other
+  // filters still apply.
+  json plain = json::parse(Call("runs", {{"ids", run_.id + "," + c.id}, {"summary", "0"}}).body)["runs"];
+  ASSERT_EQ(plain.size(), 2u);
+  EXPECT_FALSE(plain[0].contains("energy"));
+  EXPECT_FALSE(plain[0].contains("summary"));
+  json live = json::parse(Call("runs", {{"ids", run_.id + "," + c.id}, {"experiment", "live"}}).body)["runs"];
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0]["id"], run_.id);
+  // Bad input: an id that is not one, a flag that is not 0 or 1.
+  ApiResponse bad = Call("runs", {{"ids", run_.id + ",xyz"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("'xyz' is not a run id"), std::string::npos) << bad.body;
+  EXPECT_EQ(Call("runs", {{"ids", run_.id}, {"energy", "yes"}}).status, 400);
+}
+
 // Holds the first whole-series read until released, counting them all.
 class GateStore : public ForwardingStore {
  public:

@@ -50,7 +50,10 @@ class ServeApi::Call {
   // x_form=places: series on a shared grid give their x as steps between its places.
   bool XAsPlaces();
 
-  std::vector<RunRecord> RunsParam();
+  // The runs `name` lists by id (separated by commas, each once, at most
+  // kMaxRunsPerRequest), in its order. `known_only`: ids the store does not hold are left
+  // out, else each is an error.
+  std::vector<RunRecord> RunsParam(const char* name = "runs", bool known_only = false);
 
   // --- lookups ---
   RunRecord Run(std::string_view id);
@@ -76,6 +79,10 @@ class ServeApi::Call {
   // Per series, from the statistics kept beside each chunk (no decoding): what the run
   // table shows. Points still in the journal of a running run are not counted yet.
   json Summary(const std::string& run_id);
+
+  // The run's GPU energy as `show` and the report compute it (query/energy.h); null without
+  // GPU energy or power samples.
+  json Energy(const std::string& run_id);
 
   // --- resources ---
   ApiResponse Experiments();
