@@ -69,9 +69,9 @@ class App implements ChartHost {
   async loadRuns(ids: string[]) {
     const missing = ids.filter((id) => !this.runs.has(id));
     if (!missing.length) return;
-    const found = await Promise.all(missing.map((id) => api.get<api.RunInfo>("runs/" + id).catch(() => null)));
+    const found = await api.runsById(missing, false).catch(() => [] as api.RunInfo[]);
     for (const r of found) {
-      if (!r || this.expanded.has(r.experiment)) continue;
+      if (this.expanded.has(r.experiment)) continue;
       this.expanded.add(r.experiment);
       await this.loadExperiment(r.experiment);
     }

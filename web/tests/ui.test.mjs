@@ -107,6 +107,8 @@ async function downloadOf(page, click) {
 
 test("a workload's checkbox selects its runs, which the table compares", async () => {
   const { page, context, errors } = await open();
+  const oneByOne = [];
+  page.on("request", (r) => /\/api\/v1\/runs\/[0-9a-f]{32}$/.test(new URL(r.url()).pathname) && oneByOne.push(r.url()));
   await selectWorkload(page, "synth", "1");
   assert.deepEqual((await view(page)).selected.sort(), [...ids.synth["1"]].sort());
   await page.waitForSelector("#table tbody tr:nth-child(2)");
@@ -134,6 +136,8 @@ test("a workload's checkbox selects its runs, which the table compares", async (
     const ratio = share / device;
     assert.ok(Math.abs(ratio - 0.6) < 0.02 || Math.abs(ratio - 0.4) < 0.02, JSON.stringify(c));
   }
+  // The rows came in one request for the selected runs, not one a run.
+  assert.deepEqual(oneByOne, []);
   // Sorting by run, both ways.
   await page.click('#table button[data-sort="run"]');
   await page.waitForSelector('#table th[aria-sort="ascending"] button[data-sort="run"]');
