@@ -146,7 +146,8 @@ int Main(int argc, char** argv) {
   plot->add_option("--to", pa.to, "x range end");
   plot->add_option("--smooth", pa.smoothing, "Exponential moving average weight, 0-99 (as on screen)");
   plot->add_option("--width", pa.width, "Figure width: 3.3in (default), 8.4cm, 85mm, 240pt");
-  plot->add_option("--height", pa.height, "Figure height (default: 0.62 of the width)");
+  plot->add_option("--height", pa.height,
+                   "Figure height (default: 0.62 of the width, taller for a legend of many lines)");
   plot->add_option("--font-size", pa.font_size, "Text size in points (default 8)");
   plot->add_option("--line-width", pa.line_width, "Line width in points (default 1)");
   plot->add_option("--dpi", pa.dpi, "PNG resolution (default 300)");

@@ -121,6 +121,41 @@ Result<std::string> RenderPages(FigureFormat format, double width, double height
   return format == FigureFormat::kPng ? WithResolution(std::move(out), dpi) : out;
 }
 
+namespace {
+
+// The legend, flowed into rows under the x axis's title: its entries (each a line and the
+// width of its swatch and name) row by row, and the height the rows take.
+struct LegendEntry {
+  const FigureLine* line;
+  double width;
+};
+struct LegendLayout {
+  std::vector<std::vector<LegendEntry>> rows;
+  double height = 0;  // the rows and the gap above them; 0 without a legend
+};
+
+LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double width) {
+  const double f = spec.font_pt, pad = f * 0.5, swatch = f * 2.2;
+  LegendLayout out;
+  if (!spec.show_legend || fig.lines.empty() || (fig.lines.size() == 1 && fig.lines[0].name.empty()))
+    return out;
+  double legend_w = width - 2 * pad;
+  double row_w = 0;
+  for (const FigureLine& l : fig.lines) {
+    LegendEntry e{&l, swatch + f * 0.4 + TextWidth(l.name, f)};
+    if (out.rows.empty() || row_w + e.width > legend_w) {
+      out.rows.emplace_back();
+      row_w = 0;
+    }
+    out.rows.back().push_back(e);
+    row_w += e.width + f * 1.2;
+  }
+  out.height = static_cast<double>(out.rows.size()) * f * 1.25 + pad * 0.6;
+  return out;
+}
+
+}  // namespace
+
 Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double left0, double top0,
                   double width, double height) {
   const double f = spec.font_pt, pad = f * 0.5, tick = f * 0.35, line_h = f * 1.25;
@@ -160,33 +195,20 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
   for (const Tick& t : y_ticks) y_label_w = std::max(y_label_w, TextWidth(t.label, tick_size));
   double left = left0 + pad + f * 1.1 + pad * 0.6 + y_label_w + tick;
 
-  // The legend, flowed into rows under the x axis's title.
-  struct Entry {
-    const FigureLine* line;
-    double width;
-  };
-  std::vector<Entry> entries;
-  double swatch = f * 2.2;
-  if (spec.show_legend && (fig.lines.size() > 1 || !fig.lines[0].name.empty())) {
-    for (const FigureLine& l : fig.lines) entries.push_back({&l, swatch + f * 0.4 + TextWidth(l.name, f)});
-  }
-  double legend_w = width - 2 * pad;
-  std::vector<std::vector<Entry>> rows;
-  double row_w = 0;
-  for (const Entry& e : entries) {
-    if (rows.empty() || row_w + e.width > legend_w) {
-      rows.emplace_back();
-      row_w = 0;
-    }
-    rows.back().push_back(e);
-    row_w += e.width + f * 1.2;
-  }
-  double legend_h = rows.empty() ? 0 : static_cast<double>(rows.size()) * line_h;
-  double bottom =
-      top0 + height - pad - legend_h - (rows.empty() ? 0 : pad * 0.6) - line_h - tick - tick_size * 1.3;
+  const LegendLayout legend = LayOutLegend(fig, spec, width);
+  const std::vector<std::vector<LegendEntry>>& rows = legend.rows;
+  const double swatch = f * 2.2;
+  double bottom = top0 + height - pad - legend.height - line_h - tick - tick_size * 1.3;
   double right = left0 + width - pad - f * 1.2;
   double plot_w = right - left, plot_h = bottom - top;
   if (plot_w < 3 * f || plot_h < 3 * f) {
+    // Most often a legend of many lines: say so, and how to leave it out.
+    if (plot_w >= 3 * f && plot_h + legend.height >= 3 * f) {
+      return Status::InvalidArgument("the legend's " + std::to_string(fig.lines.size()) +
+                                     " names leave no room for the plot: leave the legend out "
+                                     "(--no-legend; in the web UI, Figure > No legend), or make the "
+                                     "figure taller (--height) or the font smaller (--font-size)");
+    }
     return Status::InvalidArgument(
         "the figure is too small for its text: make it larger (--width, --height) or the font smaller "
         "(--font-size)");
@@ -308,7 +330,7 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
   for (const auto& row : rows) {
     double x = left0 + pad;
     y += line_h;
-    for (const Entry& e : row) {
+    for (const LegendEntry& e : row) {
       LineStyle st = StyleOf(e.line->style, spec.mono);
       double w = e.line->lo.empty() ? spec.line_pt : spec.line_pt * 1.5;
       if (!e.line->lo.empty())
@@ -323,8 +345,19 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
   return Status::Ok();
 }
 
+// A figure's height when the spec leaves it out: 0.62 of its width, taller where a legend of
+// many lines would leave the plot less than 0.4 of the width (50 runs' names at 3.3 in take
+// 20 rows).
+double DefaultHeight(const Figure& figure, const FigureSpec& spec) {
+  double height = std::round(spec.width_pt * 0.62 * 100) / 100;
+  double legend = LayOutLegend(figure, spec, spec.width_pt).height;
+  double room = height - legend - spec.font_pt * 6;  // what the title, ticks and x title leave
+  if (room < spec.width_pt * 0.4) height += std::ceil(spec.width_pt * 0.4 - room);
+  return height;
+}
+
 Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format) {
-  double height = spec.height_pt > 0 ? spec.height_pt : std::round(spec.width_pt * 0.62 * 100) / 100;
+  double height = spec.height_pt > 0 ? spec.height_pt : DefaultHeight(figure, spec);
   Status drawn = Status::Ok();
   Result<std::string> out = RenderPages(
       format, spec.width_pt, height, spec.dpi, figure.title.empty() ? figure.y_title : figure.title,

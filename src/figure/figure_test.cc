@@ -215,6 +215,50 @@ TEST_F(FigureTest, MistakesSayWhatToDo) {
   EXPECT_NE(drawn.status().message().find("--font-size"), std::string::npos);
 }
 
+// A figure of many runs (as a chart of a whole experiment's runs is): at the page's
+// default size its legend takes the room; the figure grows to hold it under a plot of a
+// usable height, unless a height is asked, where the error says how to leave it out.
+TEST_F(FigureTest, ALegendOfManyRunsMakesTheFigureTallerUnlessAHeightIsAsked) {
+  FigureSpec spec;
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.width_pt = *ParseLength("3.3in");
+  for (int i = 0; i < 40; ++i) {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "paper";
+    r.workload = "sweep";
+    r.name = "sweep run " + std::to_string(i);
+    r.start_ms = kStart;
+    r.params = {{"lr", std::to_string(0.001 * (i + 1))}};
+    ASSERT_TRUE(store_->CreateRun(r).ok());
+    SeriesWriter w(*store_, r.id);
+    for (int s = 0; s <= 60; ++s) w.Append(spec.metric, "gpu=0", {kStart + s * 1000, 0.3 + 0.01 * i});
+    ASSERT_TRUE(w.Close().ok());
+    spec.runs.push_back(r.id);
+  }
+  std::string pdf = Draw(spec, FigureFormat::kPdf, "many.pdf");
+  std::string info = Shell("pdfinfo " + pdf);
+  size_t at = info.find("Page size:");
+  ASSERT_NE(at, std::string::npos) << info;
+  double w = 0, h = 0;
+  ASSERT_EQ(std::sscanf(info.c_str() + at, "Page size: %lf x %lf pts", &w, &h), 2) << info;
+  EXPECT_DOUBLE_EQ(w, 237.6);
+  EXPECT_GT(h, 237.6 * 0.62 + 100) << "taller than the default by the legend's rows";
+  std::string text = Shell("pdftotext " + pdf + " -");
+  EXPECT_NE(text.find("lr=0.040000"), std::string::npos) << "the last run's legend entry: " << text;
+  // Asked 2 in tall: no room, and the error names the legend and how to leave it out.
+  spec.height_pt = *ParseLength("2in");
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok());
+  Result<std::string> drawn = RenderFigure(*f, spec, FigureFormat::kPdf);
+  ASSERT_FALSE(drawn.ok());
+  EXPECT_NE(drawn.status().message().find("legend's 40 names"), std::string::npos)
+      << drawn.status().message();
+  EXPECT_NE(drawn.status().message().find("--no-legend"), std::string::npos);
+  spec.show_legend = false;
+  EXPECT_TRUE(RenderFigure(*f, spec, FigureFormat::kPdf).ok());
+}
+
 // The report's bar charts: however many workloads and however long their names, every name
 // has a row of its own and fits its column; values stand at the bars' ends as text.
 TEST(BarChartTest, NamesNeverOverprintAndValuesAreText) {
