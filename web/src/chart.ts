@@ -825,6 +825,7 @@ export class ChartPanel {
       font_size: s.figure.font,
       line_width: s.width,
       legend: s.figure.legend,
+      show_legend: !s.figure.noLegend,
       hidden: s.hidden,
       mono: s.mono,
       events: s.figure.events,

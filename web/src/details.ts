@@ -43,6 +43,7 @@ export function chartFrame(state: ChartState, title = "", labels: string[] = [])
           <label>Width <input data-f="width" type="text" size="6" aria-label="Figure width" title="3.3in (one column), 7in (a page), 8.4cm, 240pt"></label>
           <label>Font <input data-f="font" type="number" min="4" max="48" step="0.5" class="narrow" aria-label="Font size in points"> pt</label>
           <label>Legend <input data-f="legend" type="text" size="14" placeholder="{batch-size}" aria-label="Legend names" title="Names from params and fields: {batch-size}, {name}, {letter}, {workload}"></label>
+          <label><input data-f="noLegend" type="checkbox"> No legend</label>
           <label><input data-f="events" type="checkbox"> Events</label>
           <label><input data-f="phases" type="checkbox"> Phases</label>
         </details>

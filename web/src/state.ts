@@ -27,12 +27,13 @@ export interface FigureLook {
   width: string; // "3.3in", "8.4cm", "240pt"
   font: number; // points
   legend: string; // "{batch-size}"; "" names lines by what differs
+  noLegend: boolean; // the figure without its legend (many runs' names leave no room)
   events: boolean;
   phases: boolean;
 }
 
 export function defaultFigure(): FigureLook {
-  return { width: "3.3in", font: 8, legend: "", events: true, phases: false };
+  return { width: "3.3in", font: 8, legend: "", noLegend: false, events: true, phases: false };
 }
 
 export interface ViewState {
@@ -89,6 +90,7 @@ function parseFigure(f: unknown): FigureLook {
     width: typeof o.width === "string" && /^\s*[0-9.]+\s*(in|cm|mm|pt)?\s*$/.test(o.width) ? o.width : d.width,
     font: typeof o.font === "number" && o.font >= 4 && o.font <= 48 ? o.font : d.font,
     legend: typeof o.legend === "string" ? o.legend : d.legend,
+    noLegend: typeof o.noLegend === "boolean" ? o.noLegend : d.noLegend,
     events: typeof o.events === "boolean" ? o.events : d.events,
     phases: typeof o.phases === "boolean" ? o.phases : d.phases,
   };

@@ -298,7 +298,7 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   for (const t of ["GPU utilization (%)", "Time since start", "run 0A-", "run 0B-"]) assert.ok(words.includes(t), `${t} in ${words}`);
 
   const svg = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
-  assert.ok(svg.includes(">GPU utilization (%)</text>") && svg.trimEnd().endsWith("</svg>"));
+  assert.ok(svg.includes(">GPU utilization (%)</text>") && svg.includes(">run 0A-") && svg.trimEnd().endsWith("</svg>"));
   // Colours as on screen: the palette's first two.
   for (const colour of ["#1f77b4", "#d62728"]) {
     const path = svg.match(new RegExp(`<path d="([^"]+)" fill="none" stroke="${colour}"`));
@@ -309,6 +309,11 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   const fewer = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
   assert.ok(!fewer.includes('stroke="#1f77b4"') && fewer.includes('stroke="#d62728"'));
   await chart.locator(".u-legend .u-series").nth(1).click();
+  // No legend: the names are left out, the lines stay.
+  await chart.locator('[data-f="noLegend"]').check();
+  const bare = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
+  assert.ok(!bare.includes(">run 0A-") && bare.includes('stroke="#1f77b4"'), "no legend names, the lines drawn");
+  await chart.locator('[data-f="noLegend"]').uncheck();
 
   const png = await downloadOf(page, () => chart.locator('[data-a="png"]').click());
   assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
