@@ -289,7 +289,7 @@ ApiResponse ServeApi::Call::RunDetail(const RunRecord& r) {
   return JsonAnswer(j);
 }
 
-ApiResponse ServeApi::Call::Events(const RunRecord& r) {
+json ServeApi::Call::EventsJson(const RunRecord& r) {
   Result<std::vector<EventRecord>> events = store_.ListEvents(r.id);
   ThrowIfError(events.status());
   json list = json::array();
@@ -299,7 +299,15 @@ ApiResponse ServeApi::Call::Events(const RunRecord& r) {
                     {"kind", e.kind},
                     {"label", e.label}});
   }
-  return JsonAnswer({{"run", r.id}, {"events", list}});
+  return {{"run", r.id}, {"events", list}};
+}
+
+ApiResponse ServeApi::Call::Events(const RunRecord& r) { return JsonAnswer(EventsJson(r)); }
+
+ApiResponse ServeApi::Call::ManyEvents() {
+  json runs = json::array();
+  for (const RunRecord& r : RunsParam()) runs.push_back(EventsJson(r));
+  return JsonAnswer({{"runs", runs}});
 }
 
 ApiResponse ServeApi::Call::Artifacts(const RunRecord& r) {

@@ -64,6 +64,7 @@ ApiResponse ServeApi::Call::Dispatch() {
       return Artifact(run, name);
     }
   }
+  if (p.size() == 1 && p[0] == "events") return ManyEvents();
   if (p.size() == 1 && p[0] == "metrics") return Metrics();
   if (p.size() == 1 && p[0] == "series") return Series();
   if (p.size() == 1 && p[0] == "aggregate") return AggregateWorkloads();

@@ -304,6 +304,26 @@ TEST_F(ServeApiTest, TheRowsOfManyRunsComeInOneAnswerInTheOrderAsked) {
   EXPECT_EQ(Call("runs", {{"ids", run_.id}, {"energy", "yes"}}).status, 400);
 }
 
+TEST_F(ServeApiTest, ManyRunsEventsComeInOneAnswerAsEachRunsOwn) {
+  RunRecord b = SecondRun(5000);
+  ASSERT_TRUE(store_->AddEvent({run_.id, kStart + 2000, "signal", "SIGUSR1"}).ok());
+  ASSERT_TRUE(store_->AddEvent({b.id, kStart + 9000, "phase", "epoch 2"}).ok());
+  ASSERT_TRUE(store_->AddEvent({b.id, kStart + 7000, "phase", "epoch 1"}).ok());
+  ApiResponse r = Call("events", {{"runs", b.id + "," + run_.id}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json runs = json::parse(r.body)["runs"];
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], json::parse(Call("runs/" + b.id + "/events", {}).body));
+  EXPECT_EQ(runs[1], json::parse(Call("runs/" + run_.id + "/events", {}).body));
+  ASSERT_EQ(runs[0]["events"].size(), 2u);
+  EXPECT_EQ(runs[0]["events"][0]["label"], "epoch 1");
+  EXPECT_DOUBLE_EQ(runs[0]["events"][0]["relative_s"].get<double>(), 2.0);  // b started 5 s later
+  // A run the store does not hold is an error here, as it is for runs/{id}/events.
+  ApiResponse missing = Call("events", {{"runs", run_.id + "," + std::string(32, 'b')}});
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(Call("events", {}).status, 400);
+}
+
 // Holds the first whole-series read until released, counting them all.
 class GateStore : public ForwardingStore {
  public:

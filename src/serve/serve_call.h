@@ -95,6 +95,10 @@ class ServeApi::Call {
 
   ApiResponse Events(const RunRecord& r);
 
+  // events?runs=A,B: each run's events as runs/{id}/events gives them, in one answer.
+  ApiResponse ManyEvents();
+  json EventsJson(const RunRecord& r);
+
   ApiResponse Artifacts(const RunRecord& r);
 
   // The store names the artifact and where it is: request text never becomes a path.
