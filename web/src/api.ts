@@ -149,7 +149,9 @@ export interface PhaseInfo {
 export const phasesOf = (run: string) => get<{ phases: PhaseInfo[] }>(`runs/${run}/phases`).then((r) => r.phases);
 export const reportUrl = (experiment: string, format?: "pdf") =>
   apiUrl(`experiments/${encodeURIComponent(experiment)}/report`, { format });
-export const eventsOf = (run: string) => get<{ events: EventInfo[] }>(`runs/${run}/events`).then((r) => r.events);
+// The events of each of `runs` (in that order), in one request.
+export const eventsOf = (runs: string[]) =>
+  get<{ runs: { run: string; events: EventInfo[] }[] }>("events", { runs: runs.join(",") }).then((r) => r.runs.map((e) => e.events));
 
 export interface Range {
   from?: number;

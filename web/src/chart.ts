@@ -231,6 +231,7 @@ export class ChartPanel {
         await Promise.all([this.loadEvents(runs, x), this.loadPhases(runs, x)]);
         if (token !== this.fetching) return;
         this.el.dataset.phases = String(this.phases.length);
+        this.el.dataset.events = String(this.events.length);
         this.plot?.redraw(false);
       }
     } catch (e) {
@@ -313,7 +314,7 @@ export class ChartPanel {
     this.events = [];
     if (x === "step" || this.state.grouping === "workloads") return;
     const shown = runs.slice(0, 12);
-    const all = await Promise.all(shown.map((id) => api.eventsOf(id).catch(() => [] as api.EventInfo[])));
+    const all = await api.eventsOf(shown).catch(() => shown.map(() => [] as api.EventInfo[]));
     this.events = eventMarks(
       all.map((events, i) => ({ letter: this.host.run(shown[i])?.letter || shown[i].slice(0, 4), events })),
       x,

@@ -226,6 +226,15 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await util.locator('xpath=self::*[@data-series="4"]').waitFor();
   // Run 0A of workload 2 has an idle gap: shaded on the chart, found where it was planted.
   await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.phases) >= 1);
+  // The runs' epochs are marked (one marker where runs had one at the same second), their
+  // events asked in one request, not one a run.
+  const events = await page.evaluate((runs) => fetch(`/api/v1/events?runs=${runs.join(",")}`).then((r) => r.json()), [...ids.synth["1"], ...ids.synth["2"]]);
+  const planted = events.runs.reduce((n, r) => n + r.events.length, 0);
+  assert.ok(planted >= 4, JSON.stringify(events));
+  const marked = Number(await util.getAttribute("data-events"));
+  assert.ok(marked >= 1 && marked <= planted, `${marked} markers for ${planted} events`);
+  const perRun = await page.evaluate(() => performance.getEntriesByType("resource").filter((e) => /\/runs\/[0-9a-f]{32}\/events/.test(e.name)).length);
+  assert.equal(perRun, 0);
   const phases = await page.evaluate((id) => fetch(`/api/v1/runs/${id}/phases`).then((r) => r.json()), ids.synth["2"][0]);
   const idle = phases.phases.find((p) => p.kind === "idle");
   assert.ok(idle, JSON.stringify(phases.phases));
