@@ -6,7 +6,7 @@
 // alternates between the two, each page served by its own server on the same store.
 //   node bench/ui_chart.mjs [REPEATS] [OTHER_WEB_DIST]   (after scripts/build.sh; see docs/PERFORMANCE.md)
 import { join, resolve } from "node:path";
-import { browser, makeStore, scratch, serve } from "../web/tests/harness.mjs";
+import { browser, makeStore, pageReadyToChart, scratch, serve } from "../web/tests/harness.mjs";
 
 const repeats = Number(process.argv[2] ?? 5);
 const otherWeb = process.argv[3] ? resolve(process.argv[3]) : null;
@@ -21,14 +21,7 @@ const chrome = await browser();
 
 // One measurement: select the experiment's runs, click Add chart, wait for the drawn frame.
 async function measure(server, experiment, workload, query) {
-  const context = await chrome.newContext({ viewport: { width: 1366, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(server.url + query);
-  await page.waitForSelector("body[data-ready='1']");
-  await page.click(`button[data-exp="${experiment}"]`);
-  await page.check(`input[data-workload="${experiment}:${workload}"]`);
-  await page.waitForSelector('#metric option[value="gpu.utilization.gpu_ratio"]', { state: "attached" });
-  await page.selectOption("#metric", "gpu.utilization.gpu_ratio");
+  const { context, page } = await pageReadyToChart(chrome, server.url + query, experiment, workload);
   await page.evaluate(() => {
     window.__bench = { longest: 0 };
     new PerformanceObserver((list) => {

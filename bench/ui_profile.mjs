@@ -6,7 +6,7 @@
 //   node bench/ui_profile.mjs [REPEATS=3] [DIR=.]
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
-import { browser, makeStore, scratch, serve } from "../web/tests/harness.mjs";
+import { browser, makeStore, pageReadyToChart, scratch, serve } from "../web/tests/harness.mjs";
 const repeats = Number(process.argv[2] ?? 3);
 const outDir = process.argv[3] ?? ".";
 const work = scratch("tb-ui-prof-");
@@ -15,14 +15,7 @@ makeStore(db, ["--bench-runs", "50", "--bench-points", "100000"]);
 const server = await serve(db);
 const chrome = await browser();
 for (let rep = 0; rep < repeats; rep++) {
-  const context = await chrome.newContext({ viewport: { width: 1366, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(server.url);
-  await page.waitForSelector("body[data-ready='1']");
-  await page.click(`button[data-exp="bench"]`);
-  await page.check(`input[data-workload="bench:w"]`);
-  await page.waitForSelector('#metric option[value="gpu.utilization.gpu_ratio"]', { state: "attached" });
-  await page.selectOption("#metric", "gpu.utilization.gpu_ratio");
+  const { context, page } = await pageReadyToChart(chrome, server.url, "bench", "w");
   const cdp = await context.newCDPSession(page);
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });

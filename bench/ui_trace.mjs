@@ -8,7 +8,7 @@
 //   node bench/ui_trace.mjs [REPEATS=3] [DIR=.]
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
-import { browser, makeStore, scratch, serve } from "../web/tests/harness.mjs";
+import { browser, makeStore, pageReadyToChart, scratch, serve } from "../web/tests/harness.mjs";
 
 const repeats = Number(process.argv[2] ?? 3);
 const outDir = process.argv[3] ?? ".";
@@ -95,14 +95,7 @@ function report(file) {
 }
 
 for (let rep = 0; rep < repeats; rep++) {
-  const context = await chrome.newContext({ viewport: { width: 1366, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(server.url);
-  await page.waitForSelector("body[data-ready='1']");
-  await page.click(`button[data-exp="bench"]`);
-  await page.check(`input[data-workload="bench:w"]`);
-  await page.waitForSelector('#metric option[value="gpu.utilization.gpu_ratio"]', { state: "attached" });
-  await page.selectOption("#metric", "gpu.utilization.gpu_ratio");
+  const { context, page } = await pageReadyToChart(chrome, server.url, "bench", "w");
   await page.evaluate(() => {
     window.__bench = {};
     document.querySelector("#add-chart").addEventListener("click", () => performance.mark("tb-click"), { capture: true });

@@ -61,3 +61,18 @@ export function browser() {
     ],
   });
 }
+
+// A new browser context on `url` (a served page), ready to add a chart of `metric` for the
+// runs of `experiment`'s `workload` (the benchmarks' starting point); resolves with the
+// context and its page.
+export async function pageReadyToChart(chrome, url, experiment, workload, metric = "gpu.utilization.gpu_ratio") {
+  const context = await chrome.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready='1']");
+  await page.click(`button[data-exp="${experiment}"]`);
+  await page.check(`input[data-workload="${experiment}:${workload}"]`);
+  await page.waitForSelector(`#metric option[value="${metric}"]`, { state: "attached" });
+  await page.selectOption("#metric", metric);
+  return { context, page };
+}
