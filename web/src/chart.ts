@@ -78,6 +78,7 @@ export class ChartPanel {
   private unit = ""; // as shown ("%", "GiB")
   private factor = 1; // from the stored unit to the one shown
   private largest = 0; // the largest magnitude among the lines, in the stored unit
+  private shared = ""; // what every line shares and their names leave out: " of exp/w (gpu=0)"
   private appended = 0; // points a live chart added to its lines since it last loaded them whole
   private timer = 0;
   private fetching = 0;
@@ -194,7 +195,7 @@ export class ChartPanel {
 
   private showCount(runs: number) {
     const points = this.lines.reduce((n, l) => n + l.x.length, 0);
-    this.info.textContent = `${runs} run${runs === 1 ? "" : "s"}, ${points.toLocaleString()} points shown`;
+    this.info.textContent = `${runs} run${runs === 1 ? "" : "s"}${this.shared}, ${points.toLocaleString()} points shown`;
   }
 
   // Fetches the data for the chart's runs (the zoomed range when `zoomed`) and draws.
@@ -254,6 +255,7 @@ export class ChartPanel {
   private async fetchLines(runs: string[], x: XKind, range: api.Range): Promise<Line[]> {
     const s = this.state;
     const lines: Line[] = [];
+    this.shared = "";
     if (s.grouping !== "runs") {
       const keys = this.workloadKeys(runs);
       if (keys.length) {
@@ -274,10 +276,22 @@ export class ChartPanel {
     }
     if (s.grouping !== "workloads") {
       const data = await api.series(runs, s.metric, s.labels, x, this.budget(), range);
+      // A line is named by its run, and by its workload and labels where the chart's lines
+      // differ in them: 50 runs of one workload read "b45", not "b45 (bench/w) gpu=0".
+      const workloadOf = (id: string) => {
+        const r = this.host.run(id);
+        return r?.workload ? `${r.experiment}/${r.workload}` : "";
+      };
+      const oneWorkload = data.length > 1 && new Set(data.map((d) => workloadOf(d.run))).size === 1;
+      const oneLabels = data.length > 1 && new Set(data.map((d) => d.labels)).size === 1;
+      const common = oneWorkload ? workloadOf(data[0].run) : "";
+      this.shared = (common ? ` of ${common}` : "") + (oneLabels && data[0].labels ? ` (${data[0].labels})` : "");
       for (const d of data) {
         const r = this.host.run(d.run);
-        const base = r ? `${r.name}${r.workload ? ` (${r.experiment}/${r.workload})` : ""}` : d.run.slice(0, 8);
-        lines.push({ key: d.run + "|" + d.labels, name: base + (d.labels ? ` ${d.labels}` : ""), run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
+        const workload = oneWorkload ? "" : workloadOf(d.run);
+        const base = r ? `${r.name}${workload ? ` (${workload})` : ""}` : d.run.slice(0, 8);
+        const name = base + (d.labels && !oneLabels ? ` ${d.labels}` : "");
+        lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
       }
     }
     // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.

@@ -158,6 +158,13 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   const { page, context, errors } = await open();
   await selectWorkload(page, "synth", "1");
   const util = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
+  // Two runs of one workload, one GPU each: the legend names the runs, the chart says once
+  // what they share.
+  const named = async () => (await util.locator(".u-legend .u-series th").allInnerTexts()).slice(1).map((t) => t.replace(/:$/, "").trim());
+  const alone = await named();
+  assert.equal(alone.length, 2);
+  for (const name of alone) assert.ok(/0[AB]-/.test(name) && !/[()]|gpu=/.test(name), `the run's name alone: ${name}`);
+  assert.match(await util.locator(".chart-info").innerText(), /^2 runs of synth\/1 \(gpu=0\), /);
   await addChart(page, "train.loss|", "2");
   await util.locator('.overview[data-lines="2"]').waitFor(); // a few runs: each its own line
   // Each line passes through its points: the canvas has the line's colour where a point is.
@@ -224,6 +231,10 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await selectWorkload(page, "synth", "2");
   await util.locator('[data-a="selection"]').click();
   await util.locator('xpath=self::*[@data-series="4"]').waitFor();
+  // Runs of two workloads: each name says its workload.
+  const mixed = await named();
+  assert.equal(mixed.filter((n) => n.endsWith("(synth/1)")).length, 2, mixed.join(" | "));
+  assert.equal(mixed.filter((n) => n.endsWith("(synth/2)")).length, 2, mixed.join(" | "));
   // Run 0A of workload 2 has an idle gap: shaded on the chart, found where it was planted.
   await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.phases) >= 1);
   // The runs' epochs are marked (one marker where runs had one at the same second), their
