@@ -1,5 +1,6 @@
 // The JSON API of `trainbench serve` (docs/API.md). On a server with a token, the page was
 // opened once as /?token=...; the server answered with a cookie that every request carries.
+import { isRunId } from "./state";
 
 export interface RunInfo {
   id: string;
@@ -130,7 +131,7 @@ export const runsOf = (experiment: string) =>
 // order asked; ids the store does not hold are left out. One request for up to 100 runs
 // (the table of 50 selected runs made 50 requests, again at each refresh while they ran).
 export async function runsById(ids: string[], details: boolean): Promise<RunInfo[]> {
-  ids = ids.filter((id) => /^[0-9a-f]{32}$/.test(id)); // a view file may hold anything
+  ids = ids.filter(isRunId);
   const parts: Promise<{ runs: RunInfo[] }>[] = [];
   for (let i = 0; i < ids.length; i += 100) {
     const part = ids.slice(i, i + 100).join(",");

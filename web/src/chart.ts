@@ -4,7 +4,7 @@
 // a monochrome mode, event markers, live updates, and exports.
 import uPlot from "uplot";
 import * as api from "./api";
-import type { ChartState, Grouping, XKind } from "./state";
+import { isRunId, type ChartState, type Grouping, type XKind } from "./state";
 import type { PlotEvent } from "./scene";
 import { displayUnit, esc, niceTicks, timeTicks, value, xLabel } from "./format";
 import { chartFrame, runDetails } from "./details";
@@ -190,7 +190,7 @@ export class ChartPanel {
 
   // The chart's runs that are run ids (a view file may hold anything).
   private runIds(): string[] {
-    return this.state.runs.filter((id) => /^[0-9a-f]{32}$/.test(id));
+    return this.state.runs.filter(isRunId);
   }
 
   private showCount(runs: number) {

@@ -317,8 +317,7 @@ class App implements ChartHost {
     this.renderTree();
     this.renderSelected();
     await this.renderMetrics();
-    const width = this.plotWidth();
-    for (const c of view.charts) this.mountChart(c, width);
+    for (const c of view.charts) this.mountChart(c);
     this.renderOverview();
     await this.renderTable();
   }

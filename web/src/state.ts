@@ -2,6 +2,9 @@
 // a reload (localStorage), travels as a small JSON file and as a link (#view=...).
 
 export type Grouping = "runs" | "workloads" | "mixed";
+
+// A run id as the server makes them (32 hex digits): what a view file or link may name.
+export const isRunId = (s: unknown): s is string => typeof s === "string" && /^[0-9a-f]{32}$/.test(s);
 export type XKind = "relative" | "wall" | "step";
 
 export interface ChartState {
@@ -54,7 +57,7 @@ export function parseView(text: string): ViewState {
   if (!v || typeof v !== "object" || v.version !== 1 || !Array.isArray(v.selected) || !Array.isArray(v.charts)) {
     throw new Error("not a trainbench view (expected {version: 1, selected: [...], charts: [...]})");
   }
-  const ids = (a: unknown) => (Array.isArray(a) ? a.filter((s) => typeof s === "string" && /^[0-9a-f]{32}$/.test(s)) : []);
+  const ids = (a: unknown) => (Array.isArray(a) ? a.filter(isRunId) : []);
   const view: ViewState = { version: 1, selected: ids(v.selected), charts: [] };
   for (const c of v.charts) {
     if (!c || typeof c.metric !== "string") continue;

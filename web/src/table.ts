@@ -91,7 +91,7 @@ export class TableView {
   async render() {
     const ids = this.selected();
     const need = ids.filter((id) => !this.summaries.has(id) || this.run(id)?.status === "RUNNING");
-    const fetched = need.length ? await api.runsById(need, true).catch(() => [] as api.RunInfo[]) : [];
+    const fetched = await api.runsById(need, true).catch(() => [] as api.RunInfo[]);
     for (const r of fetched) this.summaries.set(r.id, r);
     // The final loss: the last point of train.loss, where a run has it.
     const withLoss = ids.filter((id) => this.summaries.get(id)?.summary?.some((s) => s.metric === metric.kTrainLoss));
