@@ -7,10 +7,30 @@
 
 namespace tb::pg {
 
+Result<const Libpq*> LoadLibpq() {
+  static const Result<Libpq> loaded = []() -> Result<Libpq> {
+    constexpr const char* kSoname = "libpq.so.5";
+    Result<void*> library = OpenCLibrary(kSoname, "PostgreSQL stores", "libpq5");
+    if (!library.ok()) return library.status();
+    Libpq api;
+#define TB_BIND(name) TB_RETURN_IF_ERROR(BindCFunction(*library, kSoname, #name, api.name));
+    TB_LIBPQ_FUNCTIONS(TB_BIND)
+#undef TB_BIND
+    return api;
+  }();
+  if (!loaded.ok()) return loaded.status();
+  return &loaded.value();
+}
+
+const Libpq& Pq() {
+  static const Libpq& api = RequireLoaded(LoadLibpq());
+  return api;
+}
+
 int64_t Rows::Int(int row, int col) const {
   uint64_t v = 0;
-  const char* p = PQgetvalue(r_.get(), row, col);
-  if (PQgetlength(r_.get(), row, col) != 8) return 0;
+  const char* p = Pq().PQgetvalue(r_.get(), row, col);
+  if (Pq().PQgetlength(r_.get(), row, col) != 8) return 0;
   for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
   return static_cast<int64_t>(v);
 }
@@ -18,7 +38,8 @@ int64_t Rows::Int(int row, int col) const {
 double Rows::Double(int row, int col) const { return std::bit_cast<double>(Int(row, col)); }
 
 std::string Rows::Str(int row, int col) const {
-  return std::string(PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col)));
+  return std::string(Pq().PQgetvalue(r_.get(), row, col),
+                     static_cast<size_t>(Pq().PQgetlength(r_.get(), row, col)));
 }
 
 std::string Redacted(const std::string& uri) {
@@ -31,24 +52,25 @@ std::string Redacted(const std::string& uri) {
 }
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri) {
+  if (Result<const Libpq*> libpq = LoadLibpq(); !libpq.ok()) return libpq.status();
   const char* keys[] = {"connect_timeout", "dbname", nullptr};
   const char* values[] = {"5", uri.c_str(), nullptr};
-  PGconn* c = PQconnectdbParams(keys, values, 1);
-  if (PQstatus(c) != CONNECTION_OK) {
-    std::string msg = c != nullptr ? PQerrorMessage(c) : "out of memory";
-    PQfinish(c);
+  PGconn* c = Pq().PQconnectdbParams(keys, values, 1);
+  if (Pq().PQstatus(c) != CONNECTION_OK) {
+    std::string msg = c != nullptr ? Pq().PQerrorMessage(c) : "out of memory";
+    Pq().PQfinish(c);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return Status::Unavailable("cannot reach the database " + Redacted(uri) + ": " + msg);
   }
   // Notices ("relation exists, skipping") are not for users.
-  PQsetNoticeProcessor(
+  Pq().PQsetNoticeProcessor(
       c, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<Connection>(new Connection(c, uri));
 }
 
-Connection::~Connection() { PQfinish(conn_); }
+Connection::~Connection() { Pq().PQfinish(conn_); }
 
-bool Connection::ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+bool Connection::ok() const { return Pq().PQstatus(conn_) == CONNECTION_OK; }
 
 Result<ResultPtr> Connection::Exec(const Stmt& s, bool binary_result) {
   std::vector<const char*> values;
@@ -58,12 +80,12 @@ Result<ResultPtr> Connection::Exec(const Stmt& s, bool binary_result) {
     lengths.push_back(static_cast<int>(p.bytes.size()));
     formats.push_back(p.binary ? 1 : 0);
   }
-  ResultPtr r(PQexecParams(conn_, s.sql.c_str(), static_cast<int>(s.params.size()), nullptr, values.data(),
-                           lengths.data(), formats.data(), binary_result ? 1 : 0),
-              &PQclear);
-  ExecStatusType st = PQresultStatus(r.get());
+  ResultPtr r(Pq().PQexecParams(conn_, s.sql.c_str(), static_cast<int>(s.params.size()), nullptr,
+                                values.data(), lengths.data(), formats.data(), binary_result ? 1 : 0),
+              Pq().PQclear);
+  ExecStatusType st = Pq().PQresultStatus(r.get());
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
-  std::string msg = PQerrorMessage(conn_);
+  std::string msg = Pq().PQerrorMessage(conn_);
   while (!msg.empty() && msg.back() == '\n') msg.pop_back();
   if (!ok()) return Status::Unavailable(msg);
   return Status::IoError("database " + Redacted(uri_) + ": " + msg);
@@ -87,7 +109,7 @@ Status Connection::ExecBatch(const Batch& batch, std::vector<int64_t>* changed) 
       if (!single && ok()) (void)Exec({"ROLLBACK", {}}, false);
       return r.status();
     }
-    if (changed != nullptr) changed->push_back(ParseInt(PQcmdTuples(r->get())).value_or(0));
+    if (changed != nullptr) changed->push_back(ParseInt(Pq().PQcmdTuples(r->get())).value_or(0));
   }
   if (!single) {
     Result<ResultPtr> commit = Exec({"COMMIT", {}}, false);
@@ -121,16 +143,17 @@ Status Connection::Migrate(const std::vector<std::string>& migrations) {
   }
   Result<ResultPtr> v = Exec({"SELECT value FROM trainbench_meta WHERE key = 'schema_version'", {}}, false);
   if (!v.ok()) return fail(v.status());
-  int version =
-      PQntuples(v->get()) > 0 ? static_cast<int>(ParseInt(PQgetvalue(v->get(), 0, 0)).value_or(0)) : 0;
+  int version = Pq().PQntuples(v->get()) > 0
+                    ? static_cast<int>(ParseInt(Pq().PQgetvalue(v->get(), 0, 0)).value_or(0))
+                    : 0;
   Status known = CheckSchemaVersion(version, Redacted(uri_));
   if (!known.ok()) return fail(known);
   for (int i = version; i < target; ++i) {
     // A migration is a script of several statements: the simple query protocol takes it.
-    ResultPtr r(PQexec(conn_, migrations[static_cast<size_t>(i)].c_str()), &PQclear);
-    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
-      return fail(
-          Status::IoError("cannot set up the database " + Redacted(uri_) + ": " + PQerrorMessage(conn_)));
+    ResultPtr r(Pq().PQexec(conn_, migrations[static_cast<size_t>(i)].c_str()), Pq().PQclear);
+    if (Pq().PQresultStatus(r.get()) != PGRES_COMMAND_OK && Pq().PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+      return fail(Status::IoError("cannot set up the database " + Redacted(uri_) + ": " +
+                                  Pq().PQerrorMessage(conn_)));
     }
   }
   Result<ResultPtr> set = Exec({"INSERT INTO trainbench_meta(key, value) VALUES('schema_version', $1) "

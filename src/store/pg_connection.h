@@ -14,17 +14,45 @@
 #include <vector>
 
 #include "base/status.h"
+#include "platform/c_library.h"
 #include "store/pg_spool.h"
 
 namespace tb::pg {
+
+// The functions of libpq this connection calls, loaded when a PostgreSQL store is first
+// opened (platform/c_library.h): a SQLite user's trainbench never loads libpq.
+// clang-format off
+#define TB_LIBPQ_FUNCTIONS(X) \
+  X(PQclear) \
+  X(PQcmdTuples) \
+  X(PQconnectdbParams) \
+  X(PQerrorMessage) \
+  X(PQexec) \
+  X(PQexecParams) \
+  X(PQfinish) \
+  X(PQgetisnull) \
+  X(PQgetlength) \
+  X(PQgetvalue) \
+  X(PQntuples) \
+  X(PQresultStatus) \
+  X(PQsetNoticeProcessor) \
+  X(PQstatus)
+// clang-format on
+struct Libpq {
+  TB_LIBPQ_FUNCTIONS(TB_C_FUNCTION_POINTER)
+};
+// Loads libpq once for the process; Unavailable saying what to install.
+Result<const Libpq*> LoadLibpq();
+// libpq, once LoadLibpq has succeeded (every Connection exists after it did).
+const Libpq& Pq();
 
 using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
 class Rows {
  public:
   explicit Rows(ResultPtr r) : r_(std::move(r)) {}
-  int size() const { return PQntuples(r_.get()); }
-  bool IsNull(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
+  int size() const { return Pq().PQntuples(r_.get()); }
+  bool IsNull(int row, int col) const { return Pq().PQgetisnull(r_.get(), row, col) != 0; }
   int64_t Int(int row, int col) const;
   double Double(int row, int col) const;
   std::string Str(int row, int col) const;
