@@ -48,7 +48,7 @@ for f in ./usr/bin/trainbench ./usr/share/trainbench/python/trainbench/__init__.
   grep -q " $f\$" <<< "$contents" || fail "the package lacks $f"
 done
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libsqlite3 libpq5 libzstd python3; do
+for lib in libsqlite3 libpq5 libpangocairo-1.0-0 libzstd python3; do
   grep -q "$lib" <<< "$depends" || fail "the package does not depend on $lib: $depends"
 done
 echo "install test: cmake --install and $(basename "$deb") work (Depends: $depends)"

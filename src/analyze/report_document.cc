@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "base/strings.h"
+#include "figure/pango_cairo.h"
 #include "figure/render.h"
 #include "metrics/catalog.h"
 #include "metrics/names.h"
@@ -287,6 +288,7 @@ std::string ReportHtml(const ExperimentReport& r, const std::vector<ReportFigure
 }
 
 Result<std::string> ReportPdf(const ExperimentReport& r, const std::vector<ReportFigure>& figures) {
+  if (Result<const PangoCairo*> drawing = LoadPangoCairo(); !drawing.ok()) return drawing.status();
   const double width = kPageW - 2 * kMargin;
   std::vector<Block> blocks;
   blocks.push_back(Paragraph("Experiment " + r.experiment, 16, kInk, true));

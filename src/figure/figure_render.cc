@@ -1,5 +1,4 @@
 // RenderFigure: a Figure laid out in points and drawn through a Painter into PDF, SVG or PNG.
-#include <cairo-pdf.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include "figure/axis.h"
 #include "figure/figure.h"
 #include "figure/painter.h"
+#include "figure/pango_cairo.h"
 #include "figure/render.h"
 
 namespace tb {
@@ -84,6 +84,8 @@ Result<std::string> RenderPages(FigureFormat format, double width, double height
                                 const std::vector<std::function<void(Painter&)>>& pages) {
   if (pages.empty() || (format != FigureFormat::kPdf && pages.size() != 1))
     return Status::InvalidArgument("only a PDF has more than one page, and every document has one");
+  // Text is measured with pango in every format, SVG's too.
+  if (Result<const PangoCairo*> drawing = LoadPangoCairo(); !drawing.ok()) return drawing.status();
   if (format == FigureFormat::kSvg) {
     SvgPainter svg(width, height);
     svg.Rect(0, 0, width, height, {1, 1, 1}, 1);
@@ -93,31 +95,31 @@ Result<std::string> RenderPages(FigureFormat format, double width, double height
   std::string out;
   cairo_surface_t* surface = nullptr;
   if (format == FigureFormat::kPdf) {
-    surface = cairo_pdf_surface_create_for_stream(AppendToString, &out, width, height);
-    cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "trainbench");
-    if (!title.empty()) cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, title.c_str());
+    surface = Pc().cairo_pdf_surface_create_for_stream(AppendToString, &out, width, height);
+    Pc().cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "trainbench");
+    if (!title.empty()) Pc().cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, title.c_str());
   } else {
     double scale = dpi / 72.0;
-    surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(std::ceil(width * scale)),
-                                         static_cast<int>(std::ceil(height * scale)));
+    surface = Pc().cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(std::ceil(width * scale)),
+                                              static_cast<int>(std::ceil(height * scale)));
   }
-  cairo_t* cr = cairo_create(surface);
-  if (format == FigureFormat::kPng) cairo_scale(cr, dpi / 72.0, dpi / 72.0);
+  cairo_t* cr = Pc().cairo_create(surface);
+  if (format == FigureFormat::kPng) Pc().cairo_scale(cr, dpi / 72.0, dpi / 72.0);
   for (const auto& draw : pages) {
     CairoPainter painter(cr);
     painter.Rect(0, 0, width, height, {1, 1, 1}, 1);
     draw(painter);
-    cairo_show_page(cr);
+    Pc().cairo_show_page(cr);
   }
-  cairo_status_t status = cairo_status(cr);
-  cairo_destroy(cr);
+  cairo_status_t status = Pc().cairo_status(cr);
+  Pc().cairo_destroy(cr);
   if (format == FigureFormat::kPng && status == CAIRO_STATUS_SUCCESS)
-    status = cairo_surface_write_to_png_stream(surface, AppendToString, &out);
-  cairo_surface_finish(surface);
-  if (status == CAIRO_STATUS_SUCCESS) status = cairo_surface_status(surface);
-  cairo_surface_destroy(surface);
+    status = Pc().cairo_surface_write_to_png_stream(surface, AppendToString, &out);
+  Pc().cairo_surface_finish(surface);
+  if (status == CAIRO_STATUS_SUCCESS) status = Pc().cairo_surface_status(surface);
+  Pc().cairo_surface_destroy(surface);
   if (status != CAIRO_STATUS_SUCCESS)
-    return Status::IoError(Concat({"cannot draw the figure: ", cairo_status_to_string(status)}));
+    return Status::IoError(Concat({"cannot draw the figure: ", Pc().cairo_status_to_string(status)}));
   return format == FigureFormat::kPng ? WithResolution(std::move(out), dpi) : out;
 }
 
@@ -357,6 +359,7 @@ double DefaultHeight(const Figure& figure, const FigureSpec& spec) {
 }
 
 Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format) {
+  if (Result<const PangoCairo*> drawing = LoadPangoCairo(); !drawing.ok()) return drawing.status();
   double height = spec.height_pt > 0 ? spec.height_pt : DefaultHeight(figure, spec);
   Status drawn = Status::Ok();
   Result<std::string> out = RenderPages(

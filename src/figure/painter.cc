@@ -1,13 +1,12 @@
 #include "figure/painter.h"
 
-#include <pango/pangocairo.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 
 #include "base/strings.h"
+#include "figure/pango_cairo.h"
 
 namespace tb {
 namespace {
@@ -31,34 +30,34 @@ std::string Num(double v) {
 // A pango layout of `text` in the figure font, without hinting so that a size measured on
 // one surface is the size drawn on another.
 struct LayoutDeleter {
-  void operator()(PangoLayout* l) const { g_object_unref(l); }
+  void operator()(PangoLayout* l) const { Pc().g_object_unref(l); }
 };
 std::unique_ptr<PangoLayout, LayoutDeleter> MakeLayout(cairo_t* cr, const std::string& text, double size,
                                                        bool bold) {
-  PangoLayout* layout = pango_cairo_create_layout(cr);
-  cairo_font_options_t* options = cairo_font_options_create();
-  cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF);
-  cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE);
-  pango_cairo_context_set_font_options(pango_layout_get_context(layout), options);
-  cairo_font_options_destroy(options);
-  pango_layout_context_changed(layout);
-  PangoFontDescription* font = pango_font_description_from_string(kFigureFont);
-  pango_font_description_set_absolute_size(font, size * PANGO_SCALE);
-  if (bold) pango_font_description_set_weight(font, PANGO_WEIGHT_BOLD);
-  pango_layout_set_font_description(layout, font);
-  pango_font_description_free(font);
-  pango_layout_set_text(layout, text.c_str(), static_cast<int>(text.size()));
+  PangoLayout* layout = Pc().pango_cairo_create_layout(cr);
+  cairo_font_options_t* options = Pc().cairo_font_options_create();
+  Pc().cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF);
+  Pc().cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE);
+  Pc().pango_cairo_context_set_font_options(Pc().pango_layout_get_context(layout), options);
+  Pc().cairo_font_options_destroy(options);
+  Pc().pango_layout_context_changed(layout);
+  PangoFontDescription* font = Pc().pango_font_description_from_string(kFigureFont);
+  Pc().pango_font_description_set_absolute_size(font, size * PANGO_SCALE);
+  if (bold) Pc().pango_font_description_set_weight(font, PANGO_WEIGHT_BOLD);
+  Pc().pango_layout_set_font_description(layout, font);
+  Pc().pango_font_description_free(font);
+  Pc().pango_layout_set_text(layout, text.c_str(), static_cast<int>(text.size()));
   return std::unique_ptr<PangoLayout, LayoutDeleter>(layout);
 }
 
 // A context to measure text with, one per thread.
 cairo_t* MeasureContext() {
   thread_local struct Holder {
-    cairo_surface_t* surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
-    cairo_t* cr = cairo_create(surface);
+    cairo_surface_t* surface = Pc().cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+    cairo_t* cr = Pc().cairo_create(surface);
     ~Holder() {
-      cairo_destroy(cr);
-      cairo_surface_destroy(surface);
+      Pc().cairo_destroy(cr);
+      Pc().cairo_surface_destroy(surface);
     }
   } holder;
   return holder.cr;
@@ -75,7 +74,7 @@ Rgb ParseRgb(std::string_view hex) {
 double TextWidth(const std::string& text, double size, bool bold) {
   auto layout = MakeLayout(MeasureContext(), text, size, bold);
   PangoRectangle logical;
-  pango_layout_get_extents(layout.get(), nullptr, &logical);
+  Pc().pango_layout_get_extents(layout.get(), nullptr, &logical);
   return static_cast<double>(logical.width) / PANGO_SCALE;
 }
 
@@ -100,56 +99,56 @@ std::vector<std::string> WrapText(const std::string& text, double size, double w
 void CairoPainter::Polyline(const std::vector<Pt>& points, Rgb color, double width,
                             const std::vector<double>& dash) {
   if (points.size() < 2) return;
-  cairo_set_source_rgb(cr_, color.r, color.g, color.b);
-  cairo_set_line_width(cr_, width);
-  cairo_set_line_join(cr_, CAIRO_LINE_JOIN_ROUND);
-  cairo_set_line_cap(cr_, dash.empty() ? CAIRO_LINE_CAP_ROUND : CAIRO_LINE_CAP_BUTT);
-  cairo_set_dash(cr_, dash.data(), static_cast<int>(dash.size()), 0);
-  cairo_move_to(cr_, points[0].first, points[0].second);
-  for (size_t i = 1; i < points.size(); ++i) cairo_line_to(cr_, points[i].first, points[i].second);
-  cairo_stroke(cr_);
-  cairo_set_dash(cr_, nullptr, 0, 0);
+  Pc().cairo_set_source_rgb(cr_, color.r, color.g, color.b);
+  Pc().cairo_set_line_width(cr_, width);
+  Pc().cairo_set_line_join(cr_, CAIRO_LINE_JOIN_ROUND);
+  Pc().cairo_set_line_cap(cr_, dash.empty() ? CAIRO_LINE_CAP_ROUND : CAIRO_LINE_CAP_BUTT);
+  Pc().cairo_set_dash(cr_, dash.data(), static_cast<int>(dash.size()), 0);
+  Pc().cairo_move_to(cr_, points[0].first, points[0].second);
+  for (size_t i = 1; i < points.size(); ++i) Pc().cairo_line_to(cr_, points[i].first, points[i].second);
+  Pc().cairo_stroke(cr_);
+  Pc().cairo_set_dash(cr_, nullptr, 0, 0);
 }
 
 void CairoPainter::Polygon(const std::vector<Pt>& points, Rgb color, double opacity) {
   if (points.size() < 3) return;
-  cairo_set_source_rgba(cr_, color.r, color.g, color.b, opacity);
-  cairo_move_to(cr_, points[0].first, points[0].second);
-  for (size_t i = 1; i < points.size(); ++i) cairo_line_to(cr_, points[i].first, points[i].second);
-  cairo_close_path(cr_);
-  cairo_fill(cr_);
+  Pc().cairo_set_source_rgba(cr_, color.r, color.g, color.b, opacity);
+  Pc().cairo_move_to(cr_, points[0].first, points[0].second);
+  for (size_t i = 1; i < points.size(); ++i) Pc().cairo_line_to(cr_, points[i].first, points[i].second);
+  Pc().cairo_close_path(cr_);
+  Pc().cairo_fill(cr_);
 }
 
 void CairoPainter::Rect(double x, double y, double w, double h, Rgb color, double opacity) {
-  cairo_set_source_rgba(cr_, color.r, color.g, color.b, opacity);
-  cairo_rectangle(cr_, x, y, w, h);
-  cairo_fill(cr_);
+  Pc().cairo_set_source_rgba(cr_, color.r, color.g, color.b, opacity);
+  Pc().cairo_rectangle(cr_, x, y, w, h);
+  Pc().cairo_fill(cr_);
 }
 
 void CairoPainter::Text(double x, double y, const std::string& text, double size, Anchor anchor, Rgb color,
                         bool bold, bool vertical) {
   auto layout = MakeLayout(cr_, text, size, bold);
   PangoRectangle logical;
-  pango_layout_get_extents(layout.get(), nullptr, &logical);
+  Pc().pango_layout_get_extents(layout.get(), nullptr, &logical);
   double width = static_cast<double>(logical.width) / PANGO_SCALE;
-  double baseline = static_cast<double>(pango_layout_get_baseline(layout.get())) / PANGO_SCALE;
+  double baseline = static_cast<double>(Pc().pango_layout_get_baseline(layout.get())) / PANGO_SCALE;
   double shift = anchor == Anchor::kMiddle ? width / 2 : anchor == Anchor::kEnd ? width : 0;
-  cairo_save(cr_);
-  cairo_translate(cr_, x, y);
-  if (vertical) cairo_rotate(cr_, -M_PI / 2);
-  cairo_move_to(cr_, -shift, -baseline);
-  cairo_set_source_rgb(cr_, color.r, color.g, color.b);
-  pango_cairo_show_layout(cr_, layout.get());
-  cairo_restore(cr_);
+  Pc().cairo_save(cr_);
+  Pc().cairo_translate(cr_, x, y);
+  if (vertical) Pc().cairo_rotate(cr_, -M_PI / 2);
+  Pc().cairo_move_to(cr_, -shift, -baseline);
+  Pc().cairo_set_source_rgb(cr_, color.r, color.g, color.b);
+  Pc().pango_cairo_show_layout(cr_, layout.get());
+  Pc().cairo_restore(cr_);
 }
 
 void CairoPainter::Clip(double x, double y, double w, double h) {
-  cairo_save(cr_);
-  cairo_rectangle(cr_, x, y, w, h);
-  cairo_clip(cr_);
+  Pc().cairo_save(cr_);
+  Pc().cairo_rectangle(cr_, x, y, w, h);
+  Pc().cairo_clip(cr_);
 }
 
-void CairoPainter::Unclip() { cairo_restore(cr_); }
+void CairoPainter::Unclip() { Pc().cairo_restore(cr_); }
 
 // --- SVG ----------------------------------------------------------------------------------
 
