@@ -310,6 +310,23 @@ TEST_F(CliTest, ScriptFormRecordsArgumentsAsParams) {
   EXPECT_NE(manifest.find("\"packages\""), std::string::npos);
 }
 
+// libpq, cairo and pango are opened only by the commands that need them: a run on a SQLite
+// store, the monitor beside every training script, loads neither (nor the libraries they
+// bring), and starts where they are not installed.
+TEST_F(CliTest, ARunLoadsNeitherPostgresqlsNorTheFiguresLibraries) {
+  Shell r = Trainbench("run -n maps -- sh -c 'cat /proc/$PPID/maps'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("libsqlite3"), std::string::npos) << r.out;  // the parent's map it is
+  for (const char* library : {"libpq", "libcairo", "libpango", "libgobject", "libX11"})
+    EXPECT_EQ(r.out.find(library), std::string::npos) << library;
+  // The figures load them when they are drawn.
+  Shell figure = Trainbench("plot maps --metric host.load.average_1m -o maps.svg");
+  ASSERT_EQ(figure.code, 0) << figure.err;
+  std::stringstream svg;
+  svg << std::ifstream(dir_ / "maps.svg").rdbuf();
+  EXPECT_NE(svg.str().find("<svg"), std::string::npos);
+}
+
 TEST_F(CliTest, ShowSaysWhatTrainbenchCostBesideTheCommand) {
   std::ofstream(dir_ / "spin.py") << "import time\n"
                                      "end = time.process_time() + 0.5\n"
