@@ -63,13 +63,18 @@ namespace tb {
   X(pango_layout_set_text)
 // clang-format on
 struct PangoCairo {
+  // pangocairo's dependencies are pango, cairo and gobject: one handle finds them all.
+  static constexpr CLibrary kLibrary{"libpangocairo-1.0.so.0", "figures (PDF, SVG, PNG)",
+                                     "libpangocairo-1.0-0"};
   TB_PANGO_CAIRO_FUNCTIONS(TB_C_FUNCTION_POINTER)
+  Status Bind(void* library) {
+    TB_PANGO_CAIRO_FUNCTIONS(TB_C_BIND)
+    return Status::Ok();
+  }
 };
 
-// Loads cairo and pango once for the process; Unavailable saying what to install. Every
-// entry to drawing (RenderPages, RenderFigure, a report's PDF) asks this first.
-Result<const PangoCairo*> LoadPangoCairo();
-// cairo and pango, once LoadPangoCairo has succeeded.
-const PangoCairo& Pc();
+// cairo and pango, once LoadCLibrary<PangoCairo>() has succeeded: every entry to drawing
+// (RenderPages, RenderFigure, a report's PDF) asks it first.
+inline const PangoCairo& Pc() { return LoadedCLibrary<PangoCairo>(); }
 
 }  // namespace tb

@@ -5,13 +5,13 @@
 
 namespace tb {
 
-Result<void*> OpenCLibrary(const char* soname, std::string_view needed_for, std::string_view package) {
-  void* library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+Result<void*> OpenCLibrary(const CLibrary& l) {
+  void* library = dlopen(l.soname, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = dlerror();
-    return Status::Unavailable(std::string(needed_for) + " need " + soname + ", which cannot be loaded (" +
-                               (why != nullptr ? why : "unknown error") + "): install it (apt-get install " +
-                               std::string(package) + ")");
+    return Status::Unavailable(std::string(l.needed_for) + " need " + l.soname +
+                               ", which cannot be loaded (" + (why != nullptr ? why : "unknown error") +
+                               "): install it (apt-get install " + l.package + ")");
   }
   return library;
 }

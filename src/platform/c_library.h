@@ -9,16 +9,23 @@
 
 #include <dlfcn.h>
 
+#include <functional>
 #include <string>
-#include <string_view>
 
 #include "base/status.h"
 
 namespace tb {
 
-// Opens `soname` for the rest of the process; Unavailable naming it, what needs it and
+// A library as its users are told about it when it is missing.
+struct CLibrary {
+  const char* soname;      // "libpq.so.5"
+  const char* needed_for;  // "PostgreSQL stores"
+  const char* package;     // the Debian package that installs it: "libpq5"
+};
+
+// Opens the library for the rest of the process; Unavailable naming it, what needs it and
 // the Debian package to install when it cannot be opened.
-Result<void*> OpenCLibrary(const char* soname, std::string_view needed_for, std::string_view package);
+Result<void*> OpenCLibrary(const CLibrary& library);
 
 [[noreturn]] void AbortMissingLibrary(const Status& why);
 
@@ -35,12 +42,35 @@ Status BindCFunction(void* library, const char* soname, const char* name, F& fn)
   return Status::Ok();
 }
 
-// The functions `loaded` holds; a library used before its LoadX() succeeded is a bug in
+// An Api is a struct with `static constexpr CLibrary kLibrary`, a TB_C_FUNCTION_POINTER
+// member for each function it uses and `Status Bind(void* library)` binding them all
+// (TB_C_BIND). LoadCLibrary<Api>() opens and binds it the first time it is asked (once
+// for the process, thread-safe) and then answers the same each time: its functions, or why
+// they cannot be had.
+template <typename Api>
+Result<const Api*> LoadCLibrary() {
+  static const Result<Api> loaded = []() -> Result<Api> {
+    Result<void*> library = OpenCLibrary(Api::kLibrary);
+    if (!library.ok()) return library.status();
+    Api api;
+    TB_RETURN_IF_ERROR(api.Bind(*library));
+    return api;
+  }();
+  if (!loaded.ok()) return loaded.status();
+  return &loaded.value();
+}
+
+// The functions of Api, for code that runs only after LoadCLibrary<Api>() succeeded (the
+// command's entry point asks it first and says what to install); otherwise a bug in
 // trainbench, which ends the process saying why the library is missing.
 template <typename Api>
-const Api& RequireLoaded(const Result<const Api*>& loaded) {
-  if (!loaded.ok()) AbortMissingLibrary(loaded.status());
-  return *loaded.value();
+const Api& LoadedCLibrary() {
+  static const Api& api = [] {
+    Result<const Api*> loaded = LoadCLibrary<Api>();
+    if (!loaded.ok()) AbortMissingLibrary(loaded.status());
+    return std::cref(**loaded);
+  }();
+  return api;
 }
 
 }  // namespace tb
@@ -48,3 +78,5 @@ const Api& RequireLoaded(const Result<const Api*>& loaded) {
 // A member `name` of the type of the library's own function `name`.
 // NOLINTNEXTLINE(bugprone-macro-parentheses): a declaration, `name` its member's name
 #define TB_C_FUNCTION_POINTER(name) decltype(&::name) name = nullptr;
+// In an Api's Bind: binds the member `name`, or returns why it cannot be.
+#define TB_C_BIND(name) TB_RETURN_IF_ERROR(::tb::BindCFunction(library, kLibrary.soname, #name, this->name));

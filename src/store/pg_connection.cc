@@ -7,26 +7,6 @@
 
 namespace tb::pg {
 
-Result<const Libpq*> LoadLibpq() {
-  static const Result<Libpq> loaded = []() -> Result<Libpq> {
-    constexpr const char* kSoname = "libpq.so.5";
-    Result<void*> library = OpenCLibrary(kSoname, "PostgreSQL stores", "libpq5");
-    if (!library.ok()) return library.status();
-    Libpq api;
-#define TB_BIND(name) TB_RETURN_IF_ERROR(BindCFunction(*library, kSoname, #name, api.name));
-    TB_LIBPQ_FUNCTIONS(TB_BIND)
-#undef TB_BIND
-    return api;
-  }();
-  if (!loaded.ok()) return loaded.status();
-  return &loaded.value();
-}
-
-const Libpq& Pq() {
-  static const Libpq& api = RequireLoaded(LoadLibpq());
-  return api;
-}
-
 int64_t Rows::Int(int row, int col) const {
   uint64_t v = 0;
   const char* p = Pq().PQgetvalue(r_.get(), row, col);
@@ -52,7 +32,7 @@ std::string Redacted(const std::string& uri) {
 }
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri) {
-  if (Result<const Libpq*> libpq = LoadLibpq(); !libpq.ok()) return libpq.status();
+  if (Result<const Libpq*> libpq = LoadCLibrary<Libpq>(); !libpq.ok()) return libpq.status();
   const char* keys[] = {"connect_timeout", "dbname", nullptr};
   const char* values[] = {"5", uri.c_str(), nullptr};
   PGconn* c = Pq().PQconnectdbParams(keys, values, 1);

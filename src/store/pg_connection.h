@@ -39,12 +39,15 @@ namespace tb::pg {
   X(PQstatus)
 // clang-format on
 struct Libpq {
+  static constexpr CLibrary kLibrary{"libpq.so.5", "PostgreSQL stores", "libpq5"};
   TB_LIBPQ_FUNCTIONS(TB_C_FUNCTION_POINTER)
+  Status Bind(void* library) {
+    TB_LIBPQ_FUNCTIONS(TB_C_BIND)
+    return Status::Ok();
+  }
 };
-// Loads libpq once for the process; Unavailable saying what to install.
-Result<const Libpq*> LoadLibpq();
-// libpq, once LoadLibpq has succeeded (every Connection exists after it did).
-const Libpq& Pq();
+// libpq, once LoadCLibrary<Libpq>() has succeeded (every Connection exists after it did).
+inline const Libpq& Pq() { return LoadedCLibrary<Libpq>(); }
 
 using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
