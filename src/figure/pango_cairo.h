@@ -66,11 +66,7 @@ struct PangoCairo {
   // pangocairo's dependencies are pango, cairo and gobject: one handle finds them all.
   static constexpr CLibrary kLibrary{"libpangocairo-1.0.so.0", "figures (PDF, SVG, PNG)",
                                      "libpangocairo-1.0-0"};
-  TB_PANGO_CAIRO_FUNCTIONS(TB_C_FUNCTION_POINTER)
-  Status Bind(void* library) {
-    TB_PANGO_CAIRO_FUNCTIONS(TB_C_BIND)
-    return Status::Ok();
-  }
+  TB_C_LIBRARY_FUNCTIONS(TB_PANGO_CAIRO_FUNCTIONS)
 };
 
 // cairo and pango, once LoadCLibrary<PangoCairo>() has succeeded: every entry to drawing

@@ -42,11 +42,10 @@ Status BindCFunction(void* library, const char* soname, const char* name, F& fn)
   return Status::Ok();
 }
 
-// An Api is a struct with `static constexpr CLibrary kLibrary`, a TB_C_FUNCTION_POINTER
-// member for each function it uses and `Status Bind(void* library)` binding them all
-// (TB_C_BIND). LoadCLibrary<Api>() opens and binds it the first time it is asked (once
-// for the process, thread-safe) and then answers the same each time: its functions, or why
-// they cannot be had.
+// An Api is a struct with `static constexpr CLibrary kLibrary` and
+// TB_C_LIBRARY_FUNCTIONS(LIST), LIST an X-macro naming the functions it uses. LoadCLibrary<Api>() opens and
+// binds it the first time it is asked (once for the process, thread-safe) and then answers the same each
+// time: its functions, or why they cannot be had.
 template <typename Api>
 Result<const Api*> LoadCLibrary() {
   static const Result<Api> loaded = []() -> Result<Api> {
@@ -78,5 +77,13 @@ const Api& LoadedCLibrary() {
 // A member `name` of the type of the library's own function `name`.
 // NOLINTNEXTLINE(bugprone-macro-parentheses): a declaration, `name` its member's name
 #define TB_C_FUNCTION_POINTER(name) decltype(&::name) name = nullptr;
-// In an Api's Bind: binds the member `name`, or returns why it cannot be.
+// In Bind: binds the member `name`, or returns why it cannot be.
 #define TB_C_BIND(name) TB_RETURN_IF_ERROR(::tb::BindCFunction(library, kLibrary.soname, #name, this->name));
+// An Api's members: a pointer for each function LIST names, and Bind, which points them
+// at the opened library's functions.
+#define TB_C_LIBRARY_FUNCTIONS(LIST) \
+  LIST(TB_C_FUNCTION_POINTER)        \
+  Status Bind(void* library) {       \
+    LIST(TB_C_BIND)                  \
+    return Status::Ok();             \
+  }

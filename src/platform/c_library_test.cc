@@ -34,20 +34,12 @@ TEST(CLibraryTest, FunctionsAreBoundByNameAndAMissingOneIsRefused) {
 #define TB_TEST_LIBM_FUNCTIONS(X) X(cos) X(hypot)
 struct Libm {
   static constexpr CLibrary kLibrary{"libm.so.6", "this test", "libc6"};
-  TB_TEST_LIBM_FUNCTIONS(TB_C_FUNCTION_POINTER)
-  Status Bind(void* library) {
-    TB_TEST_LIBM_FUNCTIONS(TB_C_BIND)
-    return Status::Ok();
-  }
+  TB_C_LIBRARY_FUNCTIONS(TB_TEST_LIBM_FUNCTIONS)
 };
 struct Absent {
   static constexpr CLibrary kLibrary{"libtrainbench-absent.so.7", "figures (PDF, SVG, PNG)",
                                      "libpangocairo-1.0-0"};
-  TB_TEST_LIBM_FUNCTIONS(TB_C_FUNCTION_POINTER)
-  Status Bind(void* library) {
-    TB_TEST_LIBM_FUNCTIONS(TB_C_BIND)
-    return Status::Ok();
-  }
+  TB_C_LIBRARY_FUNCTIONS(TB_TEST_LIBM_FUNCTIONS)
 };
 
 TEST(CLibraryTest, AnApiIsLoadedOnceAndEveryAskAfterGetsTheSameAnswer) {

@@ -40,11 +40,7 @@ namespace tb::pg {
 // clang-format on
 struct Libpq {
   static constexpr CLibrary kLibrary{"libpq.so.5", "PostgreSQL stores", "libpq5"};
-  TB_LIBPQ_FUNCTIONS(TB_C_FUNCTION_POINTER)
-  Status Bind(void* library) {
-    TB_LIBPQ_FUNCTIONS(TB_C_BIND)
-    return Status::Ok();
-  }
+  TB_C_LIBRARY_FUNCTIONS(TB_LIBPQ_FUNCTIONS)
 };
 // libpq, once LoadCLibrary<Libpq>() has succeeded (every Connection exists after it did).
 inline const Libpq& Pq() { return LoadedCLibrary<Libpq>(); }
