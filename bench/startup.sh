@@ -11,6 +11,11 @@
 #   after exit    from that moment to trainbench's exit (the command's own few ms of
 #                 bash included, the same on both sides);
 #   run wall      the whole `trainbench run`.
+#   floor         an empty program linked with the binary's own libraries (its NEEDED
+#                 entries), exec to exit: what the loader and the libraries' own start-up
+#                 cost before trainbench's code runs at all;
+#   without httplib  the same without libcpp-httplib (and so without the OpenSSL and
+#                 brotli libraries Debian's build of it brings).
 # Also the shared libraries the loader maps before main. Prints medians in milliseconds
 # and, with a second binary, the ratios. Runs use this machine's listeners, a store of their
 # own and the tracking API: what `trainbench run` does by default.
@@ -25,6 +30,16 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The empty programs, for each binary: floor.K and bare.K (without cpp-httplib).
+for ((k = 0; k < ${#binaries[@]}; k++)); do
+  mapfile -t needed < <(readelf -d "${binaries[$k]}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/-l:\1/p')
+  echo 'int main() { return 0; }' > "$work/empty.cc"
+  g++ -O2 "$work/empty.cc" -o "$work/floor.$k" -Wl,--no-as-needed "${needed[@]}"
+  without=()
+  for l in "${needed[@]}"; do [[ $l == -l:libcpp-httplib* ]] || without+=("$l"); done
+  g++ -O2 "$work/empty.cc" -o "$work/bare.$k" -Wl,--no-as-needed "${without[@]}"
+done
+
 now() { echo "$EPOCHREALTIME"; }
 ms() { echo "($2 - $1) * 1000" | bc -l; }
 
@@ -38,6 +53,14 @@ for ((r = 0; r < rounds; r++)); do
     t1=$(now)
     ms "$t0" "$t1" >> "$work/help.$key"
     t0=$(now)
+    "$work/floor.$key"
+    t1=$(now)
+    ms "$t0" "$t1" >> "$work/floor.ms.$key"
+    t0=$(now)
+    "$work/bare.$key"
+    t1=$(now)
+    ms "$t0" "$t1" >> "$work/bare.ms.$key"
+    t0=$(now)
     # shellcheck disable=SC2016 # the command's own bash expands it
     started=$("$b" run --store "$work/store.$key.db" -n startup -- bash -c 'echo $EPOCHREALTIME' 2> /dev/null)
     t1=$(now)
@@ -50,18 +73,20 @@ done
 median() { sort -g "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 libraries() { ldd "$1" | grep -c '=>'; }
 
-printf '%-14s' "median ms"
+printf '%-16s' "median ms"
 for b in "${binaries[@]}"; do printf '%28s' "$b"; done
 [[ ${#binaries[@]} -eq 2 ]] && printf '%12s' "ratio"
 printf '\n'
-for what in help before after wall; do
+for what in floor.ms bare.ms help before after wall; do
   case $what in
+    floor.ms) label="floor" ;;
+    bare.ms) label="without httplib" ;;
     help) label="--help" ;;
     before) label="before exec" ;;
     after) label="after exit" ;;
     wall) label="run wall" ;;
   esac
-  printf '%-14s' "$label"
+  printf '%-16s' "$label"
   values=()
   for ((k = 0; k < ${#binaries[@]}; k++)); do
     values+=("$(median "$work/$what.$k")")
@@ -70,7 +95,7 @@ for what in help before after wall; do
   [[ ${#binaries[@]} -eq 2 ]] && printf '%11.2fx' "$(echo "${values[1]} / ${values[0]}" | bc -l)"
   printf '\n'
 done
-printf '%-14s' "libraries"
+printf '%-16s' "libraries"
 for b in "${binaries[@]}"; do printf '%28d' "$(libraries "$b")"; done
 printf '\n'
 echo "$rounds rounds; 'ratio' is the second binary's median over the first's"
