@@ -106,8 +106,25 @@ int64_t HashId(std::string_view s) {
   return static_cast<int64_t>(h >> 1);
 }
 
+Result<int> Connection::StoredSchemaVersion() {
+  Result<ResultPtr> v = Exec({"SELECT value FROM trainbench_meta WHERE key = 'schema_version'", {}}, false);
+  if (!v.ok()) return v.status();
+  return Pq().PQntuples(v->get()) > 0
+             ? static_cast<int>(ParseInt(Pq().PQgetvalue(v->get(), 0, 0)).value_or(0))
+             : 0;
+}
+
 Status Connection::Migrate(const std::vector<std::string>& migrations) {
   auto target = static_cast<int>(migrations.size());
+  // A database already at this build's schema is used as it is: no lock is taken and
+  // nothing written, however many machines start runs into it at once.
+  Result<ResultPtr> has_meta = Exec({"SELECT to_regclass('trainbench_meta') IS NOT NULL", {}}, false);
+  if (!has_meta.ok()) return has_meta.status();
+  if (std::string_view(Pq().PQgetvalue(has_meta->get(), 0, 0)) == "t") {
+    Result<int> version = StoredSchemaVersion();
+    if (!version.ok()) return version.status();
+    if (*version == target) return Status::Ok();
+  }
   Result<ResultPtr> begin = Exec({"BEGIN", {}}, false);
   if (!begin.ok()) return begin.status();
   auto fail = [&](const Status& s) {
@@ -121,14 +138,12 @@ Status Connection::Migrate(const std::vector<std::string>& migrations) {
     Result<ResultPtr> r = Exec({sql, {}}, false);
     if (!r.ok()) return fail(r.status());
   }
-  Result<ResultPtr> v = Exec({"SELECT value FROM trainbench_meta WHERE key = 'schema_version'", {}}, false);
-  if (!v.ok()) return fail(v.status());
-  int version = Pq().PQntuples(v->get()) > 0
-                    ? static_cast<int>(ParseInt(Pq().PQgetvalue(v->get(), 0, 0)).value_or(0))
-                    : 0;
-  Status known = CheckSchemaVersion(version, Redacted(uri_));
+  // Read again under the lock: another machine may have migrated it meanwhile.
+  Result<int> version = StoredSchemaVersion();
+  if (!version.ok()) return fail(version.status());
+  Status known = CheckSchemaVersion(*version, Redacted(uri_));
   if (!known.ok()) return fail(known);
-  for (int i = version; i < target; ++i) {
+  for (int i = *version; i < target; ++i) {
     // A migration is a script of several statements: the simple query protocol takes it.
     ResultPtr r(Pq().PQexec(conn_, migrations[static_cast<size_t>(i)].c_str()), Pq().PQclear);
     if (Pq().PQresultStatus(r.get()) != PGRES_COMMAND_OK && Pq().PQresultStatus(r.get()) != PGRES_TUPLES_OK) {

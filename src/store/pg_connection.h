@@ -93,10 +93,13 @@ class Connection {
   // The statements in one transaction; `changed` gets each one's affected rows.
   Status ExecBatch(const Batch& batch, std::vector<int64_t>* changed);
   // Runs the migrations the database has not had (each a script of statements) and records
-  // the version; InvalidArgument when a newer trainbench wrote the database.
+  // the version; InvalidArgument when a newer trainbench wrote the database. A database
+  // at the version already is only read.
   Status Migrate(const std::vector<std::string>& migrations);
 
  private:
+  // The version trainbench_meta records (0 when none is).
+  Result<int> StoredSchemaVersion();
   Connection(PGconn* conn, std::string uri) : conn_(conn), uri_(std::move(uri)) {}
 
   PGconn* conn_;

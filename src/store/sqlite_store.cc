@@ -75,7 +75,18 @@ class SqliteStore : public Store {
     TB_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
     TB_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
     TB_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON"));
+    // A store already at this build's schema is opened without writing to it: no write
+    // lock to wait for behind another process's transaction, no sync (a read-only command
+    // such as `ls` used to write and sync the store twice).
+    if (has_meta && StoredSchemaVersion() == kSchemaVersion) return Status::Ok();
     return Migrate();
+  }
+
+  // The schema version trainbench_meta records (0 when none is).
+  int StoredSchemaVersion() {
+    Statement get(*statements_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
+    if (get.Step() != SQLITE_ROW) return 0;
+    return static_cast<int>(ParseInt(get.Text(0)).value_or(0));
   }
 
   std::string Describe() const override { return "sqlite://" + path_; }
@@ -574,11 +585,8 @@ class SqliteStore : public Store {
   Status MigrateLocked() {
     TB_RETURN_IF_ERROR(
         Exec("CREATE TABLE IF NOT EXISTS trainbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"));
-    int version = 0;
-    {  // finalized before the migrations run: DROP needs no statement in flight
-      Statement get(*statements_, "SELECT value FROM trainbench_meta WHERE key = 'schema_version'");
-      if (get.Step() == SQLITE_ROW) version = static_cast<int>(ParseInt(get.Text(0)).value_or(0));
-    }
+    // Read again under the lock: another process may have migrated the store meanwhile.
+    int version = StoredSchemaVersion();  // its statement is given back before DROP runs
     TB_RETURN_IF_ERROR(CheckSchemaVersion(version, path_));
     std::vector<std::string> migrations = Migrations(Dialect::kSqlite);
     for (int v = version; v < kSchemaVersion; ++v)

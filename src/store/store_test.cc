@@ -11,6 +11,7 @@
 #include <set>
 
 #include "store/chunk_summary.h"
+#include "store/pg_connection.h"
 #include "store/series_writer.h"
 #include "store/sqlite_store.h"
 #include "tests/helpers/forwarding_store.h"
@@ -336,6 +337,43 @@ class FlakyStore : public ForwardingStore {
     return inner_.AppendJournal(r, d);
   }
 };
+
+// `trainbench ls`, `serve` or another machine's `run` opening a store that someone else
+// is writing into (a schedule, an import in one long transaction, a machine migrating the
+// shared database) opens it at once and reads what was committed: opening a store at this
+// build's schema takes no lock and writes nothing.
+TEST_P(BackendTest, ACurrentStoreOpensAndReadsWhileAnotherWriterHoldsItsLocks) {
+  std::string id = NewRun(*OpenOk()).id;
+  const char* rename = "UPDATE runs SET name = 'renamed, not committed'";
+  sqlite3* sqlite_writer = nullptr;
+  std::unique_ptr<pg::Connection> pg_writer;
+  std::string uri = uri_;
+  if (sqlite()) {
+    ASSERT_EQ(sqlite3_open(uri_.c_str(), &sqlite_writer), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(sqlite_writer, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(sqlite_writer, rename, nullptr, nullptr, nullptr), SQLITE_OK);
+  } else {
+    pg_writer = pg::Connection::Open(uri_).value();
+    for (const char* sql : {"BEGIN", "SELECT pg_advisory_xact_lock(7465627)", rename})
+      ASSERT_TRUE(pg_writer->Exec({sql, {}}, false).ok()) << sql;
+    // Waiting for a lock fails after 3 s instead of for ever.
+    uri += std::string(uri.find('?') == std::string::npos ? "?" : "&") + "options=-c%20lock_timeout%3D3000";
+  }
+  {
+    Result<std::unique_ptr<Store>> reader = Store::Open(uri);
+    ASSERT_TRUE(reader.ok()) << reader.status().message();
+    Result<RunRecord> run = (*reader)->FindRun(id);
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    EXPECT_EQ(run->name, "train.py");  // what was committed
+  }
+  if (sqlite()) {
+    EXPECT_EQ(sqlite3_exec(sqlite_writer, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(sqlite_writer);
+  } else {
+    EXPECT_TRUE(pg_writer->Exec({"COMMIT", {}}, false).ok());
+  }
+  EXPECT_EQ(OpenOk()->FindRun(id)->name, "renamed, not committed");
+}
 
 TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   auto store = OpenOk();
