@@ -10,7 +10,9 @@
 #                 command is `bash -c 'echo $EPOCHREALTIME'`, which prints when it began);
 #   after exit    from that moment to trainbench's exit (the command's own few ms of
 #                 bash included, the same on both sides);
-#   run wall      the whole `trainbench run`.
+#   run wall      the whole `trainbench run`;
+#   ls            `trainbench ls` of the store those runs went into (opening a store and
+#                 reading it: what every command does first).
 #   floor         an empty program linked with the binary's own libraries (its NEEDED
 #                 entries), exec to exit: what the loader and the libraries' own start-up
 #                 cost before trainbench's code runs at all;
@@ -67,6 +69,10 @@ for ((r = 0; r < rounds; r++)); do
     ms "$t0" "$started" >> "$work/before.$key"
     ms "$started" "$t1" >> "$work/after.$key"
     ms "$t0" "$t1" >> "$work/wall.$key"
+    t0=$(now)
+    "$b" ls --store "$work/store.$key.db" > /dev/null
+    t1=$(now)
+    ms "$t0" "$t1" >> "$work/ls.$key"
   done
 done
 
@@ -77,7 +83,7 @@ printf '%-16s' "median ms"
 for b in "${binaries[@]}"; do printf '%28s' "$b"; done
 [[ ${#binaries[@]} -eq 2 ]] && printf '%12s' "ratio"
 printf '\n'
-for what in floor.ms bare.ms help before after wall; do
+for what in floor.ms bare.ms help before after wall ls; do
   case $what in
     floor.ms) label="floor" ;;
     bare.ms) label="without httplib" ;;
@@ -85,6 +91,7 @@ for what in floor.ms bare.ms help before after wall; do
     before) label="before exec" ;;
     after) label="after exit" ;;
     wall) label="run wall" ;;
+    ls) label="ls" ;;
   esac
   printf '%-16s' "$label"
   values=()
