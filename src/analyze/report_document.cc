@@ -288,7 +288,7 @@ std::string ReportHtml(const ExperimentReport& r, const std::vector<ReportFigure
 }
 
 Result<std::string> ReportPdf(const ExperimentReport& r, const std::vector<ReportFigure>& figures) {
-  if (Result<const PangoCairo*> drawing = LoadCLibrary<PangoCairo>(); !drawing.ok()) return drawing.status();
+  TB_RETURN_IF_ERROR(CLibraryAvailable<PangoCairo>());
   const double width = kPageW - 2 * kMargin;
   std::vector<Block> blocks;
   blocks.push_back(Paragraph("Experiment " + r.experiment, 16, kInk, true));

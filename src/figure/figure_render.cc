@@ -85,7 +85,7 @@ Result<std::string> RenderPages(FigureFormat format, double width, double height
   if (pages.empty() || (format != FigureFormat::kPdf && pages.size() != 1))
     return Status::InvalidArgument("only a PDF has more than one page, and every document has one");
   // Text is measured with pango in every format, SVG's too.
-  if (Result<const PangoCairo*> drawing = LoadCLibrary<PangoCairo>(); !drawing.ok()) return drawing.status();
+  TB_RETURN_IF_ERROR(CLibraryAvailable<PangoCairo>());
   if (format == FigureFormat::kSvg) {
     SvgPainter svg(width, height);
     svg.Rect(0, 0, width, height, {1, 1, 1}, 1);
@@ -359,7 +359,7 @@ double DefaultHeight(const Figure& figure, const FigureSpec& spec) {
 }
 
 Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format) {
-  if (Result<const PangoCairo*> drawing = LoadCLibrary<PangoCairo>(); !drawing.ok()) return drawing.status();
+  TB_RETURN_IF_ERROR(CLibraryAvailable<PangoCairo>());
   double height = spec.height_pt > 0 ? spec.height_pt : DefaultHeight(figure, spec);
   Status drawn = Status::Ok();
   Result<std::string> out = RenderPages(

@@ -1,10 +1,10 @@
 // C libraries that only some commands need, opened with dlopen when first used instead of
 // by the loader at every start: libpq (PostgreSQL stores) and cairo with pango (figures)
 // bring about 50 shared libraries between them, which cost every start of trainbench about
-// 17 ms on the build machine (docs/PERFORMANCE.md) and kept it from starting at all where
-// they are not installed. Each library's functions are a struct of pointers named as the
-// library names them, bound once for the process (thread-safe) by a LoadX() function that
-// fails with a message saying what to install.
+// 18 ms on the build machine (bench/startup.sh, docs/PERFORMANCE.md) and kept it from
+// starting at all where they are not installed. Each library's functions are a struct of
+// pointers named as the library names them, bound once for the process (thread-safe) by
+// LoadCLibrary<Api>(), which fails with a message saying what to install.
 #pragma once
 
 #include <dlfcn.h>
@@ -43,9 +43,10 @@ Status BindCFunction(void* library, const char* soname, const char* name, F& fn)
 }
 
 // An Api is a struct with `static constexpr CLibrary kLibrary` and
-// TB_C_LIBRARY_FUNCTIONS(LIST), LIST an X-macro naming the functions it uses. LoadCLibrary<Api>() opens and
-// binds it the first time it is asked (once for the process, thread-safe) and then answers the same each
-// time: its functions, or why they cannot be had.
+// TB_C_LIBRARY_FUNCTIONS(LIST), LIST an X-macro naming the functions it uses.
+// LoadCLibrary<Api>() opens and binds it the first time it is asked (once for the
+// process, thread-safe) and then answers the same each time: its functions, or why they
+// cannot be had.
 template <typename Api>
 Result<const Api*> LoadCLibrary() {
   static const Result<Api> loaded = []() -> Result<Api> {
@@ -57,6 +58,13 @@ Result<const Api*> LoadCLibrary() {
   }();
   if (!loaded.ok()) return loaded.status();
   return &loaded.value();
+}
+
+// Whether Api's library can be used: what an entry point asks before it draws or connects.
+template <typename Api>
+Status CLibraryAvailable() {
+  Result<const Api*> loaded = LoadCLibrary<Api>();
+  return loaded.ok() ? Status::Ok() : loaded.status();
 }
 
 // The functions of Api, for code that runs only after LoadCLibrary<Api>() succeeded (the

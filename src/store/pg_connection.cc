@@ -32,7 +32,7 @@ std::string Redacted(const std::string& uri) {
 }
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri) {
-  if (Result<const Libpq*> libpq = LoadCLibrary<Libpq>(); !libpq.ok()) return libpq.status();
+  TB_RETURN_IF_ERROR(CLibraryAvailable<Libpq>());
   const char* keys[] = {"connect_timeout", "dbname", nullptr};
   const char* values[] = {"5", uri.c_str(), nullptr};
   PGconn* c = Pq().PQconnectdbParams(keys, values, 1);
