@@ -15,27 +15,20 @@
 
 #include "base/strings.h"
 #include "base/time.h"
+#include "base/worker_pool.h"
 
 namespace tb {
 namespace {
 
 // Workers answering requests: a connection holds one while it waits for its next request.
-// cpp-httplib's pool of workers, adding the CPU time each connection took to a counter.
-class MeteredPool : public httplib::TaskQueue {
+class PoolQueue : public httplib::TaskQueue {
  public:
-  MeteredPool(size_t workers, std::atomic<int64_t>& cpu_ns) : pool_(workers), cpu_ns_(cpu_ns) {}
-  void enqueue(std::function<void()> fn) override {
-    pool_.enqueue([this, fn = std::move(fn)] {
-      int64_t start = ThreadCpuNanos();
-      fn();
-      cpu_ns_.fetch_add(ThreadCpuNanos() - start, std::memory_order_relaxed);
-    });
-  }
-  void shutdown() override { pool_.shutdown(); }
+  PoolQueue(size_t workers, std::atomic<int64_t>& cpu_ns) : pool_(workers, cpu_ns) {}
+  void enqueue(std::function<void()> fn) override { pool_.Enqueue(std::move(fn)); }
+  void shutdown() override { pool_.Shutdown(); }
 
  private:
-  httplib::ThreadPool pool_;
-  std::atomic<int64_t>& cpu_ns_;
+  WorkerPool pool_;
 };
 
 std::string ContentType(std::string_view path) {
@@ -216,7 +209,7 @@ Status HttpServer::Start(const HttpServerOptions& options) {
   server_->set_keep_alive_timeout(5);
   server_->set_read_timeout(5);
   server_->set_write_timeout(30);
-  server_->new_task_queue = [this] { return new MeteredPool(options_.workers, worker_cpu_ns_); };
+  server_->new_task_queue = [this] { return new PoolQueue(options_.workers, worker_cpu_ns_); };
   // The token and the body's size are checked before the body is read.
   server_->set_pre_routing_handler([this, largest](const httplib::Request& req, httplib::Response& res) {
     auto refuse = [&](ApiResponse answer) {

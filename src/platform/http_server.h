@@ -60,9 +60,9 @@ struct HttpServerOptions {
   std::vector<std::pair<std::string, size_t>> large_bodies;
   // Files served for GET requests no handler answers ("/" is index.html); "" for none.
   std::string static_dir;
-  // Threads answering connections, started with the server. Each waits up to 5 s for the
-  // next request on a kept-alive connection, so a server for many browsers and clients
-  // needs many; one for a single script few (each thread costs its start-up).
+  // Threads answering connections at most, started as connections need them (a
+  // WorkerPool). Each waits up to 5 s for the next request on a kept-alive connection, so
+  // a server for many browsers and clients needs many; one for a single script few.
   size_t workers = 64;
 };
 

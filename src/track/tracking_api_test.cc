@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "tests/helpers/scratch_directory.h"
 
@@ -623,6 +626,35 @@ TEST(HttpServer, LoopbackMeansAddressesThatAre) {
   EXPECT_FALSE(SecretsEqual("s3cret", "s3cret2"));
   EXPECT_FALSE(SecretsEqual("s3cret", "s3cre"));
   EXPECT_FALSE(SecretsEqual("", "x"));
+}
+
+// A server's threads start as connections come (a WorkerPool): a server that one client
+// talks to at a time, as a run's tracking server, has one thread answering, not 64.
+TEST(HttpServer, StartsItsWorkersAsClientsComeAndOneClientAtATimeUsesOne) {
+  auto threads = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+  };
+  auto ok = [](const ApiRequest&) -> std::optional<ApiResponse> {
+    ApiResponse answer;
+    answer.body = "{}";
+    return answer;
+  };
+  HttpServer server({ok});
+  size_t before = threads();
+  ASSERT_TRUE(server.Start(HttpServerOptions{}).ok());  // 64 workers at most
+  EXPECT_EQ(threads(), before + 1) << "the accepting thread alone";
+  for (int i = 0; i < 10; ++i) {
+    httplib::Client client("127.0.0.1", server.port());
+    auto r = client.Get("/anything");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    client.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // its worker waits again
+  }
+  EXPECT_LE(threads(), before + 3) << "ten clients one after another should need one worker, two at most";
+  server.Stop();
 }
 
 }  // namespace
