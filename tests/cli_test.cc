@@ -310,6 +310,24 @@ TEST_F(CliTest, ScriptFormRecordsArgumentsAsParams) {
   EXPECT_NE(manifest.find("\"packages\""), std::string::npos);
 }
 
+// The manifest lists the interpreter's packages as `pip freeze` does: NAME==VERSION, and
+// NAME @ URL for one installed from a URL, a path or a checkout (its direct_url.json).
+TEST_F(CliTest, TheManifestListsPackagesAsPipFreezeDoes) {
+  fs::path site = dir_ / "site";
+  fs::create_directories(site / "plain_pkg-1.2.3.dist-info");
+  fs::create_directories(site / "editable_pkg-0.3.dist-info");
+  std::ofstream(site / "editable_pkg-0.3.dist-info" / "direct_url.json")
+      << R"({"url": "file:///src/editable_pkg", "dir_info": {"editable": true}})";
+  env_ += " PYTHONPATH=" + site.string();
+  std::ofstream(dir_ / "train.py") << "print('trained')\n";
+  Shell r = Trainbench("run train.py");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  std::string manifest = store->GetArtifact(OnlyRun(*store).id, "manifest.json")->content;
+  EXPECT_NE(manifest.find("plain_pkg==1.2.3"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("editable_pkg @ file:///src/editable_pkg"), std::string::npos) << manifest;
+}
+
 // libpq, cairo and pango are opened only by the commands that need them: a run on a SQLite
 // store, the monitor beside every training script, loads neither (nor the libraries they
 // bring), and starts where they are not installed.
