@@ -69,4 +69,9 @@ size_t WorkerPool::threads() const {
   return threads_.size();
 }
 
+size_t WorkerPool::idle() const {
+  std::lock_guard lock(mu_);
+  return idle_.size();
+}
+
 }  // namespace tb

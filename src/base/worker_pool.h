@@ -35,6 +35,7 @@ class WorkerPool {
   void Shutdown();
 
   size_t threads() const;  // started so far
+  size_t idle() const;     // of which waiting for a job
 
  private:
   struct Idle {

@@ -11,6 +11,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Waits (up to 10 s, for a loaded machine) until `pool` has `n` threads waiting for a job.
+void WaitUntilIdle(const WorkerPool& pool, size_t n) {
+  for (int i = 0; i < 5000 && pool.idle() != n; ++i) std::this_thread::sleep_for(2ms);
+  ASSERT_EQ(pool.idle(), n);
+}
+
 TEST(WorkerPoolTest, JobsOneAfterAnotherGoToTheThreadLastIdle) {
   std::atomic<int64_t> cpu_ns{0};
   WorkerPool pool(8, cpu_ns);
@@ -26,10 +32,9 @@ TEST(WorkerPoolTest, JobsOneAfterAnotherGoToTheThreadLastIdle) {
       --running;
     });
   }
-  for (int i = 0; i < 500 && running.load() < 3; ++i) std::this_thread::sleep_for(2ms);
+  for (int i = 0; i < 5000 && running.load() < 3; ++i) std::this_thread::sleep_for(2ms);
   release_promise.set_value();
-  for (int i = 0; i < 500 && running.load() > 0; ++i) std::this_thread::sleep_for(2ms);
-  std::this_thread::sleep_for(10ms);  // all three wait again
+  WaitUntilIdle(pool, 3);
   EXPECT_EQ(pool.threads(), 3u);
   // Then one client at a time: handed out in turn, the jobs would go round the three.
   std::set<std::thread::id> ran_on;
@@ -41,7 +46,7 @@ TEST(WorkerPoolTest, JobsOneAfterAnotherGoToTheThreadLastIdle) {
       done.set_value(std::this_thread::get_id());
     });
     ran_on.insert(done.get_future().get());
-    std::this_thread::sleep_for(2ms);  // the thread goes back to waiting
+    WaitUntilIdle(pool, 3);  // the thread goes back to waiting
   }
   EXPECT_EQ(ran_on.size(), 1u) << "jobs one after another should go to the thread last idle";
   EXPECT_EQ(pool.threads(), 3u);
@@ -62,7 +67,7 @@ TEST(WorkerPoolTest, StartsThreadsAsJobsNeedThemUpToItsLimitAndQueuesTheRest) {
       ++finished;
     });
   }
-  for (int i = 0; i < 500 && running.load() < 3; ++i) std::this_thread::sleep_for(2ms);
+  for (int i = 0; i < 5000 && running.load() < 3; ++i) std::this_thread::sleep_for(2ms);
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(running.load(), 3) << "three threads busy; two jobs wait for one";
   EXPECT_EQ(pool.threads(), 3u);
@@ -77,7 +82,7 @@ TEST(WorkerPoolTest, JobsGivenAfterShutdownAreDroppedAndShutdownEndsIdleThreads)
   WorkerPool pool(4, cpu_ns);
   std::atomic<int> ran{0};
   for (int i = 0; i < 4; ++i) pool.Enqueue([&] { ++ran; });
-  std::this_thread::sleep_for(20ms);  // the threads are idle again
+  WaitUntilIdle(pool, pool.threads());
   pool.Shutdown();
   EXPECT_EQ(ran.load(), 4);
   pool.Enqueue([&] { ++ran; });
