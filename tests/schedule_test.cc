@@ -267,7 +267,13 @@ TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRu
   EXPECT_NE(a.find(" 50 True"), std::string::npos) << a;
   std::string pipe = a.substr(0, a.find(' '));
   EXPECT_FALSE(fs::exists(pipe + "/control"));  // quit after the workload, though a run failed
-  std::string log = Slurp(fs::path(pipe).parent_path() / "log" / "control.log");
+  // The daemon's log is kept with both runs (an artifact of each), and its directory in
+  // /tmp is gone.
+  fs::path artifacts = db_ + ".artifacts";
+  std::string log = Slurp(artifacts / f.rows[0].run / "mps-control.log");
+  EXPECT_EQ(log, Slurp(artifacts / f.rows[1].run / "mps-control.log"));
+  EXPECT_TRUE(OpenStore()->GetArtifact(f.rows[1].run, "mps-control.log").ok());
+  EXPECT_FALSE(fs::exists(fs::path(pipe).parent_path())) << pipe;
   // The daemon is given the GPU's UUID (CUDA's syntax), and its clients see that GPU.
   EXPECT_NE(log.find("Startup CUDA_VISIBLE_DEVICES=GPU-00000000-1111-2222-3333-444444444444"),
             std::string::npos)
@@ -275,7 +281,7 @@ TEST_F(ScheduleTest, MpsWorkloadsGetTheirOwnDaemonWhichStopsAfterwardsEvenWhenRu
   EXPECT_NE(a.find("cuda=0:0: GPU-00000000-1111-2222-3333-444444444444"), std::string::npos) << a;
   EXPECT_NE(log.find("quit"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(dir_ / ("mps-" + f.rows[2].run)));  // the naive workload has no daemon
-  fs::remove_all(fs::path(pipe).parent_path());
+  EXPECT_FALSE(fs::exists(artifacts / f.rows[2].run / "mps-control.log"));
 
   File(
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\ne,1,,,0,MPS:0,work.py,top,"

@@ -283,6 +283,25 @@ void MpsDaemon::Stop() {
   fs::remove_all(dir_ + "/pipe", ec);
 }
 
+std::vector<std::string> MpsDaemon::LogFiles() const {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (dir_.empty()) return files;
+  for (auto it = fs::directory_iterator(dir_ + "/log", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void MpsDaemon::RemoveDirectory() {
+  if (dir_.empty() || started_) return;
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+  dir_.clear();
+}
+
 bool DcgmProfilingPause::Pause() {
   if (paused_) return true;
   if (!FindExecutable("dcgmi")) return false;  // no DCGM: nothing holds the counters

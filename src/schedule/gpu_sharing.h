@@ -65,9 +65,14 @@ class MpsDaemon {
   // for all GPUs) and waits until its front end answers (the daemon starts in the
   // background and is ready a moment later).
   Status Start(const std::string& devices);
-  // Stops it ("quit" on its control front end) and removes its pipe directory; the log stays.
+  // Stops it ("quit" on its control front end) and removes its pipe directory; the logs
+  // stay until RemoveDirectory().
   void Stop();
   ~MpsDaemon() { Stop(); }
+  // The daemon's log files (control.log, and server.log once a client connected), after Stop().
+  std::vector<std::string> LogFiles() const;
+  // Removes its directory in /tmp, logs included: once the runs keep them.
+  void RemoveDirectory();
   // What the runs' environment gains.
   const std::vector<std::string>& env() const { return env_; }
 

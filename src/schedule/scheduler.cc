@@ -89,6 +89,23 @@ void PrefixLines(int fd, const std::string& prefix, const std::string& plain_pre
 }
 
 // Drops the page cache so that every workload reads its data cold; says once when it cannot.
+// Keeps the file `source` with run `run_id` as its artifact `name`: linked into the run's
+// artifact directory (copied across file systems) and recorded. False when it could not be.
+bool KeepFileWithRun(Store& store, const std::string& run_id, const std::string& name,
+                     const std::string& source) {
+  Result<std::string> dir = store.ArtifactDirectory(run_id);
+  if (!dir.ok()) return false;
+  std::string copy = *dir + "/" + name;
+  std::error_code ec;
+  if (copy != source) {
+    fs::remove(copy, ec);
+    fs::create_hard_link(source, copy, ec);
+    if (ec) fs::copy_file(source, copy, fs::copy_options::overwrite_existing, ec);
+  }
+  if (ec) return false;
+  return store.PutArtifact({run_id, name, static_cast<int64_t>(fs::file_size(copy, ec)), "", copy}).ok();
+}
+
 void DropPageCache(bool& warned) {
   sync();
   std::ofstream drop("/proc/sys/vm/drop_caches");
@@ -179,6 +196,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     // The GPU set up for sharing: an MPS daemon, MIG instances, DCGM profiling paused for
     // Nsight. Undone when this scope ends, however the workload ends.
     MpsDaemon mps;
+    bool mps_started = false;  // when it did not, the error names its log: the log stays
     std::map<unsigned, MigInstances> migs;
     DcgmProfilingPause dcgm_pause;
     std::vector<std::string> devices(runs.size());
@@ -189,6 +207,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     if (mps_run != runs.end()) {
       std::string on = (*mps_run)->devices;
       setup = mps.Start(on);
+      mps_started = setup.ok();
       if (setup.ok())
         std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n",
                     on.empty() ? "all" : on.c_str(), mps.env()[0].c_str());
@@ -291,6 +310,20 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     mps.Stop();
     for (auto& [gpu, instances] : migs) instances.Destroy();
 
+    // The MPS daemon's logs go with the runs that used it ("mps-control.log", ...), and its
+    // directory in /tmp goes.
+    if (mps_started) {
+      bool kept = true;
+      for (const std::string& log_file : mps.LogFiles()) {
+        for (const PlannedRun* r : runs) {
+          if (IsMps(r->row.collocation) && (*store)->FindRun(r->id).ok())
+            kept &=
+                KeepFileWithRun(**store, r->id, "mps-" + fs::path(log_file).filename().string(), log_file);
+        }
+      }
+      if (kept) mps.RemoveDirectory();
+    }
+
     // Status and Run back into the file, re-read so that edits made meanwhile are kept.
     for (const PlannedRun* r : runs) {
       Result<RunRecord> rec = (*store)->FindRun(r->id);
@@ -299,18 +332,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       (status == kFinished ? finished : failed) += 1;
       outcomes.push_back({w.experiment + "/" + w.workload, r->letter, status, rec.ok() ? r->id : "",
                           rec.ok() && rec->end_ms > 0 ? rec->end_ms - rec->start_ms : 0});
-      if (rec.ok() && !workload_log.empty()) {
-        Result<std::string> dir = (*store)->ArtifactDirectory(r->id);
-        std::error_code ec;
-        std::string copy = dir.ok() ? *dir + "/workload.log" : "";
-        if (!copy.empty() && copy != workload_log) {
-          fs::create_hard_link(workload_log, copy, ec);
-          if (ec) fs::copy_file(workload_log, copy, fs::copy_options::overwrite_existing, ec);
-        }
-        if (!copy.empty() && !ec)
-          (*store)->PutArtifact(
-              {r->id, "workload.log", static_cast<int64_t>(fs::file_size(copy, ec)), "", copy});
-      }
+      if (rec.ok() && !workload_log.empty()) KeepFileWithRun(**store, r->id, "workload.log", workload_log);
       unwritten.push_back({r, rec.ok() ? status + " " + rec->name : status, rec.ok() ? r->id : ""});
     }
     if (o.text.empty()) {

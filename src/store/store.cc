@@ -218,7 +218,7 @@ bool IsRunRecordArtifact(std::string_view name) {
   for (std::string_view own : {"stdout.log", "stderr.log", "manifest.json", "phases.json", "workload.log"}) {
     if (name == own) return true;
   }
-  return false;
+  return name.starts_with("mps-") && name.ends_with(".log");  // an MPS daemon's logs
 }
 
 }  // namespace tb

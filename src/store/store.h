@@ -170,7 +170,8 @@ struct ArtifactRecord {
 };
 
 // The artifacts trainbench writes itself for every run (its output, the manifest, the phase
-// analysis, the workload's log): uploads may not take these names.
+// analysis, the workload's log, the MPS daemon's logs "mps-*.log"): uploads may not take
+// these names.
 bool IsRunRecordArtifact(std::string_view name);
 
 // Experiment names: 1 to kMaxExperimentName bytes without control characters (NUL cuts
