@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -16,10 +17,21 @@ namespace tb {
 
 inline constexpr const char* kFuzzRunId = "0123456789abcdef0123456789abcdef";
 
+// The store's files, removed when the fuzzer exits (after the store is closed: a handler
+// registered before the store was made runs after it is destroyed).
+inline const std::string& FuzzStorePath() {
+  static const std::string path = "/tmp/trainbench-fuzz-" + std::to_string(getpid()) + ".db";
+  return path;
+}
+
 inline Store& FuzzStore() {
   static std::unique_ptr<Store> store = [] {
-    std::string path = "/tmp/trainbench-fuzz-" + std::to_string(getpid()) + ".db";
-    std::unique_ptr<Store> s = Store::Open(path).value();
+    std::atexit([] {
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm", ".artifacts"})
+        std::filesystem::remove_all(FuzzStorePath() + suffix, ec);
+    });
+    std::unique_ptr<Store> s = Store::Open(FuzzStorePath()).value();
     RunRecord run;
     run.id = kFuzzRunId;
     run.experiment = "fuzz";
