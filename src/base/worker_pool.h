@@ -34,7 +34,7 @@ class WorkerPool {
   // Runs every job already given, then ends the threads; later jobs are dropped.
   void Shutdown();
 
-  size_t threads() const;  // started so far
+  size_t threads() const;  // started so far and not ended by Shutdown()
   size_t idle() const;     // of which waiting for a job
 
  private:

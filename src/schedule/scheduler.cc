@@ -88,7 +88,6 @@ void PrefixLines(int fd, const std::string& prefix, const std::string& plain_pre
   close(fd);
 }
 
-// Drops the page cache so that every workload reads its data cold; says once when it cannot.
 // Keeps the file `source` with run `run_id` as its artifact `name`: linked into the run's
 // artifact directory (copied across file systems) and recorded. False when it could not be.
 bool KeepFileWithRun(Store& store, const std::string& run_id, const std::string& name,
@@ -106,6 +105,7 @@ bool KeepFileWithRun(Store& store, const std::string& run_id, const std::string&
   return store.PutArtifact({run_id, name, static_cast<int64_t>(fs::file_size(copy, ec)), "", copy}).ok();
 }
 
+// Drops the page cache so that every workload reads its data cold; says once when it cannot.
 void DropPageCache(bool& warned) {
   sync();
   std::ofstream drop("/proc/sys/vm/drop_caches");
