@@ -17,8 +17,9 @@ namespace tb {
 
 inline constexpr const char* kFuzzRunId = "0123456789abcdef0123456789abcdef";
 
-// The store's files, removed when the fuzzer exits (after the store is closed: a handler
-// registered before the store was made runs after it is destroyed).
+// The store's files, removed when the fuzzer exits: by a handler registered after the path
+// was made and before the store was (handlers and destructors run in the reverse order, so
+// the store is closed before it runs and the path still exists when it does).
 inline const std::string& FuzzStorePath() {
   static const std::string path = "/tmp/trainbench-fuzz-" + std::to_string(getpid()) + ".db";
   return path;
@@ -26,6 +27,7 @@ inline const std::string& FuzzStorePath() {
 
 inline Store& FuzzStore() {
   static std::unique_ptr<Store> store = [] {
+    FuzzStorePath();
     std::atexit([] {
       std::error_code ec;
       for (const char* suffix : {"", "-wal", "-shm", ".artifacts"})
