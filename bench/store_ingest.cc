@@ -255,6 +255,7 @@ void WhereTheBytesGo(const Dataset& d, const fs::path& dir) {
   double empty = static_cast<double>(fs::file_size(empty_path));
   double file = IngestTrainbench(d, path).bytes;
   double data = 0, summaries = 0;
+  std::string pages_report;
   {
     sqlite3* db = nullptr;
     sqlite3_open(path.c_str(), &db);
@@ -270,6 +271,25 @@ void WhereTheBytesGo(const Dataset& d, const fs::path& dir) {
     if (sqlite3_step(q) == SQLITE_ROW) {
       data = sqlite3_column_double(q, 0);
       summaries = sqlite3_column_double(q, 1);
+    }
+    sqlite3_finalize(q);
+    // Each b-tree's pages: what its rows hold and what its pages leave unused.
+    sqlite3_prepare_v2(db,
+                       "SELECT name, COUNT(*), SUM(pgsize), SUM(payload), SUM(unused) FROM dbstat "
+                       "GROUP BY name ORDER BY SUM(pgsize) DESC",
+                       -1, &q, nullptr);
+    pages_report += "  each table and index: pages, bytes, of them payload, unused\n";
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      char line[200];
+      std::snprintf(line, sizeof line, "    %-28s %5lld %9lld %9lld %9lld\n",
+                    reinterpret_cast<const char*>(sqlite3_column_text(q, 0)), sqlite3_column_int64(q, 1),
+                    sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4));
+      pages_report += line;
+    }
+    sqlite3_finalize(q);
+    sqlite3_prepare_v2(db, "PRAGMA freelist_count", -1, &q, nullptr);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+      pages_report += "    free pages: " + std::to_string(sqlite3_column_int64(q, 0)) + "\n";
     }
     sqlite3_finalize(q);
     sqlite3_close(db);
@@ -313,6 +333,7 @@ void WhereTheBytesGo(const Dataset& d, const fs::path& dir) {
   std::printf("  %-66s %6.2f\n", "series overviews (chunk summaries and spans)", summaries / points);
   std::printf("  %-66s %6.2f\n", "estimate of the least: whole columns, one time column, zstd -19",
               floor / points);
+  std::fputs(pages_report.c_str(), stdout);
 }
 
 }  // namespace

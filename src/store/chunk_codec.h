@@ -1,14 +1,19 @@
 // The encoding of one chunk of a series: time-ordered points packed column by column.
 //   times:  first value, then deltas of deltas (regular ticks cost about one byte)
 //   values: when every value is a decimal with at most 15 digits after the point (what
-//           tools print: 52.183 W), the exact scaled integers, then their deltas;
-//           otherwise (NaN, inf, -0.0, binary fractions) the 64-bit patterns XOR-ed with
-//           the previous value's
+//           tools print: 52.183 W), the exact scaled integers; otherwise (NaN, inf, -0.0,
+//           binary fractions) the 64-bit patterns XOR-ed with the previous value's.
+//           A chunk to be compressed (32 points or more) keeps them as byte planes (each
+//           byte position of all values together, which zstd's entropy coder packs
+//           apart), the integers after 0, 1 or 2 passes of differences, whichever
+//           promises fewest bytes; a smaller or uncompressed one (a journal entry) as
+//           varint deltas and interleaved bytes, which chunks of stores before schema 9
+//           also use and which still decode.
 //   steps:  absent, or first value then deltas
 // (the times left out when several series share them: EncodeChunkTimes)
-// all as zigzag LEB128 varints, then compressed with zstd when that is smaller.
-// Every value decodes to exactly the double that was encoded (bit for bit), which the
-// codec checks before it picks the decimal form. Pure functions; thread-safe.
+// as zigzag LEB128 varints where not planes, then compressed with zstd when that is
+// smaller. Every value decodes to exactly the double that was encoded (bit for bit), which
+// the codec checks before it picks the decimal form. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
