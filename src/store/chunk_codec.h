@@ -3,7 +3,7 @@
 //   values: when every value is a decimal with at most 15 digits after the point (what
 //           tools print: 52.183 W), the exact scaled integers; otherwise (NaN, inf, -0.0,
 //           binary fractions) the 64-bit patterns XOR-ed with the previous value's.
-//           A chunk to be compressed (32 points or more) keeps them as byte planes (each
+//           A chunk to be compressed (256 points or more) keeps them as byte planes (each
 //           byte position of all values together, which zstd's entropy coder packs
 //           apart), the integers after 0, 1 or 2 passes of differences, whichever
 //           promises fewest bytes; a smaller or uncompressed one (a journal entry) as

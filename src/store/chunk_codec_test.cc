@@ -122,11 +122,11 @@ TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
 }
 
 // Values past the ends of what a varint form saw: whole int64 mantissas and times as byte
-// planes (a chunk of 32 points or more), each pass of differences wrapping and coming back.
+// planes (a chunk of 256 points or more), each pass of differences wrapping and coming back.
 TEST(ChunkCodec, ExtremeIntegersRoundTripAsPlanes) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
   std::vector<Point> points;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 300; ++i) {
     points.push_back(
         {i % 2 ? kMin : kMax, i % 3 ? -9007199254740992.0 : 9007199254740992.0, i % 2 ? kMin : kMax});
   }
