@@ -109,13 +109,23 @@ void PutPlanes(std::span<const uint64_t> values, int width, std::string& out) {
 // What the planes of `values` cost under an order-0 entropy coder, in bits: how a form is
 // picked without compressing each.
 double PlaneBits(std::span<const uint64_t> values, int width) {
+  // c * log2(c) for the counts a chunk of 4,096 points can have, computed once.
+  constexpr size_t kTable = 4097;
+  static const std::vector<double> c_log_c = [] {
+    std::vector<double> t(kTable);
+    for (size_t c = 1; c < kTable; ++c) t[c] = static_cast<double>(c) * std::log2(static_cast<double>(c));
+    return t;
+  }();
+  auto c_log2_c = [&](size_t c) {
+    return c < kTable ? c_log_c[c] : static_cast<double>(c) * std::log2(static_cast<double>(c));
+  };
+  // Sum over planes of n log2 n - sum of c log2 c over each plane's byte counts.
   double bits = 0;
   for (int b = 0; b < width; ++b) {
     uint32_t counts[256] = {};
     for (uint64_t v : values) ++counts[(v >> (8 * b)) & 0xff];
-    for (uint32_t c : counts) {
-      if (c != 0) bits -= c * std::log2(static_cast<double>(c) / static_cast<double>(values.size()));
-    }
+    bits += c_log2_c(values.size());
+    for (uint32_t c : counts) bits -= c_log2_c(c);
   }
   return bits;
 }
