@@ -327,35 +327,12 @@ bool GetDecimalPlanes(std::string_view in, size_t& pos, size_t count, int e, Poi
   if (width > 8 || (width > 0 && (in.size() - pos) / static_cast<size_t>(width) < count - start))
     return false;
   const auto* planes = reinterpret_cast<const uint8_t*>(in.data() + pos);
-  switch (width) {
-    case 0:
-      PutPlaneDecimals<0>(planes, passes, base, count, e, points);
-      break;
-    case 1:
-      PutPlaneDecimals<1>(planes, passes, base, count, e, points);
-      break;
-    case 2:
-      PutPlaneDecimals<2>(planes, passes, base, count, e, points);
-      break;
-    case 3:
-      PutPlaneDecimals<3>(planes, passes, base, count, e, points);
-      break;
-    case 4:
-      PutPlaneDecimals<4>(planes, passes, base, count, e, points);
-      break;
-    case 5:
-      PutPlaneDecimals<5>(planes, passes, base, count, e, points);
-      break;
-    case 6:
-      PutPlaneDecimals<6>(planes, passes, base, count, e, points);
-      break;
-    case 7:
-      PutPlaneDecimals<7>(planes, passes, base, count, e, points);
-      break;
-    default:
-      PutPlaneDecimals<8>(planes, passes, base, count, e, points);
-      break;
-  }
+  // One instance a width, so each gathers its bytes without a loop over the width.
+  using Put = void (*)(const uint8_t*, int, const int64_t*, size_t, int, Point*);
+  static constexpr Put kPutByWidth[] = {PutPlaneDecimals<0>, PutPlaneDecimals<1>, PutPlaneDecimals<2>,
+                                        PutPlaneDecimals<3>, PutPlaneDecimals<4>, PutPlaneDecimals<5>,
+                                        PutPlaneDecimals<6>, PutPlaneDecimals<7>, PutPlaneDecimals<8>};
+  kPutByWidth[width](planes, passes, base, count, e, points);
   pos += (count - start) * static_cast<size_t>(width);
   return true;
 }
