@@ -45,31 +45,27 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// The bytes a chunk row takes on a table's leaf page in SQLite's file format: a record
-// larger than the page less 35 bytes keeps a part of it on the leaf (the least part, plus
-// what is left over after filling whole overflow pages; only the least part when that
-// would be too large) and the rest in overflow pages. Counted with the cell's pointer,
-// its length and rowid varints, the overflow page number and the row's other columns, at
-// their largest: an estimate that is never under.
-size_t LeafBytes(const ChunkRecord& c, size_t page_size) {
-  size_t record = c.data.size() + 64, max_local = page_size - 35;
-  size_t min_local = (page_size - 12) * 32 / 255 - 23;
+// The bytes a row whose record takes `record` bytes takes on a table's leaf page of
+// SQLite's file format: a record larger than the page less 35 bytes keeps a part of it on
+// the leaf (the least part, plus what is left over after filling whole overflow pages;
+// only the least part when that would be too large) and the rest in overflow pages.
+// Counted with the cell's pointer, its length and rowid varints at their largest and the
+// overflow page number: an estimate that is never under.
+size_t LeafBytes(size_t record, size_t page_size) {
+  size_t max_local = page_size - 35, min_local = (page_size - 12) * 32 / 255 - 23;
   if (record <= max_local) return record + 2 + 9 + 9;
   size_t local = min_local + (record - min_local) % (page_size - 4);
   return (local > max_local ? min_local : local) + 4 + 2 + 9 + 9;
 }
 
-// The order to insert a batch's chunks in. SQLite appends rows to a table's last leaf page
-// and starts a new page when the next row does not fit, so chunk rows of one to four
-// kilobytes inserted as they come leave about a sixth of every page empty. Sealed chunks
-// go by first-fit decreasing into pages, inserted page by page (no row of a later page
-// fits in an earlier one, so SQLite fills them the same way); provisional chunks, which
-// the next checkpoint deletes, last.
-std::vector<size_t> PackedOrder(const std::vector<ChunkRecord>& inserts, size_t page_size) {
-  std::vector<size_t> by_size, provisional;
-  for (size_t i = 0; i < inserts.size(); ++i) (inserts[i].sealed ? by_size : provisional).push_back(i);
-  std::vector<size_t> bytes(inserts.size());
-  for (size_t i : by_size) bytes[i] = LeafBytes(inserts[i], page_size);
+// An order to append rows of `bytes` on a leaf (LeafBytes) in so that they fill their
+// pages. SQLite appends rows to a table's last leaf page and starts a new page when the
+// next row does not fit, so rows of one to four kilobytes appended as they come leave
+// much of each page empty. The rows go by first-fit decreasing into pages, appended page
+// by page: no row of a later page fits in an earlier one, so SQLite fills them the same way.
+std::vector<size_t> PackedOrder(const std::vector<size_t>& bytes, size_t page_size) {
+  std::vector<size_t> by_size(bytes.size());
+  for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
   std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
   size_t capacity = page_size - 8;  // a leaf's header
   std::vector<size_t> free;         // per page
@@ -86,7 +82,23 @@ std::vector<size_t> PackedOrder(const std::vector<ChunkRecord>& inserts, size_t 
   }
   std::vector<size_t> order;
   for (const auto& page : pages) order.insert(order.end(), page.begin(), page.end());
-  order.insert(order.end(), provisional.begin(), provisional.end());
+  return order;
+}
+
+// The order to insert a checkpoint's chunks in: the sealed ones packed (PackedOrder; the
+// columns beside a chunk's data take at most 64 bytes of its record), then the provisional
+// ones, which the next checkpoint deletes.
+std::vector<size_t> ChunkInsertOrder(const std::vector<ChunkRecord>& inserts, size_t page_size) {
+  std::vector<size_t> sealed, bytes, order;
+  for (size_t i = 0; i < inserts.size(); ++i) {
+    if (!inserts[i].sealed) continue;
+    sealed.push_back(i);
+    bytes.push_back(LeafBytes(inserts[i].data.size() + 64, page_size));
+  }
+  for (size_t k : PackedOrder(bytes, page_size)) order.push_back(sealed[k]);
+  for (size_t i = 0; i < inserts.size(); ++i) {
+    if (!inserts[i].sealed) order.push_back(i);
+  }
   return order;
 }
 
@@ -175,8 +187,53 @@ class SqliteStore : public Store {
                  "UPDATE runs SET end_ms = ?, status = ?, exit_code = ?, signal = ?, reason = ? "
                  "WHERE id = ?");
     st.Bind(1, end_ms).Bind(2, status).Bind(3, exit_code).Bind(4, signal).Bind(5, reason).Bind(6, run_id);
-    if (st.Step() != SQLITE_DONE) return Error("cannot finish run " + run_id);
+    TB_RETURN_IF_ERROR(InTransaction([&] {
+      if (st.Step() != SQLITE_DONE) return Error("cannot finish run " + run_id);
+      return RepackOverview(run_id);
+    }));
     return Exec("PRAGMA incremental_vacuum");
+  }
+
+  // A finished run's overview rows that fit on a page, rewritten at the table's end in an
+  // order that fills their pages: each grew by a sealed chunk's summary at a time, and a
+  // row grown in place splits its page in two half-empty ones. Larger rows (a block of
+  // 65,536 points) fill whole overflow pages and stay. At most one row a series is
+  // rewritten (the blocks before its last are larger), and the pages freed go back to the
+  // file system with the run's other free pages.
+  Status RepackOverview(const std::string& run_id) {
+    constexpr size_t kColumns = 32;  // a record's bytes beside the data, at most
+    Statement rows(*statements_,
+                   "SELECT o.rowid, o.series_id, o.block, o.points, o.data FROM series_overview o "
+                   "JOIN series s ON s.id = o.series_id WHERE s.run_id = ? AND length(o.data) <= ?");
+    rows.Bind(1, run_id).Bind(2, static_cast<int64_t>(page_size_ - 35 - kColumns));
+    struct Row {
+      int64_t rowid, series_id, block, points;
+      std::string data;
+    };
+    std::vector<Row> found;
+    std::vector<size_t> bytes;
+    int rc;
+    while ((rc = rows.Step()) == SQLITE_ROW) {
+      found.push_back({rows.Int(0), rows.Int(1), rows.Int(2), rows.Int(3), rows.Text(4)});
+      bytes.push_back(LeafBytes(found.back().data.size() + kColumns, page_size_));
+    }
+    if (rc != SQLITE_DONE) return Error("cannot read the overview of run " + run_id);
+    if (found.size() < 2) return Status::Ok();
+    Statement erase(*statements_, "DELETE FROM series_overview WHERE rowid = ?");
+    Statement insert(*statements_,
+                     "INSERT INTO series_overview(series_id, block, points, data) VALUES(?, ?, ?, ?)");
+    for (const Row& r : found) {
+      erase.Bind(1, r.rowid);
+      if (erase.Step() != SQLITE_DONE) return Error("cannot rewrite the overview of run " + run_id);
+      erase.Reset();
+    }
+    for (size_t i : PackedOrder(bytes, page_size_)) {
+      const Row& r = found[i];
+      insert.Bind(1, r.series_id).Bind(2, r.block).Bind(3, r.points).BindBlob(4, r.data);
+      if (insert.Step() != SQLITE_DONE) return Error("cannot rewrite the overview of run " + run_id);
+      insert.Reset();
+    }
+    return Status::Ok();
   }
 
   Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) override {
@@ -229,7 +286,7 @@ class SqliteStore : public Store {
       ok = times.Step() == SQLITE_DONE;
       times.Reset();
     }
-    for (size_t i : PackedOrder(batch.inserts, page_size_)) {
+    for (size_t i : ChunkInsertOrder(batch.inserts, page_size_)) {
       if (!ok) break;
       ChunkRecord& c = batch.inserts[i];
       insert.Bind(1, c.series_id).Bind(2, c.first_ms).Bind(3, c.last_ms).Bind(4, c.count);

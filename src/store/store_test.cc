@@ -319,6 +319,23 @@ TEST(OverviewTest, EachSealedChunkKeepsItsSummaryOrItsPoints) {
   EXPECT_EQ(DecodeOverview(block.substr(0, block.size() - 5), 7, cut).code(), Status::Code::kCorrupt);
 }
 
+// The leaf pages of a table of an SQLite store and the bytes unused on them (SQLite's dbstat).
+std::pair<int64_t, int64_t> LeafPages(const fs::path& db_path, const std::string& table) {
+  sqlite3* db = nullptr;
+  std::pair<int64_t, int64_t> out{-1, -1};
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_open(db_path.c_str(), &db) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT count(*), sum(unused) FROM dbstat WHERE name = ? AND pagetype = 'leaf'",
+                         -1, &st, nullptr) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) out = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+  }
+  EXPECT_GE(out.first, 0) << sqlite3_errmsg(db);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
 // Chunk rows of one to four kilobytes each take a page of their own when written in the
 // order they come; the store writes a checkpoint's rows in an order that fills its pages,
 // and every chunk still reads back whole.
@@ -345,20 +362,43 @@ TEST_F(StoreTest, ChunkRowsOfACheckpointFillTheirPages) {
   for (const SeriesInfo& si : store->ListSeries(run.id).value())
     EXPECT_EQ(ReadSeriesPoints(*store, si.id).value(), written[si.labels]) << si.labels;
   store.reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "t.db").c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(
-                db, "SELECT count(*), sum(unused) FROM dbstat WHERE name = 'chunks' AND pagetype = 'leaf'",
-                -1, &st, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  int64_t pages = sqlite3_column_int64(st, 0), unused = sqlite3_column_int64(st, 1);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  auto [pages, unused] = LeafPages(dir_ / "t.db", "chunks");
   // As they came: 8 pages, a third of them unused; packed: 6, a seventh at most.
   EXPECT_EQ(pages, 6);
+  EXPECT_LT(static_cast<double>(unused), static_cast<double>(pages * 4096) / 7) << unused;
+}
+
+// A series' overview row grows by a sealed chunk's summary at a time, splitting its page
+// as it grows; when the run finishes its rows are rewritten to fill their pages, and they
+// describe the same chunks.
+TEST_F(StoreTest, AFinishedRunsOverviewFillsItsPages) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  std::mt19937_64 rng(5);
+  {
+    // Checkpoints every 4 flushes of 1,000 ticks: 2 or 3 sealed chunks a series grow its row.
+    SeriesWriter writer(*store, run.id, SeriesWriter::kDefaultSealPoints, /*checkpoint_flushes=*/4);
+    for (int i = 0; i < 10000; ++i) {
+      for (int s = 0; s < 16; ++s) {
+        // From a constant to 12 random bits a value: overview rows of about 0.3 to 2.5 KB.
+        double value = s == 0 ? 1.0 : static_cast<double>(rng() % (uint64_t{1} << (s * 3 / 4)));
+        writer.Append("gpu.utilization.gpu_ratio", "gpu=" + std::to_string(s),
+                      Point{run.start_ms + int64_t{1000} * i, value, kNoStep});
+      }
+      if (i % 1000 == 999) ASSERT_TRUE(writer.Flush().ok());
+    }
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  std::vector<SeriesInfo> series = store->ListSeries(run.id).value();
+  std::vector<std::vector<std::string>> before;
+  for (const SeriesInfo& si : series) before.push_back(store->ReadSeriesOverview(si.id, 0).value().blocks);
+  auto grown = LeafPages(dir_ / "t.db", "series_overview");
+  ASSERT_TRUE(store->FinishRun(run.id, run.start_ms + 10000000, kFinished, 0, std::nullopt, "").ok());
+  for (size_t i = 0; i < series.size(); ++i)
+    EXPECT_EQ(store->ReadSeriesOverview(series[i].id, 0).value().blocks, before[i]) << series[i].labels;
+  store.reset();
+  auto [pages, unused] = LeafPages(dir_ / "t.db", "series_overview");
+  EXPECT_LT(pages, grown.first);
   EXPECT_LT(static_cast<double>(unused), static_cast<double>(pages * 4096) / 7) << unused;
 }
 
