@@ -359,8 +359,9 @@ TEST_F(StoreTest, ChunkRowsOfACheckpointFillTheirPages) {
     }
     ASSERT_TRUE(writer.Close().ok());
   }
-  for (const SeriesInfo& si : store->ListSeries(run.id).value())
+  for (const SeriesInfo& si : store->ListSeries(run.id).value()) {
     EXPECT_EQ(ReadSeriesPoints(*store, si.id).value(), written[si.labels]) << si.labels;
+  }
   store.reset();
   auto [pages, unused] = LeafPages(dir_ / "t.db", "chunks");
   // As they came: 8 pages, a third of them unused; packed: 6, a seventh at most.
@@ -385,7 +386,9 @@ TEST_F(StoreTest, AFinishedRunsOverviewFillsItsPages) {
         writer.Append("gpu.utilization.gpu_ratio", "gpu=" + std::to_string(s),
                       Point{run.start_ms + int64_t{1000} * i, value, kNoStep});
       }
-      if (i % 1000 == 999) ASSERT_TRUE(writer.Flush().ok());
+      if (i % 1000 == 999) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
     }
     ASSERT_TRUE(writer.Close().ok());
   }
@@ -394,8 +397,9 @@ TEST_F(StoreTest, AFinishedRunsOverviewFillsItsPages) {
   for (const SeriesInfo& si : series) before.push_back(store->ReadSeriesOverview(si.id, 0).value().blocks);
   auto grown = LeafPages(dir_ / "t.db", "series_overview");
   ASSERT_TRUE(store->FinishRun(run.id, run.start_ms + 10000000, kFinished, 0, std::nullopt, "").ok());
-  for (size_t i = 0; i < series.size(); ++i)
+  for (size_t i = 0; i < series.size(); ++i) {
     EXPECT_EQ(store->ReadSeriesOverview(series[i].id, 0).value().blocks, before[i]) << series[i].labels;
+  }
   store.reset();
   auto [pages, unused] = LeafPages(dir_ / "t.db", "series_overview");
   EXPECT_LT(pages, grown.first);
