@@ -45,17 +45,25 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// The bytes a row whose record takes `record` bytes takes on a table's leaf page of
-// SQLite's file format: a record larger than the page less 35 bytes keeps a part of it on
-// the leaf (the least part, plus what is left over after filling whole overflow pages;
-// only the least part when that would be too large) and the rest in overflow pages.
-// Counted with the cell's pointer, its length and rowid varints at their largest and the
-// overflow page number: an estimate that is never under.
-size_t LeafBytes(size_t record, size_t page_size) {
-  size_t max_local = page_size - 35, min_local = (page_size - 12) * 32 / 255 - 23;
-  if (record <= max_local) return record + 2 + 9 + 9;
-  size_t local = min_local + (record - min_local) % (page_size - 4);
-  return (local > max_local ? min_local : local) + 4 + 2 + 9 + 9;
+// The bytes a row takes on a table's leaf page in SQLite's file format, for a record of
+// `data` bytes and between `least` and `most` more (its other columns and its header): a
+// record larger than the page less 35 bytes keeps a part of it on the leaf (the least
+// part, plus what is left over after filling whole overflow pages; only the least part
+// when that would be too large) and the rest in overflow pages, so a few bytes more can
+// take thousands fewer on the leaf. The most over that range, counted with the cell's
+// pointer, its length and rowid varints at their largest and the overflow page number:
+// an estimate that is never under.
+size_t LeafBytes(size_t data, size_t least, size_t most, size_t page_size) {
+  size_t max_local = page_size - 35, min_local = (page_size - 12) * 32 / 255 - 23, out = 0;
+  for (size_t record = data + least; record <= data + most; ++record) {
+    if (record <= max_local) {
+      out = std::max(out, record + 2 + 9 + 9);
+      continue;
+    }
+    size_t local = min_local + (record - min_local) % (page_size - 4);
+    out = std::max(out, (local > max_local ? min_local : local) + 4 + 2 + 9 + 9);
+  }
+  return out;
 }
 
 // An order to append rows of `bytes` on a leaf (LeafBytes) in so that they fill their
@@ -86,14 +94,14 @@ std::vector<size_t> PackedOrder(const std::vector<size_t>& bytes, size_t page_si
 }
 
 // The order to insert a checkpoint's chunks in: the sealed ones packed (PackedOrder; the
-// columns beside a chunk's data take at most 64 bytes of its record), then the provisional
+// columns beside a chunk's data take 20 to 80 bytes of its record), then the provisional
 // ones, which the next checkpoint deletes.
 std::vector<size_t> ChunkInsertOrder(const std::vector<ChunkRecord>& inserts, size_t page_size) {
   std::vector<size_t> sealed, bytes, order;
   for (size_t i = 0; i < inserts.size(); ++i) {
     if (!inserts[i].sealed) continue;
     sealed.push_back(i);
-    bytes.push_back(LeafBytes(inserts[i].data.size() + 64, page_size));
+    bytes.push_back(LeafBytes(inserts[i].data.size(), 20, 80, page_size));
   }
   for (size_t k : PackedOrder(bytes, page_size)) order.push_back(sealed[k]);
   for (size_t i = 0; i < inserts.size(); ++i) {
@@ -201,11 +209,11 @@ class SqliteStore : public Store {
   // rewritten (the blocks before its last are larger), and the pages freed go back to the
   // file system with the run's other free pages.
   Status RepackOverview(const std::string& run_id) {
-    constexpr size_t kColumns = 32;  // a record's bytes beside the data, at most
+    constexpr size_t kLeast = 8, kMost = 32;  // a record's bytes beside the data
     Statement rows(*statements_,
                    "SELECT o.rowid, o.series_id, o.block, o.points, o.data FROM series_overview o "
                    "JOIN series s ON s.id = o.series_id WHERE s.run_id = ? AND length(o.data) <= ?");
-    rows.Bind(1, run_id).Bind(2, static_cast<int64_t>(page_size_ - 35 - kColumns));
+    rows.Bind(1, run_id).Bind(2, static_cast<int64_t>(page_size_ - 35 - kMost));
     struct Row {
       int64_t rowid, series_id, block, points;
       std::string data;
@@ -215,7 +223,7 @@ class SqliteStore : public Store {
     int rc;
     while ((rc = rows.Step()) == SQLITE_ROW) {
       found.push_back({rows.Int(0), rows.Int(1), rows.Int(2), rows.Int(3), rows.Text(4)});
-      bytes.push_back(LeafBytes(found.back().data.size() + kColumns, page_size_));
+      bytes.push_back(LeafBytes(found.back().data.size(), kLeast, kMost, page_size_));
     }
     if (rc != SQLITE_DONE) return Error("cannot read the overview of run " + run_id);
     if (found.size() < 2) return Status::Ok();
