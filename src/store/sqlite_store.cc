@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <unordered_map>
 
 #include "base/strings.h"
@@ -73,23 +74,22 @@ size_t LeafBytes(size_t data, size_t least, size_t most, size_t page_size) {
 // by page: no row of a later page fits in an earlier one, so SQLite fills them the same way.
 std::vector<size_t> PackedOrder(const std::vector<size_t>& bytes, size_t page_size) {
   std::vector<size_t> by_size(bytes.size());
-  for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+  std::iota(by_size.begin(), by_size.end(), size_t{0});
   std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
-  size_t capacity = page_size - 8;  // a leaf's header
-  std::vector<size_t> free;         // per page
-  std::vector<std::vector<size_t>> pages;
+  struct Page {
+    size_t free;
+    std::vector<size_t> rows;
+  };
+  std::vector<Page> pages;
   for (size_t i : by_size) {
-    size_t page = 0;
-    while (page < pages.size() && free[page] < bytes[i]) ++page;
-    if (page == pages.size()) {
-      pages.emplace_back();
-      free.push_back(capacity);
-    }
-    pages[page].push_back(i);
-    free[page] -= std::min(free[page], bytes[i]);
+    auto page = std::find_if(pages.begin(), pages.end(), [&](const Page& p) { return p.free >= bytes[i]; });
+    if (page == pages.end())
+      page = pages.insert(pages.end(), Page{page_size - 8, {}});  // less a leaf's header
+    page->free -= std::min(page->free, bytes[i]);
+    page->rows.push_back(i);
   }
   std::vector<size_t> order;
-  for (const auto& page : pages) order.insert(order.end(), page.begin(), page.end());
+  for (const Page& page : pages) order.insert(order.end(), page.rows.begin(), page.rows.end());
   return order;
 }
 
