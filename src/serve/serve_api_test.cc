@@ -772,6 +772,60 @@ TEST_F(ServeApiTest, AWorkloadMeansNewestBucketsReadOnlyTheChunksThatReachThem) 
   EXPECT_LE(counting.chunk_data_reads, 2 * 5) << "the chunks from 175 s on";
 }
 
+// A finished run of 9,000 points (three sealed chunks: too short for an overview in
+// SQLite, kOverviewMinPoints) is drawn from its points however few buckets its chart asks
+// for: its spike at its own time, its lowest value, and a workload mean that is the mean
+// of its points.
+TEST_F(ServeApiTest, AShortRunIsDrawnFromItsPointsAtAnyBudget) {
+  constexpr int kPoints = 9000, kSpike = 4321;
+  {
+    SeriesWriter writer(*store_, run_.id);
+    for (int i = 0; i < kPoints; ++i) {
+      double v = i == kSpike ? 400.0 : 100.0 + (i % 50);
+      writer.Append("gpu.power.draw_watts", "gpu=0", {kStart + i * 100, v, kNoStep});
+    }
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  ASSERT_TRUE(store_->FinishRun(run_.id, kStart + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+  int64_t series = store_->ListSeries(run_.id).value()[0].id;
+  EXPECT_EQ(store_->ReadSeriesOverview(series, 0).value().covered_points, 0);
+  for (std::string budget : {"4", "8", "40", "400"}) {
+    ServeApi api(*store_);
+    ApiResponse r = api.Handle({"GET",
+                                "/api/v1/series",
+                                {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"budget", budget}},
+                                ""});
+    ASSERT_EQ(r.status, 200) << r.body;
+    json s = json::parse(r.body)["series"][0];
+    EXPECT_EQ(s["total_points"], kPoints);
+    std::vector<double> x = s["x"].get<std::vector<double>>(), y = s["y"].get<std::vector<double>>();
+    EXPECT_LE(y.size(), static_cast<size_t>(std::stoi(budget))) << budget;
+    auto spike = std::find(y.begin(), y.end(), 400.0);
+    ASSERT_NE(spike, y.end()) << budget;
+    EXPECT_NEAR(x[static_cast<size_t>(spike - y.begin())], kSpike * 0.1, 1e-6) << budget;
+    EXPECT_EQ(*std::min_element(y.begin(), y.end()), 100.0) << budget;
+  }
+  // The workload's mean in 4 buckets of 2,250 points: each the mean of its points.
+  ServeApi api(*store_);
+  ApiResponse r = api.Handle({"GET",
+                              "/api/v1/aggregate",
+                              {{"workloads", "live:1"}, {"metric", "gpu.power.draw_watts"}, {"budget", "4"}},
+                              ""});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json mean = json::parse(r.body)["workloads"][0];
+  ASSERT_EQ(mean["mean"].size(), 4u);
+  double width = mean["bucket_width"].get<double>();
+  for (size_t b = 0; b < 4; ++b) {
+    double in = 0, n = 0;
+    for (int i = 0; i < kPoints; ++i) {
+      if (std::min<size_t>(3, static_cast<size_t>(i * 0.1 / width)) != b) continue;
+      in += i == kSpike ? 400.0 : 100.0 + (i % 50);
+      ++n;
+    }
+    EXPECT_NEAR(mean["mean"][b].get<double>(), in / n, 1e-9) << b;
+  }
+}
+
 // A workload's mean over the whole of long runs is made from their chunks' group means:
 // no sealed chunk's points are read, and each bucket's mean is what every point gives, to
 // within half a percent of the values' range (the groups that straddle its edges are shared

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 
 #include "base/strings.h"
 #include "base/time.h"
+#include "store/chunk_summary.h"
 #include "store/schema.h"
 #include "store/sqlite_statement.h"
 #include "store/store_rows.h"
@@ -244,6 +246,41 @@ class SqliteStore : public Store {
     return Status::Ok();
   }
 
+  // The first block of a series' overview, made from its sealed chunks that begin before
+  // `before_ms` (kOverviewMinPoints: a series shorter than that has none): each one's
+  // segment as it would have been written when it was sealed. Replaces a first block
+  // written already (by a build that began every series' overview at once: the same bytes).
+  // Chunks out of time order (a script's own timestamps) may be left out; the overview then
+  // covers fewer points than the series' totals, and charts read its chunks instead.
+  Status BeginOverview(int64_t series_id, int64_t before_ms) {
+    Statement rows(*statements_, ChunkSelect(ChunkBlobs::kData, "?", {"?", "?"}));
+    rows.Bind(1, series_id).Bind(2, std::numeric_limits<int64_t>::min()).Bind(3, before_ms - 1);
+    std::string block;
+    int64_t points = 0;
+    std::vector<Point> decoded;
+    int rc;
+    while ((rc = rows.Step()) == SQLITE_ROW) {
+      ChunkRecord c = ChunkFromRow(rows, series_id, ChunkBlobs::kData);
+      if (!c.sealed) continue;
+      decoded.clear();
+      // A chunk that does not decode leaves the overview short (never the points unwritten).
+      if (!DecodeChunk(c.data, decoded, c.times).ok()) return Status::Ok();
+      c.summary = EncodeSummary(decoded);
+      block += OverviewSegment(c);
+      points += c.count;
+    }
+    if (rc != SQLITE_DONE) return Error("cannot read the chunks of series " + std::to_string(series_id));
+    if (points == 0) return Status::Ok();
+    Statement put(
+        *statements_,
+        "INSERT INTO series_overview(series_id, block, points, data) VALUES(?, 0, ?, ?) "
+        "ON CONFLICT(series_id, block) DO UPDATE SET points = excluded.points, data = excluded.data");
+    put.Bind(1, series_id).Bind(2, points).BindBlob(3, block);
+    if (put.Step() != SQLITE_DONE)
+      return Error("cannot write the overview of series " + std::to_string(series_id));
+    return Status::Ok();
+  }
+
   Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) override {
     std::lock_guard lock(mu_);
     Statement st(*statements_, "INSERT INTO journal(run_id, data) VALUES(?, ?)");
@@ -287,7 +324,9 @@ class SqliteStore : public Store {
     Statement erase_journal(*statements_, "DELETE FROM journal WHERE id = ?");
     Statement overview(*statements_, kAddToOverview);
     Statement add(*statements_, kAddSealedTotals);
-    bool ok = insert.ok() && times.ok() && erase.ok() && erase_journal.ok() && overview.ok() && add.ok();
+    Statement sealed(*statements_, "SELECT sealed_count FROM series WHERE id = ?");
+    bool ok = insert.ok() && times.ok() && erase.ok() && erase_journal.ok() && overview.ok() && add.ok() &&
+              sealed.ok();
     for (const SharedTimes& t : batch.times) {
       if (!ok) break;
       times.Bind(1, t.series_id).Bind(2, t.first_ms).BindBlob(3, t.data);
@@ -306,14 +345,23 @@ class SqliteStore : public Store {
       c.id = sqlite3_last_insert_rowid(db_);
       insert.Reset();
     }
-    // A series' sealed chunks join its overview in time order.
+    // A series' sealed chunks join its overview in time order, from when it is long enough
+    // (kOverviewMinPoints) to be drawn from one.
     for (const ChunkRecord& c : batch.inserts) {
       if (!ok) break;
       if (!c.sealed) continue;
-      std::string segment = OverviewSegment(c);  // bound without a copy: alive until the step
-      overview.Bind(1, c.series_id).BindBlob(2, segment).Bind(3, c.count);
-      ok = overview.Step() == SQLITE_DONE;
-      overview.Reset();
+      sealed.Bind(1, c.series_id);
+      ok = sealed.Step() == SQLITE_ROW;
+      int64_t before = ok ? sealed.Int(0) : 0;
+      sealed.Reset();
+      if (ok && before < kOverviewMinPoints && before + c.count >= kOverviewMinPoints)
+        ok = BeginOverview(c.series_id, c.first_ms).ok();
+      if (ok && before + c.count >= kOverviewMinPoints) {
+        std::string segment = OverviewSegment(c);  // bound without a copy: alive until the step
+        overview.Bind(1, c.series_id).BindBlob(2, segment).Bind(3, c.count);
+        ok = overview.Step() == SQLITE_DONE;
+        overview.Reset();
+      }
       if (!ok) break;
       add.Bind(1, c.count).Bind(2, c.sum).Bind(3, c.min).Bind(4, c.max).Bind(5, c.series_id);
       ok = add.Step() == SQLITE_DONE;

@@ -128,6 +128,15 @@ struct SeriesOverview {
   bool unsealed = false;  // the series has chunks not sealed yet (a running run's newest)
 };
 inline constexpr int64_t kOverviewBlockPoints = 65536;
+// A SQLite store begins a series' overview when the series has this many sealed points,
+// with every chunk sealed before it: a chart reads the overview only where a bucket covers
+// 128 points (kSummaryGroups' finest level) or more, and the page's charts and figures ask
+// for 100 buckets or more (a budget of 400 points or more), so a shorter series is drawn
+// from its points whatever the overview holds. Its summaries were 0.15 bytes a point of the
+// recorded DCGM trace, whose series all stay below this (docs/PERFORMANCE.md). PostgreSQL
+// writes every sealed chunk's (its writes may wait in the spool, unable to read rows).
+inline constexpr int64_t kOverviewMinPoints = 12800;
+static_assert(kOverviewMinPoints <= kOverviewBlockPoints, "the chunks before go into the first block");
 // The bytes a sealed chunk adds to its series' overview: its first and last time, its
 // count and OverviewLevels (its summary, or its points when too short for one).
 std::string OverviewSegment(const ChunkRecord& sealed);

@@ -369,6 +369,60 @@ TEST_F(StoreTest, ChunkRowsOfACheckpointFillTheirPages) {
   EXPECT_LT(static_cast<double>(unused), static_cast<double>(pages * 4096) / 7) << unused;
 }
 
+// A series too short to be drawn from levels of detail keeps no overview (its chart reads
+// its points); one that grows past kOverviewMinPoints gets its overview then, holding every
+// chunk sealed before, as if each had joined it when sealed: the same first and last
+// times, counts and summaries, whether the chunk keeps its own times or shares them.
+TEST_F(StoreTest, ASeriesOverviewBeginsWhenItIsLongEnoughToBeDrawnFromOne) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  std::mt19937_64 rng(3);
+  std::map<std::string, std::vector<Point>> written;
+  {
+    // Checkpoints every 4 flushes of 1,000 ticks; both series on the same ticks share the
+    // times of the chunks they seal together.
+    SeriesWriter writer(*store, run.id, SeriesWriter::kDefaultSealPoints, /*checkpoint_flushes=*/4);
+    for (int i = 0; i < 30000; ++i) {
+      int64_t t = run.start_ms + int64_t{1000} * i + static_cast<int64_t>(rng() % 3);
+      for (std::string labels : {"gpu=0", "gpu=1"}) {
+        if (labels == "gpu=0" && i >= 12000) continue;
+        Point p{t, static_cast<double>(rng() % 100), kNoStep};
+        writer.Append("gpu.utilization.gpu_ratio", labels, p);
+        written[labels].push_back(p);
+      }
+      if (i % 1000 == 999) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  for (const SeriesInfo& si : store->ListSeries(run.id).value()) {
+    const std::vector<Point>& points = written[si.labels];
+    EXPECT_EQ(ReadSeriesPoints(*store, si.id).value(), points) << si.labels;
+    SeriesOverview overview = store->ReadSeriesOverview(si.id, 0).value();
+    EXPECT_EQ(overview.sealed_points, static_cast<int64_t>(points.size())) << si.labels;
+    if (si.labels == "gpu=0") {
+      EXPECT_EQ(overview.covered_points, 0);
+      EXPECT_TRUE(overview.blocks.empty());
+      continue;
+    }
+    // Its first two chunks share their times with the other series'.
+    std::vector<ChunkRecord> chunks = store->ReadChunks(si.id).value();
+    EXPECT_EQ(
+        std::count_if(chunks.begin(), chunks.end(), [](const ChunkRecord& c) { return c.times_series != 0; }),
+        2);
+    // Sealed 4,096 points at a time, and the rest when the writer closed.
+    std::string expected;
+    for (size_t at = 0; at < points.size(); at += 4096) {
+      size_t n = std::min<size_t>(4096, points.size() - at);
+      expected += OverviewSegment(MakeChunk(si.id, std::span(points).subspan(at, n), true));
+    }
+    EXPECT_EQ(overview.covered_points, static_cast<int64_t>(points.size()));
+    ASSERT_EQ(overview.blocks.size(), 1u);
+    EXPECT_EQ(overview.blocks[0], expected);
+  }
+}
+
 // A series' overview row grows by a sealed chunk's summary at a time, splitting its page
 // as it grows; when the run finishes its rows are rewritten to fill their pages, and they
 // describe the same chunks.
@@ -377,12 +431,13 @@ TEST_F(StoreTest, AFinishedRunsOverviewFillsItsPages) {
   RunRecord run = NewRun(*store);
   std::mt19937_64 rng(5);
   {
-    // Checkpoints every 4 flushes of 1,000 ticks: 2 or 3 sealed chunks a series grow its row.
+    // Checkpoints every 4 flushes of 1,000 ticks: the overview begins at kOverviewMinPoints,
+    // then 3 more sealed chunks a series grow its row.
     SeriesWriter writer(*store, run.id, SeriesWriter::kDefaultSealPoints, /*checkpoint_flushes=*/4);
-    for (int i = 0; i < 10000; ++i) {
+    for (int i = 0; i < 30000; ++i) {
       for (int s = 0; s < 16; ++s) {
-        // From a constant to 12 random bits a value: overview rows of about 0.3 to 2.5 KB.
-        double value = s == 0 ? 1.0 : static_cast<double>(rng() % (uint64_t{1} << (s * 3 / 4)));
+        // From a constant to 3 random bits a value: overview rows of about 1.3 to 4.2 KB.
+        double value = s == 0 ? 1.0 : static_cast<double>(rng() % (uint64_t{1} << (s / 4)));
         writer.Append("gpu.utilization.gpu_ratio", "gpu=" + std::to_string(s),
                       Point{run.start_ms + int64_t{1000} * i, value, kNoStep});
       }
