@@ -32,12 +32,11 @@ constexpr const char* kAddSealedTotals =
     "sealed_max = CASE WHEN ?4 IS NULL THEN sealed_max WHEN sealed_max IS NULL OR ?4 > sealed_max THEN ?4 "
     "ELSE sealed_max END WHERE id = ?5";
 
-// A sealed chunk's segment (?2, of ?3 points) appended to its series' (?1) overview, in the
-// block its first point falls in by the series' points sealed before it (schema 7). Run
-// before kAddSealedTotals.
+// A sealed chunk's segment (?2, of ?3 points) appended to its series' (?1) overview, in
+// block ?4: the one its first point falls in by the series' points sealed before it
+// (schema 7; blocks of kOverviewBlockPoints).
 constexpr const char* kAddToOverview =
-    "INSERT INTO series_overview(series_id, block, points, data) "
-    "VALUES(?1, (SELECT sealed_count FROM series WHERE id = ?1) / 65536, ?3, ?2) "
+    "INSERT INTO series_overview(series_id, block, points, data) VALUES(?1, ?4, ?3, ?2) "
     "ON CONFLICT(series_id, block) DO UPDATE SET points = points + excluded.points, "
     "data = CAST(data || excluded.data AS BLOB)";
 
@@ -358,7 +357,10 @@ class SqliteStore : public Store {
         ok = BeginOverview(c.series_id, c.first_ms).ok();
       if (ok && before + c.count >= kOverviewMinPoints) {
         std::string segment = OverviewSegment(c);  // bound without a copy: alive until the step
-        overview.Bind(1, c.series_id).BindBlob(2, segment).Bind(3, c.count);
+        overview.Bind(1, c.series_id)
+            .BindBlob(2, segment)
+            .Bind(3, c.count)
+            .Bind(4, before / kOverviewBlockPoints);
         ok = overview.Step() == SQLITE_DONE;
         overview.Reset();
       }
