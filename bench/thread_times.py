@@ -14,6 +14,9 @@ went, from the kernel's scheduler statistics (/proc/thread-self/schedstat):
 - client-calls: the main thread's CPU time inside the trainbench client's calls
   (log_metric, log_metrics, a step's record), 0 when no run is active.
 
+TRAINBENCH_BENCH_SEND_EVERY=S sets the client's default send interval (Run's
+flush_interval) to S seconds, for a benchmark side that compares intervals.
+
 bench/tracking_overhead.sh runs the training script through it on both sides, so that
 what trainbench can take from the training thread (its CPU, its data, its start and end)
 is told apart from how fast the host ran the same work. After the script and its exit
@@ -70,6 +73,15 @@ def time_client_calls():
         return
     for name in ("log_metric", "log_metrics", "_record_step"):
         setattr(_run.Run, name, timed(getattr(_run.Run, name)))
+    every = os.environ.get("TRAINBENCH_BENCH_SEND_EVERY")
+    if every:  # the client's send interval, for a side that compares another one
+        original = _run.Run.__init__
+
+        def init(self, *args, **kwargs):
+            if len(args) < 3:  # (tracking_uri, run_id, flush_interval, ...)
+                kwargs.setdefault("flush_interval", float(every))
+            original(self, *args, **kwargs)
+        _run.Run.__init__ = init
 
 
 def main():

@@ -6,6 +6,8 @@
 # whole processes. Issue goal: at most 1% slower in wall time.
 #
 #   bench/tracking_overhead.sh [rounds=7] [epochs=24] [trainbench run options...]
+#   SEND_EVERY=0.5 bench/tracking_overhead.sh ...   # adds a side: tracked, the client
+#                                                   # sending every 0.5 s instead of its default
 #
 # Each round runs three sides, in an order that rotates from round to round: bare,
 # tracked, and bare again. The third is the control: the script against itself shows what
@@ -51,10 +53,13 @@ TIMEFORMAT='%R %U %S'
 # for the tracked side the cost fields.
 one() {
   local times
-  if [[ $1 != tracked ]]; then
+  if [[ $1 == bare || $1 == control ]]; then
     times=$({ time "$python" "${train[@]}" >"$work/out" 2>"$work/err"; } 2>&1)
   else
-    times=$({ time build/trainbench run --store "$store" "${options[@]}" --python "$python" "${train[@]}" \
+    # The fourth side ("send") differs only in how often the client sends.
+    local extra=()
+    [[ $1 == send ]] && extra=(TRAINBENCH_BENCH_SEND_EVERY="$SEND_EVERY")
+    times=$({ time env "${extra[@]}" build/trainbench run --store "$store" "${options[@]}" --python "$python" "${train[@]}" \
       >"$work/out" 2>"$work/err"; } 2>&1)
   fi
   read -r wall user sys <<<"$times"
@@ -68,7 +73,7 @@ one() {
     cat "$work/out" "$work/err" >&2
     exit 1
   fi
-  if [[ $1 == tracked ]]; then
+  if [[ $1 != bare && $1 != control ]]; then
     local id
     id=$(sed -n 's/.*run \([0-9a-f]\{32\}\) FINISHED.*/\1/p' "$work/err")
     # "trainbench  0.452 s of CPU time, ...: listeners 0.005 s, tracking server 0.019 s, helper tools 0.279 s, the rest 0.149 s"
@@ -98,9 +103,12 @@ interval() {
 declare -a r_wall r_train r_cpu r_control d_client d_cost c_listeners c_server c_tools c_rest
 declare -a b_walls t_walls k_walls b_cpus t_cpus k_cpus
 declare -a s_outside s_wait s_blocked s_calls s_others r_share r_work r_kshare r_kwork
-orders=("bare tracked control" "tracked control bare" "control bare tracked")
+declare -a r_sshare s_sblocked s_sothers
+sides=(bare tracked control ${SEND_EVERY:+send})
 for ((i = 0; i < rounds; i++)); do
-  for side in ${orders[i % 3]}; do
+  # The order rotates from round to round.
+  for ((j = 0; j < ${#sides[@]}; j++)); do
+    side=${sides[(i + j) % ${#sides[@]}]}
     one "$side"
     case $side in
       bare)
@@ -115,6 +123,9 @@ for ((i = 0; i < rounds; i++)); do
         t_wall=$wall t_cpu=$cpu t_train=$train_s t_script=$script_cpu
         t_outside=$outside t_on=$on_cpu t_wait=$waiting t_blocked=$blocked t_others=$others t_calls=$calls
         t_cost=$cost t_listeners=$listeners t_server=$server t_tools=$tools t_rest=$rest
+        ;;
+      send)
+        n_outside=$outside n_wait=$waiting n_blocked=$blocked n_others=$others n_calls=$calls
         ;;
     esac
   done
@@ -141,6 +152,11 @@ for ((i = 0; i < rounds; i++)); do
   r_work+=("$(echo "1 + ($t_on - $t_calls - $b_on) / $b_wall" | bc -l)")
   r_kshare+=("$(echo "1 + ($k_outside - $b_outside + $k_wait - $b_wait + $k_blocked - $b_blocked) / $b_wall" | bc -l)")
   r_kwork+=("$(echo "1 + ($k_on - $b_on) / $b_wall" | bc -l)")
+  if [[ -n ${SEND_EVERY:-} ]]; then
+    r_sshare+=("$(echo "1 + ($n_outside - $b_outside + $n_wait - $b_wait + $n_blocked - $b_blocked + $n_calls) / $b_wall" | bc -l)")
+    s_sblocked+=("$(echo "$n_blocked - $b_blocked" | bc -l)")
+    s_sothers+=("$(echo "$n_others - $b_others" | bc -l)")
+  fi
   b_walls+=("$b_wall") t_walls+=("$t_wall") k_walls+=("$k_wall") b_cpus+=("$b_cpu") t_cpus+=("$t_cpu") k_cpus+=("$k_cpu")
 done
 pct() { awk -v r="$1" 'BEGIN {printf "%+.2f%%", (r - 1) * 100}'; }
@@ -173,6 +189,10 @@ echo "  what trainbench took from it: $(pct "$(m "${r_share[@]}")") (90% interva
   "the control $(pct "$(m "${r_kshare[@]}")") ($(interval "${r_kshare[@]}"))"
 echo "  its on-CPU time for the same work (the host's speed): $(pct "$(m "${r_work[@]}")") ($(interval "${r_work[@]}"));" \
   "the control $(pct "$(m "${r_kwork[@]}")") ($(interval "${r_kwork[@]}"))"
+if [[ -n ${SEND_EVERY:-} ]]; then
+  echo "  the same, the client sending every $SEND_EVERY s: $(pct "$(m "${r_sshare[@]}")") ($(interval "${r_sshare[@]}"));" \
+    "blocked $(printf '%+.3f' "$(m "${s_sblocked[@]}")") s, other threads $(printf '%+.3f' "$(m "${s_sothers[@]}")") s of CPU"
+fi
 read -r low high < <(interval "${r_share[@]}" | tr -d '%+' | awk '{print $1, $3}')
 if awk -v h="$high" 'BEGIN {exit !(h <= 1)}'; then
   verdict="met"
