@@ -133,8 +133,9 @@ class Sender:
             self._wake.clear()
             with self._lock:
                 self._send_queued()
-                # One connection per round, not one kept open: the server watches an idle
-                # kept-alive connection with a timer that wakes it ~180 times a second.
+                # One connection per round, not one kept open: a kept-alive connection holds
+                # one of the server's worker threads while it waits, and a node may have
+                # more logging processes than the run's server has workers.
                 self._endpoint.close()
 
     @staticmethod

@@ -1,7 +1,10 @@
-// An HTTP server (cpp-httplib) for trainbench's APIs: transport-free handlers answer
-// parsed requests; the server adds the socket, the threads, an optional access token and
-// static files. `trainbench run` serves the tracking API with it on 127.0.0.1;
-// `trainbench serve` the JSON API, the tracking API and the web UI.
+// An HTTP/1.1 server for trainbench's APIs: transport-free handlers answer parsed
+// requests; the server adds the socket, the threads, an optional access token and static
+// files. Its own, on POSIX sockets: a library server would bring its TLS library into every
+// trainbench process (Debian's cpp-httplib links OpenSSL, whose loading and start-up were
+// 10 ms of each command's 20 before main, and of the start a training script waits for). `trainbench run`
+// serves the tracking API with it on 127.0.0.1; `trainbench serve` the JSON API, the tracking API and the web
+// UI.
 #pragma once
 
 #include <atomic>
@@ -16,10 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
-
-namespace httplib {
-class Server;
-}
+#include "base/worker_pool.h"
 
 namespace tb {
 
@@ -84,9 +84,16 @@ class HttpServer {
   int64_t worker_cpu_ns() const { return worker_cpu_ns_.load(std::memory_order_relaxed); }
 
  private:
+  void Accept();       // the accepting thread
+  void Serve(int fd);  // one connection, on a worker, until it closes
+
   std::vector<ApiHandler> handlers_;
   HttpServerOptions options_;
-  std::unique_ptr<httplib::Server> server_;
+  int listen_fd_ = -1;
+  // Written once by Stop() and never read, so it stays readable: every thread that waits
+  // for a connection or a connection's next request sees it and lets go.
+  int stop_pipe_[2] = {-1, -1};
+  std::unique_ptr<WorkerPool> workers_;
   std::thread thread_;
   int port_ = 0;
   std::atomic<int64_t> worker_cpu_ns_{0};

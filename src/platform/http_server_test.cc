@@ -1,0 +1,172 @@
+// The HTTP server as clients meet it on the wire: browsers, MLflow's Python client
+// (requests), curl, Node's fetch. Raw sockets, so what is asserted is the bytes sent.
+#include "platform/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "base/strings.h"
+
+namespace tb {
+namespace {
+
+// Answers with what it was asked: METHOD PATH, the query's pairs and the body's size.
+std::optional<ApiResponse> Echo(const ApiRequest& req) {
+  if (req.path == "/stream" || req.path == "/broken") {
+    auto left = std::make_shared<int>(3);
+    bool broken = req.path == "/broken";
+    ApiResponse r;
+    r.content_type = "text/plain";
+    r.body = "first;";
+    r.stream = [left, broken](std::string& piece) {
+      if (broken && *left == 2) throw std::runtime_error("the store went away");
+      piece += "piece" + std::to_string(*left) + ";";
+      return --*left > 0;
+    };
+    return r;
+  }
+  std::string text = req.method + " " + req.path;
+  for (const auto& [k, v] : req.query) text += Concat({" [", k, "=", v, "]"});
+  text += " body=" + std::to_string(req.body.size());
+  if (!req.body.empty()) text += ":" + req.body.substr(0, 16);
+  return ApiResponse{200, "text/plain", text, nullptr, {}};
+}
+
+class HttpServerWire : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HttpServerOptions options;
+    options.max_body_bytes = 1000;
+    ASSERT_TRUE(server_.Start(options).ok());
+  }
+
+  int Connect() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(server_.port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    return fd;
+  }
+
+  // Everything the server sends for `bytes` until it closes the connection.
+  std::string Exchange(const std::string& bytes) {
+    int fd = Connect();
+    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    std::string answer;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) answer.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return answer;
+  }
+
+  static size_t Count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  }
+
+  HttpServer server_{{Echo}};
+};
+
+TEST_F(HttpServerWire, KeptAliveConnectionsAnswerEachRequestInTurn) {
+  // Two requests in one write (pipelined), the second asking to close.
+  std::string answer = Exchange(
+      "GET /a?x=1 HTTP/1.1\r\nHost: h\r\n\r\n"
+      "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+  EXPECT_EQ(Count(answer, "HTTP/1.1 200 OK\r\n"), 2u) << answer;
+  size_t first = answer.find("GET /a [x=1] body=0");
+  size_t second = answer.find("POST /b body=5:hello");
+  ASSERT_NE(first, std::string::npos) << answer;
+  ASSERT_NE(second, std::string::npos) << answer;
+  EXPECT_LT(first, second);
+  EXPECT_NE(answer.find("Content-Length: 19\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.rfind("Connection: close\r\n"), std::string::npos);
+}
+
+TEST_F(HttpServerWire, PathsAndQueriesAreDecodedAsBrowsersEncodeThem) {
+  std::string answer = Exchange(
+      "GET /runs/a%20b+c?metric=gpu.util%2Fratio&q=a+b&flag&q=2 HTTP/1.1\r\nConnection: close\r\n\r\n");
+  // '+' is a space in a query only; a key may come twice or without a value.
+  EXPECT_NE(answer.find("GET /runs/a b+c [flag=] [metric=gpu.util/ratio] [q=a b] [q=2]"), std::string::npos)
+      << answer;
+}
+
+TEST_F(HttpServerWire, ChunkedBodiesAndExpectContinueReachTheHandlerWhole) {
+  std::string chunked = Exchange(
+      "POST /up HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+      "4\r\nwiki\r\n5;ext=1\r\npedia\r\n0\r\nX-Trailer: t\r\n\r\n");
+  EXPECT_NE(chunked.find("POST /up body=9:wikipedia"), std::string::npos) << chunked;
+  // curl sends large bodies after "100 Continue".
+  std::string expect = Exchange(
+      "PUT /up HTTP/1.1\r\nContent-Length: 3\r\nExpect: 100-continue\r\nConnection: close\r\n\r\nabc");
+  EXPECT_TRUE(StartsWith(expect, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n")) << expect;
+  EXPECT_NE(expect.find("PUT /up body=3:abc"), std::string::npos);
+  // Larger than the server takes, announced or sent in chunks: refused, and the connection closes.
+  EXPECT_TRUE(StartsWith(Exchange("POST /up HTTP/1.1\r\nContent-Length: 1001\r\n\r\n"), "HTTP/1.1 413 "));
+  std::string big = "POST /up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 3; ++i) big += "190\r\n" + std::string(400, 'x') + "\r\n";
+  EXPECT_TRUE(StartsWith(Exchange(big + "0\r\n\r\n"), "HTTP/1.1 413 "));
+}
+
+TEST_F(HttpServerWire, HeadGetsTheHeadersAGetWouldAndNoBody) {
+  std::string answer = Exchange("HEAD /thing HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(answer.find("Content-Length: 17\r\n"), std::string::npos) << answer;  // "GET /thing body=0"
+  EXPECT_TRUE(answer.ends_with("\r\n\r\n")) << answer;
+}
+
+TEST_F(HttpServerWire, StreamedAnswersAreChunkedAndABrokenStreamLacksItsLastChunk) {
+  std::string whole = Exchange("GET /stream HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(whole.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << whole;
+  EXPECT_NE(whole.find("\r\n\r\nd\r\nfirst;piece3;\r\n7\r\npiece2;\r\n7\r\npiece1;\r\n0\r\n\r\n"),
+            std::string::npos)
+      << whole;
+  std::string broken = Exchange("GET /broken HTTP/1.1\r\n\r\n");
+  EXPECT_NE(broken.find("first;piece3;"), std::string::npos) << broken;
+  EXPECT_EQ(broken.find("0\r\n\r\n"), std::string::npos) << "a failed stream must not look whole: " << broken;
+  // HTTP/1.0 has no chunks: the body ends where the connection does.
+  std::string old = Exchange("GET /stream HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(old.find("chunked"), std::string::npos) << old;
+  EXPECT_TRUE(old.ends_with("\r\n\r\nfirst;piece3;piece2;piece1;")) << old;
+}
+
+TEST_F(HttpServerWire, MalformedRequestsGetAClearRefusalAndTheServerGoesOn) {
+  EXPECT_TRUE(StartsWith(Exchange("GET\r\n\r\n"), "HTTP/1.1 400 ")) << Exchange("GET\r\n\r\n");
+  EXPECT_TRUE(StartsWith(Exchange("GET / HTTP/2.0\r\n\r\n"), "HTTP/1.1 505 "));
+  EXPECT_TRUE(StartsWith(Exchange("GET / HTTP/1.1\r\nno colon here\r\n\r\n"), "HTTP/1.1 400 "));
+  EXPECT_TRUE(StartsWith(Exchange("GET /" + std::string(70000, 'a') + " HTTP/1.1\r\n\r\n"), "HTTP/1.1 431 "));
+  EXPECT_TRUE(StartsWith(Exchange("POST / HTTP/1.1\r\nContent-Length: -3\r\n\r\n"), "HTTP/1.1 400 "));
+  EXPECT_NE(Exchange("GET /fine HTTP/1.1\r\nConnection: close\r\n\r\n").find("GET /fine body=0"),
+            std::string::npos);
+}
+
+TEST_F(HttpServerWire, StopClosesIdleConnectionsAndTheAddressCanBeTakenAgain) {
+  int idle = Connect();
+  std::string request = "GET /x HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(write(idle, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  char buf[4096];
+  ASSERT_GT(read(idle, buf, sizeof buf), 0);  // answered; the connection is kept for the next
+  int port = server_.port();
+  server_.Stop();
+  EXPECT_EQ(read(idle, buf, sizeof buf), 0) << "the idle connection is closed";
+  close(idle);
+  HttpServer again({Echo});
+  HttpServerOptions same;
+  same.port = port;
+  EXPECT_TRUE(again.Start(same).ok()) << "the port is free again after Stop";
+  HttpServer taken({Echo});
+  Status refused = taken.Start(same);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find(std::to_string(port)), std::string::npos) << refused.message();
+}
+
+}  // namespace
+}  // namespace tb
