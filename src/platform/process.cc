@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -30,51 +32,62 @@ bool IsExecutableFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-// In the child after fork: report errno through the error pipe and exit.
-[[noreturn]] void ChildFail(int error_fd, int err) {
-  ssize_t ignored = write(error_fd, &err, sizeof err);
-  (void)ignored;
-  _exit(127);
-}
+// What the child reads between clone and exec, all prepared before the clone: the child
+// shares this process's memory and must not allocate (another thread may hold malloc's lock).
+struct ChildStart {
+  const char* exe;
+  char** argv;
+  char** env;
+  const char* working_directory;  // nullptr: ours
+  bool new_process_group;
+  int parent_death_signal;
+  pid_t parent;
+  int stdio[3][2];            // per stdin, stdout, stderr: {mode, the pipe's end to give}
+  int error = 0;              // set by the child when a step before exec, or exec, fails
+  bool in_directory = false;  // the step that failed was entering the working directory
+};
 
-// Starts a helper with posix_spawn: glibc's is a vfork, so this process's page tables are
-// not copied and its threads take no copy-on-write faults afterwards (a fork of a process
-// with dozens of threads costs it milliseconds of CPU time, and TLB shootdowns on every
-// core). Returns the errno of a start that failed, 0 on success.
-int SpawnWithoutFork(const SpawnOptions& options, const std::string& exe, char** argv, char** env,
-                     int out_write, int err_write, pid_t* pid) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  auto redirect = [&](Stdio mode, int pipe_write, int target) {
-    if (mode == Stdio::kPipe) posix_spawn_file_actions_adddup2(&actions, pipe_write, target);
-    if (mode == Stdio::kDevNull)
-      posix_spawn_file_actions_addopen(&actions, target, "/dev/null",
-                                       target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0);
-  };
-  redirect(options.stdin_mode, -1, STDIN_FILENO);
-  redirect(options.stdout_mode, out_write, STDOUT_FILENO);
-  redirect(options.stderr_mode, err_write, STDERR_FILENO);
-  if (!options.working_directory.empty())
-    posix_spawn_file_actions_addchdir_np(&actions, options.working_directory.c_str());
-  // Default signal handling and mask, as a fresh process would have.
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-  if (options.new_process_group) {
-    flags |= POSIX_SPAWN_SETPGROUP;
-    posix_spawnattr_setpgroup(&attr, 0);
+// The child, from clone to exec. The parent's thread waits (CLONE_VFORK) until exec or
+// exit; every signal is blocked until the handlers, which are the parent's code, are gone.
+__attribute__((no_sanitize("address", "undefined"))) int StartChild(void* arg) {
+  auto* start = static_cast<ChildStart*>(arg);
+  // Default dispositions, as a fresh process has: handled signals (their handlers would run
+  // on the parent's memory) and the ones trainbench changes (an ignored SIGPIPE survives exec).
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction action {};
+    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &action) != 0) continue;
+    bool ours = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGPIPE ||
+                sig == SIGCHLD;
+    if (action.sa_handler == SIG_DFL || (action.sa_handler == SIG_IGN && !ours)) continue;
+    struct sigaction reset {};
+    reset.sa_handler = SIG_DFL;
+    sigaction(sig, &reset, nullptr);
   }
-  posix_spawnattr_setflags(&attr, flags);
-  int err = posix_spawn(pid, exe.c_str(), &actions, &attr, argv, env);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  return err;
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (start->new_process_group && setpgid(0, 0) != 0) goto fail;
+  if (start->parent_death_signal != 0) {
+    if (prctl(PR_SET_PDEATHSIG, start->parent_death_signal) != 0) goto fail;
+    if (getppid() != start->parent) _exit(127);  // the parent died before the line above
+  }
+  if (start->working_directory != nullptr && chdir(start->working_directory) != 0) {
+    start->in_directory = true;
+    goto fail;
+  }
+  for (int target = 0; target < 3; ++target) {
+    auto mode = static_cast<Stdio>(start->stdio[target][0]);
+    if (mode == Stdio::kPipe && dup2(start->stdio[target][1], target) < 0) goto fail;
+    if (mode == Stdio::kDevNull) {
+      int fd = open("/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+      if (fd < 0 || dup2(fd, target) < 0) goto fail;
+      close(fd);
+    }
+  }
+  execve(start->exe, start->argv, start->env);
+fail:
+  start->error = errno;
+  _exit(127);
 }
 
 }  // namespace
@@ -99,7 +112,7 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
   std::optional<std::string> exe = FindExecutable(options.argv[0]);
   if (!exe) return Status::NotFound("command not found: " + options.argv[0]);
 
-  // Everything the child touches is prepared before fork.
+  // Everything the child touches is prepared before it starts.
   std::vector<char*> argv;
   for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -112,82 +125,65 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
 
   int out_pipe[2] = {-1, -1};
   int err_pipe[2] = {-1, -1};
-  int exec_error[2] = {-1, -1};
   auto close_all = [&] {
-    for (int* p : {out_pipe, err_pipe, exec_error}) {
+    for (int* p : {out_pipe, err_pipe}) {
       CloseFd(p[0]);
       CloseFd(p[1]);
     }
   };
   if ((options.stdout_mode == Stdio::kPipe && pipe2(out_pipe, O_CLOEXEC) != 0) ||
-      (options.stderr_mode == Stdio::kPipe && pipe2(err_pipe, O_CLOEXEC) != 0) ||
-      pipe2(exec_error, O_CLOEXEC) != 0) {
+      (options.stderr_mode == Stdio::kPipe && pipe2(err_pipe, O_CLOEXEC) != 0)) {
     int err = errno;
     close_all();
     return Status::FromErrno("cannot create pipes", err);
   }
 
-  pid_t pid = -1;
-  int child_errno = 0;
-  if (options.parent_death_signal == 0) {
-    child_errno = SpawnWithoutFork(options, *exe, argv.data(), env, out_pipe[1], err_pipe[1], &pid);
-  } else {
-    // PR_SET_PDEATHSIG has no posix_spawn attribute: fork, and set it in the child.
-    pid_t parent = getpid();
-    pid = fork();
-    if (pid < 0) {
-      int err = errno;
-      close_all();
-      return Status::FromErrno("fork", err);
-    }
-    if (pid == 0) {
-      // Child: default signal handling and mask, as a fresh process would have.
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
-      if (options.new_process_group && setpgid(0, 0) != 0) ChildFail(exec_error[1], errno);
-      if (prctl(PR_SET_PDEATHSIG, options.parent_death_signal) != 0) ChildFail(exec_error[1], errno);
-      if (getppid() != parent) _exit(127);  // the parent died before the line above
-      if (!options.working_directory.empty() && chdir(options.working_directory.c_str()) != 0) {
-        ChildFail(exec_error[1], errno);
-      }
-      auto redirect = [&](Stdio mode, int pipe_write, int target) {
-        if (mode == Stdio::kPipe) {
-          if (dup2(pipe_write, target) < 0) ChildFail(exec_error[1], errno);
-        } else if (mode == Stdio::kDevNull) {
-          int fd = open("/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY);
-          if (fd < 0 || dup2(fd, target) < 0) ChildFail(exec_error[1], errno);
-          close(fd);
-        }
-      };
-      redirect(options.stdin_mode, -1, STDIN_FILENO);
-      redirect(options.stdout_mode, out_pipe[1], STDOUT_FILENO);
-      redirect(options.stderr_mode, err_pipe[1], STDERR_FILENO);
-      execve(exe->c_str(), argv.data(), env);
-      ChildFail(exec_error[1], errno);
-    }
-    // Parent. Also set the group from this side so a signal sent right away reaches it.
-    if (options.new_process_group) setpgid(pid, pid);
-    CloseFd(exec_error[1]);
-    ssize_t n;
-    do {
-      n = read(exec_error[0], &child_errno, sizeof child_errno);
-    } while (n < 0 && errno == EINTR);
-    if (n == sizeof child_errno) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-    } else {
-      child_errno = 0;
-    }
+  // Started as glibc's posix_spawn starts a program, with a vfork-like clone: this
+  // process's page tables are not copied and its threads take no copy-on-write faults
+  // afterwards (a fork of a process with dozens of threads costs it milliseconds of CPU
+  // time, and TLB shootdowns on every core); unlike posix_spawn, the child can also ask
+  // for a signal when trainbench dies (PR_SET_PDEATHSIG).
+  ChildStart start{
+      .exe = exe->c_str(),
+      .argv = argv.data(),
+      .env = env,
+      .working_directory = options.working_directory.empty() ? nullptr : options.working_directory.c_str(),
+      .new_process_group = options.new_process_group,
+      .parent_death_signal = options.parent_death_signal,
+      .parent = getpid(),
+      .stdio = {{static_cast<int>(options.stdin_mode), -1},
+                {static_cast<int>(options.stdout_mode), out_pipe[1]},
+                {static_cast<int>(options.stderr_mode), err_pipe[1]}}};
+  constexpr size_t kStack = 256 << 10;
+  void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    int err = errno;
+    close_all();
+    return Status::FromErrno("cannot start " + options.argv[0], err);
   }
+  sigset_t all, mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &mask);
+  pid_t pid = clone(StartChild, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+  munmap(stack, kStack);
+  int child_errno = pid < 0 ? clone_errno : start.error;
+  if (pid > 0 && child_errno != 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  // Also set the group from this side so a signal sent right away reaches it.
+  if (pid > 0 && child_errno == 0 && options.new_process_group) setpgid(pid, pid);
   CloseFd(out_pipe[1]);
   CloseFd(err_pipe[1]);
-  CloseFd(exec_error[1]);
-  CloseFd(exec_error[0]);
   if (child_errno != 0) {
     CloseFd(out_pipe[0]);
     CloseFd(err_pipe[0]);
+    if (start.in_directory) {
+      return Status::FromErrno("cannot start " + options.argv[0] + " in " + options.working_directory,
+                               child_errno);
+    }
     if (child_errno == ENOENT) return Status::NotFound("command not found: " + options.argv[0]);
     if (child_errno == E2BIG) {
       size_t bytes = 0, longest = 0;

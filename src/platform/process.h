@@ -2,7 +2,8 @@
 // program, arguments, environment, working directory and where stdio goes; ChildProcess
 // owns the pid and pipe ends (RAII: the destructor closes pipes but never kills or waits:
 // call Wait). Thread-safe to spawn from any thread: everything the child needs is built
-// before fork, and between fork and exec only async-signal-safe calls are made.
+// before it starts (a vfork-like clone that shares our memory until exec), and between
+// clone and exec only async-signal-safe calls are made.
 #pragma once
 
 #include <sys/resource.h>
@@ -55,7 +56,7 @@ struct ExitInfo {
 class ChildProcess {
  public:
   // Starts the program. Fails with NotFound ("command not found: NAME") when argv[0] is
-  // not an executable on PATH, and with IoError when fork or exec fails otherwise; no
+  // not an executable on PATH, and with IoError when starting or exec fails otherwise; no
   // process is left behind on failure.
   static Result<ChildProcess> Spawn(const SpawnOptions& options);
 
