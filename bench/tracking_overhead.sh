@@ -8,6 +8,9 @@
 #   bench/tracking_overhead.sh [rounds=7] [epochs=24] [trainbench run options...]
 #   SEND_EVERY=0.5 bench/tracking_overhead.sh ...   # adds a side: tracked, the client
 #                                                   # sending every 0.5 s instead of its default
+#   OTHER_TRAINBENCH=/tmp/old/build/trainbench bench/tracking_overhead.sh ...
+#                                  # adds a side: tracked by another build, to compare two
+#                                  # builds in one run (the host's speed moves between runs)
 #
 # Each round runs three sides, in an order that rotates from round to round: bare,
 # tracked, and bare again. The third is the control: the script against itself shows what
@@ -56,10 +59,11 @@ one() {
   if [[ $1 == bare || $1 == control ]]; then
     times=$({ time "$python" "${train[@]}" >"$work/out" 2>"$work/err" || true; } 2>&1)
   else
-    # The fourth side ("send") differs only in how often the client sends.
-    local extra=()
+    # The side "send" differs only in how often the client sends, "other" in the build.
+    local extra=() binary=build/trainbench
     [[ $1 == send ]] && extra=(TRAINBENCH_BENCH_SEND_EVERY="$SEND_EVERY")
-    times=$({ time env "${extra[@]}" build/trainbench run --store "$store" "${options[@]}" --python "$python" "${train[@]}" \
+    [[ $1 == other ]] && binary=$OTHER_TRAINBENCH
+    times=$({ time env "${extra[@]}" "$binary" run --store "$store" "${options[@]}" --python "$python" "${train[@]}" \
       >"$work/out" 2>"$work/err" || true; } 2>&1)
   fi
   read -r wall user sys <<<"$times"  # a side that failed is told below
@@ -104,8 +108,12 @@ interval() {
 declare -a r_wall r_train r_cpu r_control d_client d_cost c_listeners c_server c_tools c_rest
 declare -a b_walls t_walls k_walls b_cpus t_cpus k_cpus
 declare -a s_outside s_wait s_blocked s_calls s_others r_share r_work r_kshare r_kwork
-declare -a r_sshare s_sblocked s_sothers
-sides=(bare tracked control ${SEND_EVERY:+send})
+declare -a r_sshare s_sblocked s_sothers r_owall r_oshare r_owork r_tvo s_ooutside
+if [[ -n ${OTHER_TRAINBENCH:-} && ! -x ${OTHER_TRAINBENCH:-} ]]; then
+  echo "OTHER_TRAINBENCH=$OTHER_TRAINBENCH is not an executable: build the other trainbench first" >&2
+  exit 1
+fi
+sides=(bare tracked control ${SEND_EVERY:+send} ${OTHER_TRAINBENCH:+other})
 for ((i = 0; i < rounds; i++)); do
   # The order rotates from round to round.
   for ((j = 0; j < ${#sides[@]}; j++)); do
@@ -127,6 +135,9 @@ for ((i = 0; i < rounds; i++)); do
         ;;
       send)
         n_outside=$outside n_wait=$waiting n_blocked=$blocked n_others=$others n_calls=$calls
+        ;;
+      other)
+        o_wall=$wall o_outside=$outside o_on=$on_cpu o_wait=$waiting o_blocked=$blocked o_calls=$calls
         ;;
     esac
   done
@@ -157,6 +168,13 @@ for ((i = 0; i < rounds; i++)); do
     r_sshare+=("$(echo "1 + ($n_outside - $b_outside + $n_wait - $b_wait + $n_blocked - $b_blocked + $n_calls) / $b_wall" | bc -l)")
     s_sblocked+=("$(echo "$n_blocked - $b_blocked" | bc -l)")
     s_sothers+=("$(echo "$n_others - $b_others" | bc -l)")
+  fi
+  if [[ -n ${OTHER_TRAINBENCH:-} ]]; then
+    r_owall+=("$(echo "$o_wall / $b_wall" | bc -l)")
+    r_tvo+=("$(echo "$t_wall / $o_wall" | bc -l)")
+    r_oshare+=("$(echo "1 + ($o_outside - $b_outside + $o_wait - $b_wait + $o_blocked - $b_blocked + $o_calls) / $b_wall" | bc -l)")
+    r_owork+=("$(echo "1 + ($o_on - $o_calls - $b_on) / $b_wall" | bc -l)")
+    s_ooutside+=("$(echo "$o_outside - $b_outside" | bc -l)")
   fi
   b_walls+=("$b_wall") t_walls+=("$t_wall") k_walls+=("$k_wall") b_cpus+=("$b_cpu") t_cpus+=("$t_cpu") k_cpus+=("$k_cpu")
 done
@@ -197,5 +215,12 @@ echo "  its on-CPU time for the same work (the host's speed): $(pct "$(m "${r_wo
 if [[ -n ${SEND_EVERY:-} ]]; then
   echo "  the same, the client sending every $SEND_EVERY s: $(pct "$(m "${r_sshare[@]}")") ($(interval "${r_sshare[@]}"));" \
     "blocked $(printf '%+.3f' "$(m "${s_sblocked[@]}")") s, other threads $(printf '%+.3f' "$(m "${s_sothers[@]}")") s of CPU"
+fi
+if [[ -n ${OTHER_TRAINBENCH:-} ]]; then
+  echo "  the other build ($OTHER_TRAINBENCH) against bare: whole process wall $(pct "$(m "${r_owall[@]}")")" \
+    "($(interval "${r_owall[@]}")); what it took from the training thread $(pct "$(m "${r_oshare[@]}")")" \
+    "($(interval "${r_oshare[@]}")), its start and end $(printf '%+.3f' "$(m "${s_ooutside[@]}")") s;" \
+    "on-CPU time $(pct "$(m "${r_owork[@]}")") ($(interval "${r_owork[@]}"))"
+  echo "  this build against the other, whole process wall: $(pct "$(m "${r_tvo[@]}")") ($(interval "${r_tvo[@]}"))"
 fi
 echo "goal, counting what trainbench took from the training thread (under +1%): $(verdict "${r_share[@]}")"
