@@ -260,31 +260,30 @@ class Connection {
   // read timeout, or (`idle`: waiting for its next request) the server stops. Bytes that
   // have arrived are read even then.
   bool Fill(bool idle) {
-    pollfd p[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    for (;;) {
-      int r = poll(p, idle ? 2 : 1, kReadTimeoutMs);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) return false;  // the server stops
-      break;
-    }
+    if (!Readable(idle)) return false;
     char buf[16384];
-    ssize_t n;
-    do {
-      n = recv(fd_, buf, sizeof buf, 0);
-    } while (n < 0 && errno == EINTR);
+    ssize_t n = Receive(buf, sizeof buf);
     if (n <= 0) return false;
     in.append(buf, static_cast<size_t>(n));
     return true;
   }
 
-  // Takes `n` bytes from `in` into `out` (appended), reading more as needed.
+  // Takes `n` bytes from `in` into `out` (appended), reading the rest straight into `out`
+  // (an artifact's upload is not copied through `in`).
   bool Take(size_t n, std::string& out) {
-    while (in.size() < n) {
-      if (!Fill(false)) return false;
+    size_t buffered = std::min(n, in.size());
+    out.append(in, 0, buffered);
+    in.erase(0, buffered);
+    size_t have = out.size(), want = have + n - buffered;
+    out.resize(want);
+    while (have < want) {
+      ssize_t got = Readable(false) ? Receive(out.data() + have, want - have) : 0;
+      if (got <= 0) {
+        out.resize(have);
+        return false;
+      }
+      have += static_cast<size_t>(got);
     }
-    out.append(in, 0, n);
-    in.erase(0, n);
     return true;
   }
 
@@ -354,6 +353,24 @@ class Connection {
   }
 
  private:
+  // Whether bytes (or the client's close) wait to be read, within the read timeout;
+  // `idle`: also false at once when the server stops.
+  bool Readable(bool idle) {
+    pollfd p[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    for (;;) {
+      int r = poll(p, idle ? 2 : 1, kReadTimeoutMs);
+      if (r < 0 && errno == EINTR) continue;
+      return r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    }
+  }
+  ssize_t Receive(char* into, size_t size) {
+    ssize_t n;
+    do {
+      n = recv(fd_, into, size, 0);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+
   int fd_;
   int stop_fd_;
 };
@@ -436,10 +453,10 @@ bool Send(Connection& c, ApiResponse response, const Request& req, bool keep_ali
     head += "Content-Type: " + response.content_type + "\r\n";
   // HTTP/1.0 has no chunks: a streamed body ends where the connection does.
   if (stream && req.http10) keep_alive = false;
-  if (!stream) {
+  if (!response.stream) {
     head += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
   } else if (!req.http10) {
-    head += "Transfer-Encoding: chunked\r\n";
+    head += "Transfer-Encoding: chunked\r\n";  // a HEAD's answer says so too, without the chunks
   }
   head += keep_alive ? (req.http10 ? "Connection: keep-alive\r\n" : "") : "Connection: close\r\n";
   head += "\r\n";
@@ -674,6 +691,11 @@ void HttpServer::Serve(int fd) {
                     "clients: set MLFLOW_TRACKING_TOKEN), or open the web UI once as /?token=TOKEN"));
     }
     size_t limit = BodyLimit(options_, req.path);
+    auto too_large = [&] {
+      return JsonError(413, "REQUEST_TOO_LARGE",
+                       "the request body is larger than the " + std::to_string(limit) +
+                           " bytes accepted at " + req.path + "; split it into several requests");
+    };
     bool chunked = Lower(req.Header("transfer-encoding")).find("chunked") != std::string::npos;
     std::optional<uint64_t> length;
     if (req.HasHeader("transfer-encoding") && !chunked)
@@ -681,11 +703,7 @@ void HttpServer::Serve(int fd) {
     if (!chunked && req.HasHeader("content-length")) {
       length = ParseUint(req.Header("content-length"));
       if (!length) return refuse(JsonError(400, "BAD_REQUEST", "Content-Length is not a number of bytes"));
-      if (*length > limit) {
-        return refuse(JsonError(413, "REQUEST_TOO_LARGE",
-                                "the request body is larger than the " + std::to_string(limit) +
-                                    " bytes accepted at " + req.path + "; split it into several requests"));
-      }
+      if (*length > limit) return refuse(too_large());
     } else if (chunked && limit < largest) {
       return refuse(JsonError(411, "LENGTH_REQUIRED", "send the body with a Content-Length header"));
     }
@@ -694,11 +712,7 @@ void HttpServer::Serve(int fd) {
     }
     if (chunked) {
       int status = ReadChunked(c, limit, req.body);
-      if (status == 413) {
-        return refuse(JsonError(413, "REQUEST_TOO_LARGE",
-                                "the request body is larger than the " + std::to_string(limit) +
-                                    " bytes accepted at " + req.path + "; split it into several requests"));
-      }
+      if (status == 413) return refuse(too_large());
       if (status != 0)
         return refuse(JsonError(status, "BAD_REQUEST", "the request's chunked body is malformed"));
     } else if (length && !c.Take(static_cast<size_t>(*length), req.body)) {
