@@ -121,6 +121,11 @@ TEST_F(HttpServerWire, HeadGetsTheHeadersAGetWouldAndNoBody) {
   std::string answer = Exchange("HEAD /thing HTTP/1.1\r\nConnection: close\r\n\r\n");
   EXPECT_NE(answer.find("Content-Length: 17\r\n"), std::string::npos) << answer;  // "GET /thing body=0"
   EXPECT_TRUE(answer.ends_with("\r\n\r\n")) << answer;
+  // A streamed answer's HEAD says it is chunked and sends no chunk.
+  std::string streamed = Exchange("HEAD /stream HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(streamed.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << streamed;
+  EXPECT_TRUE(streamed.ends_with("\r\n\r\n")) << streamed;
+  EXPECT_EQ(streamed.find("first;"), std::string::npos) << streamed;
 }
 
 TEST_F(HttpServerWire, StreamedAnswersAreChunkedAndABrokenStreamLacksItsLastChunk) {
