@@ -1,11 +1,18 @@
 #include "base/strings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 
 namespace tb {
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 std::string_view Trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r\n");

@@ -11,6 +11,8 @@
 namespace tb {
 
 std::string_view Trim(std::string_view s);
+// ASCII letters in lower case (header names, keywords, file extensions).
+std::string ToLower(std::string_view s);
 // Splits on `sep`, keeping empty fields.
 std::vector<std::string_view> Split(std::string_view s, char sep);
 // Splits on runs of spaces and tabs, dropping empty fields.

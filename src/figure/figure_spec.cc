@@ -25,8 +25,7 @@ Result<FigureFormat> ParseFigureFormat(std::string_view text) {
 
 Result<FigureFormat> FigureFormatOfPath(std::string_view path) {
   size_t dot = path.rfind('.');
-  std::string ext(dot == std::string_view::npos ? "" : path.substr(dot + 1));
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string ext = ToLower(dot == std::string_view::npos ? "" : path.substr(dot + 1));
   Result<FigureFormat> format = ParseFigureFormat(ext);
   if (!format.ok()) {
     return Status::InvalidArgument(

@@ -84,12 +84,6 @@ struct Request {
   }
 };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -181,7 +175,7 @@ int ParseHead(std::string_view head, Request& req, std::string& why) {
       why = "more than " + std::to_string(kMaxHeaders) + " headers";
       return 431;
     }
-    req.headers.emplace_back(Lower(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1))));
+    req.headers.emplace_back(ToLower(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1))));
   }
   return 0;
 }
@@ -435,8 +429,8 @@ bool Send(Connection& c, ApiResponse response, const Request& req, bool keep_ali
           bool head_only = false) {
   std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " + Reason(response.status) + "\r\n";
   for (const auto& [k, v] : response.headers) {
-    std::string name = Lower(k);
-    if (name == "connection" && Lower(v) == "close") keep_alive = false;
+    std::string name = ToLower(k);
+    if (name == "connection" && ToLower(v) == "close") keep_alive = false;
     if (name == "connection" || name == "content-type" || name == "content-length" ||
         name == "transfer-encoding")
       continue;
@@ -662,7 +656,7 @@ void HttpServer::Serve(int fd) {
       c.Linger();
       return;
     }
-    std::string connection = Lower(req.Header("connection"));
+    std::string connection = ToLower(req.Header("connection"));
     bool keep_alive = req.http10 ? connection.find("keep-alive") != std::string::npos
                                  : connection.find("close") == std::string::npos;
     // The token and the body's size are checked before the body is read; a refused
@@ -696,7 +690,7 @@ void HttpServer::Serve(int fd) {
                        "the request body is larger than the " + std::to_string(limit) +
                            " bytes accepted at " + req.path + "; split it into several requests");
     };
-    bool chunked = Lower(req.Header("transfer-encoding")).find("chunked") != std::string::npos;
+    bool chunked = ToLower(req.Header("transfer-encoding")).find("chunked") != std::string::npos;
     std::optional<uint64_t> length;
     if (req.HasHeader("transfer-encoding") && !chunked)
       return refuse(JsonError(501, "NOT_IMPLEMENTED", "send the body with a Content-Length header"));
@@ -707,7 +701,8 @@ void HttpServer::Serve(int fd) {
     } else if (chunked && limit < largest) {
       return refuse(JsonError(411, "LENGTH_REQUIRED", "send the body with a Content-Length header"));
     }
-    if (!req.http10 && Lower(req.Header("expect")) == "100-continue" && (chunked || length.value_or(0) > 0)) {
+    if (!req.http10 && ToLower(req.Header("expect")) == "100-continue" &&
+        (chunked || length.value_or(0) > 0)) {
       if (!c.Write({"HTTP/1.1 100 Continue\r\n\r\n"})) return;
     }
     if (chunked) {

@@ -9,18 +9,12 @@
 namespace tb::tracking {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool Contains(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
 std::optional<Entity> EntityOf(std::string_view word) {
-  std::string w = Lower(word);
+  std::string w = ToLower(word);
   if (w == "metric" || w == "metrics") return Entity::kMetric;
   if (w == "param" || w == "params" || w == "parameter" || w == "parameters") return Entity::kParam;
   if (w == "tag" || w == "tags") return Entity::kTag;
@@ -66,9 +60,9 @@ class Reader {
         return std::string(op);
       }
     }
-    std::string w = Lower(Word());
+    std::string w = ToLower(Word());
     if (w == "not") {
-      if (Lower(Word()) == "in") return "NOT IN";
+      if (ToLower(Word()) == "in") return "NOT IN";
       return "";
     }
     if (w == "like" || w == "ilike" || w == "in") {
@@ -215,7 +209,7 @@ Result<std::vector<Clause>> ParseFilter(std::string_view filter,
     }
     clauses.push_back(std::move(c));
     if (r.Done()) break;
-    std::string joiner = Lower(r.Word());
+    std::string joiner = ToLower(r.Word());
     if (joiner != "and") {
       return Bad("Invalid search expression: clauses are joined by AND (found '" +
                  (joiner.empty() ? std::string(r.Rest()) : joiner) + "')");
@@ -283,7 +277,7 @@ Result<OrderKey> ParseOrderBy(std::string_view item, const std::vector<std::stri
   if (!key.ok()) return key.status();
   OrderKey k{key->first, key->second, true};
   if (!r.Done()) {
-    std::string dir = Lower(r.Word());
+    std::string dir = ToLower(r.Word());
     if (dir != "asc" && dir != "desc")
       return Bad("Invalid order_by clause '" + std::string(item) + "': expected ASC or DESC at the end");
     k.ascending = dir == "asc";
