@@ -95,14 +95,15 @@ class Sender:
     def flush(self):
         with self._lock:
             self._send_queued()
-            self._endpoint.close()
 
     def close(self):
         if self.closed:
             return
         self.closed = True
         self._wake.set()
-        self.flush()
+        with self._lock:
+            self._send_queued()
+            self._endpoint.close()
         if self._lost:
             self.report_once("lost", "trainbench: %d values could not be sent to the tracking endpoint" % self._lost)
 
@@ -132,11 +133,10 @@ class Sender:
             self._wake.wait(self.flush_interval)
             self._wake.clear()
             with self._lock:
+                # On one kept-alive connection: between rounds it waits in the server's
+                # poll, holding none of its threads (a connection a round cost a connect
+                # and an accept each time).
                 self._send_queued()
-                # One connection per round, not one kept open: a kept-alive connection holds
-                # one of the server's worker threads while it waits, and a node may have
-                # more logging processes than the run's server has workers.
-                self._endpoint.close()
 
     @staticmethod
     def _take(queue, n):

@@ -1,6 +1,6 @@
 // Threads that take jobs, started as jobs need them and handed the next job most recently
-// idle first. A server's pool: a job is one connection, served until the client lets it
-// go. Started as needed, a server that one client talks to has one thread, not the
+// idle first. A server's pool: a job is a connection's requests, answered until it goes
+// quiet. Started as needed, a server that one client talks to has one thread, not the
 // dozens it may need under load; most recently idle first, the thread that just finished
 // takes the next job with its memory and caches still warm, where a pool that hands jobs
 // out in turn (cpp-httplib's) wakes each of its threads in rotation, and each one's first

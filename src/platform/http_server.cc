@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -54,11 +55,15 @@ std::optional<std::string> StaticFile(const std::string& root, std::string_view 
   return root + std::string(path);
 }
 
-// How long a connection may keep the server waiting: for the next bytes of a request, or
-// for the next request on a kept-alive connection (then it is closed); and for the client
-// to take an answer's bytes.
+// How long a connection may keep a worker waiting for the next bytes of a request (and a
+// new connection the accepting thread for its first), and for the client to take an
+// answer's bytes.
 constexpr int kReadTimeoutMs = 5000;
 constexpr int kWriteTimeoutMs = 30000;
+// How long a worker that answered a request waits for the next before it hands the
+// connection back to the accepting thread: a client asking in a loop (MLflow's
+// `log_metric`, a page loading its charts) keeps its worker; one that goes quiet costs none.
+constexpr int kNextRequestGraceMs = 2;
 // A request's line and headers at most (a chart of 50 runs names them all in its URL).
 constexpr size_t kMaxHeadBytes = 64 << 10;
 constexpr size_t kMaxHeaders = 100;
@@ -239,27 +244,40 @@ const char* Reason(int status) {
   }
 }
 
+}  // namespace
+
 // One connection's socket: reads into a buffer and writes whole answers, each wait bounded.
-class Connection {
+class HttpConnection {
  public:
-  Connection(int fd, int stop_fd) : fd_(fd), stop_fd_(stop_fd) {}
-  ~Connection() { close(fd_); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
+  explicit HttpConnection(int fd) : fd_(fd) {}
+  ~HttpConnection() { close(fd_); }
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  int fd() const { return fd_; }
 
   // Bytes read and not yet taken.
   std::string in;
 
-  // Reads what has arrived into `in`; false when the client closed, went quiet for the
-  // read timeout, or (`idle`: waiting for its next request) the server stops. Bytes that
-  // have arrived are read even then.
-  bool Fill(bool idle) {
-    if (!Readable(idle)) return false;
+  // Reads what has arrived into `in`; false when the client closed or went quiet for the
+  // read timeout.
+  bool Fill() {
+    if (!Readable(kReadTimeoutMs)) return false;
     char buf[16384];
     ssize_t n = Receive(buf, sizeof buf);
     if (n <= 0) return false;
     in.append(buf, static_cast<size_t>(n));
     return true;
+  }
+
+  // Whether bytes (or the client's close) wait to be read, within `timeout_ms`.
+  bool Readable(int timeout_ms) {
+    pollfd p{fd_, POLLIN, 0};
+    for (;;) {
+      int r = poll(&p, 1, timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      return r > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    }
   }
 
   // Takes `n` bytes from `in` into `out` (appended), reading the rest straight into `out`
@@ -271,7 +289,7 @@ class Connection {
     size_t have = out.size(), want = have + n - buffered;
     out.resize(want);
     while (have < want) {
-      ssize_t got = Readable(false) ? Receive(out.data() + have, want - have) : 0;
+      ssize_t got = Readable(kReadTimeoutMs) ? Receive(out.data() + have, want - have) : 0;
       if (got <= 0) {
         out.resize(have);
         return false;
@@ -286,7 +304,7 @@ class Connection {
   std::optional<std::string> Line(size_t max) {
     size_t end;
     while ((end = in.find('\n')) == std::string::npos) {
-      if (in.size() > max || !Fill(false)) return std::nullopt;
+      if (in.size() > max || !Fill()) return std::nullopt;
     }
     std::string line = in.substr(0, end > 0 && in[end - 1] == '\r' ? end - 1 : end);
     in.erase(0, end + 1);
@@ -347,16 +365,6 @@ class Connection {
   }
 
  private:
-  // Whether bytes (or the client's close) wait to be read, within the read timeout;
-  // `idle`: also false at once when the server stops.
-  bool Readable(bool idle) {
-    pollfd p[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    for (;;) {
-      int r = poll(p, idle ? 2 : 1, kReadTimeoutMs);
-      if (r < 0 && errno == EINTR) continue;
-      return r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-    }
-  }
   ssize_t Receive(char* into, size_t size) {
     ssize_t n;
     do {
@@ -366,8 +374,9 @@ class Connection {
   }
 
   int fd_;
-  int stop_fd_;
 };
+
+namespace {
 
 constexpr const char* kTokenCookie = "trainbench_token";
 
@@ -425,7 +434,7 @@ bool Compressible(std::string_view type) {
 // Writes the answer; false when the connection must close after it (or broke).
 // `head_only`: a HEAD request's answer, the headers a GET would get. `gzip`: the client
 // accepts gzip, and large bodies are sent compressed.
-bool Send(Connection& c, ApiResponse response, const Request& req, bool keep_alive, bool gzip = false,
+bool Send(HttpConnection& c, ApiResponse response, const Request& req, bool keep_alive, bool gzip = false,
           bool head_only = false) {
   std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " + Reason(response.status) + "\r\n";
   for (const auto& [k, v] : response.headers) {
@@ -480,7 +489,7 @@ bool Send(Connection& c, ApiResponse response, const Request& req, bool keep_ali
 }
 
 // A chunked request body into `body`; 0, or the status to refuse it with.
-int ReadChunked(Connection& c, size_t limit, std::string& body) {
+int ReadChunked(HttpConnection& c, size_t limit, std::string& body) {
   for (;;) {
     std::optional<std::string> line = c.Line(1024);
     if (!line) return 400;
@@ -584,42 +593,106 @@ Status HttpServer::Start(const HttpServerOptions& options) {
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length);
   port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                             : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  if (pipe2(stop_pipe_, O_CLOEXEC) != 0) {
+  if (pipe2(stop_pipe_, O_CLOEXEC) != 0 || pipe2(park_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     int e = errno;
-    close(listen_fd_);
-    listen_fd_ = -1;
+    for (int* fd : {&listen_fd_, &stop_pipe_[0], &stop_pipe_[1], &park_pipe_[0], &park_pipe_[1]}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
     return Status::FromErrno("cannot start the server", e);
   }
+  stopping_ = false;
   // Connections made from now on wait in the backlog until the thread takes them.
   workers_ = std::make_unique<WorkerPool>(options_.workers, worker_cpu_ns_);
-  thread_ = std::thread([this] { Accept(); });
+  thread_ = std::thread([this] { Watch(); });
   return Status::Ok();
 }
 
-void HttpServer::Accept() {
+void HttpServer::Watch() {
+  // The connections waiting for their next request (a new one for its first), each with
+  // the time it is closed at if none comes, in the order they began to wait.
+  struct Waiting {
+    std::shared_ptr<HttpConnection> c;
+    int64_t deadline;
+  };
+  std::vector<Waiting> waiting;
+  std::vector<pollfd> fds;
+  auto wait_from_now = [&](std::shared_ptr<HttpConnection> c, int timeout_ms) {
+    waiting.push_back({std::move(c), MonotonicNanos() + int64_t{timeout_ms} * 1'000'000});
+  };
   for (;;) {
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
-    if (poll(p, 2, -1) < 0) {
+    fds.assign({{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}, {park_pipe_[0], POLLIN, 0}});
+    int64_t now = MonotonicNanos();
+    int64_t soonest = std::numeric_limits<int64_t>::max();
+    for (const Waiting& w : waiting) {
+      fds.push_back({w.c->fd(), POLLIN, 0});
+      soonest = std::min(soonest, w.deadline);
+    }
+    int timeout =
+        waiting.empty() ? -1 : static_cast<int>(std::max<int64_t>(0, soonest - now) / 1'000'000) + 1;
+    if (poll(fds.data(), fds.size(), timeout) < 0) {
       if (errno == EINTR) continue;
-      return;
+      break;
     }
-    if (p[1].revents != 0) return;
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-      // Out of descriptors or memory: the connection waits in the backlog a moment.
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) poll(nullptr, 0, 10);
-      continue;
+    if (fds[1].revents != 0) break;
+    now = MonotonicNanos();
+    // Those with a request (or a close) to read go to a worker; those past their time close.
+    std::vector<Waiting> still;
+    still.reserve(waiting.size());
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if ((fds[3 + i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) != 0) {
+        workers_->Enqueue([this, c = std::move(waiting[i].c)] { Serve(c); });
+      } else if (waiting[i].deadline > now) {
+        still.push_back(std::move(waiting[i]));
+      }
     }
-    // Headers and body may go out separately: without this the body would wait for the
-    // client's delayed ACK, 40 ms per request.
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    workers_->Enqueue([this, fd] { Serve(fd); });
+    waiting.swap(still);
+    if (fds[2].revents != 0) {
+      char drain[256];
+      while (read(park_pipe_[0], drain, sizeof drain) > 0) {
+      }
+      std::lock_guard lock(park_mu_);
+      for (std::shared_ptr<HttpConnection>& c : parked_)
+        wait_from_now(std::move(c), options_.idle_timeout_ms);
+      parked_.clear();
+    }
+    if (fds[0].revents != 0) {
+      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        // Headers and body may go out separately: without this the body would wait for the
+        // client's delayed ACK, 40 ms per request.
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        // Watched like the others until its request arrives (a browser opens connections
+        // ahead of its requests).
+        wait_from_now(std::make_shared<HttpConnection>(fd), kReadTimeoutMs);
+      } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors or memory: close the longest waiting, and the new connection
+        // waits in the backlog a moment.
+        if (!waiting.empty()) waiting.erase(waiting.begin());
+        poll(nullptr, 0, 10);
+      }
+    }
+    // Too many waiting: the ones that have waited longest close first.
+    if (waiting.size() > options_.max_idle_connections)
+      waiting.erase(waiting.begin(),
+                    waiting.end() - static_cast<std::ptrdiff_t>(options_.max_idle_connections));
   }
+  // Stopping: those waiting close, and those handed back from now on.
+  std::lock_guard lock(park_mu_);
+  stopping_ = true;
+  parked_.clear();
 }
 
-void HttpServer::Serve(int fd) {
-  Connection c(fd, stop_pipe_[0]);
+void HttpServer::Park(std::shared_ptr<HttpConnection> c) {
+  std::lock_guard lock(park_mu_);
+  if (stopping_) return;  // closed
+  parked_.push_back(std::move(c));
+  (void)!write(park_pipe_[1], "p", 1);  // a full pipe has woken the thread already
+}
+
+void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
+  HttpConnection& c = *held;
   size_t largest = options_.max_body_bytes;
   for (const auto& [prefix, limit] : options_.large_bodies) largest = std::max(largest, limit);
   for (;;) {
@@ -645,7 +718,9 @@ void HttpServer::Serve(int fd) {
         c.Linger();
         return;
       }
-      if (!c.Fill(c.in.empty())) return;
+      // Between requests, a client that goes quiet waits in the accepting thread's poll.
+      if (c.in.empty() && !c.Readable(kNextRequestGraceMs)) return Park(std::move(held));
+      if (!c.Fill()) return;
     }
     Request req;
     std::string why = "the request's line and headers exceed 64 KiB";
@@ -752,9 +827,9 @@ void HttpServer::Stop() {
   listen_fd_ = -1;
   workers_->Shutdown();
   workers_.reset();
-  for (int& fd : stop_pipe_) {
-    close(fd);
-    fd = -1;
+  for (int* fd : {&stop_pipe_[0], &stop_pipe_[1], &park_pipe_[0], &park_pipe_[1]}) {
+    close(*fd);
+    *fd = -1;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,11 +61,18 @@ struct HttpServerOptions {
   std::vector<std::pair<std::string, size_t>> large_bodies;
   // Files served for GET requests no handler answers ("/" is index.html); "" for none.
   std::string static_dir;
-  // Threads answering connections at most, started as connections need them (a
-  // WorkerPool). Each waits up to 5 s for the next request on a kept-alive connection, so
-  // a server for many browsers and clients needs many; one for a single script few.
+  // Threads answering requests at most, started as requests need them (a WorkerPool). A
+  // kept-alive connection holds one only while it is asking: between requests it waits in
+  // the accepting thread's poll, so the threads bound how many requests are answered at
+  // once, not how many browsers and scripts stay connected.
   size_t workers = 64;
+  // How long a kept-alive connection may wait for its next request before it is closed,
+  // and how many may wait at once (beyond that the longest waiting is closed first).
+  int idle_timeout_ms = 30000;
+  size_t max_idle_connections = 512;
 };
+
+class HttpConnection;  // one client's socket and what it sent that is not read yet
 
 class HttpServer {
  public:
@@ -84,15 +92,24 @@ class HttpServer {
   int64_t worker_cpu_ns() const { return worker_cpu_ns_.load(std::memory_order_relaxed); }
 
  private:
-  void Accept();       // the accepting thread
-  void Serve(int fd);  // one connection, on a worker, until it closes
+  // The accepting thread: takes new connections and watches the idle ones, handing each
+  // to a worker when its next request arrives.
+  void Watch();
+  // One connection's requests, on a worker, until it goes quiet (then it is handed back to
+  // the accepting thread) or closes.
+  void Serve(std::shared_ptr<HttpConnection> c);
+  void Park(std::shared_ptr<HttpConnection> c);  // hands a quiet connection back
 
   std::vector<ApiHandler> handlers_;
   HttpServerOptions options_;
   int listen_fd_ = -1;
-  // Written once by Stop() and never read, so it stays readable: every thread that waits
-  // for a connection or a connection's next request sees it and lets go.
+  // Written once by Stop() and never read, so it stays readable.
   int stop_pipe_[2] = {-1, -1};
+  // A byte for each connection a worker hands back, to wake the accepting thread.
+  int park_pipe_[2] = {-1, -1};
+  std::mutex park_mu_;
+  std::vector<std::shared_ptr<HttpConnection>> parked_;  // handed back, not yet watched
+  bool stopping_ = false;                                // then they are closed instead
   std::unique_ptr<WorkerPool> workers_;
   std::thread thread_;
   int port_ = 0;

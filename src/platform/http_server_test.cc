@@ -8,8 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "base/strings.h"
 
@@ -38,6 +40,44 @@ std::optional<ApiResponse> Echo(const ApiRequest& req) {
   return ApiResponse{200, "text/plain", text, nullptr, {}};
 }
 
+// A connection to the server on this machine at `port`.
+int ConnectTo(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  return fd;
+}
+
+// Sends `request` on the open connection `fd` and reads its answer (a Content-Length
+// body); "" when the server closed the connection instead.
+std::string Ask(int fd, const std::string& request) {
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) return "";
+  std::string answer;
+  char buf[4096];
+  for (;;) {
+    size_t head = answer.find("\r\n\r\n");
+    if (head != std::string::npos) {
+      size_t at = answer.find("Content-Length: ");
+      size_t length = at == std::string::npos ? 0 : std::stoul(answer.substr(at + 16));
+      if (answer.size() >= head + 4 + length) return answer;
+    }
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return "";
+    answer.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// Whether the server closed `fd` (reads end) within `seconds`.
+bool ClosedByServer(int fd, int seconds) {
+  timeval limit{seconds, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  char buf[64];
+  return read(fd, buf, sizeof buf) == 0;
+}
+
 class HttpServerWire : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -46,15 +86,7 @@ class HttpServerWire : public ::testing::Test {
     ASSERT_TRUE(server_.Start(options).ok());
   }
 
-  int Connect() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(server_.port()));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    return fd;
-  }
+  int Connect() { return ConnectTo(server_.port()); }
 
   // Everything the server sends for `bytes` until it closes the connection.
   std::string Exchange(const std::string& bytes) {
@@ -171,6 +203,56 @@ TEST_F(HttpServerWire, StopClosesIdleConnectionsAndTheAddressCanBeTakenAgain) {
   Status refused = taken.Start(same);
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find(std::to_string(port)), std::string::npos) << refused.message();
+}
+
+// MLflow's client (requests) and browsers keep their connections open between requests,
+// for minutes; a server for a cluster's scripts has more of them than threads.
+TEST(HttpServerConnections, QuietKeptAliveConnectionsHoldNoThread) {
+  HttpServer server({Echo});
+  HttpServerOptions options;
+  options.workers = 1;
+  ASSERT_TRUE(server.Start(options).ok());
+  std::vector<int> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(ConnectTo(server.port()));
+    // Each answered while the ones before stay connected, quiet, with the one thread.
+    EXPECT_NE(Ask(clients.back(), "GET /first/" + std::to_string(i) + " HTTP/1.1\r\n\r\n")
+                  .find("GET /first/" + std::to_string(i) + " body=0"),
+              std::string::npos);
+  }
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NE(Ask(clients[i], "GET /again HTTP/1.1\r\n\r\n").find("GET /again body=0"), std::string::npos)
+        << "connection " << i << " was closed while it waited";
+  }
+  for (int fd : clients) close(fd);
+}
+
+TEST(HttpServerConnections, QuietConnectionsCloseAfterTheIdleTimeoutAndBeyondTheLimitOldestFirst) {
+  HttpServer server({Echo});
+  HttpServerOptions options;
+  options.idle_timeout_ms = 300;
+  ASSERT_TRUE(server.Start(options).ok());
+  int quiet = ConnectTo(server.port());
+  ASSERT_NE(Ask(quiet, "GET /x HTTP/1.1\r\n\r\n"), "");
+  EXPECT_TRUE(ClosedByServer(quiet, 10));
+  close(quiet);
+
+  HttpServer limited({Echo});
+  HttpServerOptions two;
+  two.max_idle_connections = 2;
+  ASSERT_TRUE(limited.Start(two).ok());
+  server.Stop();
+  std::vector<int> clients;
+  for (int i = 0; i < 3; ++i) {
+    int fd = ConnectTo(limited.port());
+    ASSERT_NE(Ask(fd, "GET /x HTTP/1.1\r\n\r\n"), "");
+    clients.push_back(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // it begins to wait before the next
+  }
+  EXPECT_TRUE(ClosedByServer(clients[0], 10)) << "the longest waiting closes";
+  EXPECT_NE(Ask(clients[1], "GET /y HTTP/1.1\r\n\r\n"), "");
+  EXPECT_NE(Ask(clients[2], "GET /y HTTP/1.1\r\n\r\n"), "");
+  for (int fd : clients) close(fd);
 }
 
 }  // namespace

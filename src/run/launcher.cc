@@ -35,8 +35,8 @@ namespace {
 constexpr int64_t kOutputDrainMs = 2000;
 // How long a part of a distributed run waits for part 0 to record the run.
 constexpr int64_t kAttachTimeoutMs = 120000;
-// Threads of the run's tracking server: enough for every rank of a node holding a
-// kept-alive connection (MLflow's client does), a quarter of a shared server's.
+// Threads of the run's tracking server: requests it answers at once (its clients' kept-alive
+// connections wait between requests without one), a quarter of a shared server's.
 constexpr size_t kTrackingWorkers = 16;
 
 std::string CurrentDirectory() {
