@@ -13,20 +13,42 @@ bool Finished(const RunRecord& run) { return run.end_ms > 0 && run.status != kRu
 SeriesReader::SeriesReader(Store& store, size_t cache_points) : store_(store), cache_points_(cache_points) {}
 
 Result<std::shared_ptr<const std::vector<SeriesInfo>>> SeriesReader::SeriesOf(const RunRecord& run) {
-  bool finished = Finished(run);
-  if (finished) {
+  Result<std::vector<std::shared_ptr<const std::vector<SeriesInfo>>>> one = SeriesOfRuns({&run, 1});
+  if (!one.ok()) return one.status();
+  return std::move(one->front());
+}
+
+Result<std::vector<std::shared_ptr<const std::vector<SeriesInfo>>>> SeriesReader::SeriesOfRuns(
+    std::span<const RunRecord> runs) {
+  std::vector<std::shared_ptr<const std::vector<SeriesInfo>>> out(runs.size());
+  std::vector<std::string> unknown;
+  {
     std::lock_guard lock(mu_);
-    if (auto it = series_of_.find(run.id); it != series_of_.end()) return it->second;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto it = Finished(runs[i]) ? series_of_.find(runs[i].id) : series_of_.end();
+      if (it != series_of_.end()) {
+        out[i] = it->second;
+      } else {
+        unknown.push_back(runs[i].id);
+      }
+    }
   }
-  Result<std::vector<SeriesInfo>> listed = store_.ListSeries(run.id);
+  if (unknown.empty()) return out;
+  Result<std::vector<SeriesInfo>> listed = store_.ListSeriesOfRuns(unknown);
   if (!listed.ok()) return listed.status();
-  auto series = std::make_shared<const std::vector<SeriesInfo>>(std::move(*listed));
-  if (finished) {
-    std::lock_guard lock(mu_);
-    if (series_of_.size() >= 100000) series_of_.clear();  // a bound, not a policy: it is cheap to refill
-    series_of_[run.id] = series;
+  std::unordered_map<std::string, std::vector<SeriesInfo>> by_run;
+  for (SeriesInfo& s : *listed) by_run[s.run_id].push_back(std::move(s));
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (out[i]) continue;
+    auto series = std::make_shared<const std::vector<SeriesInfo>>(std::move(by_run[runs[i].id]));
+    if (Finished(runs[i])) {
+      if (series_of_.size() >= 100000) series_of_.clear();  // a bound, not a policy: it is cheap to refill
+      series_of_[runs[i].id] = series;
+    }
+    out[i] = std::move(series);
   }
-  return series;
+  return out;
 }
 
 Result<std::shared_ptr<const std::vector<Point>>> SeriesReader::Points(int64_t series_id, bool finished,
@@ -296,17 +318,44 @@ void SeriesReader::Keep(int64_t series_id, const std::shared_ptr<const std::vect
   if (overviews_.emplace(series_id, described).second) overview_bytes_ += bytes;
 }
 
+Status SeriesReader::ReadOverviewsAhead(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets) {
+  std::vector<int64_t> ids;
+  {
+    std::lock_guard lock(mu_);
+    for (auto [id, finished] : series) {
+      if (finished && overviews_.count(id) == 0 && cache_.count(id) == 0) ids.push_back(id);
+    }
+  }
+  if (ids.size() < 2) return Status::Ok();                                 // PointsForChart reads one as well
+  int64_t min_points = static_cast<int64_t>(buckets) * kSummaryGroups[0];  // as PointsForChart asks
+  Result<std::vector<SeriesOverview>> read = store_.ReadSeriesOverviews(ids, min_points);
+  if (!read.ok()) return read.status();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if ((*read)[i].unsealed) continue;  // a crashed run's provisional chunk: PointsForChart reads it
+    Result<std::optional<std::vector<ChunkRecord>>> described = Described(ids[i], (*read)[i], min_points);
+    if (!described.ok()) return described.status();
+    if (*described) Keep(ids[i], std::make_shared<const std::vector<ChunkRecord>>(std::move(**described)));
+  }
+  return Status::Ok();
+}
+
 Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int64_t series_id,
                                                                              int64_t min_points) {
   Result<SeriesOverview> overview = store_.ReadSeriesOverview(series_id, min_points);
   if (!overview.ok()) return overview.status();
-  if (overview->covered_points != overview->sealed_points || overview->sealed_points < min_points)
+  return Described(series_id, *overview, min_points);
+}
+
+Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::Described(int64_t series_id,
+                                                                        const SeriesOverview& overview,
+                                                                        int64_t min_points) {
+  if (overview.covered_points != overview.sealed_points || overview.sealed_points < min_points)
     return std::optional<std::vector<ChunkRecord>>();
   std::vector<ChunkRecord> chunks;
-  for (const std::string& block : overview->blocks)
+  for (const std::string& block : overview.blocks)
     TB_RETURN_IF_ERROR(DecodeOverview(block, series_id, chunks));
   // Every chunk sealed and described (a finished run's series): nothing else to read.
-  if (!overview->unsealed) return std::optional<std::vector<ChunkRecord>>(std::move(chunks));
+  if (!overview.unsealed) return std::optional<std::vector<ChunkRecord>>(std::move(chunks));
   // The chunks begun after the last one described: the provisional chunk, and any sealed
   // since the overview was read (the writer's checkpoint in between), read whole.
   int64_t after = std::numeric_limits<int64_t>::min();

@@ -8,6 +8,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,9 @@ class SeriesReader {
 
   // The series of a run; a finished run's are kept (they no longer change).
   Result<std::shared_ptr<const std::vector<SeriesInfo>>> SeriesOf(const RunRecord& run);
+  // The same for several runs, in their order, those not kept read in one go.
+  Result<std::vector<std::shared_ptr<const std::vector<SeriesInfo>>>> SeriesOfRuns(
+      std::span<const RunRecord> runs);
   // Every point of a series in time order (cached sealed chunks, then the newer points).
   // `finished`: the series' run has ended, so a cached copy is complete.
   Result<std::shared_ptr<const std::vector<Point>>> Points(int64_t series_id, bool finished = false,
@@ -45,6 +49,9 @@ class SeriesReader {
   };
   Result<Window> PointsForChart(int64_t series_id, bool finished, int64_t from_ms, int64_t to_ms,
                                 size_t buckets, bool retried = false);
+  // Before PointsForChart of many finished series with the same `buckets`: their overviews
+  // read in one go (one query, not one a series) and kept. `series`: (id, finished).
+  Status ReadOverviewsAhead(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets);
 
   // What a workload's mean of the whole series in `buckets` buckets needs, in time order,
   // each point's `step` saying how many points it stands for and `spans` the times they span:
@@ -73,6 +80,9 @@ class SeriesReader {
   // (sealed before there were overviews), or when the sealed chunks hold fewer than
   // `min_points` points (what the caller needs for the overview to serve it).
   Result<std::optional<std::vector<ChunkRecord>>> OverviewChunks(int64_t series_id, int64_t min_points);
+  // The same from the overview as read.
+  Result<std::optional<std::vector<ChunkRecord>>> Described(int64_t series_id, const SeriesOverview& overview,
+                                                            int64_t min_points);
   // Keeps a finished run's series' overview (what OverviewChunks gave) for its next charts.
   void Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described);
 

@@ -80,11 +80,13 @@ std::vector<ServeApi::Call::Selected> ServeApi::Call::Select(const std::vector<R
                                                              const std::string& metric,
                                                              const std::optional<std::string>& labels) {
   std::vector<Selected> out;
-  for (const RunRecord& r : runs) {
-    Result<std::shared_ptr<const std::vector<SeriesInfo>>> series = api_.reader_.SeriesOf(r);
-    ThrowIfError(series.status());
-    for (const SeriesInfo& s : **series) {
-      if ((metric.empty() || s.metric == metric) && (!labels || s.labels == *labels)) out.push_back({&r, s});
+  Result<std::vector<std::shared_ptr<const std::vector<SeriesInfo>>>> series =
+      api_.reader_.SeriesOfRuns(runs);
+  ThrowIfError(series.status());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const SeriesInfo& s : *(*series)[i]) {
+      if ((metric.empty() || s.metric == metric) && (!labels || s.labels == *labels))
+        out.push_back({&runs[i], s});
     }
   }
   if (out.empty() && !metric.empty()) {
@@ -119,6 +121,14 @@ ApiResponse ServeApi::Call::Series() {
     // Every series writes the same x on these places: their texts are made once.
     if (window.grid && !window.place_steps)
       window.grid_texts = GridPlaceTexts(*window.grid, window.budget / 4 * 4);
+  }
+
+  // A budgeted chart of finished runs over time reads their overviews in one query.
+  if (!full && window.axis != XAxis::kStep && !window.since) {
+    std::vector<std::pair<int64_t, bool>> listed;
+    listed.reserve(selected.size());
+    for (const Selected& s : selected) listed.emplace_back(s.series.id, Finished(*s.run));
+    ThrowIfError(api_.reader_.ReadOverviewsAhead(listed, std::max<size_t>(1, window.budget / 4)));
   }
 
   // Also called by the stream after this Call is gone: it holds nothing of it.

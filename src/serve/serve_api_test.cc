@@ -192,10 +192,16 @@ namespace {
 class CountingStore : public ForwardingStore {
  public:
   using ForwardingStore::ForwardingStore;
-  int chunk_data_reads = 0, whole_series_reads = 0, data_queries = 0, summary_reads = 0, overview_reads = 0;
-  Result<SeriesOverview> ReadSeriesOverview(int64_t s, int64_t min_points) override {
+  int chunk_data_reads = 0, whole_series_reads = 0, data_queries = 0, summary_reads = 0, overview_reads = 0,
+      series_lists = 0;
+  Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& r) override {
+    ++series_lists;
+    return inner_.ListSeriesOfRuns(r);
+  }
+  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s,
+                                                          int64_t min_points) override {
     ++overview_reads;
-    return inner_.ReadSeriesOverview(s, min_points);
+    return inner_.ReadSeriesOverviews(s, min_points);
   }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     ++summary_reads;
@@ -589,6 +595,55 @@ TEST_F(LongSeriesTest, AFinishedRunsChartAskedAgainReadsNothingFromTheStore) {
   ExpectSpikeAndFloor(hx, hy);
   EXPECT_EQ(counting_->overview_reads, 1);
   EXPECT_EQ(counting_->data_queries, queries);
+}
+
+TEST_F(LongSeriesTest, AChartOfManyFinishedRunsReadsTheirSeriesAndOverviewsInOneQueryEach) {
+  // Two more finished runs like the first, their spikes elsewhere.
+  std::vector<std::string> ids = {run_.id};
+  for (int k = 1; k <= 2; ++k) {
+    RunRecord other = run_;
+    other.id = NewRunId();
+    other.name = "other" + std::to_string(k);
+    ASSERT_TRUE(store_->CreateRun(other).ok());
+    SeriesWriter writer(*store_, other.id);
+    for (int i = 0; i < kPoints; ++i) {
+      double v = i == kSpike - k * 20000 ? 400.0 : 100.0 + (i % 50);
+      writer.Append("gpu.power.draw_watts", "gpu=0", {kStart + i * 100, v, kNoStep});
+    }
+    ASSERT_TRUE(writer.Close().ok());
+    ASSERT_TRUE(store_->FinishRun(other.id, kStart + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+    ids.push_back(other.id);
+  }
+  auto chart = [&](Store& store, const std::vector<std::string>& runs) {
+    ServeApi fresh(store);
+    std::string list;
+    for (const std::string& id : runs) list += (list.empty() ? "" : ",") + id;
+    ApiResponse r = fresh.Handle({"GET",
+                                  "/api/v1/series",
+                                  {{"runs", list}, {"metric", "gpu.power.draw_watts"}, {"budget", "2000"}},
+                                  ""});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body)["series"];
+  };
+  CountingStore counting(*store_);
+  json all = chart(counting, ids);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(counting.series_lists, 1) << "the three runs' series in one read";
+  EXPECT_EQ(counting.overview_reads, 1) << "the three series' overviews in one read";
+  EXPECT_EQ(counting.data_queries, 0) << "no chunk read";
+  // Each series' values as drawn when asked for alone, its spike in its own bucket (several
+  // runs share a grid of 500 buckets of 20 s, x at their places).
+  for (size_t k = 0; k < ids.size(); ++k) {
+    EXPECT_EQ(all[k]["run"], ids[k]);
+    json alone = chart(*store_, {ids[k]})[0];
+    EXPECT_EQ(all[k]["y"], alone["y"]);
+    std::vector<double> x = all[k]["x"].get<std::vector<double>>(),
+                        y = all[k]["y"].get<std::vector<double>>();
+    auto spike = std::find(y.begin(), y.end(), 400.0);
+    ASSERT_NE(spike, y.end());
+    EXPECT_NEAR(x[static_cast<size_t>(spike - y.begin())], (kSpike - static_cast<int>(k) * 20000) * 0.1,
+                20.0);
+  }
 }
 
 TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {

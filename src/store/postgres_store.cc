@@ -325,10 +325,11 @@ class PostgresStore : public Store {
     return InOrderOfIds(ids, std::move(*found));
   }
 
-  Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
+  Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& run_ids) override {
     Result<pg::Rows> rows =
-        Query({"SELECT id, run_id, metric, labels FROM series WHERE run_id = $1 ORDER BY metric, labels",
-               {Text(run_id)}});
+        Query({"SELECT id, run_id, metric, labels FROM series WHERE run_id = ANY($1::text[]) "
+               "ORDER BY run_id, metric, labels",
+               {Text(TextArray(run_ids))}});
     if (!rows.ok()) return rows.status();
     return Collect<SeriesInfo>(*rows, [&](int i) {
       return SeriesInfo{rows->Int(i, 0), rows->Str(i, 1), rows->Str(i, 2), rows->Str(i, 3)};
@@ -361,18 +362,16 @@ class PostgresStore : public Store {
     });
   }
 
-  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points) override {
-    Result<pg::Rows> rows = Query({OverviewSelect("$1", "$2"), {Int(series_id), Int(min_points)}});
+  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
+                                                          int64_t min_points) override {
+    std::string ids;
+    for (int64_t id : series_ids) ids += (ids.empty() ? "{" : ",") + std::to_string(id);
+    Result<pg::Rows> rows = Query({OverviewSelect("= ANY($1::bigint[])", "$2"),
+                                   {Text(ids.empty() ? "{}" : ids + "}"), Int(min_points)}});
     if (!rows.ok()) return rows.status();
-    SeriesOverview out;
-    for (int i = 0; i < rows->size(); ++i) {
-      out.sealed_points = rows->Int(i, 0);
-      out.unsealed = rows->Int(i, 3) > 0;
-      if (rows->IsNull(i, 1)) continue;
-      out.covered_points += rows->Int(i, 1);
-      if (!rows->IsNull(i, 2)) out.blocks.push_back(rows->Str(i, 2));
-    }
-    return out;
+    OverviewRows overviews;
+    for (int i = 0; i < rows->size(); ++i) overviews.Add(pg::Row{*rows, i});
+    return overviews.Take(series_ids);
   }
 
   Result<ChunkRecord> ReadChunkData(int64_t chunk_id) override {

@@ -529,11 +529,15 @@ class SqliteStore : public Store {
     return InOrderOfIds(ids, std::move(*found));
   }
 
-  Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) override {
+  Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& run_ids) override {
     std::lock_guard lock(mu_);
-    Statement st(*statements_,
-                 "SELECT id, run_id, metric, labels FROM series WHERE run_id = ? ORDER BY metric, labels");
-    st.Bind(1, run_id);
+    // One run's by the index on (run_id, metric, labels); several with json_each.
+    Statement st(*statements_, run_ids.size() == 1 ? "SELECT id, run_id, metric, labels FROM series "
+                                                     "WHERE run_id = ?1 ORDER BY metric, labels"
+                                                   : "SELECT id, run_id, metric, labels FROM series WHERE "
+                                                     "run_id IN (SELECT value FROM json_each(?1)) "
+                                                     "ORDER BY run_id, metric, labels");
+    st.Bind(1, run_ids.size() == 1 ? run_ids[0] : nlohmann::json(run_ids).dump());
     return Rows<SeriesInfo>(st, "cannot list series", [&](Statement& row) {
       return SeriesInfo{row.Int(0), row.Text(1), row.Text(2), row.Text(3)};
     });
@@ -572,22 +576,23 @@ class SqliteStore : public Store {
                              [&](Statement& row) { return ChunkFromRow(row, series_id, ChunkBlobs::kData); });
   }
 
-  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points) override {
+  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
+                                                          int64_t min_points) override {
     std::lock_guard lock(mu_);
-    std::string sql = OverviewSelect("?1", "?2");
+    std::string sql =
+        OverviewSelect(series_ids.size() == 1 ? "= ?1" : "IN (SELECT value FROM json_each(?1))", "?2");
     Statement st(*statements_, sql);
-    st.Bind(1, series_id).Bind(2, min_points);
-    SeriesOverview out;
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) {
-      out.sealed_points = st.Int(0);
-      out.unsealed = st.Int(3) > 0;
-      if (st.IsNull(1)) continue;
-      out.covered_points += st.Int(1);
-      if (!st.IsNull(2)) out.blocks.push_back(st.Text(2));
+    if (series_ids.size() == 1) {
+      st.Bind(1, series_ids[0]);
+    } else {
+      st.Bind(1, nlohmann::json(series_ids).dump());
     }
-    if (rc != SQLITE_DONE) return Error("cannot read the overview of series " + std::to_string(series_id));
-    return out;
+    st.Bind(2, min_points);
+    OverviewRows rows;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) rows.Add(st);
+    if (rc != SQLITE_DONE) return Error("cannot read the overviews of series");
+    return rows.Take(series_ids);
   }
 
   Result<ChunkRecord> ReadChunkData(int64_t chunk_id) override {

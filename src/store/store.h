@@ -239,7 +239,11 @@ class Store {
   // Runs by their whole ids (as NewRunId makes), in the order of `ids`, each once; an id
   // that is no run is left out. What a chart of 50 runs reads in one go rather than 50.
   virtual Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) = 0;
-  virtual Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) = 0;
+  // The series of several runs in one read: ordered by run id, a run's by metric and labels.
+  // What a chart of 50 runs reads in one go rather than 50.
+  virtual Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& run_ids) = 0;
+  // A run's series, by metric and labels.
+  Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) { return ListSeriesOfRuns({run_id}); }
   // The totals of each series of a run, in ListSeries' order: the figures kept beside the
   // series for its sealed chunks plus its provisional chunks, without reading every chunk.
   virtual Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) = 0;
@@ -250,10 +254,17 @@ class Store {
   // The same with their summaries (levels of detail) but not their data: what a chart of a
   // wide range reads instead of every point.
   virtual Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) = 0;
-  // The series' overview: a few rows, however many chunks it has. Its blocks only when its
-  // sealed chunks hold `min_points` points or more (else just the counts: a chart of few
-  // points a bucket does not need them).
-  virtual Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points = 0) = 0;
+  // The series' overviews, one for each id in the order given (an id that is no series has
+  // an empty one), in one read: a few rows a series, however many chunks it has. Each
+  // one's blocks only when its sealed chunks hold `min_points` points or more (else just
+  // the counts: a chart of few points a bucket does not need them).
+  virtual Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
+                                                                  int64_t min_points = 0) = 0;
+  Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points = 0) {
+    Result<std::vector<SeriesOverview>> read = ReadSeriesOverviews({series_id}, min_points);
+    if (!read.ok()) return read.status();
+    return std::move(read->front());
+  }
   // One chunk's encoded points and, when it shares them, its times (ChunkRecord's data and
   // times; nothing else is filled in).
   virtual Result<ChunkRecord> ReadChunkData(int64_t chunk_id) = 0;

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "store/store.h"
 
@@ -57,12 +59,39 @@ inline std::string ChunkDataSelect(const char* placeholder) {
 // chunks_provisional), for the series in parameter 1; the blocks' data NULL when the
 // sealed points are fewer than parameter 2. `p1` and `p2` are the dialect's placeholders.
 // One statement, so one snapshot: a chunk sealed meanwhile is in both or in neither.
-inline std::string OverviewSelect(const char* p1, const char* p2) {
-  return std::string("SELECT s.sealed_count, o.points, CASE WHEN s.sealed_count >= ") + p2 +
+inline std::string OverviewSelect(const char* series_in, const char* min_points) {
+  return std::string("SELECT s.id, s.sealed_count, o.points, CASE WHEN s.sealed_count >= ") + min_points +
          " THEN o.data END, (SELECT count(*) FROM chunks c WHERE c.series_id = s.id AND c.sealed = 0) "
-         "FROM series s LEFT JOIN series_overview o ON o.series_id = s.id WHERE s.id = " +
-         p1 + " ORDER BY o.block";
+         "FROM series s LEFT JOIN series_overview o ON o.series_id = s.id WHERE s.id " +
+         series_in + " ORDER BY s.id, o.block";
 }
+
+// ReadSeriesOverviews' answer, made from OverviewSelect's rows.
+class OverviewRows {
+ public:
+  template <typename Row>
+  void Add(const Row& row) {
+    SeriesOverview& o = by_id_[row.Int(0)];
+    o.sealed_points = row.Int(1);
+    o.unsealed = row.Int(4) > 0;
+    if (row.IsNull(2)) return;
+    o.covered_points += row.Int(2);
+    if (!row.IsNull(3)) o.blocks.push_back(row.Text(3));
+  }
+  // One for each of `ids`, in their order.
+  std::vector<SeriesOverview> Take(const std::vector<int64_t>& ids) {
+    std::vector<SeriesOverview> out;
+    out.reserve(ids.size());
+    for (int64_t id : ids) {
+      auto it = by_id_.find(id);
+      out.push_back(it == by_id_.end() ? SeriesOverview{} : it->second);
+    }
+    return out;
+  }
+
+ private:
+  std::unordered_map<int64_t, SeriesOverview> by_id_;
+};
 
 // A run without its params and tags (they are read apart).
 template <typename Row>

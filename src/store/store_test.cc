@@ -449,6 +449,7 @@ TEST_F(StoreTest, AFinishedRunsOverviewFillsItsPages) {
   }
   std::vector<SeriesInfo> series = store->ListSeries(run.id).value();
   std::vector<std::vector<std::string>> before;
+  before.reserve(series.size());
   for (const SeriesInfo& si : series) before.push_back(store->ReadSeriesOverview(si.id, 0).value().blocks);
   auto grown = LeafPages(dir_ / "t.db", "series_overview");
   ASSERT_TRUE(store->FinishRun(run.id, run.start_ms + 10000000, kFinished, 0, std::nullopt, "").ok());
@@ -684,6 +685,46 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
   EXPECT_EQ(none.sealed_points, 0);
   EXPECT_EQ(none.covered_points, 0);
   EXPECT_TRUE(none.blocks.empty());
+  // Several at once (a chart of many runs), in the order asked, each as read alone; an id
+  // that is no series has an empty one.
+  std::vector<SeriesOverview> several =
+      store->ReadSeriesOverviews({empty, series, 987654321, series}, kPoints).value();
+  ASSERT_EQ(several.size(), 4u);
+  EXPECT_EQ(several[0].sealed_points, 0);
+  EXPECT_TRUE(several[0].blocks.empty());
+  SeriesOverview alone = store->ReadSeriesOverview(series, kPoints).value();
+  for (size_t i : {1, 3}) {
+    EXPECT_EQ(several[i].sealed_points, alone.sealed_points);
+    EXPECT_EQ(several[i].covered_points, alone.covered_points);
+    EXPECT_EQ(several[i].blocks, alone.blocks);
+    EXPECT_FALSE(several[i].unsealed);
+  }
+  EXPECT_EQ(several[2].sealed_points, 0);
+  EXPECT_TRUE(several[2].blocks.empty());
+}
+
+TEST_P(BackendTest, TheSeriesOfManyRunsAreListedAtOnce) {
+  auto store = OpenOk();
+  RunRecord a = NewRun(*store), b = NewRun(*store), none = NewRun(*store);
+  for (const char* metric : {"train.loss", "gpu.power.draw_watts"}) {
+    ASSERT_TRUE(store->EnsureSeries(a.id, metric, "").ok());
+    ASSERT_TRUE(store->EnsureSeries(b.id, metric, "gpu=1").ok());
+  }
+  ASSERT_TRUE(store->EnsureSeries(b.id, "gpu.power.draw_watts", "gpu=0").ok());
+  std::vector<SeriesInfo> both = store->ListSeriesOfRuns({b.id, none.id, a.id}).value();
+  ASSERT_EQ(both.size(), 5u);
+  // Each run's as ListSeries lists them (by metric, labels), the runs by id.
+  std::vector<SeriesInfo> expected = store->ListSeries(std::min(a.id, b.id)).value();
+  for (const SeriesInfo& s : store->ListSeries(std::max(a.id, b.id)).value()) expected.push_back(s);
+  ASSERT_EQ(expected.size(), 5u);
+  for (size_t i = 0; i < both.size(); ++i) {
+    EXPECT_EQ(both[i].id, expected[i].id) << i;
+    EXPECT_EQ(both[i].run_id, expected[i].run_id) << i;
+    EXPECT_EQ(both[i].metric, expected[i].metric) << i;
+    EXPECT_EQ(both[i].labels, expected[i].labels) << i;
+  }
+  EXPECT_EQ(store->ListSeries(b.id)->at(0).labels, "gpu=0");  // gpu.power.draw_watts, gpu=0 first
+  EXPECT_TRUE(store->ListSeriesOfRuns({none.id}).value().empty());
 }
 
 // Series sampled on the same ticks (one listener's fields) keep their sealed chunks' times

@@ -46,14 +46,17 @@ class ForwardingStore : public Store {
   Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) override {
     return inner_.FindRunsById(ids);
   }
-  Result<std::vector<SeriesInfo>> ListSeries(const std::string& r) override { return inner_.ListSeries(r); }
+  Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& r) override {
+    return inner_.ListSeriesOfRuns(r);
+  }
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& r) override {
     return inner_.ListSeriesTotals(r);
   }
-  Result<SeriesOverview> ReadSeriesOverview(int64_t s, int64_t min_points) override {
-    return inner_.ReadSeriesOverview(s, min_points);
+  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s,
+                                                          int64_t min_points) override {
+    return inner_.ReadSeriesOverviews(s, min_points);
   }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     return inner_.ReadChunkSummaries(s);
