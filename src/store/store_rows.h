@@ -54,11 +54,12 @@ inline std::string ChunkDataSelect(const char* placeholder) {
   return std::string("SELECT c.data, t.data") + kChunkWithTimes + " WHERE c.id = " + placeholder;
 }
 
-// A series' sealed points, its overview's blocks in order (one row with NULLs when it has
-// none) and how many of its chunks are not sealed (through the partial index
-// chunks_provisional), for the series in parameter 1; the blocks' data NULL when the
-// sealed points are fewer than parameter 2. `p1` and `p2` are the dialect's placeholders.
-// One statement, so one snapshot: a chunk sealed meanwhile is in both or in neither.
+// Each series' id, sealed points, its overview's blocks in order (one row with NULLs when
+// it has none) and how many of its chunks are not sealed (through the partial index
+// chunks_provisional), for the series whose id `series_in` admits (the dialect's test of
+// s.id: "= ?1", "= ANY($1::bigint[])"); the blocks' data NULL when the sealed points are
+// fewer than the placeholder `min_points`. One statement, so one snapshot: a chunk sealed
+// meanwhile is in both or in neither.
 inline std::string OverviewSelect(const char* series_in, const char* min_points) {
   return std::string("SELECT s.id, s.sealed_count, o.points, CASE WHEN s.sealed_count >= ") + min_points +
          " THEN o.data END, (SELECT count(*) FROM chunks c WHERE c.series_id = s.id AND c.sealed = 0) "
