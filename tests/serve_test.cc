@@ -17,6 +17,7 @@
 #include "metrics/catalog.h"
 #include "platform/process.h"
 #include "store/series_writer.h"
+#include "tests/helpers/free_port.h"
 #include "tests/helpers/recorded_trace.h"
 #include "tests/helpers/scratch_directory.h"
 
@@ -522,12 +523,8 @@ TEST_F(ServeTest, OtherAddressesNeedATokenAndEveryRequestCarriesIt) {
 
 // What the server answers on a raw connection to `request` (status line and on).
 std::string RawExchange(int port, const std::string& request) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return "";
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return "";
   (void)!write(fd, request.data(), request.size());
   std::string answer;
   char buf[4096];
@@ -556,12 +553,8 @@ TEST_F(ServeTest, StrangersCannotExhaustTheServer) {
   // Sixteen idle connections and eight that send half a request leave the server answering.
   std::vector<int> idle;
   for (int i = 0; i < 24; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port_));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    int fd = ConnectLoopback(port_);
+    ASSERT_GE(fd, 0);
     if (i >= 16) (void)!write(fd, "GET /api/v1/experiments HTTP/1.1\r\n", 34);
     idle.push_back(fd);
   }

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "tests/helpers/free_port.h"
 
 namespace tb {
 namespace {
@@ -42,12 +43,8 @@ std::optional<ApiResponse> Echo(const ApiRequest& req) {
 
 // A connection to the server on this machine at `port`.
 int ConnectTo(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  int fd = ConnectLoopback(port);
+  EXPECT_GE(fd, 0) << "cannot connect to port " << port;
   return fd;
 }
 
