@@ -4,9 +4,26 @@
 #include <iterator>
 #include <limits>
 
+#include "base/time.h"
 #include "store/chunk_summary.h"
 
 namespace tb {
+
+namespace {
+// What PointsForChart asks of an overview: a bucket covering the smallest summary level's
+// group; and MeansForChart: a bucket covering two groups of means. Fewer points a bucket
+// than kEveryPointMeans, and MeansForChart reads every point.
+int64_t ChartOverviewPoints(size_t buckets) { return static_cast<int64_t>(buckets) * kSummaryGroups[0]; }
+int64_t MeansOverviewPoints(size_t buckets) { return static_cast<int64_t>(buckets) * 2 * kMeanGroup; }
+constexpr double kEveryPointMeans = 16;
+// The points SeriesReader::ReadAhead reads in one query at most: 1.5-3 MB encoded. Beyond
+// that a query a series costs less than the memory such a read touches for the first time
+// (`build/bench/pg_store`: the means of 50 runs of 100,000 points, each read whole, took
+// longer read in one query than in 50; docs/PERFORMANCE.md).
+constexpr int64_t kAheadPoints = int64_t{1} << 20;
+// How long what ReadAhead read waits for the call that takes it.
+constexpr int64_t kAheadKeptNanos = int64_t{10} * 1000 * 1000 * 1000;
+}  // namespace
 
 bool Finished(const RunRecord& run) { return run.end_ms > 0 && run.status != kRunning; }
 
@@ -65,9 +82,11 @@ Result<std::shared_ptr<const std::vector<Point>>> SeriesReader::Points(int64_t s
       return it->second.points;
     }
   }
-  // Read for the first time: the chunks with their data in one query.
-  Result<std::vector<ChunkRecord>> chunks =
-      known ? store_.ListChunkInfo(series_id) : store_.ReadChunks(series_id);
+  // Read for the first time: the chunks with their data in one query (or read ahead).
+  std::optional<std::vector<ChunkRecord>> ahead = known || !finished ? std::nullopt : TakeAhead(series_id);
+  Result<std::vector<ChunkRecord>> chunks = ahead   ? Result<std::vector<ChunkRecord>>(std::move(*ahead))
+                                            : known ? store_.ListChunkInfo(series_id)
+                                                    : store_.ReadChunks(series_id);
   if (!chunks.ok()) return chunks.status();
   std::vector<int64_t> sealed;
   std::vector<const ChunkRecord*> sealed_chunks;
@@ -179,7 +198,12 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   // is what a chart on a server just started pays most for (docs/PERFORMANCE.md).
   std::shared_ptr<const std::vector<ChunkRecord>> chunks;
   std::optional<int64_t> level;
-  if (buckets > 0) {
+  // A finished series read ahead (ReadAheadForCharts): its chunks with their data.
+  if (std::optional<std::vector<ChunkRecord>> ahead = finished ? TakeAhead(series_id) : std::nullopt) {
+    level = level_for(*ahead);
+    chunks = std::make_shared<const std::vector<ChunkRecord>>(std::move(*ahead));
+  }
+  if (buckets > 0 && !chunks) {
     std::shared_ptr<const std::vector<ChunkRecord>> described;
     if (finished) {
       std::lock_guard lock(mu_);
@@ -187,7 +211,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     }
     if (!described) {
       Result<std::optional<std::vector<ChunkRecord>>> read =
-          OverviewChunks(series_id, static_cast<int64_t>(buckets) * kSummaryGroups[0]);
+          OverviewChunks(series_id, ChartOverviewPoints(buckets));
       if (!read.ok()) return read.status();
       if (*read) described = std::make_shared<const std::vector<ChunkRecord>>(std::move(**read));
       if (described && finished) Keep(series_id, described);
@@ -255,7 +279,7 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     };
     for (const ChunkRecord& c : *chunks) {
       if (c.last_ms < from_ms || c.first_ms > to_ms) continue;
-      if (group_of(c) > 0) {
+      if (group_of(c) > 0 || !c.data.empty()) {  // drawn from its summary, or read already
         TB_RETURN_IF_ERROR(read_stretch());
         continue;
       }
@@ -318,25 +342,90 @@ void SeriesReader::Keep(int64_t series_id, const std::shared_ptr<const std::vect
   if (overviews_.emplace(series_id, described).second) overview_bytes_ += bytes;
 }
 
-Status SeriesReader::ReadOverviewsAhead(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets) {
-  std::vector<int64_t> ids;
+Status SeriesReader::ReadAheadForCharts(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets,
+                                        bool whole_range) {
+  int64_t overview = ChartOverviewPoints(buckets);
+  return ReadAhead(series, overview, whole_range ? overview : 0);
+}
+
+Status SeriesReader::ReadAheadForMeans(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets) {
+  int64_t overview = MeansOverviewPoints(buckets);
+  return ReadAhead(series, overview, overview);  // fewer points: every chunk is decoded
+}
+
+Status SeriesReader::ReadAheadWhole(const std::vector<std::pair<int64_t, bool>>& series) {
+  return ReadAhead(series, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max());
+}
+
+Status SeriesReader::ReadAhead(const std::vector<std::pair<int64_t, bool>>& series, int64_t overview_points,
+                               int64_t whole_points) {
+  // The short ones are read whole together, up to kAheadPoints (the rest one by one, as
+  // they would be without this).
+  std::vector<int64_t> whole;
+  int64_t whole_total = 0;
+  auto short_one = [&](int64_t id, int64_t points) {
+    if (points >= whole_points) return false;
+    if (whole_total + points <= kAheadPoints) {
+      whole.push_back(id);
+      whole_total += points;
+    }
+    return true;
+  };
+  std::vector<int64_t> ids;  // overviews to read
   {
     std::lock_guard lock(mu_);
     for (auto [id, finished] : series) {
-      if (finished && overviews_.count(id) == 0 && cache_.count(id) == 0) ids.push_back(id);
+      if (!finished || cache_.count(id) != 0 || ahead_.count(id) != 0) continue;
+      if (auto kept = overviews_.find(id); kept != overviews_.end()) {
+        // Kept for a chart that asked less of it: it still tells the series' length.
+        int64_t points = 0;
+        for (const ChunkRecord& c : *kept->second) points += c.count;
+        short_one(id, points);
+        continue;
+      }
+      ids.push_back(id);
     }
   }
-  if (ids.size() < 2) return Status::Ok();                                 // PointsForChart reads one as well
-  int64_t min_points = static_cast<int64_t>(buckets) * kSummaryGroups[0];  // as PointsForChart asks
-  Result<std::vector<SeriesOverview>> read = store_.ReadSeriesOverviews(ids, min_points);
-  if (!read.ok()) return read.status();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if ((*read)[i].unsealed) continue;  // a crashed run's provisional chunk: PointsForChart reads it
-    Result<std::optional<std::vector<ChunkRecord>>> described = Described(ids[i], (*read)[i], min_points);
-    if (!described.ok()) return described.status();
-    if (*described) Keep(ids[i], std::make_shared<const std::vector<ChunkRecord>>(std::move(**described)));
+  if (ids.size() >= 2) {  // (the call's own read of one is as cheap)
+    Result<std::vector<SeriesOverview>> read = store_.ReadSeriesOverviews(ids, overview_points);
+    if (!read.ok()) return read.status();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const SeriesOverview& overview = (*read)[i];
+      if (overview.unsealed) continue;  // a crashed run's provisional chunk: read when drawn
+      if (short_one(ids[i], overview.sealed_points)) continue;
+      Result<std::optional<std::vector<ChunkRecord>>> described =
+          Described(ids[i], overview, overview_points);
+      if (!described.ok()) return described.status();
+      if (*described) Keep(ids[i], std::make_shared<const std::vector<ChunkRecord>>(std::move(**described)));
+    }
+  }
+  if (whole.size() < 2) return Status::Ok();
+  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunksOfSeries(whole);
+  if (!chunks.ok()) return chunks.status();
+  // Kept as read (a point and a half a byte, where decoded points take 24): decoded by the
+  // call that takes them, into memory it frees after, as when it reads them itself.
+  std::unordered_map<int64_t, std::vector<ChunkRecord>> by_series;
+  for (ChunkRecord& c : *chunks) by_series[c.series_id].push_back(std::move(c));
+  int64_t now = MonotonicNanos();
+  std::lock_guard lock(mu_);
+  // Those a request left (it failed before taking them) go after a while.
+  std::erase_if(ahead_, [&](const auto& entry) { return now - entry.second.read_ns > kAheadKeptNanos; });
+  for (auto& [id, parts] : by_series) {
+    // A finished run's chunks are all sealed; one that is not is read by the call itself.
+    if (std::all_of(parts.begin(), parts.end(), [](const ChunkRecord& c) { return c.sealed; }))
+      ahead_[id] = Ahead{std::move(parts), now};
   }
   return Status::Ok();
+}
+
+std::optional<std::vector<ChunkRecord>> SeriesReader::TakeAhead(int64_t series_id) {
+  std::lock_guard lock(mu_);
+  auto it = ahead_.find(series_id);
+  if (it == ahead_.end()) return std::nullopt;
+  std::optional<std::vector<ChunkRecord>> taken;
+  if (MonotonicNanos() - it->second.read_ns <= kAheadKeptNanos) taken = std::move(it->second.chunks);
+  ahead_.erase(it);
+  return taken;
 }
 
 Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int64_t series_id,
@@ -373,12 +462,16 @@ Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::Described(int64_t 
 
 Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool finished, size_t buckets,
                                                          bool retried) {
+  auto every_point_of = [](std::shared_ptr<const std::vector<Point>> all) {
+    int64_t newest = 0;
+    for (const Point& p : *all) newest = std::max(newest, p.time_ms);
+    auto size = static_cast<int64_t>(all->size());
+    return Window{std::move(all), size, 1, newest};
+  };
   auto every_point = [&]() -> Result<Window> {
     Result<std::shared_ptr<const std::vector<Point>>> all = Points(series_id, finished);
     if (!all.ok()) return all.status();
-    int64_t newest = 0;
-    for (const Point& p : **all) newest = std::max(newest, p.time_ms);
-    return Window{*all, static_cast<int64_t>((*all)->size()), 1, newest};
+    return every_point_of(*all);
   };
   bool cached = false;
   {
@@ -386,26 +479,44 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     cached = finished && cache_.count(series_id) != 0;
   }
   if (cached) return every_point();  // Points takes the lock itself
+  // A finished series read ahead (ReadAheadForMeans): every chunk with its points at hand.
+  std::optional<std::vector<ChunkRecord>> ahead = finished ? TakeAhead(series_id) : std::nullopt;
+  bool whole = ahead.has_value();
   // The sealed chunks' means from the series' overview where a bucket covers two groups or
-  // more; else the list of chunks (and their summaries below, for series sealed before).
+  // more (a finished run's kept one, or read now); else the list of chunks (and their
+  // summaries below, for series sealed before).
+  std::shared_ptr<const std::vector<ChunkRecord>> kept;
+  if (finished && !whole) {
+    std::lock_guard lock(mu_);
+    if (auto it = overviews_.find(series_id); it != overviews_.end()) kept = it->second;
+  }
   Result<std::optional<std::vector<ChunkRecord>>> described =
-      OverviewChunks(series_id, static_cast<int64_t>(buckets) * 2 * kMeanGroup);
+      whole  ? std::optional<std::vector<ChunkRecord>>()
+      : kept ? std::optional<std::vector<ChunkRecord>>(*kept)
+             : OverviewChunks(series_id, MeansOverviewPoints(buckets));
   if (!described.ok()) return described.status();
   bool listed = !*described;
-  Result<std::vector<ChunkRecord>> chunks =
-      listed ? store_.ListChunkInfo(series_id) : Result<std::vector<ChunkRecord>>(std::move(**described));
+  Result<std::vector<ChunkRecord>> chunks = whole ? Result<std::vector<ChunkRecord>>(std::move(*ahead))
+                                            : listed
+                                                ? store_.ListChunkInfo(series_id)
+                                                : Result<std::vector<ChunkRecord>>(std::move(**described));
   if (!chunks.ok()) return chunks.status();
   int64_t total = 0;
   for (const ChunkRecord& c : *chunks) total += c.count;
   // Where a bucket covers two stored groups or more, their means. Where it covers fewer but
   // 16 points or more, the means of groups of an eighth of a bucket, made from each chunk's
   // points as it is decoded (the series' points are never all in memory at once). Else
-  // every point.
+  // every point (those read ahead decoded here, not kept).
   double per_bucket = buckets == 0 ? 0 : static_cast<double>(total) / static_cast<double>(buckets);
-  if (per_bucket < 16) return every_point();
+  if (per_bucket < kEveryPointMeans) {
+    if (!whole) return every_point();
+    auto all = std::make_shared<std::vector<Point>>();
+    TB_RETURN_IF_ERROR(DecodeSeriesParts(store_, series_id, *chunks, {}, *all));
+    return every_point_of(std::move(all));
+  }
   bool stored = per_bucket >= 2.0 * kMeanGroup;
   int64_t group = stored ? kMeanGroup : static_cast<int64_t>(per_bucket / 8);
-  if (!stored || listed) {
+  if (stored ? listed : !whole) {
     // Every chunk with its points in one read; or their summaries.
     chunks = stored ? store_.ReadChunkSummaries(series_id) : store_.ReadChunks(series_id);
     if (!chunks.ok()) return chunks.status();

@@ -8,6 +8,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -49,9 +50,17 @@ class SeriesReader {
   };
   Result<Window> PointsForChart(int64_t series_id, bool finished, int64_t from_ms, int64_t to_ms,
                                 size_t buckets, bool retried = false);
-  // Before PointsForChart of many finished series with the same `buckets`: their overviews
-  // read in one go (one query, not one a series) and kept. `series`: (id, finished).
-  Status ReadOverviewsAhead(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets);
+  // Before PointsForChart of many series with the same `buckets`: the finished ones'
+  // overviews read in one go (one query, not one a series) and kept; with `whole_range`
+  // (the chart spans each run), those too short for an overview to serve are drawn from
+  // every point, so their chunks are read in one more query and held, encoded, for the
+  // call that draws them. `series`: (id, finished).
+  Status ReadAheadForCharts(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets,
+                            bool whole_range);
+  // The same before MeansForChart of many series in `buckets` buckets.
+  Status ReadAheadForMeans(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets);
+  // The same before Points of many series: the finished ones' chunks in one query.
+  Status ReadAheadWhole(const std::vector<std::pair<int64_t, bool>>& series);
 
   // What a workload's mean of the whole series in `buckets` buckets needs, in time order,
   // each point's `step` saying how many points it stands for and `spans` the times they span:
@@ -83,6 +92,14 @@ class SeriesReader {
   // The same from the overview as read.
   Result<std::optional<std::vector<ChunkRecord>>> Described(int64_t series_id, const SeriesOverview& overview,
                                                             int64_t min_points);
+  // What the ReadAhead calls share: the finished series' overviews read in one go and kept
+  // where their sealed chunks hold `overview_points` points or more; the chunks of those
+  // with fewer than `whole_points` (up to about a million points) read in one more query
+  // and held in ahead_.
+  Status ReadAhead(const std::vector<std::pair<int64_t, bool>>& series, int64_t overview_points,
+                   int64_t whole_points);
+  // The chunks ReadAhead holds for a series, with their data, given up to the caller.
+  std::optional<std::vector<ChunkRecord>> TakeAhead(int64_t series_id);
   // Keeps a finished run's series' overview (what OverviewChunks gave) for its next charts.
   void Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described);
 
@@ -105,6 +122,14 @@ class SeriesReader {
   // of cache_points_ / 8 points.
   std::unordered_map<int64_t, std::shared_ptr<const std::vector<ChunkRecord>>> overviews_;
   size_t overview_bytes_ = 0;
+  // Finished series' chunks read by ReadAhead for the call after it, which takes them: kept
+  // encoded (decoded points are ten times larger, and a server just started pays most for
+  // memory touched for the first time).
+  struct Ahead {
+    std::vector<ChunkRecord> chunks;
+    int64_t read_ns = 0;  // MonotonicNanos when read
+  };
+  std::unordered_map<int64_t, Ahead> ahead_;
 };
 
 // A run that has ended: its series are complete.

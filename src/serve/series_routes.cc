@@ -76,6 +76,13 @@ ApiResponse ServeApi::Call::Metrics() {
   return JsonAnswer({{"metrics", list}});
 }
 
+std::vector<std::pair<int64_t, bool>> ServeApi::Call::Listed(const std::vector<Selected>& selected) {
+  std::vector<std::pair<int64_t, bool>> listed;
+  listed.reserve(selected.size());
+  for (const Selected& s : selected) listed.emplace_back(s.series.id, Finished(*s.run));
+  return listed;
+}
+
 std::vector<ServeApi::Call::Selected> ServeApi::Call::Select(const std::vector<RunRecord>& runs,
                                                              const std::string& metric,
                                                              const std::optional<std::string>& labels) {
@@ -123,12 +130,15 @@ ApiResponse ServeApi::Call::Series() {
       window.grid_texts = GridPlaceTexts(*window.grid, window.budget / 4 * 4);
   }
 
-  // A budgeted chart of finished runs over time reads their overviews in one query.
-  if (!full && window.axis != XAxis::kStep && !window.since) {
-    std::vector<std::pair<int64_t, bool>> listed;
-    listed.reserve(selected.size());
-    for (const Selected& s : selected) listed.emplace_back(s.series.id, Finished(*s.run));
-    ThrowIfError(api_.reader_.ReadOverviewsAhead(listed, std::max<size_t>(1, window.budget / 4)));
+  // A budgeted chart of finished runs reads their overviews in one query, and the series
+  // it draws point by point in one more: over time, those too short for an overview when
+  // it spans each run; by step, all of them.
+  if (!full && !window.since) {
+    std::vector<std::pair<int64_t, bool>> listed = Listed(selected);
+    ThrowIfError(window.axis == XAxis::kStep
+                     ? api_.reader_.ReadAheadWhole(listed)
+                     : api_.reader_.ReadAheadForCharts(listed, std::max<size_t>(1, window.budget / 4),
+                                                       !window.from && !window.to));
   }
 
   // Also called by the stream after this Call is gone: it holds nothing of it.
@@ -237,24 +247,53 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
     throw InvalidParameter("at most " + std::to_string(kMaxAggregateWorkloads) +
                            " workloads in one aggregate request; ask for the others in another");
   }
-  json list = json::array();
+  // First each workload's runs and series (an experiment's runs listed once however many
+  // of its workloads are asked for), then what the means read of every finished run, in one
+  // go for all of them, then each workload's mean.
+  struct Asked {
+    std::string experiment, workload;
+    std::vector<RunRecord> runs;
+    std::vector<Selected> selected;
+  };
+  std::vector<Asked> asked;
+  asked.reserve(wanted.size());                    // `selected` points into `runs`: never moved
+  std::map<std::string, std::string> experiments;  // as asked (a name or an id) to its name
+  std::map<std::string, std::vector<RunRecord>> runs_of;
+  std::vector<Selected> everything;
   for (std::string_view w : wanted) {
     size_t colon = w.rfind(':');
     if (colon == std::string_view::npos)
       throw InvalidParameter("a workload is EXPERIMENT:WORKLOAD, not '" + std::string(w) + "'");
-    ExperimentInfo e = Experiment(w.substr(0, colon));
-    std::string workload(w.substr(colon + 1));
-    std::vector<RunRecord> runs;
-    for (RunRecord& r : RunsOf(e.name)) {
-      if (r.workload == workload) runs.push_back(std::move(r));
+    std::string key(w.substr(0, colon));
+    auto known = experiments.find(key);
+    if (known == experiments.end()) known = experiments.emplace(key, Experiment(key).name).first;
+    const std::string& name = known->second;
+    Asked& a = asked.emplace_back(Asked{name, std::string(w.substr(colon + 1)), {}, {}});
+    auto listed = runs_of.find(name);
+    if (listed == runs_of.end()) listed = runs_of.emplace(name, RunsOf(name)).first;
+    for (const RunRecord& r : listed->second) {
+      if (r.workload == a.workload) a.runs.push_back(r);
     }
-    if (runs.empty())
-      throw ResourceNotFound("experiment '" + e.name + "' has no workload '" + workload + "'");
+    if (a.runs.empty())
+      throw ResourceNotFound("experiment '" + name + "' has no workload '" + a.workload + "'");
+    for (const Selected& s : Select(a.runs, metric, labels)) {
+      if (!labels && !a.selected.empty() && a.selected.back().run == s.run)
+        continue;  // first label set per run
+      a.selected.push_back(s);
+    }
+    everything.insert(everything.end(), a.selected.begin(), a.selected.end());
+  }
+  if (!from && axis == XAxis::kRelative) {
+    ThrowIfError(api_.reader_.ReadAheadForMeans(Listed(everything), buckets));
+  } else if (axis != XAxis::kRelative) {
+    ThrowIfError(api_.reader_.ReadAheadWhole(Listed(everything)));
+  }
+  json list = json::array();
+  for (const Asked& a : asked) {
     std::vector<XYSeries> aligned;
     json run_ids = json::array();
     double longest = 0;
-    for (const Selected& s : Select(runs, metric, labels)) {
-      if (!labels && !aligned.empty() && run_ids.back() == s.run->id) continue;  // first label set per run
+    for (const Selected& s : a.selected) {
       std::shared_ptr<const std::vector<Point>> points;
       std::vector<std::pair<int64_t, int64_t>> spans;  // of group means
       if (from && axis == XAxis::kRelative) {
@@ -280,7 +319,7 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
         if (window->last_ms > 0 && !points->empty())
           longest = std::max(longest, static_cast<double>(window->last_ms - s.run->start_ms) / 1000.0);
       } else {
-        points = Load(s.series.id);
+        points = Load(s.series.id, Finished(*s.run));
       }
       XYSeries xy = AlignedRun(*points, s.run->start_ms, axis, spans);
       if (!xy.x.empty()) longest = std::max(longest, xy.x.back());
@@ -295,8 +334,8 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
       hi.push_back(FiniteOrNull(band.max[i]));
     }
     double first = from.value_or(0), last = to.value_or(longest);
-    list.push_back({{"experiment", e.name},
-                    {"workload", workload},
+    list.push_back({{"experiment", a.experiment},
+                    {"workload", a.workload},
                     {"runs", run_ids},
                     {"from", first},
                     {"bucket_width", buckets > 0 ? (last - first) / static_cast<double>(buckets) : 0.0},
@@ -365,8 +404,8 @@ ApiResponse ServeApi::Call::FigureFile() {
   return out;
 }
 
-std::shared_ptr<const std::vector<Point>> ServeApi::Call::Load(int64_t series_id) {
-  Result<std::shared_ptr<const std::vector<Point>>> points = api_.reader_.Points(series_id);
+std::shared_ptr<const std::vector<Point>> ServeApi::Call::Load(int64_t series_id, bool finished) {
+  Result<std::shared_ptr<const std::vector<Point>>> points = api_.reader_.Points(series_id, finished);
   ThrowIfError(points.status());
   return *points;
 }

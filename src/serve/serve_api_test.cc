@@ -193,7 +193,11 @@ class CountingStore : public ForwardingStore {
  public:
   using ForwardingStore::ForwardingStore;
   int chunk_data_reads = 0, whole_series_reads = 0, data_queries = 0, summary_reads = 0, overview_reads = 0,
-      series_lists = 0;
+      series_lists = 0, whole_reads_queries = 0, chunk_lists = 0;
+  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override {
+    ++chunk_lists;
+    return inner_.ListChunkInfo(s);
+  }
   Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& r) override {
     ++series_lists;
     return inner_.ListSeriesOfRuns(r);
@@ -218,9 +222,10 @@ class CountingStore : public ForwardingStore {
     ++data_queries;
     return chunks;
   }
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override {
-    ++whole_series_reads;
-    return inner_.ReadChunks(s);
+  Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& s) override {
+    whole_series_reads += static_cast<int>(s.size());
+    ++whole_reads_queries;
+    return inner_.ReadChunksOfSeries(s);
   }
 };
 
@@ -646,6 +651,53 @@ TEST_F(LongSeriesTest, AChartOfManyFinishedRunsReadsTheirSeriesAndOverviewsInOne
   }
 }
 
+// A workload's mean of several finished long runs reads their overviews in one query, and
+// no chunk; in buckets too narrow for the overviews' means, their chunks in one query. Each
+// bucket still what every point gives.
+TEST_F(LongSeriesTest, AWorkloadMeanOfManyFinishedRunsReadsTheirOverviewsOrChunksInOneQuery) {
+  for (int k = 1; k <= 2; ++k) {
+    RunRecord other = SecondRun(k * 1000);
+    SeriesWriter writer(*store_, other.id);
+    for (int i = 0; i < kPoints; ++i) {
+      double v = i == kSpike - k * 20000 ? 400.0 : 100.0 + ((i + 7 * k) % 50);
+      writer.Append("gpu.power.draw_watts", "gpu=0", {other.start_ms + i * 100, v, kNoStep});
+    }
+    ASSERT_TRUE(writer.Close().ok());
+    ASSERT_TRUE(
+        store_->FinishRun(other.id, other.start_ms + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+  }
+  std::vector<XYSeries> every;
+  for (const RunRecord& r : store_->ListRuns("live").value()) {
+    int64_t id = store_->ListSeries(r.id).value()[0].id;
+    every.push_back(AlignedRun(ReadSeriesPoints(*store_, id).value(), r.start_ms, XAxis::kRelative));
+  }
+  ASSERT_EQ(every.size(), 3u);
+  auto expect_exact = [&](size_t buckets) {
+    Band exact = Aggregate(every, 0, every[0].x.back(), buckets);
+    ApiResponse r = api_->Handle(
+        {"GET",
+         "/api/v1/aggregate",
+         {{"workloads", "live:1"}, {"metric", "gpu.power.draw_watts"}, {"budget", std::to_string(buckets)}},
+         ""});
+    ASSERT_EQ(r.status, 200) << r.body;
+    json mean = json::parse(r.body)["workloads"][0];
+    ASSERT_EQ(mean["x"].size(), exact.x.size());
+    for (size_t b = 0; b < exact.x.size(); ++b) {
+      EXPECT_NEAR(mean["mean"][b].get<double>(), exact.mean[b], 0.005 * 300) << buckets << " " << b;
+      EXPECT_EQ(mean["n"][b], exact.runs[b]) << b;
+    }
+  };
+  expect_exact(100);  // 1,000 points a bucket: two groups of means or more
+  EXPECT_EQ(counting_->overview_reads, 1) << "the three series' overviews in one read";
+  EXPECT_EQ(counting_->data_queries + counting_->whole_series_reads + counting_->summary_reads, 0);
+  EXPECT_EQ(counting_->chunk_lists, 0);
+  expect_exact(1000);  // 100 points a bucket: means made from every chunk
+  EXPECT_EQ(counting_->overview_reads, 1) << "the overviews kept";
+  EXPECT_EQ(counting_->whole_reads_queries, 1) << "the three series' chunks in one read";
+  EXPECT_EQ(counting_->whole_series_reads, 3);
+  EXPECT_EQ(counting_->data_queries + counting_->summary_reads + counting_->chunk_lists, 0);
+}
+
 TEST_F(LongSeriesTest, AWideChartIsDrawnFromSummariesWithItsSpike) {
   json s = Chart({});
   // 5 buckets of 20,000 points each: the level of 2,048-point groups.
@@ -878,6 +930,74 @@ TEST_F(ServeApiTest, AShortRunIsDrawnFromItsPointsAtAnyBudget) {
       ++n;
     }
     EXPECT_NEAR(mean["mean"][b].get<double>(), in / n, 1e-9) << b;
+  }
+}
+
+// A chart of several finished runs too short for an overview (9,000 points, three chunks
+// each) reads their points in one query after the overviews' counts, not one or more a
+// series; each drawn as when each is read on its own. A zoomed chart reads only its range.
+TEST_F(ServeApiTest, AChartOfManyShortFinishedRunsReadsTheirPointsInOneQuery) {
+  constexpr int kPoints = 9000;
+  std::vector<std::string> ids;
+  for (int k = 0; k < 3; ++k) {
+    RunRecord r = k == 0 ? run_ : SecondRun(0);  // on one grid with the first: drawn as alone
+    SeriesWriter writer(*store_, r.id);
+    for (int i = 0; i < kPoints; ++i) {
+      double v = i == 1000 + k * 3000 ? 400.0 : 100.0 + ((i + k) % 50);
+      writer.Append("gpu.power.draw_watts", "gpu=0", {r.start_ms + i * 100, v, kNoStep});
+    }
+    ASSERT_TRUE(writer.Close().ok());
+    ASSERT_TRUE(store_->FinishRun(r.id, r.start_ms + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+    ids.push_back(r.id);
+  }
+  auto chart = [&](ServeApi& api, const std::vector<std::string>& runs,
+                   std::multimap<std::string, std::string> extra = {}) {
+    std::string list;
+    for (const std::string& id : runs) list += (list.empty() ? "" : ",") + id;
+    extra.insert({{"runs", list}, {"metric", "gpu.power.draw_watts"}, {"budget", "2000"}});
+    ApiResponse r = api.Handle({"GET", "/api/v1/series", extra, ""});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body)["series"];
+  };
+  CountingStore counting(*store_);
+  ServeApi api(counting);
+  json all = chart(api, ids);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(counting.series_lists, 1);
+  EXPECT_EQ(counting.overview_reads, 1) << "the three series' counts in one read";
+  EXPECT_EQ(counting.whole_reads_queries, 1) << "their chunks in one read";
+  EXPECT_EQ(counting.whole_series_reads, 3);
+  EXPECT_EQ(counting.data_queries + counting.chunk_lists + counting.summary_reads, 0);
+  // The same chart drawn as before, each series read on its own (a range, though it spans
+  // the runs, reads no run whole): the same points.
+  ServeApi each(*store_);
+  json ranged = chart(each, ids, {{"from", "0"}, {"to", std::to_string(kPoints / 10)}});
+  ASSERT_EQ(ranged.size(), 3u);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    EXPECT_EQ(all[k]["run"], ids[k]);
+    EXPECT_EQ(all[k]["total_points"], kPoints);
+    EXPECT_TRUE(all[k]["x"] == ranged[k]["x"]) << k;
+    EXPECT_TRUE(all[k]["y"] == ranged[k]["y"]) << k;
+    std::vector<double> y = all[k]["y"].get<std::vector<double>>();
+    EXPECT_NE(std::find(y.begin(), y.end(), 400.0), y.end()) << k;
+  }
+  // Asked again: the same two reads and no more (points are not kept decoded: a server
+  // just started pays most for memory touched the first time).
+  EXPECT_EQ(chart(api, ids), all);
+  EXPECT_EQ(counting.overview_reads, 2);
+  EXPECT_EQ(counting.whole_reads_queries, 2);
+  EXPECT_EQ(counting.data_queries + counting.chunk_lists + counting.summary_reads, 0);
+  // Zoomed into a minute of each run: no run read whole.
+  int whole_before = counting.whole_series_reads;
+  ServeApi fresh(counting);
+  json zoomed = chart(fresh, ids, {{"x", "relative"}, {"from", "300"}, {"to", "360"}});
+  ASSERT_EQ(zoomed.size(), 3u);
+  EXPECT_EQ(counting.whole_series_reads, whole_before);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    std::vector<double> x = zoomed[k]["x"].get<std::vector<double>>();
+    ASSERT_FALSE(x.empty());
+    EXPECT_GE(x.front(), 299.9);
+    EXPECT_LE(x.back(), 360.1);
   }
 }
 

@@ -115,13 +115,17 @@ class ServeApi::Call {
   std::vector<Selected> Select(const std::vector<RunRecord>& runs, const std::string& metric,
                                const std::optional<std::string>& labels);
 
+  // Each one's (series id, whether its run has ended): what SeriesReader reads ahead.
+  static std::vector<std::pair<int64_t, bool>> Listed(const std::vector<Selected>& selected);
+
   ApiResponse Series();
 
   ApiResponse AggregateWorkloads();
 
   ApiResponse Export();
 
-  std::shared_ptr<const std::vector<Point>> Load(int64_t series_id);
+  // Every point of a series (a finished run's from the reader's cache when it has them).
+  std::shared_ptr<const std::vector<Point>> Load(int64_t series_id, bool finished);
 
   ServeApi& api_;
   Store& store_;

@@ -50,6 +50,13 @@ std::string TextArray(const std::vector<std::string>& items) {
   return out + "}";
 }
 
+// A bigint[] literal of `ids`: {1,2,3}.
+std::string BigintArray(const std::vector<int64_t>& ids) {
+  std::string out = "{";
+  for (int64_t id : ids) out += (out.size() > 1 ? "," : "") + std::to_string(id);
+  return out + "}";
+}
+
 // Each row made into a T.
 template <typename T, typename Make>
 std::vector<T> Collect(const pg::Rows& rows, Make make) {
@@ -342,8 +349,14 @@ class PostgresStore : public Store {
     return Collect<SeriesTotals>(*rows, [&](int i) { return SeriesTotalsFromRow(pg::Row{*rows, i}); });
   }
 
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {
-    return Chunks(series_id, ChunkBlobs::kData);
+  Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& series_ids) override {
+    if (series_ids.size() == 1) return Chunks(series_ids[0], ChunkBlobs::kData);
+    Result<pg::Rows> rows =
+        Query({ChunkSelect(ChunkBlobs::kData, "= ANY($1::bigint[])"), {Text(BigintArray(series_ids))}});
+    if (!rows.ok()) return rows.status();
+    return Collect<ChunkRecord>(*rows, [&](int i) {
+      return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
+    });
   }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override {
     return Chunks(series_id, ChunkBlobs::kNone);
@@ -354,20 +367,18 @@ class PostgresStore : public Store {
 
   Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t series_id, int64_t first_ms_from,
                                                   int64_t first_ms_to) override {
-    Result<pg::Rows> rows = Query({ChunkSelect(ChunkBlobs::kData, "$1", {"$2", "$3"}),
+    Result<pg::Rows> rows = Query({ChunkSelect(ChunkBlobs::kData, "= $1", {"$2", "$3"}),
                                    {Int(series_id), Int(first_ms_from), Int(first_ms_to)}});
     if (!rows.ok()) return rows.status();
     return Collect<ChunkRecord>(*rows, [&](int i) {
-      return ChunkFromRow(pg::Row{*rows, i}, series_id, ChunkBlobs::kData);
+      return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
     });
   }
 
   Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
                                                           int64_t min_points) override {
-    std::string ids;
-    for (int64_t id : series_ids) ids += (ids.empty() ? "{" : ",") + std::to_string(id);
-    Result<pg::Rows> rows = Query({OverviewSelect("= ANY($1::bigint[])", "$2"),
-                                   {Text(ids.empty() ? "{}" : ids + "}"), Int(min_points)}});
+    Result<pg::Rows> rows = Query(
+        {OverviewSelect("= ANY($1::bigint[])", "$2"), {Text(BigintArray(series_ids)), Int(min_points)}});
     if (!rows.ok()) return rows.status();
     OverviewRows overviews;
     for (int i = 0; i < rows->size(); ++i) overviews.Add(pg::Row{*rows, i});
@@ -436,11 +447,11 @@ class PostgresStore : public Store {
   }
 
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, ChunkBlobs blobs) {
-    Result<pg::Rows> rows = Query({ChunkSelect(blobs, "$1"), {Int(series_id)}});
+    Result<pg::Rows> rows = Query({ChunkSelect(blobs, "= $1"), {Int(series_id)}});
     if (!rows.ok()) return rows.status();
     std::vector<ChunkRecord> out;
     out.reserve(static_cast<size_t>(rows->size()));
-    for (int i = 0; i < rows->size(); ++i) out.push_back(ChunkFromRow(pg::Row{*rows, i}, series_id, blobs));
+    for (int i = 0; i < rows->size(); ++i) out.push_back(ChunkFromRow(pg::Row{*rows, i}, blobs));
     return out;
   }
 

@@ -252,14 +252,14 @@ class SqliteStore : public Store {
   // Chunks out of time order (a script's own timestamps) may be left out; the overview then
   // covers fewer points than the series' totals, and charts read its chunks instead.
   Status BeginOverview(int64_t series_id, int64_t before_ms) {
-    Statement rows(*statements_, ChunkSelect(ChunkBlobs::kData, "?", {"?", "?"}));
+    Statement rows(*statements_, ChunkSelect(ChunkBlobs::kData, "= ?", {"?", "?"}));
     rows.Bind(1, series_id).Bind(2, std::numeric_limits<int64_t>::min()).Bind(3, before_ms - 1);
     std::string block;
     int64_t points = 0;
     std::vector<Point> decoded;
     int rc;
     while ((rc = rows.Step()) == SQLITE_ROW) {
-      ChunkRecord c = ChunkFromRow(rows, series_id, ChunkBlobs::kData);
+      ChunkRecord c = ChunkFromRow(rows, ChunkBlobs::kData);
       if (!c.sealed) continue;
       decoded.clear();
       // A chunk that does not decode leaves the overview short (never the points unwritten).
@@ -552,8 +552,13 @@ class SqliteStore : public Store {
                               [](Statement& row) { return SeriesTotalsFromRow(row); });
   }
 
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) override {
-    return Chunks(series_id, ChunkBlobs::kData);
+  Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& series_ids) override {
+    if (series_ids.size() == 1) return Chunks(series_ids[0], ChunkBlobs::kData);
+    std::lock_guard lock(mu_);
+    Statement st(*statements_, ChunkSelect(ChunkBlobs::kData, "IN (SELECT value FROM json_each(?))"));
+    st.Bind(1, nlohmann::json(series_ids).dump());
+    return Rows<ChunkRecord>(st, "cannot read samples",
+                             [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); });
   }
 
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override {
@@ -567,13 +572,13 @@ class SqliteStore : public Store {
   Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t series_id, int64_t first_ms_from,
                                                   int64_t first_ms_to) override {
     std::lock_guard lock(mu_);
-    std::string sql = ChunkSelect(ChunkBlobs::kData, "?", {"?", "?"});
+    std::string sql = ChunkSelect(ChunkBlobs::kData, "= ?", {"?", "?"});
     Statement st(*statements_, sql);
     st.Bind(1, series_id);
     st.Bind(2, first_ms_from);
     st.Bind(3, first_ms_to);
     return Rows<ChunkRecord>(st, "cannot read samples",
-                             [&](Statement& row) { return ChunkFromRow(row, series_id, ChunkBlobs::kData); });
+                             [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); });
   }
 
   Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
@@ -639,11 +644,11 @@ class SqliteStore : public Store {
  private:
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, ChunkBlobs blobs) {
     std::lock_guard lock(mu_);
-    std::string sql = ChunkSelect(blobs, "?");
+    std::string sql = ChunkSelect(blobs, "= ?");
     Statement st(*statements_, sql);
     st.Bind(1, series_id);
     return Rows<ChunkRecord>(st, "cannot read samples",
-                             [&](Statement& row) { return ChunkFromRow(row, series_id, blobs); });
+                             [&](Statement& row) { return ChunkFromRow(row, blobs); });
   }
 
   Result<std::vector<RunRecord>> ReadRuns(Statement& st) {

@@ -247,8 +247,12 @@ class Store {
   // The totals of each series of a run, in ListSeries' order: the figures kept beside the
   // series for its sealed chunks plus its provisional chunks, without reading every chunk.
   virtual Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) = 0;
+  // The chunks of several series with their data, in one read: by series id, each series'
+  // in time order (an id that is no series has none). What a chart of many short runs
+  // reads in one go rather than one query a series.
+  virtual Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& series_ids) = 0;
   // Chunks of a series in time order.
-  virtual Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) = 0;
+  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) { return ReadChunksOfSeries({series_id}); }
   // The same without their data: what readers that cache decoded chunks check first.
   virtual Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) = 0;
   // The same with their summaries (levels of detail) but not their data: what a chart of a

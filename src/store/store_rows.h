@@ -27,26 +27,26 @@ enum class ChunkBlobs { kNone, kData, kSummary };
 inline constexpr const char* kChunkWithTimes =
     " FROM chunks c LEFT JOIN chunk_times t ON t.series_id = c.times_series AND t.first_ms = c.first_ms";
 
-// The chunk columns ChunkFromRow reads of the series in parameter 1 in time order;
-// `placeholder` is the dialect's ("?" or "$1").
-// With `range` (two more placeholders, for parameters 2 and 3), only the chunks whose
-// first_ms lies between those.
-inline std::string ChunkSelect(ChunkBlobs blobs, const char* placeholder,
+// The chunk columns ChunkFromRow reads, of the series whose id `series_in` admits (the
+// dialect's test of c.series_id: "= ?", "= $1", "IN (SELECT value FROM json_each(?))",
+// "= ANY($1::bigint[])"), by series and each series' in time order. With `range` (two more
+// placeholders), only the chunks whose first_ms lies between those.
+inline std::string ChunkSelect(ChunkBlobs blobs, const char* series_in,
                                std::pair<const char*, const char*> range = {nullptr, nullptr}) {
   const char* extra = blobs == ChunkBlobs::kData      ? ", c.data, c.summary, t.data, c.times_series"
                       : blobs == ChunkBlobs::kSummary ? ", c.summary"
                                                       : "";
   std::string sql =
       std::string("SELECT c.id, c.first_ms, c.last_ms, c.count, c.min, c.max, c.sum, c.sealed") + extra +
-      (blobs == ChunkBlobs::kData ? kChunkWithTimes : " FROM chunks c") +
-      " WHERE c.series_id = " + placeholder;
+      ", c.series_id" + (blobs == ChunkBlobs::kData ? kChunkWithTimes : " FROM chunks c") +
+      " WHERE c.series_id " + series_in;
   if (range.first != nullptr) {
     sql += " AND c.first_ms >= ";
     sql += range.first;
     sql += " AND c.first_ms <= ";
     sql += range.second;
   }
-  return sql + " ORDER BY c.first_ms, c.id";
+  return sql + " ORDER BY c.series_id, c.first_ms, c.id";
 }
 
 // A chunk's data and the times it shares, of the chunk whose id is `placeholder`.
@@ -119,10 +119,9 @@ RunRecord RunFromRow(const Row& row) {
 }
 
 template <typename Row>
-ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, ChunkBlobs blobs) {
+ChunkRecord ChunkFromRow(const Row& row, ChunkBlobs blobs) {
   ChunkRecord c;
   c.id = row.Int(0);
-  c.series_id = series_id;
   c.first_ms = row.Int(1);
   c.last_ms = row.Int(2);
   c.count = row.Int(3);
@@ -135,6 +134,7 @@ ChunkRecord ChunkFromRow(const Row& row, int64_t series_id, ChunkBlobs blobs) {
   if (summary > 0 && !row.IsNull(summary)) c.summary = row.Text(summary);
   if (blobs == ChunkBlobs::kData && !row.IsNull(10)) c.times = row.Text(10);
   if (blobs == ChunkBlobs::kData && !row.IsNull(11)) c.times_series = row.Int(11);
+  c.series_id = row.Int(blobs == ChunkBlobs::kData ? 12 : blobs == ChunkBlobs::kSummary ? 9 : 8);
   return c;
 }
 

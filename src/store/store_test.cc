@@ -729,8 +729,8 @@ TEST_P(BackendTest, TheSeriesOfManyRunsAreListedAtOnce) {
 
 // Series sampled on the same ticks (one listener's fields) keep their sealed chunks' times
 // once; a series on other ticks, or whose chunks begin elsewhere, keeps its own. Every
-// read (whole series, a range of chunks, a chunk listed without its data) gives back
-// exactly what was written.
+// read (whole series, a range of chunks, a chunk listed without its data, the chunks of
+// several series at once) gives back exactly what was written.
 TEST_P(BackendTest, SeriesSampledOnTheSameTicksKeepTheirTimesOnce) {
   auto store = OpenOk();
   RunRecord run = NewRun(*store);
@@ -797,6 +797,29 @@ TEST_P(BackendTest, SeriesSampledOnTheSameTicksKeepTheirTimesOnce) {
   }
   // Three sets of times (one per sealed chunk of the three GPUs), each kept once.
   EXPECT_EQ(shared_sets.size(), 3u);
+  // The chunks of several series in one read (a chart of many short runs): by series id,
+  // each series' as read alone, shared times included; an id that is no series has none.
+  std::vector<int64_t> ids;
+  for (const SeriesInfo& si : store->ListSeries(run.id).value()) ids.insert(ids.begin(), si.id);
+  ids.push_back(987654321);
+  std::vector<ChunkRecord> several = store->ReadChunksOfSeries(ids).value();
+  std::sort(ids.begin(), ids.end());
+  size_t at = 0;
+  for (int64_t id : ids) {
+    for (const ChunkRecord& c : store->ReadChunks(id).value()) {
+      ASSERT_LT(at, several.size());
+      const ChunkRecord& got = several[at++];
+      EXPECT_EQ(got.series_id, id);
+      EXPECT_EQ(got.id, c.id);
+      EXPECT_EQ(got.first_ms, c.first_ms);
+      EXPECT_EQ(got.count, c.count);
+      EXPECT_EQ(got.sealed, c.sealed);
+      EXPECT_EQ(got.data, c.data);
+      EXPECT_EQ(got.times, c.times);
+    }
+  }
+  EXPECT_EQ(at, several.size());
+  EXPECT_EQ(several.size(), 15u);  // five series of three chunks
 }
 
 TEST_P(BackendTest, FailedFlushLosesNothing) {

@@ -49,7 +49,9 @@ class ForwardingStore : public Store {
   Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& r) override {
     return inner_.ListSeriesOfRuns(r);
   }
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t s) override { return inner_.ReadChunks(s); }
+  Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& s) override {
+    return inner_.ReadChunksOfSeries(s);
+  }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& r) override {
     return inner_.ListSeriesTotals(r);
