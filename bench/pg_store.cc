@@ -8,7 +8,9 @@
 // (what a log-batch of MLflow's amounts to). Points per second and bytes per point
 // (pg_total_relation_size of the tables, indexes included). (2) The serve benchmark's query
 // (50 runs x 100,000 points at a 2,000-point budget, through ServeApi in-process) on
-// PostgreSQL and on SQLite, cold (a new ServeApi) and warm.
+// PostgreSQL and on SQLite, cold (a new ServeApi) and warm; the same for 50 runs of 10,000
+// points (too short for summaries: drawn from every point), and the means of their
+// workloads (five of ten runs).
 #include <libpq-fe.h>
 
 #include <chrono>
@@ -35,13 +37,17 @@ double Value(int64_t i, int r) {
   return 50 + r + 10 * std::sin(static_cast<double>(i) / 300.0) + (i % 7) * 0.01;
 }
 
-std::vector<std::string> WriteRuns(Store& store, int runs, int64_t points) {
+// `runs` finished runs of `points` points at 1 Hz in `experiment`, ten runs a workload
+// ("w0", "w1", ...).
+std::vector<std::string> WriteRuns(Store& store, int runs, int64_t points,
+                                   const std::string& experiment = "bench") {
   std::vector<std::string> ids;
-  store.EnsureExperiment("bench").value();
+  store.EnsureExperiment(experiment).value();
   for (int r = 0; r < runs; ++r) {
     RunRecord run;
     run.id = NewRunId();
-    run.experiment = "bench";
+    run.experiment = experiment;
+    run.workload = "w" + std::to_string(r / 10);
     run.name = "r" + std::to_string(r);
     run.command = "bench";
     run.start_ms = 1763777000000;
@@ -114,20 +120,55 @@ double MlflowInserts(PGconn* c, const std::vector<std::string>& ids, int64_t poi
   return Seconds(t);
 }
 
-double QueryMs(Store& store, const std::vector<std::string>& ids, bool warm_first) {
+// A request handled by a ServeApi made for it (cold: nothing of the store read yet), or
+// by one that answered it once before (warm).
+double HandleMs(Store& store, const ApiRequest& req, bool warm_first) {
   ServeApi api(store);
-  std::string runs;
-  for (const std::string& id : ids) runs += (runs.empty() ? "" : ",") + id;
-  ApiRequest req;
-  req.method = "GET";
-  req.path = "/api/v1/series";
-  req.query = {{"runs", runs}, {"metric", "gpu.utilization.gpu_ratio"}, {"budget", "2000"}};
   if (warm_first) api.Handle(req);
   auto t = std::chrono::steady_clock::now();
   ApiResponse r = api.Handle(req);
   double ms = Seconds(t) * 1000;
   if (r.status != 200) std::fprintf(stderr, "query failed: %s\n", r.body.c_str());
   return ms;
+}
+
+// The chart of `ids` at a budget of 2,000 points a run.
+ApiRequest SeriesRequest(const std::vector<std::string>& ids) {
+  std::string runs;
+  for (const std::string& id : ids) runs += (runs.empty() ? "" : ",") + id;
+  return {"GET",
+          "/api/v1/series",
+          {{"runs", runs}, {"metric", "gpu.utilization.gpu_ratio"}, {"budget", "2000"}},
+          ""};
+}
+
+// The means of the five workloads of 50 runs WriteRuns made in `experiment`, in `buckets`.
+ApiRequest MeansRequest(const std::string& experiment, int buckets) {
+  std::string workloads;
+  for (int w = 0; w < 5; ++w) workloads += (w > 0 ? "," : "") + experiment + ":w" + std::to_string(w);
+  return {"GET",
+          "/api/v1/aggregate",
+          {{"workloads", workloads},
+           {"metric", "gpu.utilization.gpu_ratio"},
+           {"budget", std::to_string(buckets)}},
+          ""};
+}
+
+// Each request cold and warm on both stores, alternating, median of 5; one line each.
+void Compare(const char* what, Store& pg, const ApiRequest& on_pg, Store& sqlite,
+             const ApiRequest& on_sqlite) {
+  std::vector<double> pg_cold, pg_warm, sq_cold, sq_warm;
+  for (int i = 0; i < 5; ++i) {
+    pg_cold.push_back(HandleMs(pg, on_pg, false));
+    sq_cold.push_back(HandleMs(sqlite, on_sqlite, false));
+    pg_warm.push_back(HandleMs(pg, on_pg, true));
+    sq_warm.push_back(HandleMs(sqlite, on_sqlite, true));
+  }
+  std::printf("%s (ServeApi in-process, median of 5, ms)\n", what);
+  std::printf("  %-20s cold %8.1f   warm %8.1f\n", "PostgreSQL", Median(pg_cold), Median(pg_warm));
+  std::printf("  %-20s cold %8.1f   warm %8.1f\n", "SQLite", Median(sq_cold), Median(sq_warm));
+  std::printf("  PostgreSQL / SQLite: cold %.2fx, warm %.2fx\n", Median(pg_cold) / Median(sq_cold),
+              Median(pg_warm) / Median(sq_warm));
 }
 
 int Main(int argc, char** argv) {
@@ -178,18 +219,22 @@ int Main(int argc, char** argv) {
   auto pg = Store::Open(q_uri).value();
   std::vector<std::string> pg_ids = WriteRuns(*pg, 50, 100000);
   std::vector<std::string> sqlite_ids = WriteRuns(*sqlite, 50, 100000);
-  std::vector<double> pg_cold, pg_warm, sq_cold, sq_warm;
-  for (int i = 0; i < 5; ++i) {
-    pg_cold.push_back(QueryMs(*pg, pg_ids, false));
-    sq_cold.push_back(QueryMs(*sqlite, sqlite_ids, false));
-    pg_warm.push_back(QueryMs(*pg, pg_ids, true));
-    sq_warm.push_back(QueryMs(*sqlite, sqlite_ids, true));
+  Compare("series query, 50 runs x 100,000 points, budget 2,000", *pg, SeriesRequest(pg_ids), *sqlite,
+          SeriesRequest(sqlite_ids));
+  // Runs too short for a summary level at that budget, drawn from every point.
+  std::vector<std::string> pg_short = WriteRuns(*pg, 50, 10000, "short");
+  std::vector<std::string> sqlite_short = WriteRuns(*sqlite, 50, 10000, "short");
+  Compare("series query, 50 runs x 10,000 points, budget 2,000", *pg, SeriesRequest(pg_short), *sqlite,
+          SeriesRequest(sqlite_short));
+  // A workload's mean: of 100 buckets (from the runs' overviews), and of 1,000 (100 points
+  // a bucket: from every chunk).
+  for (int buckets : {100, 1000}) {
+    std::string what =
+        "means of 5 workloads x 10 runs x 100,000 points, " + std::to_string(buckets) + " buckets";
+    Compare(what.c_str(), *pg, MeansRequest("bench", buckets), *sqlite, MeansRequest("bench", buckets));
   }
-  std::printf("series query, 50 runs x 100,000 points, budget 2,000 (ServeApi in-process, median of 5 ms)\n");
-  std::printf("  %-20s cold %8.1f   warm %8.1f\n", "PostgreSQL", Median(pg_cold), Median(pg_warm));
-  std::printf("  %-20s cold %8.1f   warm %8.1f\n", "SQLite", Median(sq_cold), Median(sq_warm));
-  std::printf("  PostgreSQL / SQLite: cold %.2fx, warm %.2fx\n", Median(pg_cold) / Median(sq_cold),
-              Median(pg_warm) / Median(sq_warm));
+  Compare("means of 5 workloads x 10 runs x 10,000 points, 1,000 buckets", *pg, MeansRequest("short", 1000),
+          *sqlite, MeansRequest("short", 1000));
   std::filesystem::remove(sqlite_path);
   std::filesystem::remove(sqlite_path + "-wal");
   std::filesystem::remove(sqlite_path + "-shm");
