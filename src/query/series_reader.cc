@@ -83,8 +83,8 @@ Result<std::shared_ptr<const std::vector<Point>>> SeriesReader::Points(int64_t s
     }
   }
   // Read for the first time: the chunks with their data in one query (or read ahead).
-  std::optional<std::vector<ChunkRecord>> ahead = known || !finished ? std::nullopt : TakeAhead(series_id);
-  Result<std::vector<ChunkRecord>> chunks = ahead   ? Result<std::vector<ChunkRecord>>(std::move(*ahead))
+  std::optional<Ahead> ahead = known || !finished ? std::nullopt : TakeAhead(series_id);
+  Result<std::vector<ChunkRecord>> chunks = ahead ? Result<std::vector<ChunkRecord>>(std::move(ahead->chunks))
                                             : known ? store_.ListChunkInfo(series_id)
                                                     : store_.ReadChunks(series_id);
   if (!chunks.ok()) return chunks.status();
@@ -199,9 +199,9 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
   std::shared_ptr<const std::vector<ChunkRecord>> chunks;
   std::optional<int64_t> level;
   // A finished series read ahead (ReadAheadForCharts): its chunks with their data.
-  if (std::optional<std::vector<ChunkRecord>> ahead = finished ? TakeAhead(series_id) : std::nullopt) {
-    level = level_for(*ahead);
-    chunks = std::make_shared<const std::vector<ChunkRecord>>(std::move(*ahead));
+  if (std::optional<Ahead> ahead = finished ? TakeAhead(series_id) : std::nullopt) {
+    level = level_for(ahead->chunks);
+    chunks = std::make_shared<const std::vector<ChunkRecord>>(std::move(ahead->chunks));
   }
   if (buckets > 0 && !chunks) {
     std::shared_ptr<const std::vector<ChunkRecord>> described;
@@ -413,19 +413,70 @@ Status SeriesReader::ReadAhead(const std::vector<std::pair<int64_t, bool>>& seri
   for (auto& [id, parts] : by_series) {
     // A finished run's chunks are all sealed; one that is not is read by the call itself.
     if (std::all_of(parts.begin(), parts.end(), [](const ChunkRecord& c) { return c.sealed; }))
-      ahead_[id] = Ahead{std::move(parts), now};
+      ahead_[id] = Ahead{std::move(parts), now, std::nullopt, 0, nullptr};
   }
   return Status::Ok();
 }
 
-std::optional<std::vector<ChunkRecord>> SeriesReader::TakeAhead(int64_t series_id) {
+std::optional<SeriesReader::Ahead> SeriesReader::TakeAhead(int64_t series_id,
+                                                           std::optional<int64_t> since_ms) {
   std::lock_guard lock(mu_);
   auto it = ahead_.find(series_id);
-  if (it == ahead_.end()) return std::nullopt;
-  std::optional<std::vector<ChunkRecord>> taken;
-  if (MonotonicNanos() - it->second.read_ns <= kAheadKeptNanos) taken = std::move(it->second.chunks);
+  if (it == ahead_.end() || it->second.since_ms != since_ms) return std::nullopt;
+  std::optional<Ahead> taken;
+  if (MonotonicNanos() - it->second.read_ns <= kAheadKeptNanos) taken = std::move(it->second);
   ahead_.erase(it);
   return taken;
+}
+
+Status SeriesReader::ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool>>& series,
+                                    int64_t since_ms) {
+  std::vector<int64_t> ids;
+  std::vector<std::string> running;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [s, finished] : series) {
+      if (finished && cache_.count(s.id) != 0) continue;  // answered from the cache
+      ids.push_back(s.id);
+      if (!finished && std::find(running.begin(), running.end(), s.run_id) == running.end())
+        running.push_back(s.run_id);
+    }
+  }
+  if (ids.size() < 2) return Status::Ok();  // the call's own reads of one are as cheap
+  // The counts first, then the chunks, then the journals: a checkpoint in between moves
+  // points from a journal into chunks, read twice then rather than missed.
+  Result<std::vector<SeriesOverview>> counts =
+      store_.ReadSeriesOverviews(ids, std::numeric_limits<int64_t>::max());
+  if (!counts.ok()) return counts.status();
+  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunksReaching(ids, since_ms);
+  if (!chunks.ok()) return chunks.status();
+  std::unordered_map<std::string, std::shared_ptr<std::vector<JournalEntry>>> journals;
+  if (!running.empty()) {
+    Result<std::vector<std::pair<std::string, JournalEntry>>> read = store_.ReadJournalsOfRuns(running);
+    if (!read.ok()) return read.status();
+    for (auto& [run_id, entry] : *read) {
+      auto& journal = journals[run_id];
+      if (!journal) journal = std::make_shared<std::vector<JournalEntry>>();
+      journal->push_back(std::move(entry));
+    }
+  }
+  std::unordered_map<int64_t, Ahead> read;
+  int64_t now = MonotonicNanos();
+  for (size_t i = 0; i < ids.size(); ++i)
+    read[ids[i]] = Ahead{{}, now, since_ms, (*counts)[i].sealed_points, nullptr};
+  for (ChunkRecord& c : *chunks) {
+    Ahead& a = read[c.series_id];
+    if (!c.sealed) a.total += c.count;
+    a.chunks.push_back(std::move(c));
+  }
+  for (const auto& [s, finished] : series) {
+    auto it = journals.find(s.run_id);
+    if (!finished && it != journals.end() && read.count(s.id) != 0) read[s.id].journal = it->second;
+  }
+  std::lock_guard lock(mu_);
+  std::erase_if(ahead_, [&](const auto& entry) { return now - entry.second.read_ns > kAheadKeptNanos; });
+  for (auto& [id, a] : read) ahead_[id] = std::move(a);
+  return Status::Ok();
 }
 
 Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::OverviewChunks(int64_t series_id,
@@ -480,7 +531,7 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   }
   if (cached) return every_point();  // Points takes the lock itself
   // A finished series read ahead (ReadAheadForMeans): every chunk with its points at hand.
-  std::optional<std::vector<ChunkRecord>> ahead = finished ? TakeAhead(series_id) : std::nullopt;
+  std::optional<Ahead> ahead = finished ? TakeAhead(series_id) : std::nullopt;
   bool whole = ahead.has_value();
   // The sealed chunks' means from the series' overview where a bucket covers two groups or
   // more (a finished run's kept one, or read now); else the list of chunks (and their
@@ -496,7 +547,7 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
              : OverviewChunks(series_id, MeansOverviewPoints(buckets));
   if (!described.ok()) return described.status();
   bool listed = !*described;
-  Result<std::vector<ChunkRecord>> chunks = whole ? Result<std::vector<ChunkRecord>>(std::move(*ahead))
+  Result<std::vector<ChunkRecord>> chunks = whole ? Result<std::vector<ChunkRecord>>(std::move(ahead->chunks))
                                             : listed
                                                 ? store_.ListChunkInfo(series_id)
                                                 : Result<std::vector<ChunkRecord>>(std::move(**described));
@@ -598,24 +649,30 @@ Result<SeriesReader::Window> SeriesReader::PointsSince(int64_t series_id, bool f
       return Window{out, static_cast<int64_t>(all.size()), 1};
     }
   }
-  Result<std::vector<ChunkRecord>> chunks = store_.ListChunkInfo(series_id);
+  // Read ahead with the other series of the chart (ReadAheadSince), or now.
+  std::optional<Ahead> ahead = retried ? std::nullopt : TakeAhead(series_id, since_ms);
+  Result<std::vector<ChunkRecord>> chunks =
+      ahead ? Result<std::vector<ChunkRecord>>(std::move(ahead->chunks)) : store_.ListChunkInfo(series_id);
   if (!chunks.ok()) return chunks.status();
-  int64_t total = 0;
+  int64_t total = ahead ? ahead->total : 0;
   std::vector<ChunkRecord> reaching;
-  for (const ChunkRecord& c : *chunks) {
-    total += c.count;
-    if (std::max(c.first_ms, c.last_ms) > since_ms) reaching.push_back(c);
+  for (ChunkRecord& c : *chunks) {
+    if (!ahead) total += c.count;
+    if (std::max(c.first_ms, c.last_ms) > since_ms) reaching.push_back(std::move(c));
   }
-  Result<std::vector<JournalEntry>> journal =
-      finished ? Result<std::vector<JournalEntry>>(std::vector<JournalEntry>{})
-               : store_.ReadJournal(series_id);
-  if (!journal.ok()) return journal.status();
+  // A running run's journal (a finished run's is empty), shared by its series read ahead.
+  std::shared_ptr<const std::vector<JournalEntry>> journal = ahead ? ahead->journal : nullptr;
+  if (!finished && !ahead) {
+    Result<std::vector<JournalEntry>> read = store_.ReadJournal(series_id);
+    if (!read.ok()) return read.status();
+    journal = std::make_shared<const std::vector<JournalEntry>>(std::move(*read));
+  }
   auto points = std::make_shared<std::vector<Point>>();
   size_t chunk_points = 0;
   Status read = DecodeSeriesParts(store_, series_id, reaching, {}, *points);
   if (read.ok()) {
     chunk_points = points->size();
-    read = DecodeSeriesParts(store_, series_id, {}, *journal, *points);
+    if (journal) read = DecodeSeriesParts(store_, series_id, {}, *journal, *points);
   }
   // The writer replaced a provisional chunk meanwhile (a checkpoint): read again.
   if (read.code() == Status::Code::kNotFound && !retried)

@@ -75,6 +75,11 @@ class SeriesReader {
   // A group that straddles two buckets is shared between them by its time in each.
   Result<Window> MeansForChart(int64_t series_id, bool finished, size_t buckets, bool retried = false);
 
+  // Before PointsSince of many series with the same `since_ms`: what each reads (the chunks
+  // that reach past it, the running runs' journals, the series' counts) in three queries for
+  // all of them. `series`: (series, whether its run has ended).
+  Status ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool>>& series, int64_t since_ms);
+
   // The points stored with a time after `since_ms`, in time order: what a live chart asks
   // for every few seconds. Only the chunks whose last point is newer are read (and a running
   // run's journal), so the cost follows what is new, not the run's length. A point logged
@@ -98,8 +103,16 @@ class SeriesReader {
   // and held in ahead_.
   Status ReadAhead(const std::vector<std::pair<int64_t, bool>>& series, int64_t overview_points,
                    int64_t whole_points);
-  // The chunks ReadAhead holds for a series, with their data, given up to the caller.
-  std::optional<std::vector<ChunkRecord>> TakeAhead(int64_t series_id);
+  // What ReadAhead (`since_ms` nullopt) or ReadAheadSince (the same `since_ms`) holds for a
+  // series, given up to the caller.
+  struct Ahead {
+    std::vector<ChunkRecord> chunks;  // with their data
+    int64_t read_ns = 0;              // MonotonicNanos when read
+    std::optional<int64_t> since_ms;  // ReadAheadSince's: the chunks reaching past it
+    int64_t total = 0;                // ReadAheadSince's: the series' points in chunks
+    std::shared_ptr<const std::vector<JournalEntry>> journal;  // ReadAheadSince's: its run's
+  };
+  std::optional<Ahead> TakeAhead(int64_t series_id, std::optional<int64_t> since_ms = std::nullopt);
   // Keeps a finished run's series' overview (what OverviewChunks gave) for its next charts.
   void Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described);
 
@@ -125,10 +138,6 @@ class SeriesReader {
   // Finished series' chunks read by ReadAhead for the call after it, which takes them: kept
   // encoded (decoded points are ten times larger, and a server just started pays most for
   // memory touched for the first time).
-  struct Ahead {
-    std::vector<ChunkRecord> chunks;
-    int64_t read_ns = 0;  // MonotonicNanos when read
-  };
   std::unordered_map<int64_t, Ahead> ahead_;
 };
 

@@ -139,6 +139,12 @@ ApiResponse ServeApi::Call::Series() {
                      ? api_.reader_.ReadAheadWhole(listed)
                      : api_.reader_.ReadAheadForCharts(listed, std::max<size_t>(1, window.budget / 4),
                                                        !window.from && !window.to));
+  } else if (window.since) {
+    // A live chart's refresh: what is new in every series, in three queries for all.
+    std::vector<std::pair<SeriesInfo, bool>> series;
+    series.reserve(selected.size());
+    for (const Selected& s : selected) series.emplace_back(s.series, Finished(*s.run));
+    ThrowIfError(api_.reader_.ReadAheadSince(series, SaturatedInt64(*window.since)));
   }
 
   // Also called by the stream after this Call is gone: it holds nothing of it.

@@ -193,7 +193,22 @@ class CountingStore : public ForwardingStore {
  public:
   using ForwardingStore::ForwardingStore;
   int chunk_data_reads = 0, whole_series_reads = 0, data_queries = 0, summary_reads = 0, overview_reads = 0,
-      series_lists = 0, whole_reads_queries = 0, chunk_lists = 0;
+      series_lists = 0, whole_reads_queries = 0, chunk_lists = 0, journal_reads = 0, reaching_reads = 0,
+      journals_of_runs = 0;
+  Result<std::vector<JournalEntry>> ReadJournal(int64_t s) override {
+    ++journal_reads;
+    return inner_.ReadJournal(s);
+  }
+  Result<std::vector<std::pair<std::string, JournalEntry>>> ReadJournalsOfRuns(
+      const std::vector<std::string>& r) override {
+    ++journals_of_runs;
+    return inner_.ReadJournalsOfRuns(r);
+  }
+  Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& s,
+                                                      int64_t since_ms) override {
+    ++reaching_reads;
+    return inner_.ReadChunksReaching(s, since_ms);
+  }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override {
     ++chunk_lists;
     return inner_.ListChunkInfo(s);
@@ -998,6 +1013,72 @@ TEST_F(ServeApiTest, AChartOfManyShortFinishedRunsReadsTheirPointsInOneQuery) {
     ASSERT_FALSE(x.empty());
     EXPECT_GE(x.front(), 299.9);
     EXPECT_LE(x.back(), 360.1);
+  }
+}
+
+// A live chart's refresh of several runs (three running, with sealed chunks, a provisional
+// one and points in their journals; one finished) reads what is new in every series in
+// three queries for all of them, and gives each series what it gives asked alone.
+TEST_F(ServeApiTest, ALiveRefreshOfManyRunsReadsWhatIsNewInThreeQueries) {
+  constexpr int kPoints = 3030;  // the last flushes after the last checkpoint: in the journal
+  std::vector<RunRecord> runs = {run_, SecondRun(0), SecondRun(0), SecondRun(0)};
+  std::map<std::pair<std::string, std::string>, std::vector<Point>> written;
+  std::vector<std::unique_ptr<SeriesWriter>> writers;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto& writer = writers.emplace_back(
+        std::make_unique<SeriesWriter>(*store_, runs[r].id, /*seal_points=*/500, /*checkpoint_flushes=*/7));
+    for (int i = 0; i < kPoints; ++i) {
+      for (const char* gpu : {"gpu=0", "gpu=1"}) {
+        Point p{kStart + i * 100, 0.01 * static_cast<double>((i * (r + 3) + gpu[4]) % 97), kNoStep};
+        writer->Append("gpu.utilization.gpu_ratio", gpu, p);
+        written[{runs[r].id, gpu}].push_back(p);
+      }
+      if (i % 10 == 9) {
+        ASSERT_TRUE(writer->Flush().ok());
+      }
+    }
+  }
+  ASSERT_TRUE(writers[3]->Close().ok());
+  ASSERT_TRUE(store_->FinishRun(runs[3].id, kStart + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+  ASSERT_FALSE(store_->ReadJournal(store_->ListSeries(runs[0].id)->at(0).id)->empty());
+  int64_t since = kStart + (kPoints - 45) * int64_t{100};  // the newest 44 points
+  auto refresh = [&](Store& store, const std::vector<std::string>& ids, const std::string& labels = "") {
+    ServeApi api(store);
+    std::string list;
+    for (const std::string& id : ids) list += (list.empty() ? "" : ",") + id;
+    std::multimap<std::string, std::string> q = {{"runs", list},
+                                                 {"metric", "gpu.utilization.gpu_ratio"},
+                                                 {"budget", "1000"},
+                                                 {"x", "wall"},
+                                                 {"since", std::to_string(since)}};
+    if (!labels.empty()) q.emplace("labels", labels);
+    ApiResponse r = api.Handle({"GET", "/api/v1/series", q, ""});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body)["series"];
+  };
+  CountingStore counting(*store_);
+  std::vector<std::string> ids;
+  for (const RunRecord& r : runs) ids.push_back(r.id);
+  json all = refresh(counting, ids);
+  ASSERT_EQ(all.size(), 8u);
+  EXPECT_EQ(counting.overview_reads, 1) << "the series' counts";
+  EXPECT_EQ(counting.reaching_reads, 1) << "the chunks that reach past the time";
+  EXPECT_EQ(counting.journals_of_runs, 1) << "the running runs' journals";
+  EXPECT_EQ(
+      counting.chunk_lists + counting.journal_reads + counting.data_queries + counting.whole_series_reads, 0);
+  for (const json& s : all) {
+    std::string run = s["run"], labels = s["labels"];
+    // What each series gives asked alone (read by itself), and what was written after the time.
+    json alone = refresh(*store_, {run}, labels)[0];
+    EXPECT_EQ(s["x"], alone["x"]) << run << labels;
+    EXPECT_EQ(s["y"], alone["y"]) << run << labels;
+    EXPECT_EQ(s["total_points"], alone["total_points"]) << run << labels;
+    EXPECT_EQ(s["total_points"], kPoints) << run << labels;
+    std::vector<double> want;
+    for (const Point& p : written[{run, labels}]) {
+      if (p.time_ms > since) want.push_back(p.value);
+    }
+    EXPECT_EQ(s["y"].get<std::vector<double>>(), want) << run << labels;
   }
 }
 

@@ -358,6 +358,16 @@ class PostgresStore : public Store {
       return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
     });
   }
+  Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& series_ids,
+                                                      int64_t since_ms) override {
+    Result<pg::Rows> rows =
+        Query({ChunkSelect(ChunkBlobs::kData, "= ANY($1::bigint[])", {nullptr, nullptr}, "$2"),
+               {Text(BigintArray(series_ids)), Int(since_ms)}});
+    if (!rows.ok()) return rows.status();
+    return Collect<ChunkRecord>(*rows, [&](int i) {
+      return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
+    });
+  }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override {
     return Chunks(series_id, ChunkBlobs::kNone);
   }
@@ -404,6 +414,19 @@ class PostgresStore : public Store {
     if (!rows.ok()) return rows.status();
     return Collect<JournalEntry>(*rows, [&](int i) {
       return JournalEntry{rows->Int(i, 0), rows->Str(i, 1)};
+    });
+  }
+
+  Result<std::vector<std::pair<std::string, JournalEntry>>> ReadJournalsOfRuns(
+      const std::vector<std::string>& run_ids) override {
+    Result<pg::Rows> rows =
+        Query({"SELECT run_id, id, data FROM journal WHERE run_id = ANY($1::text[]) "
+               "ORDER BY run_id, seq",
+               {Text(TextArray(run_ids))}});
+    if (!rows.ok()) return rows.status();
+    return Collect<std::pair<std::string, JournalEntry>>(*rows, [&](int i) {
+      return std::pair<std::string, JournalEntry>(rows->Str(i, 0),
+                                                  JournalEntry{rows->Int(i, 1), rows->Str(i, 2)});
     });
   }
 

@@ -299,6 +299,18 @@ class SqliteStore : public Store {
     });
   }
 
+  Result<std::vector<std::pair<std::string, JournalEntry>>> ReadJournalsOfRuns(
+      const std::vector<std::string>& run_ids) override {
+    std::lock_guard lock(mu_);
+    Statement st(*statements_,
+                 "SELECT run_id, id, data FROM journal WHERE run_id IN (SELECT value FROM json_each(?)) "
+                 "ORDER BY run_id, id");
+    st.Bind(1, nlohmann::json(run_ids).dump());
+    return Rows<std::pair<std::string, JournalEntry>>(st, "cannot read samples", [&](Statement& row) {
+      return std::pair<std::string, JournalEntry>(row.Text(0), JournalEntry{row.Int(1), row.Text(2)});
+    });
+  }
+
   Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
                                const std::string& labels) override {
     std::lock_guard lock(mu_);
@@ -557,6 +569,17 @@ class SqliteStore : public Store {
     std::lock_guard lock(mu_);
     Statement st(*statements_, ChunkSelect(ChunkBlobs::kData, "IN (SELECT value FROM json_each(?))"));
     st.Bind(1, nlohmann::json(series_ids).dump());
+    return Rows<ChunkRecord>(st, "cannot read samples",
+                             [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); });
+  }
+
+  Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& series_ids,
+                                                      int64_t since_ms) override {
+    std::lock_guard lock(mu_);
+    Statement st(*statements_, ChunkSelect(ChunkBlobs::kData, "IN (SELECT value FROM json_each(?1))",
+                                           {nullptr, nullptr}, "?2"));
+    st.Bind(1, nlohmann::json(series_ids).dump());
+    st.Bind(2, since_ms);
     return Rows<ChunkRecord>(st, "cannot read samples",
                              [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); });
   }

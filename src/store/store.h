@@ -253,6 +253,10 @@ class Store {
   virtual Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& series_ids) = 0;
   // Chunks of a series in time order.
   Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) { return ReadChunksOfSeries({series_id}); }
+  // What a live chart's refresh reads of several series in one read, in the same order:
+  // their chunks not sealed yet and those with a point after `since_ms`, with their data.
+  virtual Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& series_ids,
+                                                              int64_t since_ms) = 0;
   // The same without their data: what readers that cache decoded chunks check first.
   virtual Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) = 0;
   // The same with their summaries (levels of detail) but not their data: what a chart of a
@@ -280,6 +284,10 @@ class Store {
   // Journal entries of the run that owns `series_id`, oldest first: points written
   // since the series' newest chunk.
   virtual Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) = 0;
+  // The journal entries of several runs in one read: (run id, entry), by run id, each run's
+  // oldest first.
+  virtual Result<std::vector<std::pair<std::string, JournalEntry>>> ReadJournalsOfRuns(
+      const std::vector<std::string>& run_ids) = 0;
   virtual Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) = 0;
   // Artifacts of a run, without their content.
   virtual Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) = 0;

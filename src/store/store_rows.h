@@ -30,9 +30,11 @@ inline constexpr const char* kChunkWithTimes =
 // The chunk columns ChunkFromRow reads, of the series whose id `series_in` admits (the
 // dialect's test of c.series_id: "= ?", "= $1", "IN (SELECT value FROM json_each(?))",
 // "= ANY($1::bigint[])"), by series and each series' in time order. With `range` (two more
-// placeholders), only the chunks whose first_ms lies between those.
+// placeholders), only the chunks whose first_ms lies between those; with `reaching` (a
+// placeholder), only the chunks not sealed and those with a point after it.
 inline std::string ChunkSelect(ChunkBlobs blobs, const char* series_in,
-                               std::pair<const char*, const char*> range = {nullptr, nullptr}) {
+                               std::pair<const char*, const char*> range = {nullptr, nullptr},
+                               const char* reaching = nullptr) {
   const char* extra = blobs == ChunkBlobs::kData      ? ", c.data, c.summary, t.data, c.times_series"
                       : blobs == ChunkBlobs::kSummary ? ", c.summary"
                                                       : "";
@@ -45,6 +47,10 @@ inline std::string ChunkSelect(ChunkBlobs blobs, const char* series_in,
     sql += range.first;
     sql += " AND c.first_ms <= ";
     sql += range.second;
+  }
+  if (reaching != nullptr) {
+    std::string r = reaching;
+    sql += " AND (c.sealed = 0 OR c.last_ms > " + r + " OR c.first_ms > " + r + ")";
   }
   return sql + " ORDER BY c.series_id, c.first_ms, c.id";
 }

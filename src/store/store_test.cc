@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -725,6 +726,60 @@ TEST_P(BackendTest, TheSeriesOfManyRunsAreListedAtOnce) {
   }
   EXPECT_EQ(store->ListSeries(b.id)->at(0).labels, "gpu=0");  // gpu.power.draw_watts, gpu=0 first
   EXPECT_TRUE(store->ListSeriesOfRuns({none.id}).value().empty());
+}
+
+// What a live chart's refresh reads of several running runs at once: the chunks not sealed
+// and those reaching past a time, and the runs' journals, each as read one by one.
+TEST_P(BackendTest, WhatALiveRefreshNeedsOfManySeriesIsReadAtOnce) {
+  auto store = OpenOk();
+  RunRecord a = NewRun(*store), b = NewRun(*store), idle = NewRun(*store);
+  std::vector<std::unique_ptr<SeriesWriter>> writers;
+  std::vector<int64_t> series;
+  for (const RunRecord* r : {&a, &b}) {
+    auto& writer = writers.emplace_back(std::make_unique<SeriesWriter>(*store, r->id, 100, 3));
+    for (int i = 0; i < 265; ++i) {  // the last flush after the last checkpoint: in the journal
+      writer->Append("gpu.power.draw_watts", "", {r->start_ms + i * 1000, 10.0 + i % 9, kNoStep});
+      if (i % 10 == 9) {
+        ASSERT_TRUE(writer->Flush().ok());
+      }
+    }
+    ASSERT_TRUE(writer->Flush().ok());
+    series.push_back(store->ListSeries(r->id)->at(0).id);
+  }
+  int64_t since = a.start_ms + 150 * 1000;
+  std::vector<ChunkRecord> reaching =
+      store->ReadChunksReaching({series[1], series[0], 987654321}, since).value();
+  std::sort(series.begin(), series.end());
+  size_t at = 0;
+  for (int64_t id : series) {
+    for (const ChunkRecord& c : store->ReadChunks(id).value()) {
+      if (c.sealed && std::max(c.first_ms, c.last_ms) <= since) continue;
+      ASSERT_LT(at, reaching.size());
+      EXPECT_EQ(reaching[at].series_id, id);
+      EXPECT_EQ(reaching[at].id, c.id);
+      EXPECT_EQ(reaching[at].data, c.data);
+      ++at;
+    }
+  }
+  EXPECT_EQ(at, reaching.size());
+  EXPECT_GE(reaching.size(), 4u) << "sealed chunks past the time and a provisional one a run";
+  std::vector<std::pair<std::string, JournalEntry>> journals =
+      store->ReadJournalsOfRuns({b.id, idle.id, a.id}).value();
+  at = 0;
+  const RunRecord& first = a.id < b.id ? a : b;  // by run id
+  const RunRecord& second = a.id < b.id ? b : a;
+  for (const RunRecord* r : {&first, &second}) {
+    std::vector<JournalEntry> alone = store->ReadJournal(store->ListSeries(r->id)->at(0).id).value();
+    ASSERT_FALSE(alone.empty());
+    for (const JournalEntry& e : alone) {
+      ASSERT_LT(at, journals.size());
+      EXPECT_EQ(journals[at].first, r->id);
+      EXPECT_EQ(journals[at].second.id, e.id);
+      EXPECT_EQ(journals[at].second.data, e.data);
+      ++at;
+    }
+  }
+  EXPECT_EQ(at, journals.size());
 }
 
 // Series sampled on the same ticks (one listener's fields) keep their sealed chunks' times

@@ -31,6 +31,14 @@ class ForwardingStore : public Store {
     return inner_.AppendJournal(r, d);
   }
   Result<std::vector<JournalEntry>> ReadJournal(int64_t s) override { return inner_.ReadJournal(s); }
+  Result<std::vector<std::pair<std::string, JournalEntry>>> ReadJournalsOfRuns(
+      const std::vector<std::string>& r) override {
+    return inner_.ReadJournalsOfRuns(r);
+  }
+  Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& s,
+                                                      int64_t since_ms) override {
+    return inner_.ReadChunksReaching(s, since_ms);
+  }
   Status LogParams(const std::string& r, const KeyValues& p) override { return inner_.LogParams(r, p); }
   Status SetTags(const std::string& r, const KeyValues& t) override { return inner_.SetTags(r, t); }
   Status DeleteTag(const std::string& r, const std::string& k) override { return inner_.DeleteTag(r, k); }
