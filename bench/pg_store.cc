@@ -9,14 +9,15 @@
 // (pg_total_relation_size of the tables, indexes included). (2) The serve benchmark's query
 // (50 runs x 100,000 points at a 2,000-point budget, through ServeApi in-process) on
 // PostgreSQL and on SQLite, cold (a new ServeApi) and warm; the same for 50 runs of 10,000
-// points (too short for summaries: drawn from every point), and the means of their
-// workloads (five of ten runs).
+// points (too short for summaries: drawn from every point), the means of their workloads
+// (five of ten runs), and a live chart's refresh of 50 running runs.
 #include <libpq-fe.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,31 @@ double MlflowInserts(PGconn* c, const std::vector<std::string>& ids, int64_t poi
     }
   }
   return Seconds(t);
+}
+
+// `runs` running runs of one series at 10 Hz, `points` each, flushed every second as a
+// run's writer does, the newest at `end_ms`; their writers stay open (`writers`).
+std::vector<std::string> WriteRunningRuns(Store& store, int runs, int64_t points, int64_t end_ms,
+                                          std::vector<std::unique_ptr<SeriesWriter>>& writers) {
+  std::vector<std::string> ids;
+  store.EnsureExperiment("live").value();
+  for (int r = 0; r < runs; ++r) {
+    RunRecord run;
+    run.id = NewRunId();
+    run.experiment = "live";
+    run.name = "r" + std::to_string(r);
+    run.command = "bench";
+    run.start_ms = end_ms - (points - 1) * 100;
+    store.CreateRun(run);
+    auto& writer = writers.emplace_back(std::make_unique<SeriesWriter>(store, run.id));
+    for (int64_t i = 0; i < points; ++i) {
+      writer->Append("gpu.utilization.gpu_ratio", "gpu=0", Point{run.start_ms + i * 100, Value(i, r)});
+      if (i % 10 == 9) writer->Flush();
+    }
+    writer->Flush();
+    ids.push_back(run.id);
+  }
+  return ids;
 }
 
 // A request handled by a ServeApi made for it (cold: nothing of the store read yet), or
@@ -235,6 +261,20 @@ int Main(int argc, char** argv) {
   }
   Compare("means of 5 workloads x 10 runs x 10,000 points, 1,000 buckets", *pg, MeansRequest("short", 1000),
           *sqlite, MeansRequest("short", 1000));
+  // A live chart of 50 running runs (10 minutes at 10 Hz, a minute and a half of it in
+  // their journals): the page's refresh every 3 s, the points after the newest it has.
+  int64_t end_ms = 1763777000000;
+  std::vector<std::unique_ptr<SeriesWriter>> pg_writers, sqlite_writers;
+  std::vector<std::string> pg_live = WriteRunningRuns(*pg, 50, 6000, end_ms, pg_writers);
+  std::vector<std::string> sqlite_live = WriteRunningRuns(*sqlite, 50, 6000, end_ms, sqlite_writers);
+  auto refresh = [&](const std::vector<std::string>& ids) {
+    ApiRequest req = SeriesRequest(ids);
+    req.query.emplace("x", "wall");
+    req.query.emplace("since", std::to_string(end_ms - 3000));
+    return req;
+  };
+  Compare("live refresh of 50 running runs (since 3 s before the newest point)", *pg, refresh(pg_live),
+          *sqlite, refresh(sqlite_live));
   std::filesystem::remove(sqlite_path);
   std::filesystem::remove(sqlite_path + "-wal");
   std::filesystem::remove(sqlite_path + "-shm");
