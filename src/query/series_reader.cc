@@ -443,13 +443,9 @@ Status SeriesReader::ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool
     }
   }
   if (ids.size() < 2) return Status::Ok();  // the call's own reads of one are as cheap
-  // The counts first, then the chunks, then the journals: a checkpoint in between moves
-  // points from a journal into chunks, read twice then rather than missed.
-  Result<std::vector<SeriesOverview>> counts =
-      store_.ReadSeriesOverviews(ids, std::numeric_limits<int64_t>::max());
-  if (!counts.ok()) return counts.status();
-  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunksReaching(ids, since_ms);
-  if (!chunks.ok()) return chunks.status();
+  // The journals first, then the counts and the chunks: a checkpoint in between moves a
+  // journal's points into chunks, which are then read twice (the page draws a point twice
+  // at its place) rather than missed (the page would never ask for them again).
   std::unordered_map<std::string, std::shared_ptr<std::vector<JournalEntry>>> journals;
   if (!running.empty()) {
     Result<std::vector<std::pair<std::string, JournalEntry>>> read = store_.ReadJournalsOfRuns(running);
@@ -460,6 +456,11 @@ Status SeriesReader::ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool
       journal->push_back(std::move(entry));
     }
   }
+  Result<std::vector<SeriesOverview>> counts =
+      store_.ReadSeriesOverviews(ids, std::numeric_limits<int64_t>::max());
+  if (!counts.ok()) return counts.status();
+  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunksReaching(ids, since_ms);
+  if (!chunks.ok()) return chunks.status();
   std::unordered_map<int64_t, Ahead> read;
   int64_t now = MonotonicNanos();
   for (size_t i = 0; i < ids.size(); ++i)
