@@ -267,8 +267,8 @@ int Main(int argc, char** argv) {
   std::vector<std::unique_ptr<SeriesWriter>> pg_writers, sqlite_writers;
   std::vector<std::string> pg_live = WriteRunningRuns(*pg, 50, 6000, end_ms, pg_writers);
   std::vector<std::string> sqlite_live = WriteRunningRuns(*sqlite, 50, 6000, end_ms, sqlite_writers);
-  auto refresh = [&](const std::vector<std::string>& ids) {
-    ApiRequest req = SeriesRequest(ids);
+  auto refresh = [&](const std::vector<std::string>& live) {
+    ApiRequest req = SeriesRequest(live);
     req.query.emplace("x", "wall");
     req.query.emplace("since", std::to_string(end_ms - 3000));
     return req;
