@@ -312,10 +312,10 @@ Result<SeriesReader::Window> SeriesReader::PointsForChart(int64_t series_id, boo
     TB_RETURN_IF_ERROR(read);
   }
   if (!finished) {
-    Result<std::vector<JournalEntry>> journal = store_.ReadJournal(series_id);
+    Result<std::shared_ptr<const std::vector<JournalEntry>>> journal = JournalOf(series_id, retried);
     if (!journal.ok()) return journal.status();
     size_t before = points->size();
-    TB_RETURN_IF_ERROR(DecodeSeriesParts(store_, series_id, {}, *journal, *points));
+    TB_RETURN_IF_ERROR(DecodeSeriesParts(store_, series_id, {}, **journal, *points));
     // Only the journal's points in the window.
     auto outside = [&](const Point& p) { return p.time_ms < from_ms || p.time_ms > to_ms; };
     points->erase(
@@ -342,23 +342,24 @@ void SeriesReader::Keep(int64_t series_id, const std::shared_ptr<const std::vect
   if (overviews_.emplace(series_id, described).second) overview_bytes_ += bytes;
 }
 
-Status SeriesReader::ReadAheadForCharts(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets,
-                                        bool whole_range) {
+Status SeriesReader::ReadAheadForCharts(const std::vector<std::pair<SeriesInfo, bool>>& series,
+                                        size_t buckets, bool whole_range) {
   int64_t overview = ChartOverviewPoints(buckets);
   return ReadAhead(series, overview, whole_range ? overview : 0);
 }
 
-Status SeriesReader::ReadAheadForMeans(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets) {
+Status SeriesReader::ReadAheadForMeans(const std::vector<std::pair<SeriesInfo, bool>>& series,
+                                       size_t buckets) {
   int64_t overview = MeansOverviewPoints(buckets);
   return ReadAhead(series, overview, overview);  // fewer points: every chunk is decoded
 }
 
-Status SeriesReader::ReadAheadWhole(const std::vector<std::pair<int64_t, bool>>& series) {
+Status SeriesReader::ReadAheadWhole(const std::vector<std::pair<SeriesInfo, bool>>& series) {
   return ReadAhead(series, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max());
 }
 
-Status SeriesReader::ReadAhead(const std::vector<std::pair<int64_t, bool>>& series, int64_t overview_points,
-                               int64_t whole_points) {
+Status SeriesReader::ReadAhead(const std::vector<std::pair<SeriesInfo, bool>>& series,
+                               int64_t overview_points, int64_t whole_points) {
   // The short ones are read whole together, up to kAheadPoints (the rest one by one, as
   // they would be without this).
   std::vector<int64_t> whole;
@@ -374,7 +375,8 @@ Status SeriesReader::ReadAhead(const std::vector<std::pair<int64_t, bool>>& seri
   std::vector<int64_t> ids;  // overviews to read
   {
     std::lock_guard lock(mu_);
-    for (auto [id, finished] : series) {
+    for (const auto& [s, finished] : series) {
+      int64_t id = s.id;
       if (!finished || cache_.count(id) != 0 || ahead_.count(id) != 0) continue;
       if (auto kept = overviews_.find(id); kept != overviews_.end()) {
         // Kept for a chart that asked less of it: it still tells the series' length.
@@ -429,6 +431,64 @@ std::optional<SeriesReader::Ahead> SeriesReader::TakeAhead(int64_t series_id,
   return taken;
 }
 
+Result<SeriesReader::Journals> SeriesReader::ReadJournals(const std::vector<std::string>& run_ids) {
+  Result<std::vector<std::pair<std::string, JournalEntry>>> read = store_.ReadJournalsOfRuns(run_ids);
+  if (!read.ok()) return read.status();
+  std::unordered_map<std::string, std::shared_ptr<std::vector<JournalEntry>>> by_run;
+  for (auto& [run_id, entry] : *read) {
+    auto& journal = by_run[run_id];
+    if (!journal) journal = std::make_shared<std::vector<JournalEntry>>();
+    journal->push_back(std::move(entry));
+  }
+  Journals out;
+  for (const std::string& id : run_ids) {  // a run with no entries has an empty journal
+    auto it = by_run.find(id);
+    out[id] = it != by_run.end() ? std::move(it->second) : std::make_shared<std::vector<JournalEntry>>();
+  }
+  return out;
+}
+
+Status SeriesReader::ReadJournalsAhead(const std::vector<std::pair<SeriesInfo, bool>>& series) {
+  std::vector<std::string> running;
+  size_t series_running = 0;
+  for (const auto& [s, finished] : series) {
+    if (finished) continue;
+    ++series_running;
+    if (std::find(running.begin(), running.end(), s.run_id) == running.end()) running.push_back(s.run_id);
+  }
+  if (series_running < 2) return Status::Ok();  // the call's own read of one is as cheap
+  Result<Journals> journals = ReadJournals(running);
+  if (!journals.ok()) return journals.status();
+  int64_t now = MonotonicNanos();
+  std::lock_guard lock(mu_);
+  std::erase_if(journals_ahead_,
+                [&](const auto& entry) { return now - entry.second.second > kAheadKeptNanos; });
+  for (const auto& [s, finished] : series) {
+    if (!finished) journals_ahead_[s.id] = {journals->at(s.run_id), now};
+  }
+  return Status::Ok();
+}
+
+std::shared_ptr<const std::vector<JournalEntry>> SeriesReader::TakeJournalAhead(int64_t series_id) {
+  std::lock_guard lock(mu_);
+  auto it = journals_ahead_.find(series_id);
+  if (it == journals_ahead_.end()) return nullptr;
+  std::shared_ptr<const std::vector<JournalEntry>> taken;
+  if (MonotonicNanos() - it->second.second <= kAheadKeptNanos) taken = std::move(it->second.first);
+  journals_ahead_.erase(it);
+  return taken;
+}
+
+Result<std::shared_ptr<const std::vector<JournalEntry>>> SeriesReader::JournalOf(int64_t series_id,
+                                                                                 bool retried) {
+  std::shared_ptr<const std::vector<JournalEntry>> journal = retried ? nullptr : TakeJournalAhead(series_id);
+  if (journal) return journal;
+  Result<std::vector<JournalEntry>> read = store_.ReadJournal(series_id);
+  if (!read.ok()) return read.status();
+  return std::shared_ptr<const std::vector<JournalEntry>>(
+      std::make_shared<const std::vector<JournalEntry>>(std::move(*read)));
+}
+
 Status SeriesReader::ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool>>& series,
                                     int64_t since_ms) {
   std::vector<int64_t> ids;
@@ -446,16 +506,8 @@ Status SeriesReader::ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool
   // The journals first, then the counts and the chunks: a checkpoint in between moves a
   // journal's points into chunks, which are then read twice (the page draws a point twice
   // at its place) rather than missed (the page would never ask for them again).
-  std::unordered_map<std::string, std::shared_ptr<std::vector<JournalEntry>>> journals;
-  if (!running.empty()) {
-    Result<std::vector<std::pair<std::string, JournalEntry>>> read = store_.ReadJournalsOfRuns(running);
-    if (!read.ok()) return read.status();
-    for (auto& [run_id, entry] : *read) {
-      auto& journal = journals[run_id];
-      if (!journal) journal = std::make_shared<std::vector<JournalEntry>>();
-      journal->push_back(std::move(entry));
-    }
-  }
+  Result<Journals> journals = running.empty() ? Result<Journals>(Journals{}) : ReadJournals(running);
+  if (!journals.ok()) return journals.status();
   Result<std::vector<SeriesOverview>> counts =
       store_.ReadSeriesOverviews(ids, std::numeric_limits<int64_t>::max());
   if (!counts.ok()) return counts.status();
@@ -471,8 +523,8 @@ Status SeriesReader::ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool
     a.chunks.push_back(std::move(c));
   }
   for (const auto& [s, finished] : series) {
-    auto it = journals.find(s.run_id);
-    if (!finished && it != journals.end() && read.count(s.id) != 0) read[s.id].journal = it->second;
+    auto it = journals->find(s.run_id);
+    if (!finished && it != journals->end() && read.count(s.id) != 0) read[s.id].journal = it->second;
   }
   std::lock_guard lock(mu_);
   std::erase_if(ahead_, [&](const auto& entry) { return now - entry.second.read_ns > kAheadKeptNanos; });
@@ -609,12 +661,11 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
       spans.emplace_back(from, to);
     }
   }
-  Result<std::vector<JournalEntry>> journal =
-      finished ? Result<std::vector<JournalEntry>>(std::vector<JournalEntry>{})
-               : store_.ReadJournal(series_id);
+  Result<std::shared_ptr<const std::vector<JournalEntry>>> journal =
+      finished ? std::make_shared<const std::vector<JournalEntry>>() : JournalOf(series_id, retried);
   if (!journal.ok()) return journal.status();
   size_t means = points->size();
-  Status read = DecodeSeriesParts(store_, series_id, unsealed, *journal, *points);
+  Status read = DecodeSeriesParts(store_, series_id, unsealed, **journal, *points);
   if (read.code() == Status::Code::kNotFound && !retried)
     return MeansForChart(series_id, finished, buckets, true);
   TB_RETURN_IF_ERROR(read);
@@ -664,9 +715,9 @@ Result<SeriesReader::Window> SeriesReader::PointsSince(int64_t series_id, bool f
   // A running run's journal (a finished run's is empty), shared by its series read ahead.
   std::shared_ptr<const std::vector<JournalEntry>> journal = ahead ? ahead->journal : nullptr;
   if (!finished && !ahead) {
-    Result<std::vector<JournalEntry>> read = store_.ReadJournal(series_id);
+    Result<std::shared_ptr<const std::vector<JournalEntry>>> read = JournalOf(series_id, retried);
     if (!read.ok()) return read.status();
-    journal = std::make_shared<const std::vector<JournalEntry>>(std::move(*read));
+    journal = std::move(*read);
   }
   auto points = std::make_shared<std::vector<Point>>();
   size_t chunk_points = 0;

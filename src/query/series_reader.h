@@ -54,13 +54,13 @@ class SeriesReader {
   // overviews read in one go (one query, not one a series) and kept; with `whole_range`
   // (the chart spans each run), those too short for an overview to serve are drawn from
   // every point, so their chunks are read in one more query and held, encoded, for the
-  // call that draws them. `series`: (id, finished).
-  Status ReadAheadForCharts(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets,
+  // call that draws them. `series`: (series, whether its run has ended).
+  Status ReadAheadForCharts(const std::vector<std::pair<SeriesInfo, bool>>& series, size_t buckets,
                             bool whole_range);
   // The same before MeansForChart of many series in `buckets` buckets.
-  Status ReadAheadForMeans(const std::vector<std::pair<int64_t, bool>>& series, size_t buckets);
+  Status ReadAheadForMeans(const std::vector<std::pair<SeriesInfo, bool>>& series, size_t buckets);
   // The same before Points of many series: the finished ones' chunks in one query.
-  Status ReadAheadWhole(const std::vector<std::pair<int64_t, bool>>& series);
+  Status ReadAheadWhole(const std::vector<std::pair<SeriesInfo, bool>>& series);
 
   // What a workload's mean of the whole series in `buckets` buckets needs, in time order,
   // each point's `step` saying how many points it stands for and `spans` the times they span:
@@ -74,6 +74,11 @@ class SeriesReader {
   //    point, steps as logged (group 1).
   // A group that straddles two buckets is shared between them by its time in each.
   Result<Window> MeansForChart(int64_t series_id, bool finished, size_t buckets, bool retried = false);
+
+  // Before PointsForChart of many series: the running runs' journals in one query (each
+  // series read its run's, and the journal's table is not indexed by run: a flush writes
+  // one page). `series`: (series, whether its run has ended).
+  Status ReadJournalsAhead(const std::vector<std::pair<SeriesInfo, bool>>& series);
 
   // Before PointsSince of many series with the same `since_ms`: what each reads (the chunks
   // that reach past it, the running runs' journals, the series' counts) in three queries for
@@ -101,7 +106,7 @@ class SeriesReader {
   // where their sealed chunks hold `overview_points` points or more; the chunks of those
   // with fewer than `whole_points` (up to about a million points) read in one more query
   // and held in ahead_.
-  Status ReadAhead(const std::vector<std::pair<int64_t, bool>>& series, int64_t overview_points,
+  Status ReadAhead(const std::vector<std::pair<SeriesInfo, bool>>& series, int64_t overview_points,
                    int64_t whole_points);
   // What ReadAhead (`since_ms` nullopt) or ReadAheadSince (the same `since_ms`) holds for a
   // series, given up to the caller.
@@ -113,6 +118,15 @@ class SeriesReader {
     std::shared_ptr<const std::vector<JournalEntry>> journal;  // ReadAheadSince's: its run's
   };
   std::optional<Ahead> TakeAhead(int64_t series_id, std::optional<int64_t> since_ms = std::nullopt);
+  // The journals of runs in one query, by run id (each shared by the run's series; a run
+  // without entries has an empty one).
+  using Journals = std::unordered_map<std::string, std::shared_ptr<const std::vector<JournalEntry>>>;
+  Result<Journals> ReadJournals(const std::vector<std::string>& run_ids);
+  // What ReadJournalsAhead read for a series, given up to the caller; null when none.
+  std::shared_ptr<const std::vector<JournalEntry>> TakeJournalAhead(int64_t series_id);
+  // The journal of a running run's series: what ReadJournalsAhead read (not when `retried`:
+  // a checkpoint came in between), or read now.
+  Result<std::shared_ptr<const std::vector<JournalEntry>>> JournalOf(int64_t series_id, bool retried);
   // Keeps a finished run's series' overview (what OverviewChunks gave) for its next charts.
   void Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described);
 
@@ -139,6 +153,9 @@ class SeriesReader {
   // encoded (decoded points are ten times larger, and a server just started pays most for
   // memory touched for the first time).
   std::unordered_map<int64_t, Ahead> ahead_;
+  // ReadJournalsAhead's: by series id, its run's journal and when it was read.
+  std::unordered_map<int64_t, std::pair<std::shared_ptr<const std::vector<JournalEntry>>, int64_t>>
+      journals_ahead_;
 };
 
 // A run that has ended: its series are complete.

@@ -76,11 +76,11 @@ ApiResponse ServeApi::Call::Metrics() {
   return JsonAnswer({{"metrics", list}});
 }
 
-std::vector<std::pair<int64_t, bool>> ServeApi::Call::Listed(const std::vector<Selected>& selected) {
-  std::vector<std::pair<int64_t, bool>> listed;
-  listed.reserve(selected.size());
-  for (const Selected& s : selected) listed.emplace_back(s.series.id, Finished(*s.run));
-  return listed;
+std::vector<std::pair<SeriesInfo, bool>> ServeApi::Call::WithRuns(const std::vector<Selected>& selected) {
+  std::vector<std::pair<SeriesInfo, bool>> series;
+  series.reserve(selected.size());
+  for (const Selected& s : selected) series.emplace_back(s.series, Finished(*s.run));
+  return series;
 }
 
 std::vector<ServeApi::Call::Selected> ServeApi::Call::Select(const std::vector<RunRecord>& runs,
@@ -134,17 +134,16 @@ ApiResponse ServeApi::Call::Series() {
   // it draws point by point in one more: over time, those too short for an overview when
   // it spans each run; by step, all of them.
   if (!full && !window.since) {
-    std::vector<std::pair<int64_t, bool>> listed = Listed(selected);
+    std::vector<std::pair<SeriesInfo, bool>> listed = WithRuns(selected);
     ThrowIfError(window.axis == XAxis::kStep
                      ? api_.reader_.ReadAheadWhole(listed)
                      : api_.reader_.ReadAheadForCharts(listed, std::max<size_t>(1, window.budget / 4),
                                                        !window.from && !window.to));
+    // The running runs' journals, in one query too.
+    if (window.axis != XAxis::kStep) ThrowIfError(api_.reader_.ReadJournalsAhead(listed));
   } else if (window.since) {
     // A live chart's refresh: what is new in every series, in three queries for all.
-    std::vector<std::pair<SeriesInfo, bool>> series;
-    series.reserve(selected.size());
-    for (const Selected& s : selected) series.emplace_back(s.series, Finished(*s.run));
-    ThrowIfError(api_.reader_.ReadAheadSince(series, SaturatedInt64(*window.since)));
+    ThrowIfError(api_.reader_.ReadAheadSince(WithRuns(selected), SaturatedInt64(*window.since)));
   }
 
   // Also called by the stream after this Call is gone: it holds nothing of it.
@@ -290,10 +289,12 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
     everything.insert(everything.end(), a.selected.begin(), a.selected.end());
   }
   if (!from && axis == XAxis::kRelative) {
-    ThrowIfError(api_.reader_.ReadAheadForMeans(Listed(everything), buckets));
+    ThrowIfError(api_.reader_.ReadAheadForMeans(WithRuns(everything), buckets));
   } else if (axis != XAxis::kRelative) {
-    ThrowIfError(api_.reader_.ReadAheadWhole(Listed(everything)));
+    ThrowIfError(api_.reader_.ReadAheadWhole(WithRuns(everything)));
   }
+  // The running runs' journals (a live mean's refresh reads little else).
+  if (axis == XAxis::kRelative) ThrowIfError(api_.reader_.ReadJournalsAhead(WithRuns(everything)));
   json list = json::array();
   for (const Asked& a : asked) {
     std::vector<XYSeries> aligned;

@@ -892,6 +892,9 @@ TEST_F(ServeApiTest, AWorkloadMeansNewestBucketsReadOnlyTheChunksThatReachThem) 
   EXPECT_GE(whole_reads, 2 * 31) << "the whole chart reads every chunk of both runs";
   EXPECT_EQ(counting.whole_series_reads, 0);
   EXPECT_LE(counting.chunk_data_reads, 2 * 5) << "the chunks from 175 s on";
+  // Both runs' journals in one read for each of the two requests, not one a run.
+  EXPECT_EQ(counting.journals_of_runs, 2);
+  EXPECT_EQ(counting.journal_reads, 0);
 }
 
 // A finished run of 9,000 points (three sealed chunks: too short for an overview in

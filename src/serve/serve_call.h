@@ -115,8 +115,8 @@ class ServeApi::Call {
   std::vector<Selected> Select(const std::vector<RunRecord>& runs, const std::string& metric,
                                const std::optional<std::string>& labels);
 
-  // Each one's (series id, whether its run has ended): what SeriesReader reads ahead.
-  static std::vector<std::pair<int64_t, bool>> Listed(const std::vector<Selected>& selected);
+  // Each one's (series, whether its run has ended): what SeriesReader reads ahead.
+  static std::vector<std::pair<SeriesInfo, bool>> WithRuns(const std::vector<Selected>& selected);
 
   ApiResponse Series();
 
