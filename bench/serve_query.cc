@@ -261,6 +261,15 @@ int main(int argc, char** argv) {
   // What the web page asks for a 500-pixel-wide chart: 1,000 points a run, 400 a bucket.
   std::string screen =
       "/api/v1/series?runs=" + all + "&metric=gpu.utilization.gpu_ratio&budget=1000&x_form=places";
+  // The page's workload means (runs grouped by workload, two a workload here) on a chart
+  // 800 pixels wide (a bucket per two pixels: 400) and on one 2,000 wide (1,000).
+  std::string workloads;
+  for (int w = 0; w < (runs + 1) / 2; ++w) workloads += (w == 0 ? "bench:" : ",bench:") + std::to_string(w);
+  auto means_of = [&](int buckets) {
+    return "/api/v1/aggregate?workloads=" + workloads +
+           "&metric=gpu.utilization.gpu_ratio&x=relative&budget=" + std::to_string(buckets);
+  };
+  std::vector<double> cold_means_400, cold_means_1000, means_400_ratio, means_1000_ratio;
   for (int round = 0; round < rounds; ++round) {
     raw_ms.push_back(raw_decode(nullptr));
     cold_ms.push_back(cold_get(db, series));
@@ -269,6 +278,10 @@ int main(int argc, char** argv) {
     cold_ratio.push_back(raw_ms.back() / cold_ms.back());
     direct_ratio.push_back(raw_ms.back() / cold_direct.back());
     screen_ratio.push_back(raw_ms.back() / cold_screen.back());
+    cold_means_400.push_back(cold_get(db, means_of(400)));
+    cold_means_1000.push_back(cold_get(db, means_of(1000)));
+    means_400_ratio.push_back(raw_ms.back() / cold_means_400.back());
+    means_1000_ratio.push_back(raw_ms.back() / cold_means_1000.back());
     raw_warm_ms.push_back(raw_decode(store.get()));
     cold_numbers.push_back(cold_get(db, numbers));
     // As a browser asks (Chromium over http: gzip and deflate); the client inflates the answer.
@@ -351,7 +364,9 @@ int main(int argc, char** argv) {
     double seconds = static_cast<double>(MonotonicNanos() - t0) / 1e9;
     direct_export.push_back(static_cast<double>(runs) * points / seconds);
   }
-  std::printf("serve queries: %d runs x %d points, median of %d rounds\n", runs, points, rounds);
+  std::printf("serve queries: %d runs x %d points, median of %d rounds (the store: %.3f bytes a point)\n",
+              runs, points, rounds,
+              static_cast<double>(fs::file_size(db)) / (static_cast<double>(runs) * points));
   std::printf("  %-66s %10s\n", "", "ms");
   std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, x as places, cold (fresh server)",
               Median(cold_ms));
@@ -384,6 +399,12 @@ int main(int argc, char** argv) {
   std::printf("  %-66s %10.1f   (%.2fx raw decode)\n",
               "series, budget 1,000 per run (the page's 500-px chart), cold", Median(cold_screen),
               Median(screen_ratio));
+  std::printf("  %-66s %10.1f   (%.2fx raw decode)\n",
+              "workload means, 400 buckets (the page's 800-px chart), cold", Median(cold_means_400),
+              Median(means_400_ratio));
+  std::printf("  %-66s %10.1f   (%.2fx raw decode)\n",
+              "workload means, 1,000 buckets (a 2,000-px chart), cold", Median(cold_means_1000),
+              Median(means_1000_ratio));
   std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, cold, gzip as browsers ask",
               Median(cold_gzip));
   // The coldest: each side in a process just started, taking turns.

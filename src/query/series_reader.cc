@@ -11,10 +11,10 @@ namespace tb {
 
 namespace {
 // What PointsForChart asks of an overview: a bucket covering the smallest summary level's
-// group; and MeansForChart: a bucket covering two groups of means. Fewer points a bucket
-// than kEveryPointMeans, and MeansForChart reads every point.
+// group; and MeansForChart: a bucket covering the smallest group of means. Fewer points a
+// bucket than kEveryPointMeans, and MeansForChart reads every point.
 int64_t ChartOverviewPoints(size_t buckets) { return static_cast<int64_t>(buckets) * kSummaryGroups[0]; }
-int64_t MeansOverviewPoints(size_t buckets) { return static_cast<int64_t>(buckets) * 2 * kMeanGroup; }
+int64_t MeansOverviewPoints(size_t buckets) { return static_cast<int64_t>(buckets) * kMeanGroups[0]; }
 constexpr double kEveryPointMeans = 16;
 // The points SeriesReader::ReadAhead reads in one query at most: 1.5-3 MB encoded. Beyond
 // that a query a series costs less than the memory such a read touches for the first time
@@ -586,7 +586,7 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   // A finished series read ahead (ReadAheadForMeans): every chunk with its points at hand.
   std::optional<Ahead> ahead = finished ? TakeAhead(series_id) : std::nullopt;
   bool whole = ahead.has_value();
-  // The sealed chunks' means from the series' overview where a bucket covers two groups or
+  // The sealed chunks' means from the series' overview where a bucket covers a group or
   // more (a finished run's kept one, or read now); else the list of chunks (and their
   // summaries below, for series sealed before).
   std::shared_ptr<const std::vector<ChunkRecord>> kept;
@@ -607,10 +607,12 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   if (!chunks.ok()) return chunks.status();
   int64_t total = 0;
   for (const ChunkRecord& c : *chunks) total += c.count;
-  // Where a bucket covers two stored groups or more, their means. Where it covers fewer but
-  // 16 points or more, the means of groups of an eighth of a bucket, made from each chunk's
-  // points as it is decoded (the series' points are never all in memory at once). Else
-  // every point (those read ahead decoded here, not kept).
+  // Where a bucket covers a stored group or more, the coarsest such groups' means (a group
+  // straddling two buckets is shared by its time in each, so a bucket's mean is exact to
+  // within a bucket, as a chart's envelope). Where it covers fewer but 16 points or more,
+  // the means of groups of an eighth of a bucket, made from each chunk's points as it is
+  // decoded (the series' points are never all in memory at once). Else every point (those
+  // read ahead decoded here, not kept).
   double per_bucket = buckets == 0 ? 0 : static_cast<double>(total) / static_cast<double>(buckets);
   if (per_bucket < kEveryPointMeans) {
     if (!whole) return every_point();
@@ -618,8 +620,8 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     TB_RETURN_IF_ERROR(DecodeSeriesParts(store_, series_id, *chunks, {}, *all));
     return every_point_of(std::move(all));
   }
-  bool stored = per_bucket >= 2.0 * kMeanGroup;
-  int64_t group = stored ? kMeanGroup : static_cast<int64_t>(per_bucket / 8);
+  bool stored = per_bucket >= static_cast<double>(kMeanGroups[0]);
+  int64_t group = static_cast<int64_t>(stored ? per_bucket : per_bucket / 8);
   if (stored ? listed : !whole) {
     // Every chunk with its points in one read; or their summaries.
     chunks = stored ? store_.ReadChunkSummaries(series_id) : store_.ReadChunks(series_id);
@@ -628,10 +630,15 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     for (const ChunkRecord& c : *chunks) total += c.count;
   }
   auto points = std::make_shared<std::vector<Point>>();
-  points->reserve(static_cast<size_t>(total / group) + chunks->size());
+  int64_t expected = stored ? kMeanGroups[0] : group;  // points a mean stands for
+  for (int64_t g : kMeanGroups) {
+    if (stored && g <= group) expected = g;
+  }
+  points->reserve(static_cast<size_t>(total / expected) + chunks->size());
   std::vector<std::pair<int64_t, int64_t>> spans;
   std::vector<ChunkRecord> unsealed;
   std::vector<Point> decoded;
+  int64_t read_group = 1;  // the coarsest stored means read
   for (const ChunkRecord& c : *chunks) {
     size_t begin = points->size();
     if (!stored) {
@@ -642,9 +649,11 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
     } else if (!c.sealed || c.summary.empty()) {  // unsealed, or too short for a summary: point by point
       unsealed.push_back(c);
       continue;
-    } else if (!DecodeSummaryMeans(c.summary, *points).ok()) {
+    } else if (Result<int64_t> read = DecodeSummaryMeans(c.summary, group, *points); read.ok()) {
+      read_group = std::max(read_group, *read);
+    } else {
       // Too short for means, its overview keeps its points (group 1); else written before
-      // there were means.
+      // there were means, or with none as fine.
       if (!DecodeSummaryLevel(c.summary, 1, *points).ok()) return every_point();
       for (size_t i = begin; i < points->size(); ++i) {
         (*points)[i].step = 1;
@@ -682,7 +691,7 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   int64_t newest = 0;
   for (const ChunkRecord& c : *chunks) newest = std::max(newest, c.last_ms);
   for (size_t i = means; i < points->size(); ++i) newest = std::max(newest, (*points)[i].time_ms);
-  Window window{points, total, group, newest};
+  Window window{points, total, stored ? read_group : group, newest};
   window.spans = std::move(spans);
   return window;
 }

@@ -64,15 +64,16 @@ class SeriesReader {
 
   // What a workload's mean of the whole series in `buckets` buckets needs, in time order,
   // each point's `step` saying how many points it stands for and `spans` the times they span:
-  //  - where a bucket covers two groups of kMeanGroup points or more, each sealed chunk's
-  //    group means (store/chunk_summary.h; from the series' overview where it has one), then
-  //    every point of the unsealed chunk and the journal (a sealed chunk too short for means
-  //    counts as its points);
+  //  - where a bucket covers a group of means or more (kMeanGroups: 128 points), each sealed
+  //    chunk's coarsest such group means (store/chunk_summary.h; from the series' overview
+  //    where it has one; `group` the coarsest read), then every point of the unsealed chunk
+  //    and the journal (a sealed chunk too short for means counts as its points);
   //  - where it covers 16 points or more, the means of groups of an eighth of a bucket, made
   //    from each chunk as it is decoded (`group` then that size), then the journal's points;
-  //  - otherwise, or when a sealed chunk has no means (written before there were any), every
-  //    point, steps as logged (group 1).
-  // A group that straddles two buckets is shared between them by its time in each.
+  //  - otherwise, or when a sealed chunk has no means as fine (written before there were any,
+  //    or with coarser ones), every point, steps as logged (group 1).
+  // A group that straddles two buckets is shared between them by its time in each, so a
+  // bucket's mean is exact to within a bucket, as a chart's envelope is.
   Result<Window> MeansForChart(int64_t series_id, bool finished, size_t buckets, bool retried = false);
 
   // Before PointsForChart of many series: the running runs' journals in one query (each

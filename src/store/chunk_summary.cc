@@ -62,8 +62,11 @@ std::string EncodeSummary(std::span<const Point> points) {
     groups.push_back(group);
   }
   if (levels.empty()) return blob;
-  levels.push_back(EncodeChunk(GroupMeans(points, kMeanGroup)));
-  groups.push_back(kMeansEntry + kMeanGroup);
+  for (int64_t group : kMeanGroups) {
+    if (static_cast<int64_t>(points.size()) < 2 * group) break;
+    levels.push_back(EncodeChunk(GroupMeans(points, group)));
+    groups.push_back(kMeansEntry + group);
+  }
   PutVarint(blob, levels.size());
   for (size_t i = 0; i < levels.size(); ++i) {
     PutVarint(blob, static_cast<uint64_t>(groups[i]));
@@ -112,8 +115,16 @@ std::vector<int64_t> SummaryLevels(std::string_view blob) {
   return out;
 }
 
-Status DecodeSummaryMeans(std::string_view blob, std::vector<Point>& out) {
-  return DecodeSummaryLevel(blob, kMeansEntry + kMeanGroup, out);
+Result<int64_t> DecodeSummaryMeans(std::string_view blob, int64_t group, std::vector<Point>& out) {
+  int64_t best = 0;
+  Status walked = WalkLevels(blob, [&](int64_t g, std::string_view) {
+    if (g > kMeansEntry && g - kMeansEntry <= group) best = std::max(best, g - kMeansEntry);
+    return false;
+  });
+  if (walked.code() == Status::Code::kCorrupt) return walked;
+  if (best == 0) return Status::NotFound("no group means of " + std::to_string(group) + " points or fewer");
+  TB_RETURN_IF_ERROR(DecodeSummaryLevel(blob, kMeansEntry + best, out));
+  return best;
 }
 
 Status DecodeSummaryLevel(std::string_view blob, int64_t group, std::vector<Point>& out) {

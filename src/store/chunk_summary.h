@@ -29,25 +29,29 @@ namespace tb {
 // A store written with other group sizes keeps its own levels, read where they fit.
 inline constexpr int64_t kSummaryGroups[] = {128, 2048};
 
-// Beside the levels, the mean of each group of kMeanGroup points (of its values that are
-// not NaN; NaN when none is) as one point at the middle of the group's time, whose `step`
-// is the number of values averaged: a workload's mean over a long range is made from these
-// (a run's mean in a bucket is the weighted mean of its groups there), not from every
-// point. In the blob it is an entry like a level's whose group is kMeansEntry + kMeanGroup,
-// which no level lookup picks (readers that predate it skip it).
-inline constexpr int64_t kMeanGroup = 256;
+// Beside the levels, the mean of each group of points (of its values that are not NaN; NaN
+// when none is) as one point at the middle of the group's time, whose `step` is the number
+// of values averaged, in groups of 128 and 2,048 points (where a chunk holds two such
+// groups, as the levels): a workload's mean over a long range is made from these (a run's
+// mean in a bucket is the weighted mean of its groups there), not from every point, wherever
+// a bucket covers a group, as a chart's envelope is drawn from the levels. In the blob each is
+// an entry like a level's whose group is kMeansEntry + its group, which no level lookup picks
+// (readers that predate them skip them). Stores written before 2026-11-26 hold means of 256
+// points only, read where a bucket covers 256 points or more.
+inline constexpr int64_t kMeanGroups[] = {128, 2048};
 inline constexpr int64_t kMeansEntry = int64_t{1} << 40;
 
 // The first, lowest, highest and last point of each group of `group` points.
 std::vector<Point> SummarizeGroups(std::span<const Point> points, int64_t group);
-// Each group of `group` points as its mean, as described at kMeanGroup.
+// Each group of `group` points as its mean, as described at kMeanGroups.
 std::vector<Point> GroupMeans(std::span<const Point> points, int64_t group);
 // The blob for `points` (kSummaryGroups levels and the group means); "" when the chunk is
 // too small to gain.
 std::string EncodeSummary(std::span<const Point> points);
-// Appends the blob's group means to `out`; NotFound when it has none (written before
-// there were any), Corrupt when it is not a summary.
-Status DecodeSummaryMeans(std::string_view blob, std::vector<Point>& out);
+// Appends the blob's coarsest group means whose group is at most `group` to `out` and gives
+// that group; NotFound when it has none so fine (or none at all: written before there were
+// any), Corrupt when it is not a summary.
+Result<int64_t> DecodeSummaryMeans(std::string_view blob, int64_t group, std::vector<Point>& out);
 // The group sizes of the levels a blob holds.
 std::vector<int64_t> SummaryLevels(std::string_view blob);
 // Appends the points of the level with exactly `group` to `out`; NotFound when the blob

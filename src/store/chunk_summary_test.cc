@@ -65,45 +65,77 @@ TEST(ChunkSummaryTest, ASealedChunkCarriesItsLevelsAndASmallOneNone) {
 
 TEST(ChunkSummaryTest, ASealedChunkCarriesItsGroupsMeansWhichNoLevelLookupPicks) {
   std::vector<Point> points = Wave(4096);
-  for (int i = 600; i < 700; ++i) points[i].value = std::nan("");    // a gap in the third group
-  for (int i = 1024; i < 1280; ++i) points[i].value = std::nan("");  // the fifth group all gap
+  for (int i = 300; i < 350; ++i) points[i].value = std::nan("");    // a gap in the third group
+  for (int i = 1024; i < 1152; ++i) points[i].value = std::nan("");  // the ninth group all gap
   std::string blob = EncodeSummary(points);
-  std::vector<Point> means;
-  ASSERT_TRUE(DecodeSummaryMeans(blob, means).ok());
-  ASSERT_EQ(means.size(), 16u);
-  for (size_t g = 0; g < 16; ++g) {
-    double sum = 0;
-    int64_t count = 0;
-    for (size_t i = g * 256; i < (g + 1) * 256; ++i) {
-      if (std::isnan(points[i].value)) continue;
-      sum += points[i].value;
-      ++count;
+  // Each group of `group` points as its values' mean at the middle of its time, `step` the
+  // values it averages.
+  auto expect_means_of = [&](int64_t group, const std::vector<Point>& means) {
+    ASSERT_EQ(static_cast<int64_t>(means.size()), 4096 / group) << group;
+    for (size_t g = 0; g < means.size(); ++g) {
+      size_t first = g * static_cast<size_t>(group), last = first + static_cast<size_t>(group) - 1;
+      double sum = 0;
+      int64_t count = 0;
+      for (size_t i = first; i <= last; ++i) {
+        if (std::isnan(points[i].value)) continue;
+        sum += points[i].value;
+        ++count;
+      }
+      EXPECT_EQ(means[g].step, count) << group << " " << g;
+      if (count == 0) {
+        EXPECT_TRUE(std::isnan(means[g].value)) << group << " " << g;
+      } else {
+        EXPECT_DOUBLE_EQ(means[g].value, sum / static_cast<double>(count)) << group << " " << g;
+      }
+      EXPECT_EQ(means[g].time_ms, points[first].time_ms + (points[last].time_ms - points[first].time_ms) / 2);
     }
-    EXPECT_EQ(means[g].step, count) << g;
-    if (count == 0) {
-      EXPECT_TRUE(std::isnan(means[g].value)) << g;
-    } else {
-      EXPECT_DOUBLE_EQ(means[g].value, sum / static_cast<double>(count)) << g;
-    }
-    EXPECT_EQ(means[g].time_ms,
-              points[g * 256].time_ms + (points[g * 256 + 255].time_ms - points[g * 256].time_ms) / 2);
-  }
-  EXPECT_EQ(means[2].step, 156);
+  };
+  // The coarsest means whose group is at most what is asked.
+  std::vector<Point> fine, coarse, none;
+  EXPECT_EQ(DecodeSummaryMeans(blob, 128, fine).value(), 128);
+  expect_means_of(128, fine);
+  EXPECT_EQ(fine[2].step, 78);
+  EXPECT_EQ(fine[8].step, 0);
+  fine.clear();
+  EXPECT_EQ(DecodeSummaryMeans(blob, 2047, fine).value(), 128);
+  expect_means_of(128, fine);
+  EXPECT_EQ(DecodeSummaryMeans(blob, 5000, coarse).value(), 2048);
+  expect_means_of(2048, coarse);
+  EXPECT_EQ(DecodeSummaryMeans(blob, 127, none).status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE(none.empty());
+  // A chunk too short for two groups of 2,048 has means of 128 only.
+  std::vector<Point> shorter;
+  EXPECT_EQ(DecodeSummaryMeans(EncodeSummary(Wave(4000)), 1 << 20, shorter).value(), 128);
+  EXPECT_EQ(shorter.size(), 32u);
   // The levels are as before: a chart never draws the means.
   EXPECT_EQ(SummaryLevels(blob), (std::vector<int64_t>{128, 2048}));
-  std::vector<Point> coarse;
-  ASSERT_TRUE(DecodeSummaryUpTo(blob, int64_t{1} << 50, coarse).ok());
-  EXPECT_EQ(coarse, SummarizeGroups(points, 2048));
+  std::vector<Point> level;
+  ASSERT_TRUE(DecodeSummaryUpTo(blob, int64_t{1} << 50, level).ok());
+  EXPECT_EQ(level, SummarizeGroups(points, 2048));
   // A blob written before the means (one level of 256): NotFound, its level read as ever.
-  std::string level = EncodeChunk(SummarizeGroups(points, 256));
+  std::string levels = EncodeChunk(SummarizeGroups(points, 256));
   std::string older;
   PutVarint(older, 1);
   PutVarint(older, 256);
-  PutVarint(older, level.size());
-  older += level;
-  std::vector<Point> none;
-  EXPECT_EQ(DecodeSummaryMeans(older, none).code(), Status::Code::kNotFound);
+  PutVarint(older, levels.size());
+  older += levels;
+  EXPECT_EQ(DecodeSummaryMeans(older, 1 << 20, none).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(SummaryLevels(older), (std::vector<int64_t>{256}));
+  // One written with means of 256 (before 2026-11-26): read where 256 points are asked for.
+  std::string means256 = EncodeChunk(GroupMeans(points, 256));
+  std::string with_means;
+  PutVarint(with_means, 2);
+  PutVarint(with_means, 256);
+  PutVarint(with_means, levels.size());
+  with_means += levels;
+  PutVarint(with_means, static_cast<uint64_t>(kMeansEntry + 256));
+  PutVarint(with_means, means256.size());
+  with_means += means256;
+  EXPECT_EQ(DecodeSummaryMeans(with_means, 255, none).status().code(), Status::Code::kNotFound);
+  std::vector<Point> old_means;
+  EXPECT_EQ(DecodeSummaryMeans(with_means, 300, old_means).value(), 256);
+  expect_means_of(256, old_means);
+  EXPECT_EQ(DecodeSummaryMeans("\x05garbage", 128, none).status().code(), Status::Code::kCorrupt);
 }
 
 TEST(ChunkSummaryTest, TheLevelLeavesEachBucketAWholeGroupOrMore) {
