@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -270,6 +271,32 @@ int main(int argc, char** argv) {
            "&metric=gpu.utilization.gpu_ratio&x=relative&budget=" + std::to_string(buckets);
   };
   std::vector<double> cold_means_400, cold_means_1000, means_400_ratio, means_1000_ratio;
+  // Figures as `trainbench plot` and the page's export draw them (one column of a paper, SVG):
+  // the 50 runs' lines, and the 25 workloads' means.
+  auto url_encoded = [](const std::string& text) {
+    std::string out;
+    for (unsigned char c : text) {
+      if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.') {
+        out += static_cast<char>(c);
+      } else {
+        char hex[4];
+        std::snprintf(hex, sizeof hex, "%%%02X", c);
+        out += hex;
+      }
+    }
+    return out;
+  };
+  std::string run_list, workload_list;
+  for (const std::string& id : ids) run_list += (run_list.empty() ? "\"" : ",\"") + id + "\"";
+  for (int w = 0; w < (runs + 1) / 2; ++w)
+    workload_list += (w == 0 ? "\"bench:" : ",\"bench:") + std::to_string(w) + "\"";
+  auto figure_of = [&](const std::string& what) {
+    return "/api/v1/figure?format=svg&spec=" +
+           url_encoded("{\"metric\": \"gpu.utilization.gpu_ratio\", " + what + "}");
+  };
+  std::string runs_figure = figure_of("\"runs\": [" + run_list + "]");
+  std::string means_figure = figure_of("\"workloads\": [" + workload_list + "]");
+  std::vector<double> cold_runs_figure, cold_means_figure;
   for (int round = 0; round < rounds; ++round) {
     raw_ms.push_back(raw_decode(nullptr));
     cold_ms.push_back(cold_get(db, series));
@@ -282,6 +309,8 @@ int main(int argc, char** argv) {
     cold_means_1000.push_back(cold_get(db, means_of(1000)));
     means_400_ratio.push_back(raw_ms.back() / cold_means_400.back());
     means_1000_ratio.push_back(raw_ms.back() / cold_means_1000.back());
+    cold_runs_figure.push_back(cold_get(db, runs_figure));
+    cold_means_figure.push_back(cold_get(db, means_figure));
     raw_warm_ms.push_back(raw_decode(store.get()));
     cold_numbers.push_back(cold_get(db, numbers));
     // As a browser asks (Chromium over http: gzip and deflate); the client inflates the answer.
@@ -405,6 +434,9 @@ int main(int argc, char** argv) {
   std::printf("  %-66s %10.1f   (%.2fx raw decode)\n",
               "workload means, 1,000 buckets (a 2,000-px chart), cold", Median(cold_means_1000),
               Median(means_1000_ratio));
+  std::printf("  %-66s %10.1f\n", "figure (SVG, one column) of the 50 runs, cold", Median(cold_runs_figure));
+  std::printf("  %-66s %10.1f\n", "figure (SVG, one column) of the 25 workloads' means, cold",
+              Median(cold_means_figure));
   std::printf("  %-66s %10.1f\n", "series, budget 2,000 per run, cold, gzip as browsers ask",
               Median(cold_gzip));
   // The coldest: each side in a process just started, taking turns.

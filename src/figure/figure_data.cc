@@ -12,6 +12,7 @@
 #include "metrics/catalog.h"
 #include "query/downsample.h"
 #include "query/export.h"
+#include "query/workload_mean.h"
 
 namespace tb {
 namespace {
@@ -194,22 +195,37 @@ std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>
   return out;
 }
 
-// The series of `run` that show `spec`'s metric (with its labels, when given) and their
-// points; only the first such series with `first_only` (a workload mean takes one per run).
-using SeriesPoints = std::pair<SeriesInfo, std::shared_ptr<const std::vector<Point>>>;
-Result<std::vector<SeriesPoints>> SeriesToPlot(SeriesReader& reader, const RunRecord& run,
-                                               const FigureSpec& spec, bool first_only) {
+// The series of `run` that show `spec`'s metric (with its labels, when given); only the
+// first such series with `first_only` (a workload mean takes one per run).
+Result<std::vector<SeriesInfo>> SeriesToPlot(SeriesReader& reader, const RunRecord& run,
+                                             const FigureSpec& spec, bool first_only) {
   Result<std::shared_ptr<const std::vector<SeriesInfo>>> series = reader.SeriesOf(run);
   if (!series.ok()) return series.status();
-  std::vector<SeriesPoints> out;
+  std::vector<SeriesInfo> out;
   for (const SeriesInfo& s : **series) {
     if (s.metric != spec.metric || (spec.labels && s.labels != *spec.labels)) continue;
-    Result<std::shared_ptr<const std::vector<Point>>> points = reader.Points(s.id, Finished(run));
-    if (!points.ok()) return points.status();
-    out.emplace_back(s, *points);
+    out.push_back(s);
     if (first_only) break;
   }
   return out;
+}
+
+// A run's series as a figure draws it: over time, what its buckets need (the summaries of a
+// wide range, the chunks in range of a narrow one: SeriesReader::PointsForChart); by step,
+// every point.
+Result<std::shared_ptr<const std::vector<Point>>> PointsToDraw(SeriesReader& reader, const RunRecord& run,
+                                                               int64_t series_id, const FigureSpec& spec,
+                                                               size_t budget) {
+  if (spec.x == XAxis::kStep) return reader.Points(series_id, Finished(run));
+  ChartWindow window;
+  window.axis = spec.x;
+  window.from = spec.from;
+  window.to = spec.to;
+  auto [from_ms, to_ms] = WindowMillis(window, run.start_ms);
+  Result<SeriesReader::Window> part =
+      reader.PointsForChart(series_id, Finished(run), from_ms, to_ms, std::max<size_t>(1, budget / 4));
+  if (!part.ok()) return part.status();
+  return part->points;
 }
 
 }  // namespace
@@ -223,9 +239,18 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
   const double from = spec.from.value_or(-std::numeric_limits<double>::infinity());
   const double to = spec.to.value_or(std::numeric_limits<double>::infinity());
   const size_t budget = std::max<size_t>(400, static_cast<size_t>(spec.width_pt / 72 * 600));
+  // A workload mean's buckets as wide as a line's (budget / 4, as on screen).
+  const size_t mean_buckets = std::max<size_t>(1, budget / 4);
 
-  // Workload means first, as on screen.
-  std::vector<RunRecord> workload_runs_kept;  // owns the runs Sources of workloads point to
+  // Workload means first, as on screen: each workload's runs and their series, then what
+  // all of them read in a few queries, then each mean.
+  struct Asked {
+    std::string key;
+    std::vector<std::pair<RunRecord, SeriesInfo>> series;  // the first of each run
+  };
+  std::vector<Asked> asked;
+  std::vector<std::pair<SeriesInfo, bool>> every_mean_series;
+  std::map<std::string, std::vector<RunRecord>> runs_of;  // each experiment listed once
   for (const std::string& w : spec.workloads) {
     size_t colon = w.rfind(':');
     if (colon == std::string::npos)
@@ -234,38 +259,55 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
       return Status::InvalidArgument(
           "a workload mean aligns its runs by time since start or by step: use x relative or step");
     std::string experiment = w.substr(0, colon), workload = w.substr(colon + 1);
-    Result<std::vector<RunRecord>> runs = store.ListRuns(experiment);
-    if (!runs.ok()) return runs.status();
-    std::vector<XYSeries> aligned;
-    double longest = 0;
+    auto listed = runs_of.find(experiment);
+    if (listed == runs_of.end()) {
+      Result<std::vector<RunRecord>> runs = store.ListRuns(experiment);
+      if (!runs.ok()) return runs.status();
+      listed = runs_of.emplace(experiment, std::move(*runs)).first;
+    }
+    Asked& a = asked.emplace_back(Asked{w, {}});
     size_t with_runs = 0;
-    for (const RunRecord& r : *runs) {
+    for (const RunRecord& r : listed->second) {
       if (r.workload != workload) continue;
       ++with_runs;
       // The first label set of each run, as on screen.
-      Result<std::vector<SeriesPoints>> series = SeriesToPlot(reader, r, spec, true);
+      Result<std::vector<SeriesInfo>> series = SeriesToPlot(reader, r, spec, true);
       if (!series.ok()) return series.status();
-      for (const auto& [info, points] : *series) {
-        aligned.push_back(AlignedRun(*points, r.start_ms, spec.x));
-        if (!aligned.back().x.empty()) longest = std::max(longest, aligned.back().x.back());
+      for (const SeriesInfo& s : *series) {
+        a.series.emplace_back(r, s);
+        every_mean_series.emplace_back(s, Finished(r));
       }
     }
     if (with_runs == 0)
       return Status::NotFound(Concat({"experiment '", experiment, "' has no workload '", workload,
                                       "' (trainbench ls ", experiment, " lists them)"}));
-    if (aligned.empty())
+    if (a.series.empty())
       return Status::NotFound(Concat({"the runs of workload '", w, "' have no metric '", spec.metric, "'"}));
+  }
+  if (!asked.empty()) {
+    TB_RETURN_IF_ERROR(
+        ReadAheadForWorkloadMeans(reader, every_mean_series, spec.x, spec.from.has_value(), mean_buckets));
+  }
+  for (const Asked& a : asked) {
+    std::vector<XYSeries> aligned;
+    double longest = 0;
+    for (const auto& [r, s] : a.series) {
+      Result<MeanPart> part = RunForMean(reader, r, s.id, spec.x, spec.from, spec.to, mean_buckets);
+      if (!part.ok()) return part.status();
+      longest = std::max(longest, part->length);
+      aligned.push_back(std::move(part->xy));
+    }
     double lo = spec.from.value_or(0), hi = spec.to.value_or(longest);
-    Band band = Aggregate(aligned, lo, hi, std::min<size_t>(budget / 2, 1000));
+    Band band = Aggregate(aligned, lo, hi, mean_buckets);
     FigureLine line;
-    line.key = w;
+    line.key = a.key;
     line.x = band.x;
     line.y = band.mean;
     line.lo = band.min;
     line.hi = band.max;
     line.runs = band.runs;
     lines.push_back(std::move(line));
-    sources.push_back({nullptr, "", w, aligned.size()});
+    sources.push_back({nullptr, "", a.key, aligned.size()});
     units.emplace_back(MetricUnit(spec.metric));
   }
 
@@ -276,11 +318,29 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
     if (!r.ok()) return r.status();
     runs.push_back(*r);
   }
+  // Each run's series, then what all of them read in a few queries, then each line.
+  std::vector<std::vector<SeriesInfo>> shown_series;
+  std::vector<std::pair<SeriesInfo, bool>> every_series;
   for (const RunRecord& r : runs) {
-    Result<std::vector<SeriesPoints>> series = SeriesToPlot(reader, r, spec, false);
+    Result<std::vector<SeriesInfo>> series = SeriesToPlot(reader, r, spec, false);
     if (!series.ok()) return series.status();
-    for (const auto& [s, points] : *series) {
-      XYSeries xy = AlignedRun(*points, r.start_ms, spec.x == XAxis::kStep ? XAxis::kStep : XAxis::kRelative);
+    for (const SeriesInfo& s : *series) every_series.emplace_back(s, Finished(r));
+    shown_series.push_back(std::move(*series));
+  }
+  if (spec.x == XAxis::kStep) {
+    TB_RETURN_IF_ERROR(reader.ReadAheadWhole(every_series));
+  } else if (!every_series.empty()) {
+    TB_RETURN_IF_ERROR(
+        reader.ReadAheadForCharts(every_series, std::max<size_t>(1, budget / 4), !spec.from && !spec.to));
+    TB_RETURN_IF_ERROR(reader.ReadJournalsAhead(every_series));
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    for (const SeriesInfo& s : shown_series[i]) {
+      Result<std::shared_ptr<const std::vector<Point>>> points = PointsToDraw(reader, r, s.id, spec, budget);
+      if (!points.ok()) return points.status();
+      XYSeries xy =
+          AlignedRun(**points, r.start_ms, spec.x == XAxis::kStep ? XAxis::kStep : XAxis::kRelative);
       if (spec.x == XAxis::kWall) {
         for (double& x : xy.x) x = x * 1000 + static_cast<double>(r.start_ms);
       }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,7 +15,11 @@
 #include "figure/axis.h"
 #include "figure/bar_chart.h"
 #include "figure/render.h"
+#include "query/chart_series.h"
+#include "query/downsample.h"
+#include "query/series_reader.h"
 #include "store/series_writer.h"
+#include "tests/helpers/counting_store.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -192,6 +197,73 @@ TEST_F(FigureTest, WorkloadMeanBySparseStepsHasNoBandForOneRun) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "step,\"pair, mean of 2 runs\",\"pair, mean of 2 runs min\",\"pair, mean of 2 runs "
             "max\",\"alone, 1 run\",\"alone, 1 run min\",\"alone, 1 run max\"");
+}
+
+// A figure of long runs reads what its width needs, as a chart on screen does: the runs'
+// overviews (their chunks' summaries and group means) in a query or two, not every point.
+// Each run's spike is drawn at its own time and value, and the workload's mean is what
+// every point gives to within a bucket.
+TEST(FigureOfLongRunsTest, ReadsTheRunsOverviewsNotEveryPoint) {
+  ScratchDirectory dir{"tb-figure-long"};
+  std::unique_ptr<Store> store = Store::Open((dir.path() / "t.db").string()).value();
+  ASSERT_TRUE(store->EnsureExperiment("paper").ok());
+  constexpr int kPoints = 100000;  // at 10 Hz: 200 points a bucket of a one-column figure
+  std::vector<std::string> ids;
+  std::vector<std::vector<Point>> written;
+  for (int r = 0; r < 2; ++r) {
+    RunRecord run;
+    run.id = NewRunId();
+    run.experiment = "paper";
+    run.workload = "long";
+    run.name = "long " + std::to_string(r);
+    run.start_ms = kStart;
+    ASSERT_TRUE(store->CreateRun(run).ok());
+    SeriesWriter w(*store, run.id);
+    std::vector<Point>& points = written.emplace_back();
+    for (int i = 0; i < kPoints; ++i) {
+      double v = 0.5 + 0.3 * std::sin(i / 5000.0 + r) + (i == 55555 + r ? 4.0 : 0.0);
+      points.push_back({kStart + int64_t{100} * i, v, kNoStep});
+      w.Append("gpu.utilization.gpu_ratio", "gpu=0", points.back());
+    }
+    ASSERT_TRUE(w.Close().ok());
+    ASSERT_TRUE(
+        store->FinishRun(run.id, kStart + int64_t{100} * kPoints, kFinished, 0, std::nullopt, "").ok());
+    ids.push_back(run.id);
+  }
+  CountingStore counting(*store);
+  SeriesReader reader(counting);
+  FigureSpec spec;
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.runs = ids;
+  spec.workloads = {"paper:long"};
+  spec.percent = false;
+  Result<Figure> f = CollectFigure(counting, reader, spec);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(counting.whole_series_reads, 0) << "no run's points read whole";
+  EXPECT_EQ(counting.chunk_data_reads, 0) << "nor a chunk's";
+  EXPECT_LE(counting.overview_reads, 2) << "the two runs' overviews together, for the mean and the lines";
+  ASSERT_EQ(f->lines.size(), 3u);
+  for (int r = 0; r < 2; ++r) {
+    const FigureLine& line = f->lines[1 + r];
+    auto top = std::max_element(line.y.begin(), line.y.end());
+    ASSERT_NE(top, line.y.end());
+    EXPECT_DOUBLE_EQ(*top, written[r][55555 + r].value) << "the spike";
+    EXPECT_DOUBLE_EQ(line.x[top - line.y.begin()], (55555 + r) / 10.0) << "at its own time";
+    EXPECT_LE(line.x.size(), 2000u);
+  }
+  // The mean as every point gives it, in the figure's buckets.
+  std::vector<XYSeries> every;
+  for (const std::vector<Point>& points : written)
+    every.push_back(AlignedRun(points, kStart, XAxis::kRelative));
+  const FigureLine& mean = f->lines[0];
+  Band exact = Aggregate(every, 0, every[0].x.back(), mean.x.size());
+  ASSERT_EQ(exact.x.size(), mean.x.size());
+  for (size_t b = 0; b < exact.x.size(); ++b) {
+    EXPECT_DOUBLE_EQ(mean.x[b], exact.x[b]) << b;
+    double next = std::max(std::abs(exact.mean[b > 0 ? b - 1 : b] - exact.mean[b]),
+                           std::abs(exact.mean[std::min(b + 1, exact.x.size() - 1)] - exact.mean[b]));
+    EXPECT_LE(std::abs(mean.y[b] - exact.mean[b]), next + 1e-9) << b;
+  }
 }
 
 TEST_F(FigureTest, MistakesSayWhatToDo) {

@@ -21,6 +21,7 @@
 #include "query/energy.h"
 #include "query/export.h"
 #include "query/series_reader.h"
+#include "query/workload_mean.h"
 #include "serve/serve_call.h"
 
 namespace tb {
@@ -288,49 +289,18 @@ ApiResponse ServeApi::Call::AggregateWorkloads() {
     }
     everything.insert(everything.end(), a.selected.begin(), a.selected.end());
   }
-  if (!from && axis == XAxis::kRelative) {
-    ThrowIfError(api_.reader_.ReadAheadForMeans(WithRuns(everything), buckets));
-  } else if (axis != XAxis::kRelative) {
-    ThrowIfError(api_.reader_.ReadAheadWhole(WithRuns(everything)));
-  }
-  // The running runs' journals (a live mean's refresh reads little else).
-  if (axis == XAxis::kRelative) ThrowIfError(api_.reader_.ReadJournalsAhead(WithRuns(everything)));
+  ThrowIfError(
+      ReadAheadForWorkloadMeans(api_.reader_, WithRuns(everything), axis, from.has_value(), buckets));
   json list = json::array();
   for (const Asked& a : asked) {
     std::vector<XYSeries> aligned;
     json run_ids = json::array();
     double longest = 0;
     for (const Selected& s : a.selected) {
-      std::shared_ptr<const std::vector<Point>> points;
-      std::vector<std::pair<int64_t, int64_t>> spans;  // of group means
-      if (from && axis == XAxis::kRelative) {
-        // A range (a zoomed chart, or the newest buckets a live chart asks for) reads only
-        // the chunks that reach into it, from a bucket before it (a run's value is
-        // interpolated between its points on either side).
-        double margin = to ? (*to - *from) / static_cast<double>(buckets) : 0;
-        auto at = [&](double seconds) {
-          return s.run->start_ms + static_cast<int64_t>(std::floor(std::max(seconds, -9e12) * 1000));
-        };
-        Result<SeriesReader::Window> window = api_.reader_.PointsForChart(
-            s.series.id, Finished(*s.run), at(*from - margin),
-            to ? at(*to + margin) : std::numeric_limits<int64_t>::max(), /*buckets=*/0);
-        ThrowIfError(window.status());
-        points = window->points;
-      } else if (axis == XAxis::kRelative) {
-        // The whole of each run: from its chunks' group means where a bucket covers many.
-        Result<SeriesReader::Window> window =
-            api_.reader_.MeansForChart(s.series.id, Finished(*s.run), buckets);
-        ThrowIfError(window.status());
-        points = window->points;
-        spans = std::move(window->spans);
-        if (window->last_ms > 0 && !points->empty())
-          longest = std::max(longest, static_cast<double>(window->last_ms - s.run->start_ms) / 1000.0);
-      } else {
-        points = Load(s.series.id, Finished(*s.run));
-      }
-      XYSeries xy = AlignedRun(*points, s.run->start_ms, axis, spans);
-      if (!xy.x.empty()) longest = std::max(longest, xy.x.back());
-      aligned.push_back(std::move(xy));
+      Result<MeanPart> part = RunForMean(api_.reader_, *s.run, s.series.id, axis, from, to, buckets);
+      ThrowIfError(part.status());
+      longest = std::max(longest, part->length);
+      aligned.push_back(std::move(part->xy));
       run_ids.push_back(s.run->id);
     }
     Band band = Aggregate(aligned, from.value_or(0), to.value_or(longest), buckets);
