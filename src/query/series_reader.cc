@@ -392,11 +392,13 @@ Status SeriesReader::ReadAhead(const std::vector<std::pair<SeriesInfo, bool>>& s
     Result<std::vector<SeriesOverview>> read = store_.ReadSeriesOverviews(ids, overview_points);
     if (!read.ok()) return read.status();
     for (size_t i = 0; i < ids.size(); ++i) {
-      const SeriesOverview& overview = (*read)[i];
+      SeriesOverview& overview = (*read)[i];
       if (overview.unsealed) continue;  // a crashed run's provisional chunk: read when drawn
       if (short_one(ids[i], overview.sealed_points)) continue;
       Result<std::optional<std::vector<ChunkRecord>>> described =
           Described(ids[i], overview, overview_points);
+      // Its rows let go before the next series' are split, which then reuses their memory.
+      std::vector<std::string>().swap(overview.blocks);
       if (!described.ok()) return described.status();
       if (*described) Keep(ids[i], std::make_shared<const std::vector<ChunkRecord>>(std::move(**described)));
     }
