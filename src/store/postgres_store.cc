@@ -386,9 +386,9 @@ class PostgresStore : public Store {
   }
 
   Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
-                                                          int64_t min_points) override {
-    Result<pg::Rows> rows = Query(
-        {OverviewSelect("= ANY($1::bigint[])", "$2"), {Text(BigintArray(series_ids)), Int(min_points)}});
+                                                          int64_t min_points, int64_t max_points) override {
+    Result<pg::Rows> rows = Query({OverviewSelect("= ANY($1::bigint[])", "$2", "$3"),
+                                   {Text(BigintArray(series_ids)), Int(min_points), Int(max_points)}});
     if (!rows.ok()) return rows.status();
     OverviewRows overviews;
     for (int i = 0; i < rows->size(); ++i) overviews.Add(pg::Row{*rows, i});

@@ -605,10 +605,10 @@ class SqliteStore : public Store {
   }
 
   Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
-                                                          int64_t min_points) override {
+                                                          int64_t min_points, int64_t max_points) override {
     std::lock_guard lock(mu_);
     std::string sql =
-        OverviewSelect(series_ids.size() == 1 ? "= ?1" : "IN (SELECT value FROM json_each(?1))", "?2");
+        OverviewSelect(series_ids.size() == 1 ? "= ?1" : "IN (SELECT value FROM json_each(?1))", "?2", "?3");
     Statement st(*statements_, sql);
     if (series_ids.size() == 1) {
       st.Bind(1, series_ids[0]);
@@ -616,6 +616,7 @@ class SqliteStore : public Store {
       st.Bind(1, nlohmann::json(series_ids).dump());
     }
     st.Bind(2, min_points);
+    st.Bind(3, max_points);
     OverviewRows rows;
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) rows.Add(st);

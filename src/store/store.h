@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -265,9 +266,11 @@ class Store {
   // The series' overviews, one for each id in the order given (an id that is no series has
   // an empty one), in one read: a few rows a series, however many chunks it has. Each
   // one's blocks only when its sealed chunks hold `min_points` points or more (else just
-  // the counts: a chart of few points a bucket does not need them).
-  virtual Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
-                                                                  int64_t min_points = 0) = 0;
+  // the counts: a chart of few points a bucket does not need them) and fewer than
+  // `max_points` (a reader that reads the longest apart).
+  virtual Result<std::vector<SeriesOverview>> ReadSeriesOverviews(
+      const std::vector<int64_t>& series_ids, int64_t min_points = 0,
+      int64_t max_points = std::numeric_limits<int64_t>::max()) = 0;
   Result<SeriesOverview> ReadSeriesOverview(int64_t series_id, int64_t min_points = 0) {
     Result<std::vector<SeriesOverview>> read = ReadSeriesOverviews({series_id}, min_points);
     if (!read.ok()) return read.status();

@@ -64,10 +64,11 @@ inline std::string ChunkDataSelect(const char* placeholder) {
 // it has none) and how many of its chunks are not sealed (through the partial index
 // chunks_provisional), for the series whose id `series_in` admits (the dialect's test of
 // s.id: "= ?1", "= ANY($1::bigint[])"); the blocks' data NULL when the sealed points are
-// fewer than the placeholder `min_points`. One statement, so one snapshot: a chunk sealed
-// meanwhile is in both or in neither.
-inline std::string OverviewSelect(const char* series_in, const char* min_points) {
+// fewer than the placeholder `min_points` or not fewer than `max_points`. One statement, so one snapshot: a
+// chunk sealed meanwhile is in both or in neither.
+inline std::string OverviewSelect(const char* series_in, const char* min_points, const char* max_points) {
   return std::string("SELECT s.id, s.sealed_count, o.points, CASE WHEN s.sealed_count >= ") + min_points +
+         " AND s.sealed_count < " + max_points +
          " THEN o.data END, (SELECT count(*) FROM chunks c WHERE c.series_id = s.id AND c.sealed = 0) "
          "FROM series s LEFT JOIN series_overview o ON o.series_id = s.id WHERE s.id " +
          series_in + " ORDER BY s.id, o.block";

@@ -702,6 +702,12 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
   }
   EXPECT_EQ(several[2].sealed_points, 0);
   EXPECT_TRUE(several[2].blocks.empty());
+  // Blocks only below `max_points` (a reader reads the longest apart); the counts always.
+  SeriesOverview longest = store->ReadSeriesOverviews({series}, 0, kPoints).value()[0];
+  EXPECT_EQ(longest.sealed_points, kPoints);
+  EXPECT_EQ(longest.covered_points, kPoints);
+  EXPECT_TRUE(longest.blocks.empty());
+  EXPECT_EQ(store->ReadSeriesOverviews({series}, 0, kPoints + 1).value()[0].blocks, alone.blocks);
 }
 
 TEST_P(BackendTest, TheSeriesOfManyRunsAreListedAtOnce) {

@@ -40,10 +40,10 @@ class CountingStore : public ForwardingStore {
     ++series_lists;
     return inner_.ListSeriesOfRuns(r);
   }
-  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s,
-                                                          int64_t min_points) override {
+  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s, int64_t min_points,
+                                                          int64_t max_points) override {
     ++overview_reads;
-    return inner_.ReadSeriesOverviews(s, min_points);
+    return inner_.ReadSeriesOverviews(s, min_points, max_points);
   }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     ++summary_reads;

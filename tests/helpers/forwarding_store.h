@@ -64,9 +64,9 @@ class ForwardingStore : public Store {
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& r) override {
     return inner_.ListSeriesTotals(r);
   }
-  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s,
-                                                          int64_t min_points) override {
-    return inner_.ReadSeriesOverviews(s, min_points);
+  Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s, int64_t min_points,
+                                                          int64_t max_points) override {
+    return inner_.ReadSeriesOverviews(s, min_points, max_points);
   }
   Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
     return inner_.ReadChunkSummaries(s);
