@@ -524,8 +524,7 @@ int main(int argc, char** argv) {
         {"its metrics: metrics?runs={id}", "/api/v1/metrics?runs=" + run.id},
         {"first chart: GPU activity of its 8 GPUs, budget 1,000 a line", chart + "&budget=1000"},
         {"one GPU's activity, budget 2,000", chart + "&labels=gpu%3D0&budget=2000"},
-        {"a figure (SVG, one column) of its 8 GPUs' activity",
-         figure_of("\"runs\": [\"" + run.id + "\"]")}};
+        {"a figure (SVG, one column) of its 8 GPUs' activity", figure_of("\"runs\": [\"" + run.id + "\"]")}};
     std::printf(
         "a week-long run at 10 Hz: %d series of %lld points (%.0f s to write, store %.0f MiB), cold, "
         "median of 3:\n",
