@@ -246,7 +246,7 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
     }
   }
   // Phases and the steady state.
-  if (Result<RunAnalysis> a = AnalyzeStoredRun(**store, r); a.ok() && !a->phases.empty()) {
+  if (Result<RunAnalysis> a = KeptOrStoredAnalysis(**store, r); a.ok() && !a->phases.empty()) {
     std::printf("\nphases (found in %s)\n", a->activity.empty() ? "-" : a->activity.c_str());
     for (const Phase& p : a->phases) {
       std::printf("  +%-9s %9s  %-13s %s\n", FormatDuration(p.start_ms - r.start_ms).c_str(),
@@ -267,10 +267,13 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   std::printf("\nmetrics (%zu series)\n", series->size());
   std::printf("  %-44s %-22s %7s %11s %11s %11s %11s %11s\n", "metric", "labels", "count", "min", "mean",
               "max", "p50", "p95");
-  for (const SeriesInfo& s : *series) {
-    Result<std::vector<Point>> points = ReadSeriesPoints(**store, s.id);
-    if (!points.ok()) return Fail(points.status());
-    SeriesSummary sum = Summarize(*points);
+  std::vector<int64_t> ids;
+  for (const SeriesInfo& s : *series) ids.push_back(s.id);
+  Result<std::vector<SeriesSummary>> summaries = SummarizeStoredSeries(**store, ids);
+  if (!summaries.ok()) return Fail(summaries.status());
+  for (size_t i = 0; i < series->size(); ++i) {
+    const SeriesInfo& s = (*series)[i];
+    const SeriesSummary& sum = (*summaries)[i];
     const MetricInfo* info = FindMetric(s.metric);
     std::string_view unit = info ? info->unit : "";
     std::printf("  %-44s %-22s %7lld %11s %11s %11s %11s %11s\n", Printable(s.metric).c_str(),

@@ -1,48 +1,135 @@
 #include "query/summary.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <mutex>
+
+#include "base/spare_thread.h"
+#include "store/store.h"
 
 namespace tb {
+namespace {
 
-double Percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return std::nan("");
-  double rank = q * static_cast<double>(sorted.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(rank));
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  double frac = rank - static_cast<double>(lo);
-  if (frac == 0) return sorted[lo];
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+// The rank of the q-quantile among n values, as a whole index and a fraction towards the next.
+std::pair<size_t, double> Rank(size_t n, double q) {
+  double rank = q * static_cast<double>(n - 1);
+  double whole = std::floor(rank);
+  return {std::min(static_cast<size_t>(whole), n - 1), rank - whole};
 }
 
-SeriesSummary Summarize(const std::vector<Point>& points) {
-  SeriesSummary s;
-  s.count = static_cast<int64_t>(points.size());
-  if (points.empty()) return s;
-  s.first_ms = points.front().time_ms;
-  s.last_ms = points.back().time_ms;
-  std::vector<double> values;
-  values.reserve(points.size());
-  double sum = 0;
+// The q-quantile of `v` when its values before `from` are no greater than those from it on
+// and the quantile's rank is `from` or more: only the part from `from` on is reordered.
+double QuantileFrom(std::span<double> v, size_t from, double q) {
+  auto [lo, frac] = Rank(v.size(), q);
+  auto nth = v.begin() + static_cast<std::ptrdiff_t>(lo);
+  std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), nth, v.end());
+  if (frac == 0 || lo + 1 == v.size()) return *nth;
+  double next = *std::min_element(nth + 1, v.end());  // every value after nth is no less
+  return *nth + (next - *nth) * frac;
+}
+
+// Summarizes one stored series: its chunks decoded one at a time into `part`.
+Result<SeriesSummary> SummarizeOne(Store& store, int64_t series_id, SummaryBuilder& builder,
+                                   std::vector<Point>& part) {
+  Status status = Status::Ok();
+  for (int attempt = 0; attempt < 2; ++attempt) {  // a checkpoint may replace a chunk listed
+    Result<std::vector<ChunkRecord>> chunks = store.ReadChunks(series_id);
+    if (!chunks.ok()) return chunks.status();
+    Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
+    if (!journal.ok()) return journal.status();
+    builder.Finish();  // what an attempt before added
+    size_t points = 0;
+    for (const ChunkRecord& c : *chunks) points += static_cast<size_t>(c.count);
+    builder.Reserve(points);
+    status = Status::Ok();
+    for (size_t i = 0; i < chunks->size() && status.ok(); ++i) {
+      part.clear();
+      status = DecodeSeriesParts(store, series_id, std::span(*chunks).subspan(i, 1), {}, part);
+      builder.Add(part);
+      (*chunks)[i].data = std::string();  // what is decoded is not held twice
+    }
+    if (status.code() == Status::Code::kNotFound) continue;
+    TB_RETURN_IF_ERROR(status);
+    part.clear();
+    TB_RETURN_IF_ERROR(DecodeSeriesParts(store, series_id, {}, *journal, part));
+    builder.Add(part);
+    return builder.Finish();
+  }
+  return status;
+}
+
+}  // namespace
+
+double SelectPercentile(std::span<double> values, double q) {
+  if (values.empty()) return std::nan("");
+  return QuantileFrom(values, 0, q);
+}
+
+void SummaryBuilder::Add(std::span<const Point> points) {
+  if (points.empty()) return;
+  if (summary_.count == 0) summary_.first_ms = points.front().time_ms;
+  summary_.last_ms = points.back().time_ms;
+  summary_.count += static_cast<int64_t>(points.size());
   for (const Point& p : points) {
     if (std::isnan(p.value)) {
-      ++s.nan_count;
+      ++summary_.nan_count;
       continue;
     }
-    values.push_back(p.value);
-    sum += p.value;
+    values_.push_back(p.value);
+    sum_ += p.value;
   }
-  if (values.empty()) {
-    s.min = s.mean = s.max = s.p50 = s.p95 = std::nan("");
-    return s;
+}
+
+void SummaryBuilder::Reserve(size_t points) {
+  if (values_.size() + points > values_.capacity()) values_.reserve(values_.size() + points);
+}
+
+SeriesSummary SummaryBuilder::Finish() {
+  SeriesSummary s = summary_;
+  summary_ = SeriesSummary();
+  if (s.count > 0 && values_.empty()) s.min = s.mean = s.max = s.p50 = s.p95 = std::nan("");
+  if (!values_.empty()) {
+    auto [lowest, highest] = std::minmax_element(values_.begin(), values_.end());
+    s.min = *lowest;
+    s.max = *highest;
+    s.mean = sum_ / static_cast<double>(values_.size());
+    s.p50 = QuantileFrom(values_, 0, 0.5);
+    // The median's selection left every value from its rank on no less than those before.
+    s.p95 = QuantileFrom(values_, Rank(values_.size(), 0.5).first, 0.95);
   }
-  std::sort(values.begin(), values.end());
-  s.min = values.front();
-  s.max = values.back();
-  s.mean = sum / static_cast<double>(values.size());
-  s.p50 = Percentile(values, 0.5);
-  s.p95 = Percentile(values, 0.95);
+  values_.clear();
+  sum_ = 0;
   return s;
+}
+
+SeriesSummary Summarize(std::span<const Point> points) {
+  SummaryBuilder builder;
+  builder.Add(points);
+  return builder.Finish();
+}
+
+Result<std::vector<SeriesSummary>> SummarizeStoredSeries(Store& store, std::span<const int64_t> series_ids) {
+  std::vector<SeriesSummary> out(series_ids.size());
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status failed = Status::Ok();
+  SpareThread::OfProcess().Share([&] {
+    SummaryBuilder builder;   // its values' room reused from series to series
+    std::vector<Point> part;  // one chunk's points, reused
+    for (size_t i = next++; i < series_ids.size(); i = next++) {
+      Result<SeriesSummary> one = SummarizeOne(store, series_ids[i], builder, part);
+      if (one.ok()) {
+        out[i] = *one;
+        continue;
+      }
+      std::lock_guard lock(mu);
+      failed = one.status();
+      next = series_ids.size();
+    }
+  });
+  if (!failed.ok()) return failed;
+  return out;
 }
 
 }  // namespace tb
