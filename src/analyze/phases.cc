@@ -536,6 +536,44 @@ std::string AnalysisJson(const RunAnalysis& a) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+Result<RunAnalysis> AnalysisFromJson(std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("version", 0) != kAnalysisVersion)
+    return Status::Corrupt("not an analysis of this trainbench's method");
+  try {
+    RunAnalysis a;
+    for (const nlohmann::json& p : j.at("phases"))
+      a.phases.push_back({p.at("kind").get<std::string>(), p.at("start_ms").get<int64_t>(),
+                          p.at("end_ms").get<int64_t>(), p.at("detail").get<std::string>()});
+    a.activity = j.at("activity").get<std::string>();
+    a.steady_level = j.at("steady_level").get<double>();
+    a.steady_samples = j.at("steady_samples").get<int>();
+    for (const auto& [metric, mean] : j.at("steady").items()) a.steady[metric] = mean.get<double>();
+    a.caveats = j.at("caveats").get<std::vector<std::string>>();
+    auto opt = [&](const char* k, std::optional<double>& v) {
+      if (j.contains(k) && !j[k].is_null()) v = j[k].get<double>();
+    };
+    opt("throughput", a.throughput);
+    opt("epoch_seconds", a.epoch_seconds);
+    opt("energy_joules", a.energy_joules);
+    opt("samples", a.samples);
+    opt("energy_per_sample_joules", a.energy_per_sample_joules);
+    if (j.contains("extent"))
+      a.extent = RunAnalysis::Extent{j["extent"].at("points").get<int64_t>(),
+                                     j["extent"].at("events").get<int64_t>()};
+    return a;
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Corrupt(std::string("an analysis with a field missing or of another type: ") + e.what());
+  }
+}
+
+Result<RunAnalysis> KeptOrStoredAnalysis(Store& store, const RunRecord& run) {
+  if (std::optional<std::string> kept = KeptAnalysisJson(store, run)) {
+    if (Result<RunAnalysis> a = AnalysisFromJson(*kept); a.ok()) return a;
+  }
+  return AnalyzeStoredRun(store, run);
+}
+
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run) {
   if (run.end_ms <= 0) return std::nullopt;
   Result<ArtifactRecord> kept = store.GetArtifact(run.id, "phases.json");

@@ -78,11 +78,19 @@ inline constexpr int kAnalysisVersion = 2;
 // "version": kAnalysisVersion}.
 std::string AnalysisJson(const RunAnalysis& a);
 
+// AnalysisJson read back; Corrupt when `json` is not one (of this version of the method).
+Result<RunAnalysis> AnalysisFromJson(std::string_view json);
+
 // The analysis the launcher kept with a finished run (its phases.json artifact) when this
 // version of the method made it from what the run holds now (the same number of analysed
 // points and events); nullopt otherwise (a running run, a run recorded or imported without
 // one, one made by an older trainbench, a run given more samples since, unreadable).
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run);
+
+// The finished run's kept analysis when it is still the run's (KeptAnalysisJson), else
+// the analysis made afresh from the store (AnalyzeStoredRun): what `trainbench show`
+// prints, without reading a long run's points again.
+Result<RunAnalysis> KeptOrStoredAnalysis(Store& store, const RunRecord& run);
 
 // Keeps `json` (AnalysisJson of the finished `run`) as its phases.json artifact, in place of
 // an earlier analysis; an artifact of that name that is not an analysis (a file the run's

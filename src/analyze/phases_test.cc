@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/series_writer.h"
+#include "tests/helpers/counting_store.h"
 #include "tests/helpers/recorded_trace.h"
 #include "tests/helpers/scratch_directory.h"
 
@@ -222,6 +223,61 @@ TEST(Phases, TheRecordedTraceGivesStablePlausiblePhases) {
   }
   // The same samples give the same phases.
   EXPECT_EQ(AnalysisJson(AnalyzeRun(run)), AnalysisJson(a));
+}
+
+// `trainbench show` of a finished run prints the analysis kept with it, read back from its
+// JSON, without reading the run's points; one the run has outgrown is made again.
+TEST(Phases, AFinishedRunsKeptAnalysisIsReadBackWithoutItsPoints) {
+  ScratchDirectory scratch("tb-phases-kept");
+  auto store = Store::Open((scratch.path() / "s.db").string()).value();
+  RunRecord run;
+  run.id = NewRunId();
+  run.experiment = "e";
+  run.start_ms = kStart;
+  ASSERT_TRUE(store->EnsureExperiment("e").ok());
+  ASSERT_TRUE(store->CreateRun(run).ok());
+  RunSamples planted = Planted();
+  {
+    SeriesWriter writer(*store, run.id);
+    for (const auto& [metric, series] : planted.series) {
+      for (const auto& [labels, points] : series) {
+        for (const Point& p : points) writer.Append(metric, labels, p);
+      }
+    }
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  for (const EventRecord& e : planted.events)
+    ASSERT_TRUE(store->AddEvent({run.id, e.time_ms, e.kind, e.label}).ok());
+  ASSERT_TRUE(store->FinishRun(run.id, planted.end_ms, kFinished, 0, std::nullopt, "").ok());
+  RunRecord finished = store->FindRun(run.id).value();
+  RunAnalysis made = AnalyzeStoredRun(*store, finished).value();
+  ASSERT_TRUE(made.throughput.has_value());
+  ASSERT_FALSE(made.steady.empty());
+  std::string json = AnalysisJson(made);
+  EXPECT_EQ(AnalysisJson(AnalysisFromJson(json).value()), json) << "read back as made";
+
+  nlohmann::json kept = nlohmann::json::parse(json);
+  kept["phases"][0]["detail"] = "as kept";
+  ASSERT_TRUE(KeepAnalysisJson(*store, finished, kept.dump()).ok());
+  CountingStore reads(*store);
+  RunAnalysis shown = KeptOrStoredAnalysis(reads, finished).value();
+  EXPECT_EQ(shown.phases[0].detail, "as kept");
+  EXPECT_EQ(shown.steady, made.steady);
+  EXPECT_EQ(shown.throughput, made.throughput);
+  EXPECT_EQ(reads.data_queries + reads.whole_series_reads, 0) << "no chunk read";
+
+  // Points logged after the run ended: the kept copy no longer rests on what the run holds.
+  {
+    SeriesWriter later(*store, run.id);
+    later.Append("gpu.utilization.gpu_ratio", "gpu=0", {planted.end_ms + 1000, 0.5, kNoStep});
+    ASSERT_TRUE(later.Close().ok());
+  }
+  EXPECT_NE(KeptOrStoredAnalysis(*store, finished)->phases[0].detail, "as kept");
+
+  EXPECT_EQ(AnalysisFromJson("{}").status().code(), Status::Code::kCorrupt);
+  kept["steady"] = "high";
+  EXPECT_EQ(AnalysisFromJson(kept.dump()).status().code(), Status::Code::kCorrupt);
+  EXPECT_EQ(AnalysisFromJson("not json").status().code(), Status::Code::kCorrupt);
 }
 
 }  // namespace
