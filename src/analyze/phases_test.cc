@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "analyze/report.h"
 #include "store/series_writer.h"
 #include "tests/helpers/counting_store.h"
 #include "tests/helpers/recorded_trace.h"
@@ -265,6 +266,13 @@ TEST(Phases, AFinishedRunsKeptAnalysisIsReadBackWithoutItsPoints) {
   EXPECT_EQ(shown.steady, made.steady);
   EXPECT_EQ(shown.throughput, made.throughput);
   EXPECT_EQ(reads.data_queries + reads.whole_series_reads, 0) << "no chunk read";
+  // The experiment's report too.
+  CountingStore report_reads(*store);
+  ExperimentReport report = BuildReport(report_reads, "e").value();
+  ASSERT_EQ(report.workloads.size(), 1u);
+  ASSERT_EQ(report.workloads[0].analyses.size(), 1u);
+  EXPECT_EQ(report.workloads[0].analyses[0].phases[0].detail, "as kept");
+  EXPECT_EQ(report_reads.data_queries + report_reads.whole_series_reads, 0) << "no chunk read";
 
   // Points logged after the run ended: the kept copy no longer rests on what the run holds.
   {

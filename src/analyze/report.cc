@@ -128,7 +128,7 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
       it = report.workloads.end() - 1;
       it->workload = r.workload;
     }
-    Result<RunAnalysis> a = AnalyzeStoredRun(store, r);
+    Result<RunAnalysis> a = KeptOrStoredAnalysis(store, r);
     if (!a.ok()) return a.status();
     for (const std::string& c : a->caveats) caveats.insert(c);
     it->runs.push_back(r);

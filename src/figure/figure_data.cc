@@ -417,7 +417,7 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
   if (spec.x != XAxis::kStep && spec.events) f.events = Events(store, marked, spec.x);
   if (spec.x != XAxis::kStep && spec.phases) {
     for (const RunRecord* r : marked) {
-      Result<RunAnalysis> a = AnalyzeStoredRun(store, *r);
+      Result<RunAnalysis> a = KeptOrStoredAnalysis(store, *r);
       if (!a.ok()) continue;
       for (const Phase& p : a->phases) {
         if (p.kind == "steady") continue;

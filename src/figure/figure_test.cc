@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyze/phases.h"
 #include "figure/axis.h"
 #include "figure/bar_chart.h"
 #include "figure/render.h"
@@ -264,6 +265,17 @@ TEST(FigureOfLongRunsTest, ReadsTheRunsOverviewsNotEveryPoint) {
                            std::abs(exact.mean[std::min(b + 1, exact.x.size() - 1)] - exact.mean[b]));
     EXPECT_LE(std::abs(mean.y[b] - exact.mean[b]), next + 1e-9) << b;
   }
+  // Phases shaded: each finished run's analysis kept with it, not its points read again.
+  for (const std::string& id : ids) {
+    RunRecord r = store->FindRun(id).value();
+    ASSERT_TRUE(KeepAnalysisJson(*store, r, AnalysisJson(AnalyzeStoredRun(*store, r).value())).ok());
+  }
+  spec.phases = true;
+  CountingStore shaded(*store);
+  SeriesReader shaded_reader(shaded);
+  ASSERT_TRUE(CollectFigure(shaded, shaded_reader, spec).ok());
+  EXPECT_EQ(shaded.whole_series_reads + shaded.chunk_data_reads, 0)
+      << "the runs' kept analyses, not their points";
 }
 
 TEST_F(FigureTest, MistakesSayWhatToDo) {
