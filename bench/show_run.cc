@@ -3,7 +3,8 @@
 // and finished as `trainbench run` leaves it (its analysis kept with it); then, alternating
 // round by round:
 //   - `trainbench show RUN` of this build, a process just started, its wall and CPU time;
-//   - the same with another build (OTHER_TRAINBENCH=PATH), when given;
+//   - `trainbench report` of its experiment (the run alone), the same way;
+//   - both with another build (OTHER_TRAINBENCH=PATH), when given;
 //   - in this process, the metrics table's statistics of every series: summarized chunk by
 //     chunk with percentiles by selection on two threads, against every point read whole
 //     and sorted (how `show` made them before).
@@ -39,22 +40,22 @@ struct Timed {
   double wall_ms = 0, cpu_ms = 0;
 };
 
-// `binary show KEY --store DB`, its output thrown away; exits when it fails.
-Timed Show(const std::string& binary, const std::string& db, const std::string& key) {
+// `binary COMMAND ARG --store DB`, its output thrown away; exits when it fails.
+Timed Command(const std::string& binary, const char* command, const std::string& arg, const std::string& db) {
   std::fflush(stdout);  // the child's copy of what is buffered is not printed again
   int64_t cpu_before = ChildrenCpuNanos();
   auto t = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
     std::freopen("/dev/null", "w", stdout);
-    execl(binary.c_str(), binary.c_str(), "show", key.c_str(), "--store", db.c_str(), nullptr);
+    execl(binary.c_str(), binary.c_str(), command, arg.c_str(), "--store", db.c_str(), nullptr);
     _exit(127);
   }
   int status = 0;
   waitpid(pid, &status, 0);
   Timed out{Ms(t), static_cast<double>(ChildrenCpuNanos() - cpu_before) / 1e6};
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "%s show failed (status %d)\n", binary.c_str(), status);
+    std::fprintf(stderr, "%s %s failed (status %d)\n", binary.c_str(), command, status);
     std::exit(1);
   }
   return out;
@@ -132,11 +133,13 @@ int Main(int argc, char** argv) {
 
   std::vector<int64_t> ids;
   for (const SeriesInfo& s : store->ListSeries(run.id).value()) ids.push_back(s.id);
-  std::vector<Timed> mine, others;
+  std::vector<Timed> mine, others, my_reports, other_reports;
   std::vector<double> chunkwise, sorted;
   for (int r = 0; r < rounds; ++r) {
-    mine.push_back(Show(TRAINBENCH_BINARY, db, run.id));
-    if (other) others.push_back(Show(other, db, run.id));
+    mine.push_back(Command(TRAINBENCH_BINARY, "show", run.id, db));
+    if (other) others.push_back(Command(other, "show", run.id, db));
+    my_reports.push_back(Command(TRAINBENCH_BINARY, "report", run.experiment, db));
+    if (other) other_reports.push_back(Command(other, "report", run.experiment, db));
     t = std::chrono::steady_clock::now();
     std::vector<SeriesSummary> made = SummarizeStoredSeries(*store, ids).value();
     chunkwise.push_back(Ms(t));
@@ -158,12 +161,15 @@ int Main(int argc, char** argv) {
   };
   std::printf("median of %d rounds, alternating                                   wall ms     CPU ms\n",
               rounds);
-  std::printf("  `trainbench show` (this build)                                %10.1f %10.1f\n",
-              column(mine, &Timed::wall_ms), column(mine, &Timed::cpu_ms));
-  if (other)
-    std::printf("  `trainbench show` (%s) %*s %10.1f %10.1f\n", other,
-                std::max(0, 40 - static_cast<int>(std::string(other).size())), "",
-                column(others, &Timed::wall_ms), column(others, &Timed::cpu_ms));
+  auto line = [&](const char* command, const std::vector<Timed>& v, const std::string& build) {
+    std::string what = "`trainbench " + std::string(command) + "` (" + build + ")";
+    std::printf("  %-62s %10.1f %10.1f\n", what.c_str(), column(v, &Timed::wall_ms),
+                column(v, &Timed::cpu_ms));
+  };
+  line("show", mine, "this build");
+  if (other) line("show", others, other);
+  line("report", my_reports, "this build");
+  if (other) line("report", other_reports, other);
   std::printf("  every series' statistics, chunk by chunk, selection, 2 threads %10.1f\n", Median(chunkwise));
   std::printf("  baseline: every series' points read whole and sorted           %10.1f   (%.2fx)\n",
               Median(sorted), Median(sorted) / Median(chunkwise));
