@@ -450,8 +450,6 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
     if (run.end_ms == 0) grids.end_ms = std::max(grids.end_ms, p.time_ms + 1);
   };
   std::map<std::string, MetricGrid, std::less<>> metric_grids;
-  std::vector<Point> points;  // one slice of chunks at a time
-  constexpr size_t kSliceChunks = 64;
   for (std::string_view metric : AnalyzedMetrics()) {
     std::vector<const SeriesInfo*> of_metric;
     std::vector<std::string_view> labels;
@@ -472,29 +470,13 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
         newest((*ends)->second);
         continue;
       }
-      // Chunk by chunk (a slice of them per read), then the journal: the points are summed
-      // into buckets as they are decoded, never all held at once.
+      // Chunk by chunk, then the journal: the points are summed into buckets as they are
+      // decoded, never all held at once.
       SeriesBuckets buckets(run.start_ms, limit);
-      Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(id);
-      if (!chunks.ok()) return chunks.status();
-      for (size_t from = 0; from < chunks->size(); from += kSliceChunks) {
-        size_t to = std::min(chunks->size(), from + kSliceChunks) - 1;
-        Result<std::vector<ChunkRecord>> slice =
-            store.ReadChunkRange(id, (*chunks)[from].first_ms, (*chunks)[to].first_ms);
-        if (!slice.ok()) return slice.status();
-        for (const ChunkRecord& c : *slice) {
-          points.clear();
-          TB_RETURN_IF_ERROR(DecodeChunk(c.data, points, c.times));
-          buckets.Add(points);
-          if (!points.empty()) newest(points.back());
-        }
-      }
-      Result<std::vector<JournalEntry>> journal = store.ReadJournal(id);
-      if (!journal.ok()) return journal.status();
-      points.clear();
-      TB_RETURN_IF_ERROR(DecodeSeriesParts(store, id, {}, *journal, points));
-      buckets.Add(points);
-      if (!points.empty()) newest(points.back());
+      TB_RETURN_IF_ERROR(ForEachSeriesPart(store, id, [&](std::span<const Point> part) {
+        buckets.Add(part);
+        if (!part.empty()) newest(part.back());
+      }));
       metric_grids[std::string(metric)].Fold(buckets);
     }
     if (Counter(metric)) grids.counters[std::string(metric)] = increase;

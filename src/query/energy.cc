@@ -8,14 +8,12 @@
 
 namespace tb {
 
-double IntegrateOverTime(const std::vector<Point>& points) {
-  double total = 0;
-  for (size_t i = 1; i < points.size(); ++i) {
-    double a = points[i - 1].value, b = points[i].value;
-    if (std::isnan(a) || std::isnan(b)) continue;
-    total += (a + b) / 2 * static_cast<double>(points[i].time_ms - points[i - 1].time_ms) / 1000;
+void TimeIntegral::Add(std::span<const Point> points) {
+  for (const Point& p : points) {
+    if (points_++ > 0 && !std::isnan(last_.value) && !std::isnan(p.value))
+      total_ += (last_.value + p.value) / 2 * static_cast<double>(p.time_ms - last_.time_ms) / 1000;
+    last_ = p;
   }
-  return total;
 }
 
 Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& run_id) {
@@ -56,10 +54,12 @@ Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& r
     }
     auto p = power.find(labels);
     if (p == power.end()) continue;
-    Result<std::vector<Point>> points = ReadSeriesPoints(store, p->second);
-    if (!points.ok()) return points.status();
-    if (points->size() < 2) continue;
-    energy.joules += IntegrateOverTime(*points);
+    // Chunk by chunk: a long run's power series is never held whole.
+    TimeIntegral integral;
+    TB_RETURN_IF_ERROR(
+        ForEachSeriesPart(store, p->second, [&](std::span<const Point> part) { integral.Add(part); }));
+    if (integral.points() < 2) continue;
+    energy.joules += integral.value();
     energy.integrated = true;
     ++energy.gpus;
   }

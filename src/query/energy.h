@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 
 #include "store/store.h"
@@ -22,7 +23,18 @@ struct GpuEnergy {
 // nullopt when the run has no GPU energy or power samples.
 Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& run_id);
 
-// Trapezoidal integral of `points` (values per second) over time, in value-seconds.
-double IntegrateOverTime(const std::vector<Point>& points);
+// Trapezoidal integral of points (values per second) over time, in value-seconds, given in
+// parts in time order; a pair with a NaN adds nothing.
+class TimeIntegral {
+ public:
+  void Add(std::span<const Point> points);
+  double value() const { return total_; }
+  int64_t points() const { return points_; }
+
+ private:
+  double total_ = 0;
+  int64_t points_ = 0;
+  Point last_;  // the last point added, when points_ > 0
+};
 
 }  // namespace tb

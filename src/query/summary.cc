@@ -29,36 +29,6 @@ double QuantileFrom(std::span<double> v, size_t from, double q) {
   return *nth + (next - *nth) * frac;
 }
 
-// Summarizes one stored series: its chunks decoded one at a time into `part`.
-Result<SeriesSummary> SummarizeOne(Store& store, int64_t series_id, SummaryBuilder& builder,
-                                   std::vector<Point>& part) {
-  Status status = Status::Ok();
-  for (int attempt = 0; attempt < 2; ++attempt) {  // a checkpoint may replace a chunk listed
-    Result<std::vector<ChunkRecord>> chunks = store.ReadChunks(series_id);
-    if (!chunks.ok()) return chunks.status();
-    Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
-    if (!journal.ok()) return journal.status();
-    builder.Finish();  // what an attempt before added
-    size_t points = 0;
-    for (const ChunkRecord& c : *chunks) points += static_cast<size_t>(c.count);
-    builder.Reserve(points);
-    status = Status::Ok();
-    for (size_t i = 0; i < chunks->size() && status.ok(); ++i) {
-      part.clear();
-      status = DecodeSeriesParts(store, series_id, std::span(*chunks).subspan(i, 1), {}, part);
-      builder.Add(part);
-      (*chunks)[i].data = std::string();  // what is decoded is not held twice
-    }
-    if (status.code() == Status::Code::kNotFound) continue;
-    TB_RETURN_IF_ERROR(status);
-    part.clear();
-    TB_RETURN_IF_ERROR(DecodeSeriesParts(store, series_id, {}, *journal, part));
-    builder.Add(part);
-    return builder.Finish();
-  }
-  return status;
-}
-
 }  // namespace
 
 double SelectPercentile(std::span<double> values, double q) {
@@ -79,10 +49,6 @@ void SummaryBuilder::Add(std::span<const Point> points) {
     values_.push_back(p.value);
     sum_ += p.value;
   }
-}
-
-void SummaryBuilder::Reserve(size_t points) {
-  if (values_.size() + points > values_.capacity()) values_.reserve(values_.size() + points);
 }
 
 SeriesSummary SummaryBuilder::Finish() {
@@ -115,16 +81,14 @@ Result<std::vector<SeriesSummary>> SummarizeStoredSeries(Store& store, std::span
   std::mutex mu;
   Status failed = Status::Ok();
   SpareThread::OfProcess().Share([&] {
-    SummaryBuilder builder;   // its values' room reused from series to series
-    std::vector<Point> part;  // one chunk's points, reused
+    SummaryBuilder builder;  // its values' room reused from series to series
     for (size_t i = next++; i < series_ids.size(); i = next++) {
-      Result<SeriesSummary> one = SummarizeOne(store, series_ids[i], builder, part);
-      if (one.ok()) {
-        out[i] = *one;
-        continue;
-      }
+      Status read =
+          ForEachSeriesPart(store, series_ids[i], [&](std::span<const Point> part) { builder.Add(part); });
+      out[i] = builder.Finish();
+      if (read.ok()) continue;
       std::lock_guard lock(mu);
-      failed = one.status();
+      failed = read;
       next = series_ids.size();
     }
   });

@@ -28,9 +28,6 @@ struct SeriesSummary {
 // ranks (numpy's default) and are found by selection, not by sorting every value.
 class SummaryBuilder {
  public:
-  // Room for `points` more points' values at once (growing by doubling copies them again
-  // and again).
-  void Reserve(size_t points);
   void Add(std::span<const Point> points);
   // The summary of every point added; the builder is left empty, its room kept for the
   // next series (a large block's pages faulted in again for each would cost more).

@@ -135,6 +135,31 @@ Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkR
   return Status::Ok();
 }
 
+Status ForEachSeriesPart(Store& store, int64_t series_id,
+                         const std::function<void(std::span<const Point>)>& part) {
+  constexpr size_t kSliceChunks = 64;  // chunks a query: their encoded data held at once
+  Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(series_id);
+  if (!chunks.ok()) return chunks.status();
+  std::vector<Point> points;  // one chunk's
+  for (size_t from = 0; from < chunks->size(); from += kSliceChunks) {
+    size_t to = std::min(chunks->size(), from + kSliceChunks) - 1;
+    Result<std::vector<ChunkRecord>> slice =
+        store.ReadChunkRange(series_id, (*chunks)[from].first_ms, (*chunks)[to].first_ms);
+    if (!slice.ok()) return slice.status();
+    for (const ChunkRecord& c : *slice) {
+      points.clear();
+      TB_RETURN_IF_ERROR(DecodeChunk(c.data, points, c.times));
+      part(points);
+    }
+  }
+  Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
+  if (!journal.ok()) return journal.status();
+  points.clear();
+  TB_RETURN_IF_ERROR(DecodeSeriesParts(store, series_id, {}, *journal, points));
+  part(points);
+  return Status::Ok();
+}
+
 Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
   Result<std::vector<ChunkRecord>> chunks = store.ReadChunks(series_id);
   if (!chunks.ok()) return chunks.status();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -320,6 +321,11 @@ Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id);
 // the last chunk and the journal: what a counter's increase over a run needs, at a cost that
 // does not grow with the run's length.
 Result<std::optional<std::pair<Point, Point>>> ReadSeriesEnds(Store& store, int64_t series_id);
+// Hands a series' points to `part` a chunk at a time, in time order: its chunks read a
+// slice of them a query, then its journal. What reads every point of a long series (its
+// statistics, its phases, its power integrated) without holding them all.
+Status ForEachSeriesPart(Store& store, int64_t series_id,
+                         const std::function<void(std::span<const Point>)>& part);
 // Appends the points of `chunks` (in order; one listed without its data is read by id)
 // and then of `journal` to `out`. NotFound when a chunk is gone (a checkpoint replaced it).
 Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkRecord> chunks,
