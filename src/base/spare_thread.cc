@@ -1,5 +1,7 @@
 #include "base/spare_thread.h"
 
+#include <atomic>
+
 namespace tb {
 
 SpareThread::SpareThread() : thread_([this] { Loop(); }) {}
@@ -31,6 +33,20 @@ void SpareThread::Loop() {
     error_ = error;
     finished_ = true;
     done_.notify_all();
+  }
+}
+
+void SpareThread::ForEachItem(size_t count, const std::function<void(size_t, int)>& item) {
+  std::atomic<size_t> next{0};
+  std::thread::id caller = std::this_thread::get_id();
+  std::function<void()> work = [&] {
+    int worker = std::this_thread::get_id() == caller ? 0 : 1;
+    for (size_t i; (i = next++) < count;) item(i, worker);
+  };
+  if (count > 1) {
+    Share(work);
+  } else {
+    work();
   }
 }
 

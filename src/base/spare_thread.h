@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -25,6 +26,11 @@ class SpareThread {
   // rethrows what either threw. When the spare thread is busy with another caller's work,
   // the caller's thread does it all.
   void Share(const std::function<void()>& work);
+
+  // Calls `item(i, worker)` once for every i below `count`, through Share: each thread takes
+  // the next i from a shared counter. `worker` is 0 on the calling thread and 1 on the spare
+  // one, for state a thread keeps from item to item. Rethrows what either threw.
+  void ForEachItem(size_t count, const std::function<void(size_t item, int worker)>& item);
 
   // The process's spare thread, started on first use and kept until the process ends:
   // every server in a process (tests and benchmarks start many) lends the same one, whose

@@ -116,6 +116,33 @@ TEST(SpareThreadTest, ABusySpareThreadLeavesAnotherCallerToDoItsWorkAlone) {
   EXPECT_TRUE(first_met);
 }
 
+// ForEachItem: every item once, each told which thread took it (0 the caller, 1 the spare),
+// so that state a thread keeps between items is its own.
+TEST(SpareThreadTest, EachItemIsTakenOnceAndToldItsThread) {
+  SpareThread spare;
+  Meeting meeting;
+  std::vector<std::atomic<int>> done(200);
+  std::thread::id by_worker[2];
+  std::atomic<bool> met{true}, consistent{true};
+  spare.ForEachItem(done.size(), [&](size_t i, int worker) {
+    if (i < 2 && !meeting.Arrive(2)) met = false;  // the first two items taken at once
+    {
+      std::lock_guard lock(meeting.mu);
+      if (by_worker[worker] == std::thread::id()) by_worker[worker] = std::this_thread::get_id();
+      if (by_worker[worker] != std::this_thread::get_id()) consistent = false;
+    }
+    ++done[i];
+  });
+  EXPECT_TRUE(met);
+  EXPECT_TRUE(consistent) << "a worker number is one thread";
+  EXPECT_EQ(by_worker[0], std::this_thread::get_id());
+  EXPECT_NE(by_worker[1], std::this_thread::get_id());
+  for (size_t i = 0; i < done.size(); ++i) EXPECT_EQ(done[i], 1) << i;
+  int one = 0;
+  spare.ForEachItem(1, [&](size_t, int worker) { one += worker == 0 ? 1 : 100; });
+  EXPECT_EQ(one, 1) << "a single item on the calling thread";
+}
+
 TEST(SpareThreadTest, ManyShortSharesEachFinishEveryItem) {
   SpareThread spare;
   for (int round = 0; round < 2000; ++round) {

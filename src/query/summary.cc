@@ -1,7 +1,6 @@
 #include "query/summary.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <mutex>
 
@@ -77,20 +76,17 @@ SeriesSummary Summarize(std::span<const Point> points) {
 
 Result<std::vector<SeriesSummary>> SummarizeStoredSeries(Store& store, std::span<const int64_t> series_ids) {
   std::vector<SeriesSummary> out(series_ids.size());
-  std::atomic<size_t> next{0};
+  SummaryBuilder builders[2];  // a thread's: its values' room reused from series to series
   std::mutex mu;
   Status failed = Status::Ok();
-  SpareThread::OfProcess().Share([&] {
-    SummaryBuilder builder;  // its values' room reused from series to series
-    for (size_t i = next++; i < series_ids.size(); i = next++) {
-      Status read =
-          ForEachSeriesPart(store, series_ids[i], [&](std::span<const Point> part) { builder.Add(part); });
-      out[i] = builder.Finish();
-      if (read.ok()) continue;
-      std::lock_guard lock(mu);
-      failed = read;
-      next = series_ids.size();
-    }
+  SpareThread::OfProcess().ForEachItem(series_ids.size(), [&](size_t i, int worker) {
+    SummaryBuilder& builder = builders[worker];
+    Status read =
+        ForEachSeriesPart(store, series_ids[i], [&](std::span<const Point> part) { builder.Add(part); });
+    out[i] = builder.Finish();
+    if (read.ok()) return;
+    std::lock_guard lock(mu);
+    failed = read;
   });
   if (!failed.ok()) return failed;
   return out;

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -178,15 +177,7 @@ ApiResponse ServeApi::Call::Series() {
     // free next, read, answered and let go before the next (memory freed is reused rather
     // than faulted in afresh).
     std::vector<std::string> parts(selected.size());
-    std::atomic<size_t> next{0};
-    std::function<void()> work = [&] {
-      for (size_t i; (i = next++) < selected.size();) parts[i] = series_json(selected[i]);
-    };
-    if (selected.size() > 1) {
-      api_.spare_.Share(work);  // rethrows what either thread threw
-    } else {
-      work();
-    }
+    api_.spare_.ForEachItem(selected.size(), [&](size_t i, int) { parts[i] = series_json(selected[i]); });
     std::string body = "{\"x\": \"" + x_name + "\", \"budget\": " + std::to_string(budget);
     if (window.grid) {
       body += ", \"grid\": " +
