@@ -376,6 +376,17 @@ void TrackingApi::DetachRun(const std::string& run_id) {
   slots_.erase(run_id);
 }
 
+Status TrackingApi::FlushRun(const std::string& run_id) {
+  std::shared_ptr<RunSlot> slot;
+  {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(run_id);
+    if (it == slots_.end()) return Status::Ok();
+    slot = it->second;
+  }
+  return slot->writer->Flush();
+}
+
 std::shared_ptr<TrackingApi::RunSlot> TrackingApi::Slot(const std::string& run_id, Status& missing) {
   std::lock_guard lock(mu_);
   auto it = slots_.find(run_id);

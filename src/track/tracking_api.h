@@ -81,6 +81,10 @@ class TrackingApi {
   // Null with `missing` set when there is no such run.
   std::shared_ptr<RunSlot> Slot(const std::string& run_id, Status& missing);
 
+  // Writes out what the run's writer here holds, when it has one (a read never makes one:
+  // a search over thousands of finished runs would keep a writer for each).
+  Status FlushRun(const std::string& run_id);
+
   Store& store_;
   std::mutex mu_;  // guards slots_; writers are thread-safe themselves
   std::unordered_map<std::string, std::shared_ptr<RunSlot>> slots_;

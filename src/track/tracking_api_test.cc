@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "store/series_writer.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -264,6 +265,54 @@ TEST_F(TrackingApiTest, MetricsRoundTripExactlyWithStepsAndNonFiniteValues) {
   bool stored_as_train = false;
   for (const SeriesInfo& s : store_->ListSeries(run_id).value()) stored_as_train |= s.metric == "train.loss";
   EXPECT_TRUE(stored_as_train);
+}
+
+// A long run's metrics: runs/get and runs/search give each one's value at its highest step
+// (the newest of equal steps), wherever in time it was logged, from a series of many chunks
+// and its journal, read a chunk at a time.
+TEST_F(TrackingApiTest, TheLatestValueOfALongMetricIsAtItsHighestStep) {
+  std::string run_id = CreateRun();
+  constexpr int kSteps = 20000;
+  {
+    SeriesWriter writer(*store_, run_id, /*seal_points=*/512, /*checkpoint_flushes=*/4);
+    for (int i = 0; i < kSteps; ++i) {
+      int64_t t = 1763777000000 + int64_t{100} * i;
+      writer.Append("train.loss", "", {t, 1.0 / (i + 1), i});
+      // An evaluation metric whose highest step was logged early, then lower ones.
+      if (i % 100 == 0) writer.Append("train.eval", "", {t, i == 0 ? 0.25 : 0.5, i == 0 ? kSteps * 2 : i});
+      if (i % 1000 == 999) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    // A late value at an earlier step: not the latest.
+    writer.Append("train.loss", "", {1763777000000 + int64_t{100} * kSteps, 9.0, 5});
+    ASSERT_TRUE(writer.Flush().ok());
+    int64_t loss = store_->EnsureSeries(run_id, "train.loss", "").value();
+    ASSERT_GT(store_->ListChunkInfo(loss)->size(), 10u);
+    ASSERT_FALSE(store_->ReadJournal(loss)->empty()) << "the newest points only in the journal";
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  auto expect_latest = [&](const json& metrics) {
+    ASSERT_EQ(metrics.size(), 2u) << metrics.dump();
+    for (const json& m : metrics) {
+      if (m["key"] == "loss") {
+        EXPECT_EQ(m["step"], kSteps - 1);
+        EXPECT_DOUBLE_EQ(m["value"].get<double>(), 1.0 / kSteps);
+      } else {
+        EXPECT_EQ(m["key"], "eval");
+        EXPECT_EQ(m["step"], kSteps * 2);
+        EXPECT_EQ(m["value"], 0.25);
+        EXPECT_EQ(m["timestamp"], 1763777000000);
+      }
+    }
+  };
+  expect_latest(Get("runs/get?run_id=" + run_id).body["run"]["data"]["metrics"]);
+  Answer search =
+      Post("runs/search",
+           json{{"experiment_ids", {Get("runs/get?run_id=" + run_id).body["run"]["info"]["experiment_id"]}}});
+  ASSERT_EQ(search.status, 200) << search.body.dump();
+  ASSERT_EQ(search.body["runs"].size(), 1u);
+  expect_latest(search.body["runs"][0]["data"]["metrics"]);
 }
 
 // Every rank of a distributed run logging the same metric: one series per rank, which

@@ -157,7 +157,11 @@ class TrackingApi::Call {
 
   json RunJson(const RunRecord& r);
 
-  // The script metrics of a run, by key, with what its writer still holds written out first.
+  // The script metrics of a run (key and series id), with what its writer still holds
+  // written out first.
+  std::vector<std::pair<std::string, int64_t>> ScriptSeriesIds(const std::string& run_id,
+                                                               const std::string& only_key = "");
+  // Their points, by key.
   std::vector<std::pair<std::string, std::vector<Point>>> ScriptSeries(const std::string& run_id,
                                                                        const std::string& only_key = "");
 

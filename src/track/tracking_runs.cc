@@ -7,8 +7,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
+#include <tuple>
 #include <vector>
 
+#include "base/spare_thread.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "platform/api_toolkit.h"
@@ -98,34 +101,51 @@ json TrackingApi::Call::RunJson(const RunRecord& r) {
     }
     return list;
   };
+  // MLflow's latest value of each metric: the highest step, then the newest timestamp.
+  // Each series read a chunk at a time (one of millions of steps is never held whole), the
+  // series shared with the spare thread.
+  std::vector<std::pair<std::string, int64_t>> script = ScriptSeriesIds(r.id);
+  std::vector<std::optional<Point>> latest(script.size());
+  SpareThread::OfProcess().ForEachItem(script.size(), [&](size_t i, int) {
+    std::optional<Point>& best = latest[i];
+    ThrowIfError(ForEachSeriesPart(api_.store_, script[i].second, [&](std::span<const Point> part) {
+      for (const Point& p : part) {
+        if (!best || std::tie(p.step, p.time_ms) >= std::tie(best->step, best->time_ms)) best = p;
+      }
+    }));
+  });
   json metrics = json::array();
-  for (const auto& [key, points] : ScriptSeries(r.id)) {
-    if (points.empty()) continue;
-    // MLflow's latest value: the highest step, then the newest timestamp.
-    const Point* latest = &points.front();
-    for (const Point& p : points) {
-      if (std::tie(p.step, p.time_ms) >= std::tie(latest->step, latest->time_ms)) latest = &p;
-    }
-    metrics.push_back({{"key", key},
-                       {"value", ValueJson(latest->value)},
-                       {"timestamp", latest->time_ms},
-                       {"step", latest->step}});
+  for (size_t i = 0; i < script.size(); ++i) {
+    if (!latest[i]) continue;
+    metrics.push_back({{"key", script[i].first},
+                       {"value", ValueJson(latest[i]->value)},
+                       {"timestamp", latest[i]->time_ms},
+                       {"step", latest[i]->step}});
   }
   return {{"info", RunInfoJson(r)},
           {"data", {{"metrics", metrics}, {"params", kv_list(r.params)}, {"tags", kv_list(r.tags)}}},
           {"inputs", json::object()}};
 }
 
-std::vector<std::pair<std::string, std::vector<Point>>> TrackingApi::Call::ScriptSeries(
-    const std::string& run_id, const std::string& only_key) {
-  ThrowIfError(Slot(run_id)->writer->Flush());
+std::vector<std::pair<std::string, int64_t>> TrackingApi::Call::ScriptSeriesIds(const std::string& run_id,
+                                                                                const std::string& only_key) {
+  ThrowIfError(api_.FlushRun(run_id));
   Result<std::vector<SeriesInfo>> series = api_.store_.ListSeries(run_id);
   ThrowIfError(series.status());
-  std::vector<std::pair<std::string, std::vector<Point>>> out;
+  std::vector<std::pair<std::string, int64_t>> out;
   for (const SeriesInfo& s : *series) {
     std::string key = ScriptMetricKey(s.metric);
     if (key.empty() || !s.labels.empty() || (!only_key.empty() && key != only_key)) continue;
-    Result<std::vector<Point>> points = ReadSeriesPoints(api_.store_, s.id);
+    out.emplace_back(std::move(key), s.id);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::vector<Point>>> TrackingApi::Call::ScriptSeries(
+    const std::string& run_id, const std::string& only_key) {
+  std::vector<std::pair<std::string, std::vector<Point>>> out;
+  for (auto& [key, id] : ScriptSeriesIds(run_id, only_key)) {
+    Result<std::vector<Point>> points = ReadSeriesPoints(api_.store_, id);
     ThrowIfError(points.status());
     out.emplace_back(std::move(key), std::move(points.value()));
   }
