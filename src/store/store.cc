@@ -160,6 +160,60 @@ Status ForEachSeriesPart(Store& store, int64_t series_id,
   return Status::Ok();
 }
 
+Result<std::vector<Point>> ReadSeriesPage(Store& store, int64_t series_id, int64_t offset, int64_t limit,
+                                          int64_t& total) {
+  Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(series_id);
+  if (!chunks.ok()) return chunks.status();
+  Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
+  if (!journal.ok()) return journal.status();
+  std::vector<Point> newest;  // the journal's points, after every chunk's
+  TB_RETURN_IF_ERROR(DecodeSeriesParts(store, series_id, {}, *journal, newest));
+  int64_t in_chunks = 0;
+  for (const ChunkRecord& c : *chunks) in_chunks += c.count;
+  total = in_chunks + static_cast<int64_t>(newest.size());
+  offset = std::clamp<int64_t>(offset, 0, total);
+  int64_t end = offset + std::min(std::max<int64_t>(limit, 0), total - offset);
+  // The chunks that hold [offset, end), and the index of the first one's first point.
+  std::vector<ChunkRecord> wanted;
+  int64_t first_index = 0, at = 0, wanted_points = 0;
+  for (const ChunkRecord& c : *chunks) {
+    if (at + c.count > offset && at < end) {
+      if (wanted.empty()) first_index = at;
+      wanted.push_back(c);
+      wanted_points += c.count;
+    }
+    at += c.count;
+  }
+  std::vector<Point> points;
+  if (!wanted.empty()) {
+    Result<std::vector<ChunkRecord>> read =
+        store.ReadChunkRange(series_id, wanted.front().first_ms, wanted.back().first_ms);
+    if (!read.ok()) return read.status();
+    size_t next = 0;  // the wanted chunk to find next
+    for (const ChunkRecord& c : *read) {
+      if (next == wanted.size() || c.id != wanted[next].id) continue;
+      TB_RETURN_IF_ERROR(DecodeChunk(c.data, points, c.times));
+      ++next;
+    }
+    if (next != wanted.size() || static_cast<int64_t>(points.size()) != wanted_points) {
+      // A checkpoint replaced chunks between the two reads: the page from every point.
+      Result<std::vector<Point>> all = ReadSeriesPoints(store, series_id);
+      if (!all.ok()) return all.status();
+      total = static_cast<int64_t>(all->size());
+      offset = std::min(offset, total);
+      end = offset + std::min(std::max<int64_t>(limit, 0), total - offset);
+      return std::vector<Point>(all->begin() + offset, all->begin() + end);
+    }
+  }
+  std::vector<Point> page;
+  page.reserve(static_cast<size_t>(end - offset));
+  for (int64_t i = offset; i < end; ++i) {
+    page.push_back(i < in_chunks ? points[static_cast<size_t>(i - first_index)]
+                                 : newest[static_cast<size_t>(i - in_chunks)]);
+  }
+  return page;
+}
+
 Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
   Result<std::vector<ChunkRecord>> chunks = store.ReadChunks(series_id);
   if (!chunks.ok()) return chunks.status();

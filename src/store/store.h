@@ -326,6 +326,11 @@ Result<std::optional<std::pair<Point, Point>>> ReadSeriesEnds(Store& store, int6
 // statistics, its phases, its power integrated) without holding them all.
 Status ForEachSeriesPart(Store& store, int64_t series_id,
                          const std::function<void(std::span<const Point>)>& part);
+// A page of a series' points: from the `offset`-th (in ReadSeriesPoints' order) on, at most
+// `limit`, decoding only the chunks that hold them (and the journal when the page reaches
+// it); `total` is set to how many points the series holds. What a paged history reads.
+Result<std::vector<Point>> ReadSeriesPage(Store& store, int64_t series_id, int64_t offset, int64_t limit,
+                                          int64_t& total);
 // Appends the points of `chunks` (in order; one listed without its data is read by id)
 // and then of `journal` to `out`. NotFound when a chunk is gone (a checkpoint replaced it).
 Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkRecord> chunks,

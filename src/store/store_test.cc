@@ -16,6 +16,7 @@
 #include "store/pg_connection.h"
 #include "store/series_writer.h"
 #include "store/sqlite_store.h"
+#include "tests/helpers/counting_store.h"
 #include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/postgres_cluster.h"
 #include "tests/helpers/scratch_directory.h"
@@ -184,6 +185,53 @@ TEST_P(BackendTest, ReopensWithDataIntact) {
   }
   auto store = OpenOk();
   EXPECT_TRUE(store->FindRun(id).ok());
+}
+
+// A paged history (MLflow's get-history) decodes the chunks that hold its page and no
+// other, and gives the same points as every point read whole, across chunks and journal.
+TEST_P(BackendTest, APageOfASeriesDecodesOnlyTheChunksThatHoldIt) {
+  auto store = OpenOk();
+  RunRecord run = NewRun(*store);
+  SeriesWriter writer(*store, run.id, /*seal_points=*/300, /*checkpoint_flushes=*/4);
+  for (int i = 0; i < 5000; ++i) {
+    writer.Append("train.loss", "", {run.start_ms + i * 100, 1.0 / (i + 1), i});
+    if (i % 100 == 99) {
+      ASSERT_TRUE(writer.Flush().ok());
+    }
+  }
+  ASSERT_TRUE(writer.Flush().ok());
+  int64_t id = store->EnsureSeries(run.id, "train.loss", "").value();
+  std::vector<Point> all = ReadSeriesPoints(*store, id).value();
+  ASSERT_EQ(all.size(), 5000u);
+  std::vector<ChunkRecord> chunks = store->ListChunkInfo(id).value();
+  ASSERT_GT(chunks.size(), 10u);
+  int64_t in_chunks = 0;
+  for (const ChunkRecord& c : chunks) in_chunks += c.count;
+  ASSERT_LT(in_chunks, 5000) << "the newest points only in the journal";
+  for (auto [offset, limit] : std::vector<std::pair<int64_t, int64_t>>{{0, 25},
+                                                                       {1234, 700},
+                                                                       {in_chunks - 10, 20},
+                                                                       {in_chunks, 5},
+                                                                       {4990, 100},
+                                                                       {5000, 10},
+                                                                       {9999, 1},
+                                                                       {0, 0}}) {
+    CountingStore counting(*store);
+    int64_t total = -1;
+    std::vector<Point> page = ReadSeriesPage(counting, id, offset, limit, total).value();
+    EXPECT_EQ(total, 5000);
+    int64_t from = std::min<int64_t>(offset, 5000), to = std::min<int64_t>(from + limit, 5000);
+    EXPECT_EQ(page, std::vector<Point>(all.begin() + from, all.begin() + to)) << offset << " " << limit;
+    // The chunks holding [from, to): no more are decoded.
+    int64_t at = 0, holding = 0;
+    for (const ChunkRecord& c : chunks) {
+      holding += at + c.count > from && at < to;
+      at += c.count;
+    }
+    EXPECT_LE(counting.chunk_data_reads, holding) << offset << " " << limit;
+    EXPECT_EQ(counting.whole_series_reads, 0);
+  }
+  ASSERT_TRUE(writer.Close().ok());
 }
 
 TEST_F(StoreTest, RefusesWhatIsNotATrainbenchStore) {

@@ -340,12 +340,14 @@ ApiResponse TrackingApi::Call::GetMetricHistory() {
   }
   json metrics = json::array();
   int64_t total = 0, end = 0;
-  for (const auto& [k, points] : ScriptSeries(run_id, key)) {
-    total = static_cast<int64_t>(points.size());
+  for (const auto& [k, id] : ScriptSeriesIds(run_id, key)) {
+    // Only the chunks that hold the page are decoded: MLflow's client asks for a long
+    // metric's history page after page.
+    Result<std::vector<Point>> page = ReadSeriesPage(api_.store_, id, offset, max_results, total);
+    ThrowIfError(page.status());
     // offset + max_results without overflow: both may be anything up to 2^63 - 1.
     end = offset >= total ? total : offset + std::min(max_results, total - offset);
-    for (int64_t i = offset; i < end; ++i) {
-      const Point& p = points[static_cast<size_t>(i)];
+    for (const Point& p : *page) {
       metrics.push_back(
           {{"key", k}, {"value", ValueJson(p.value)}, {"timestamp", p.time_ms}, {"step", p.step}});
     }
