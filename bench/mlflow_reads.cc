@@ -1,10 +1,11 @@
 // What MLflow's clients wait for when they read runs with long metrics: `runs/get` (the
 // latest value of each metric, which MLflow's client asks for on get_run and on resuming a
-// run) and `runs/search` (what mlflow.search_runs() turns into a DataFrame), answered by
+// run), `runs/search` (what mlflow.search_runs() turns into a DataFrame) and one metric's
+// `metrics/get-history` page after page (MlflowClient.get_metric_history), answered by
 // TrackingApi::Handle in this process. `runs` runs are written with three script metrics of
-// `steps` steps each (as a script logging loss, accuracy and learning rate every step),
-// then, `rounds` times: get one run, search them all. Prints medians and the process's
-// resident memory after.
+// `steps` steps each (as a script logging loss, accuracy and learning rate every step);
+// then, `rounds` times: get one run, search them all, read one history. Prints medians and
+// the process's resident memory after.
 //   build/bench/mlflow_reads [runs=20] [steps=1000000] [rounds=3]
 #include <chrono>
 #include <cmath>
@@ -68,7 +69,7 @@ int Main(int argc, char** argv) {
   std::printf("%d runs of 3 metrics x %d steps (%.1f s to write)\n", runs, steps, Ms(t) / 1000);
   TrackingApi api(*store);
   long before = ResidentMiB();
-  std::vector<double> get, search;
+  std::vector<double> get, search, history;
   for (int round = 0; round < rounds; ++round) {
     t = std::chrono::steady_clock::now();
     ApiResponse one = api.Handle({"GET", "/api/2.0/mlflow/runs/get", {{"run_id", ids[0]}}, ""});
@@ -77,6 +78,26 @@ int Main(int argc, char** argv) {
     ApiResponse all = api.Handle(
         {"POST", "/api/2.0/mlflow/runs/search", {}, R"({"experiment_ids": ["0"], "max_results": 1000})"});
     search.push_back(Ms(t));
+    // A metric's whole history as MLflow's client reads it: page after page of 25,000.
+    t = std::chrono::steady_clock::now();
+    std::string token;
+    size_t pages = 0;
+    do {
+      ApiRequest page{
+          "GET", "/api/2.0/mlflow/metrics/get-history", {{"run_id", ids[0]}, {"metric_key", "loss"}}, ""};
+      if (!token.empty()) page.query.emplace("page_token", token);
+      ApiResponse answer = api.Handle(page);
+      if (answer.status != 200) return 1;
+      size_t at = answer.body.find("\"next_page_token\":\"");
+      token = at == std::string::npos ? ""
+                                      : answer.body.substr(at + 19, answer.body.find('"', at + 19) - at - 19);
+      ++pages;
+    } while (!token.empty());
+    history.push_back(Ms(t));
+    if (pages != static_cast<size_t>((steps + 24999) / 25000)) {
+      std::fprintf(stderr, "%zu pages of history\n", pages);
+      return 1;
+    }
     if (one.status != 200 || all.status != 200 ||
         one.body.find("\"step\":" + std::to_string(steps - 1)) == std::string::npos) {
       std::fprintf(stderr, "unexpected answer: %d %s\n", one.status, one.body.substr(0, 300).c_str());
@@ -85,6 +106,7 @@ int Main(int argc, char** argv) {
   }
   std::printf("  runs/get of one run, median ms                %10.1f\n", Median(get));
   std::printf("  runs/search of the %3d runs, median ms        %10.1f\n", runs, Median(search));
+  std::printf("  metrics/get-history of one metric, every page, median ms %5.1f\n", Median(history));
   std::printf("  resident memory after, above before, MiB      %10ld\n", ResidentMiB() - before);
   std::filesystem::remove_all(dir);
   return 0;
