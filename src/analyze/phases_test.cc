@@ -10,7 +10,7 @@
 #include "store/series_writer.h"
 #include "tests/helpers/counting_store.h"
 #include "tests/helpers/recorded_trace.h"
-#include "tests/helpers/scratch_directory.h"
+#include "tests/helpers/scratch_run.h"
 
 namespace tb {
 namespace {
@@ -133,14 +133,9 @@ TEST(Phases, AStoredRunReadChunkByChunkGivesTheSameAnalysis) {
   }
   planted.series["gpu.energy.consumed_joules"] = {{"gpu=0", joules0}, {"gpu=1", joules1}};
   planted.series["gpu.utilization.gpu_ratio"].emplace_back("gpu=1", util1);
-  ScratchDirectory scratch("tb-phases");
-  auto store = Store::Open((scratch.path() / "s.db").string()).value();
-  RunRecord run;
-  run.id = NewRunId();
-  run.experiment = "e";
-  run.start_ms = kStart;
-  ASSERT_TRUE(store->EnsureExperiment("e").ok());
-  ASSERT_TRUE(store->CreateRun(run).ok());
+  ScratchRun scratch("tb-phases", kStart);
+  std::unique_ptr<Store>& store = scratch.store;
+  RunRecord& run = scratch.run;
   {
     // 10 points a flush; sealed chunks of 64, a checkpoint every 7 flushes.
     SeriesWriter writer(*store, run.id, /*seal_points=*/64, /*checkpoint_flushes=*/7);
@@ -229,14 +224,9 @@ TEST(Phases, TheRecordedTraceGivesStablePlausiblePhases) {
 // `trainbench show` of a finished run prints the analysis kept with it, read back from its
 // JSON, without reading the run's points; one the run has outgrown is made again.
 TEST(Phases, AFinishedRunsKeptAnalysisIsReadBackWithoutItsPoints) {
-  ScratchDirectory scratch("tb-phases-kept");
-  auto store = Store::Open((scratch.path() / "s.db").string()).value();
-  RunRecord run;
-  run.id = NewRunId();
-  run.experiment = "e";
-  run.start_ms = kStart;
-  ASSERT_TRUE(store->EnsureExperiment("e").ok());
-  ASSERT_TRUE(store->CreateRun(run).ok());
+  ScratchRun scratch("tb-phases-kept", kStart);
+  std::unique_ptr<Store>& store = scratch.store;
+  RunRecord& run = scratch.run;
   RunSamples planted = Planted();
   {
     SeriesWriter writer(*store, run.id);

@@ -6,7 +6,7 @@
 
 #include "store/series_writer.h"
 #include "tests/helpers/counting_store.h"
-#include "tests/helpers/scratch_directory.h"
+#include "tests/helpers/scratch_run.h"
 
 namespace tb {
 namespace {
@@ -17,14 +17,9 @@ constexpr int64_t kStart = 1763777000000;
 // integrated over time, trapezoid by trapezoid across its chunks and its journal, a pair
 // with a missing (NaN) sample adding nothing, without the series read whole.
 TEST(RunGpuEnergyTest, PowerWithoutACounterIsIntegratedChunkByChunk) {
-  ScratchDirectory scratch("tb-energy");
-  auto store = Store::Open((scratch.path() / "s.db").string()).value();
-  RunRecord run;
-  run.id = NewRunId();
-  run.experiment = "e";
-  run.start_ms = kStart;
-  ASSERT_TRUE(store->EnsureExperiment("e").ok());
-  ASSERT_TRUE(store->CreateRun(run).ok());
+  ScratchRun scratch("tb-energy", kStart);
+  std::unique_ptr<Store>& store = scratch.store;
+  RunRecord& run = scratch.run;
   double expected = 0;
   {
     SeriesWriter writer(*store, run.id, /*seal_points=*/256, /*checkpoint_flushes=*/5);

@@ -9,7 +9,7 @@
 
 #include "store/series_writer.h"
 #include "store/store.h"
-#include "tests/helpers/scratch_directory.h"
+#include "tests/helpers/scratch_run.h"
 
 namespace tb {
 namespace {
@@ -90,14 +90,9 @@ TEST(SeriesSummaryTest, PartsGiveTheSummaryOfTheWhole) {
 // What `trainbench show` prints of stored series: the same as of all their points read
 // whole, for series in sealed chunks, provisional ones and the journal, many at once.
 TEST(SeriesSummaryTest, StoredSeriesAreSummarizedChunkByChunkAsTheirPointsWhole) {
-  ScratchDirectory scratch("tb-summary");
-  auto store = Store::Open((scratch.path() / "s.db").string()).value();
-  RunRecord run;
-  run.id = NewRunId();
-  run.experiment = "e";
-  run.start_ms = kStart;
-  ASSERT_TRUE(store->EnsureExperiment("e").ok());
-  ASSERT_TRUE(store->CreateRun(run).ok());
+  ScratchRun scratch("tb-summary", kStart);
+  std::unique_ptr<Store>& store = scratch.store;
+  RunRecord& run = scratch.run;
   SeriesWriter writer(*store, run.id, /*seal_points=*/256, /*checkpoint_flushes=*/5);
   for (int i = 0; i < 3000; ++i) {
     for (int s = 0; s < 9; ++s) {
