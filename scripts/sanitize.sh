@@ -20,19 +20,50 @@ cmake --build build-asan -j "$(nproc)" --target "${targets[@]}"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
-echo "sanitize: unit tests"
-build-asan/tests/trainbench_unit_tests --gtest_brief=1
+# Both phases keep every core busy: the unit tests in one shard a core, the fuzz targets a
+# core each at a time. A shard's or a target's output is shown when it fails.
+cores="$(nproc)"
+in_background() {  # LOG COMMAND...: runs COMMAND into LOG, its exit status into LOG.rc
+  local log="$1" rc=0
+  shift
+  "$@" > "$log" 2>&1 || rc=$?
+  echo "$rc" > "$log.rc"
+}
+succeeded() { [ "$(cat "$1.rc" 2>/dev/null)" = 0 ]; }
+
+rm -f build-asan/*.log.rc
+echo "sanitize: unit tests in $cores shards"
+for ((i = 0; i < cores; i++)); do
+  GTEST_TOTAL_SHARDS="$cores" GTEST_SHARD_INDEX="$i" \
+    in_background "build-asan/unit-shard-$i.log" build-asan/tests/trainbench_unit_tests --gtest_brief=1 &
+done
+wait
 failed=0
-for f in fuzz/*_fuzz.cc; do
-  name="$(basename "$f" _fuzz.cc)"
+for ((i = 0; i < cores; i++)); do
+  log="build-asan/unit-shard-$i.log"
+  if succeeded "$log"; then tail -n 2 "$log"; else failed=1; cat "$log"; fi
+done
+[ "$failed" -eq 0 ] || { echo "sanitize: the unit tests failed under the sanitizers"; exit 1; }
+
+names=()
+for f in fuzz/*_fuzz.cc; do names+=("$(basename "$f" _fuzz.cc)"); done
+echo "sanitize: ${#names[@]} fuzz targets for ${seconds}s each, $cores at a time"
+for name in "${names[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n || true; done
   mkdir -p "build-asan/fuzz-new/$name"
-  echo "sanitize: fuzz_$name for ${seconds}s"
-  if (cd build-asan && "./fuzz/fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 "fuzz-new/$name" "../fuzz/corpus/$name" > "fuzz-$name.log" 2>&1); then
-    grep -E "^stat::(number_of_executed_units|new_units_added)" "build-asan/fuzz-$name.log" || true
+  (cd build-asan && in_background "fuzz-$name.log" "./fuzz/fuzz_$name" -max_total_time="$seconds" \
+    -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "fuzz-new/$name" "../fuzz/corpus/$name") &
+done
+wait
+for name in "${names[@]}"; do
+  log="build-asan/fuzz-$name.log"
+  if succeeded "$log"; then
+    echo "sanitize: fuzz_$name"
+    grep -E "^stat::(number_of_executed_units|new_units_added)" "$log" || true
   else
     failed=1
-    grep -vE "^#[0-9]+ +(NEW|REDUCE|pulse)" "build-asan/fuzz-$name.log" | tail -n 60
+    echo "sanitize: fuzz_$name failed"
+    grep -vE "^#[0-9]+ +(NEW|REDUCE|pulse)" "$log" | tail -n 60
   fi
 done
 [ "$failed" -eq 0 ] || { echo "sanitize: a fuzz target failed (its input is in build-asan/crash-*)"; exit 1; }
