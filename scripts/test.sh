@@ -5,6 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh -DTRAINBENCH_WERROR=ON
-# One test more than the cores: much of the suite waits (on Slurm's daemons, PostgreSQL, a
-# child's timer) rather than computes.
-ctest --test-dir build --output-on-failure -j "$(($(nproc) + 1))"
+ctest --test-dir build --output-on-failure -j "$(nproc)"
