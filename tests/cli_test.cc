@@ -367,6 +367,37 @@ TEST_F(CliTest, ShowSaysWhatTrainbenchCostBesideTheCommand) {
   EXPECT_EQ(show.out.find("trainbench.cpu_seconds"), std::string::npos) << show.out;  // not again as tags
 }
 
+// The ps listener's per-thread series carry long labels (pid=...,tid=...,name=...): every
+// row of show's metric table keeps its count under the header's "count".
+TEST_F(CliTest, ShowsMetricTableInColumnsWhateverTheLabels) {
+  Shell r = Trainbench("run -n threads -l top+ps -i 100ms -- bash -c 'sleep 0.4; sleep 0.4'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  Shell show = Trainbench("show threads");
+  ASSERT_EQ(show.code, 0) << show.err;
+  std::istringstream lines(show.out);
+  std::string line;
+  while (std::getline(lines, line) && !line.starts_with("metrics (")) {
+  }
+  ASSERT_TRUE(std::getline(lines, line)) << show.out;
+  size_t count_end = line.find("count");
+  ASSERT_NE(count_end, std::string::npos) << line;
+  count_end += 5;
+  int rows = 0, thread_rows = 0;
+  while (std::getline(lines, line) && !line.empty()) {
+    ++rows;
+    if (line.find("tid=") != std::string::npos) ++thread_rows;
+    ASSERT_GT(line.size(), count_end) << line;
+    std::string count = line.substr(count_end - 7, 7);
+    count.erase(0, count.find_first_not_of(' '));
+    EXPECT_TRUE(!count.empty() && count.find_first_not_of("0123456789") == std::string::npos)
+        << "count out of its column: " << line << "\n"
+        << show.out;
+    EXPECT_EQ(line[count_end], ' ') << line;
+  }
+  EXPECT_GT(rows, 5) << show.out;
+  EXPECT_GT(thread_rows, 0) << show.out;
+}
+
 TEST_F(CliTest, ExportWritesEverySampleAsCsvAndJson) {
   ASSERT_EQ(Trainbench("run -q -i 100ms -n short -- sleep 1").code, 0);
   auto store = OpenStore();

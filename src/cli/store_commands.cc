@@ -265,19 +265,27 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   Result<std::vector<SeriesInfo>> series = (*store)->ListSeries(r.id);
   if (!series.ok()) return Fail(series.status());
   std::printf("\nmetrics (%zu series)\n", series->size());
-  std::printf("  %-44s %-22s %7s %11s %11s %11s %11s %11s\n", "metric", "labels", "count", "min", "mean",
-              "max", "p50", "p95");
   std::vector<int64_t> ids;
   for (const SeriesInfo& s : *series) ids.push_back(s.id);
   Result<std::vector<SeriesSummary>> summaries = SummarizeStoredSeries(**store, ids);
   if (!summaries.ok()) return Fail(summaries.status());
+  // The name columns as wide as their longest entry, so that a thread's labels
+  // (pid=...,tid=...,name=...) do not push its row's figures out of their columns.
+  std::vector<std::pair<std::string, std::string>> names;
+  int metric_width = 6, labels_width = 6;
+  for (const SeriesInfo& s : *series) {
+    names.emplace_back(Printable(s.metric), s.labels.empty() ? "-" : Printable(s.labels));
+    metric_width = std::max(metric_width, static_cast<int>(names.back().first.size()));
+    labels_width = std::max(labels_width, static_cast<int>(names.back().second.size()));
+  }
+  std::printf("  %-*s %-*s %7s %11s %11s %11s %11s %11s\n", metric_width, "metric", labels_width, "labels",
+              "count", "min", "mean", "max", "p50", "p95");
   for (size_t i = 0; i < series->size(); ++i) {
-    const SeriesInfo& s = (*series)[i];
     const SeriesSummary& sum = (*summaries)[i];
-    const MetricInfo* info = FindMetric(s.metric);
+    const MetricInfo* info = FindMetric((*series)[i].metric);
     std::string_view unit = info ? info->unit : "";
-    std::printf("  %-44s %-22s %7lld %11s %11s %11s %11s %11s\n", Printable(s.metric).c_str(),
-                s.labels.empty() ? "-" : Printable(s.labels).c_str(), static_cast<long long>(sum.count),
+    std::printf("  %-*s %-*s %7lld %11s %11s %11s %11s %11s\n", metric_width, names[i].first.c_str(),
+                labels_width, names[i].second.c_str(), static_cast<long long>(sum.count),
                 FormatValue(sum.min, unit).c_str(), FormatValue(sum.mean, unit).c_str(),
                 FormatValue(sum.max, unit).c_str(), FormatValue(sum.p50, unit).c_str(),
                 FormatValue(sum.p95, unit).c_str());
