@@ -6,7 +6,7 @@ import uPlot from "uplot";
 import * as api from "./api";
 import { isRunId, type ChartState, type Grouping, type XKind } from "./state";
 import type { PlotEvent } from "./scene";
-import { displayUnit, esc, niceTicks, timeTicks, value, xLabel } from "./format";
+import { displayUnit, esc, niceTicks, plural, timeTicks, value, xLabel } from "./format";
 import { chartFrame, runDetails } from "./details";
 import { download } from "./download";
 import { eventMarks, largestOf, lineStyle, phaseSpans, plotted, scaleInPlace, thinned, type Line, type PhaseSpan } from "./lines";
@@ -195,7 +195,7 @@ export class ChartPanel {
 
   private showCount(runs: number) {
     const points = this.lines.reduce((n, l) => n + l.x.length, 0);
-    this.info.textContent = `${runs} run${runs === 1 ? "" : "s"}${this.shared}, ${points.toLocaleString()} points shown`;
+    this.info.textContent = `${plural(runs, "run")}${this.shared}, ${points.toLocaleString()} points shown`;
   }
 
   // Fetches the data for the chart's runs (the zoomed range when `zoomed`) and draws.
@@ -790,7 +790,7 @@ export class ChartPanel {
     }
     const x = xText(this.effectiveX(), fromPlotX(this.effectiveX(), n.x));
     const behind = n.line.n ? n.line.n[n.line.x.indexOf(fromPlotX(this.effectiveX(), n.x))] : undefined;
-    this.tooltip.innerHTML = `<b>${esc(n.line.name)}</b><br>${esc(value(n.value))}${this.unit ? " " + esc(this.unit) : ""} at ${esc(x)}${behind ? `<br>mean of ${behind} run${behind === 1 ? "" : "s"} here` : ""}${n.line.run ? "<br><i>click for the run's details</i>" : ""}`;
+    this.tooltip.innerHTML = `<b>${esc(n.line.name)}</b><br>${esc(value(n.value))}${this.unit ? " " + esc(this.unit) : ""} at ${esc(x)}${behind ? `<br>mean of ${plural(behind, "run")} here` : ""}${n.line.run ? "<br><i>click for the run's details</i>" : ""}`;
     this.tooltip.hidden = false;
     this.tooltip.style.left = `${Math.min((u.cursor.left ?? 0) + 70, u.width - 180)}px`;
     this.tooltip.style.top = `${(u.cursor.top ?? 0) + 40}px`;

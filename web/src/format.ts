@@ -45,6 +45,11 @@ export function xLabel(kind: string, x: number): string {
   return String(Math.round(x));
 }
 
+// "1 run", "3 runs".
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 export function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }

@@ -1,7 +1,7 @@
 // The left-hand tree: experiments, their workloads and runs with checkboxes, filtered by
 // text, status and a param, and the list of selected runs under it.
 import * as api from "./api";
-import { ago, duration, esc } from "./format";
+import { ago, duration, esc, plural } from "./format";
 
 export interface TreeHost {
   experiments(): api.ExperimentInfo[];
@@ -48,7 +48,7 @@ export class TreeView {
       parts.push(`<div class="exp" role="treeitem" aria-expanded="${open}">
         <button type="button" class="toggle" data-exp="${esc(e.name)}" aria-label="${open ? "Collapse" : "Expand"} ${esc(e.name)}">${open ? "▾" : "▸"}</button>
         <label><input type="checkbox" data-experiment="${esc(e.name)}" aria-label="Select every run of ${esc(e.name)}" ${this.experimentState(e.name, selected)}>
-        <span class="exp-name">${esc(e.name)}</span></label> <small>${e.runs} runs${e.running ? `, ${e.running} running` : ""}</small>
+        <span class="exp-name">${esc(e.name)}</span></label> <small>${plural(e.runs, "run")}${e.running ? `, ${e.running} running` : ""}</small>
         <a class="report" href="${esc(api.reportUrl(e.name))}" target="_blank" rel="noopener" title="Throughput, steady-state GPU figures, energy and collocation speed-up per workload">report</a>
         <a class="report-pdf" href="${esc(api.reportUrl(e.name, "pdf"))}" download="${esc(e.name)}-report.pdf" title="The report as a PDF (A4, fonts embedded)">PDF</a>`);
       if (open) parts.push(this.experimentRuns(e.name, selected));
@@ -115,7 +115,7 @@ export class TreeView {
       const some = rs.some((r) => selected.has(r.id));
       parts.push(`<div class="workload" role="treeitem">
         <label><input type="checkbox" data-workload="${esc(experiment)}:${esc(w)}" ${all ? "checked" : ""} ${!all && some ? 'data-mixed="1"' : ""}>
-        ${w ? `workload ${esc(w)}` : "<i>no workload</i>"}</label> <small>${rs.length} runs</small><div role="group">`);
+        ${w ? `workload ${esc(w)}` : "<i>no workload</i>"}</label> <small>${plural(rs.length, "run")}</small><div role="group">`);
       for (const r of rs) parts.push(runItem(r, selected.has(r.id)));
       parts.push("</div></div>");
     }

@@ -398,6 +398,9 @@ test("the first page leads: experiments at a glance, one click to a quick compar
   const { page, context, errors } = await open();
   const rows = await page.locator("#overview-table tbody tr").allInnerTexts();
   assert.ok(rows.length >= 2 && rows.some((r) => r.includes("synth") && r.includes("4")), rows.join("\n"));
+  // The tree counts each experiment's runs in words: "1 run", "4 runs".
+  const counts = await page.locator("#tree .exp > small").allInnerTexts();
+  assert.ok(counts.includes("1 run") && counts.includes("4 runs"), counts.join(" | "));
   await page.click('#overview button[data-compare="synth"]');
   // Every run of the experiment selected, and the grid of the charts every benchmark needs.
   await page.waitForFunction(() => document.querySelectorAll("section.chart").length >= 4);
