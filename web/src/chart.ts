@@ -9,7 +9,7 @@ import type { PlotEvent } from "./scene";
 import { displayUnit, esc, niceTicks, plural, timeTicks, value, xLabel } from "./format";
 import { chartFrame, runDetails } from "./details";
 import { download } from "./download";
-import { eventMarks, largestOf, lineStyle, phaseSpans, plotted, scaleInPlace, thinned, type Line, type PhaseSpan } from "./lines";
+import { eventMarks, largestOf, lineStyle, phaseSpans, plotted, scaleInPlace, styleLines, thinned, type Line, type PhaseSpan } from "./lines";
 import { drawOverlay } from "./overlay";
 import { fromPlotX, toPlotX, xName, xText } from "./xaxis";
 
@@ -193,9 +193,14 @@ export class ChartPanel {
     return this.state.runs.filter(isRunId);
   }
 
-  private showCount(runs: number) {
+  // "2 runs of exp/w (3 selected), 900 points shown": the runs drawn, which are fewer than
+  // those selected when some have no series of the chart's metric.
+  private showCount(selected: number) {
     const points = this.lines.reduce((n, l) => n + l.x.length, 0);
-    this.info.textContent = `${plural(runs, "run")}${this.shared}, ${points.toLocaleString()} points shown`;
+    const runs = this.lines.flatMap((l) => (l.run !== undefined ? [l.run] : (l.members ?? "").split(",")));
+    const drawn = new Set(runs.filter((r) => r !== "")).size;
+    const fewer = drawn < selected ? ` (${selected} selected)` : "";
+    this.info.textContent = `${plural(drawn, "run")}${this.shared}${fewer}, ${points.toLocaleString()} points shown`;
   }
 
   // Fetches the data for the chart's runs (the zoomed range when `zoomed`) and draws.
@@ -294,6 +299,7 @@ export class ChartPanel {
         lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
       }
     }
+    styleLines(lines, runs, s.grouping === "runs" ? [] : this.workloadKeys(runs));
     // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
     const largest = largestOf(lines.map((l) => l.y));
     const shown = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
@@ -498,7 +504,7 @@ export class ChartPanel {
     const owners: (Line | undefined)[] = [undefined];
     const bands: uPlot.Band[] = [];
     lines.forEach((l, i) => {
-      const st = lineStyle(i, this.state.mono);
+      const st = lineStyle(l.style ?? i, this.state.mono);
       const shown = !this.state.hidden.includes(l.key);
       series.push({
         label: l.name,
@@ -553,7 +559,7 @@ export class ChartPanel {
           label: xName(x, true),
           // Round durations (0:30, 5:00, 1:00:00), not uPlot's decimal steps.
           splits: x === "relative" ? (_u, _i, lo, hi) => timeTicks(lo, hi, Math.max(2, Math.floor(width / 110))) : undefined,
-          values: x === "wall" ? undefined : (_u, ticks) => ticks.map((t) => xLabel(x, t)),
+          values: x === "wall" ? undefined : (_u, ticks) => ticks.map((t) => xLabel(x, t, ticks.length > 1 ? ticks[1] - ticks[0] : 1)),
         },
         {
           label: this.yTitle(),

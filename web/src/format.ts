@@ -1,15 +1,13 @@
 // How times, durations and values read on the page.
 
 export function clock(seconds: number): string {
-  const neg = seconds < 0;
-  let s = Math.abs(seconds);
-  const h = Math.floor(s / 3600);
-  s -= h * 3600;
-  const m = Math.floor(s / 60);
-  s -= m * 60;
-  const sec = s < 10 ? "0" + s.toFixed(0) : s.toFixed(0);
-  const body = h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec.padStart(2, "0")}` : `${m}:${sec.padStart(2, "0")}`;
-  return (neg ? "-" : "") + body;
+  // Rounded to the second before it is split: 59.7 s reads 1:00, not 0:60.
+  const total = Math.round(Math.abs(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = String(total % 60).padStart(2, "0");
+  const body = h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+  return (seconds < 0 && total > 0 ? "-" : "") + body;
 }
 
 export function duration(ms: number): string {
@@ -38,9 +36,11 @@ export function value(v: number | null | undefined): string {
   return String(+v.toPrecision(4));
 }
 
-// The x axis's label for a value, by axis kind.
-export function xLabel(kind: string, x: number): string {
-  if (kind === "relative") return clock(x);
+// The x axis's label for a value, by axis kind; `step`, the axis's ticks' spacing: ticks
+// under a second apart read in seconds with their fraction ("3.5s", as exported figures
+// label them), not rounded to the same whole second.
+export function xLabel(kind: string, x: number, step = 1): string {
+  if (kind === "relative") return step < 1 ? `${+x.toPrecision(3)}s` : clock(x);
   if (kind === "wall") return wall(x).slice(11);
   return String(Math.round(x));
 }

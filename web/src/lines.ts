@@ -16,6 +16,7 @@ export interface Line {
   width?: number; // a workload mean: its buckets' width on x (a live chart asks for more on that grid)
   members?: string; // a workload mean: its runs, comma-separated
   lastMs?: number; // a run's line: the time of its series' newest point (for live updates)
+  style?: number; // its colour and dash (lineStyle); the line's position when not given
 }
 
 export interface PhaseSpan {
@@ -56,12 +57,27 @@ export function lineStyle(i: number, mono: boolean): { color: string; dash: numb
   };
 }
 
+// Colours that follow the runs, not the lines: `runs` (the chart's runs, in order) and
+// `workloads` (their EXPERIMENT:WORKLOAD keys, in order) number every line that can be
+// drawn, workloads' means first; each line takes its run's or workload's number, so a run
+// keeps its colour in every chart of the same runs, whichever of the runs before it have
+// the chart's metric. Where a run has several lines (its GPUs' labels), the chart's lines
+// take their positions instead, and every line a colour of its own.
+export function styleLines(lines: Line[], runs: string[], workloads: string[]): void {
+  const runLines = lines.filter((l) => l.run !== undefined).map((l) => l.run);
+  const repeated = new Set(runLines).size < runLines.length;
+  lines.forEach((l, i) => {
+    const index = l.run !== undefined ? runs.indexOf(l.run) : workloads.indexOf(l.key);
+    l.style = repeated || index < 0 ? i : l.run !== undefined ? workloads.length + index : index;
+  });
+}
+
 // What is drawn: smoothed lines and bands, in the chart's styles.
 export function plotted(lines: Line[], look: LineLook): { series: PlotSeries[]; bands: PlotBand[] } {
   const series: PlotSeries[] = [];
   const bands: PlotBand[] = [];
   lines.forEach((l, i) => {
-    const st = lineStyle(i, look.mono);
+    const st = lineStyle(l.style ?? i, look.mono);
     const width = l.band ? look.width + 1 : look.width;
     series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y: ema(l.y, look.smoothing) });
     if (l.band) bands.push({ name: l.name.replace(" mean", " min-max"), color: st.color, x: l.x, lo: l.band.lo, hi: l.band.hi });

@@ -132,3 +132,42 @@ test("a chart's unit follows the largest finite magnitude among its lines; gaps 
   scaleInPlace(y, 100);
   assert.deepEqual(y, [25, null, -50]);
 });
+
+test("a run keeps its colour from chart to chart, whichever runs before it have the chart's metric", async () => {
+  const { styleLines, plotted } = await load("lines.ts");
+  const line = (props) => ({ x: [0], y: [1], name: props.key, ...props });
+  const look = { smoothing: 0, width: 1, mono: false };
+  const colours = (lines) => plotted(lines, look).series.map((s) => s.color);
+  const runs = ["a", "b", "c"];
+  // Every run has the metric in one chart, only b and c in another.
+  const all = ["a", "b", "c"].map((r) => line({ key: r + "|", run: r }));
+  const some = ["b", "c"].map((r) => line({ key: r + "|", run: r }));
+  styleLines(all, runs, []);
+  styleLines(some, runs, []);
+  assert.deepEqual(colours(some), colours(all).slice(1));
+  assert.notEqual(colours(some)[0], colours(all)[0]);
+  // Workloads' means first, then the runs, each by its place in the selection.
+  const mixed = [line({ key: "e:w2" }), line({ key: "c|", run: "c" })];
+  styleLines(mixed, runs, ["e:w1", "e:w2"]);
+  assert.deepEqual(mixed.map((l) => l.style), [1, 4]);
+  // A run with a line per GPU: every line a colour of its own.
+  const gpus = [line({ key: "b|gpu=0", run: "b" }), line({ key: "b|gpu=1", run: "b" }), line({ key: "c|gpu=0", run: "c" })];
+  styleLines(gpus, runs, []);
+  assert.deepEqual(gpus.map((l) => l.style), [0, 1, 2]);
+});
+
+test("durations round before they split into minutes and hours; ticks under a second apart keep their fraction", async () => {
+  const { clock, xLabel, timeTicks } = await load("format.ts");
+  assert.equal(clock(59.7), "1:00");
+  assert.equal(clock(119.5), "2:00");
+  assert.equal(clock(3599.6), "1:00:00");
+  assert.equal(clock(61), "1:01");
+  assert.equal(clock(-61), "-1:01");
+  assert.equal(clock(-0.2), "0:00");
+  // A run of a few seconds: every tick its own label.
+  const ticks = timeTicks(2.6, 5.3, 6);
+  const labels = ticks.map((t) => xLabel("relative", t, ticks[1] - ticks[0]));
+  assert.equal(new Set(labels).size, labels.length, labels.join(" "));
+  assert.ok(labels.includes("3.5s"), labels.join(" "));
+  assert.equal(xLabel("relative", 90, 30), "1:30");
+});

@@ -269,6 +269,28 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await context.close();
 });
 
+test("a run keeps its colour in every chart of the same runs; a caption counts the runs drawn", async () => {
+  const { page, context, errors } = await open();
+  await page.check('input[data-experiment="traces"]');
+  await selectWorkload(page, "synth", "1");
+  await page.waitForFunction(() => window.trainbench.view.selected.length === 3);
+  await addChart(page, "gpu.power.draw_watts|", "3");
+  const loss = await addChart(page, "train.loss|", "2"); // the recorded trace has no loss
+  const colours = (i) =>
+    page.evaluate((i) => {
+      const c = window.trainbench.charts[i];
+      return Object.fromEntries(c.lines.map((l, k) => [l.run, c.plot.series[k + 1].stroke()]));
+    }, i);
+  const [util, losses] = [await colours(0), await colours(1)];
+  assert.equal(Object.keys(util).length, 3);
+  assert.equal(Object.keys(losses).length, 2);
+  for (const [run, colour] of Object.entries(losses)) assert.equal(colour, util[run], `run ${run}: ${JSON.stringify({ util, losses })}`);
+  assert.notEqual(...Object.values(losses));
+  assert.match(await loss.locator(".chart-info").innerText(), /^2 runs of synth\/1 \(3 selected\), /);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("a chart asks for two points per pixel of its plot, the first one too (asked before the page is laid out with it)", async () => {
   const { page, context, errors, asked } = await openWatching("series");
   await selectWorkload(page, "synth", "1");
