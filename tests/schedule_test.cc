@@ -612,6 +612,40 @@ TEST_F(ScheduleTest, InsideASlurmJobARowsGpuIsCountedWithinTheJobsGpus) {
   EXPECT_NE(refused.err.find("the Slurm job has 1 GPU(s)"), std::string::npos) << refused.err;
 }
 
+// Runs logged under one workload one after another (repeats of a configuration) did not
+// share anything: the report neither adds their throughputs up nor calls it a speed-up.
+TEST_F(ScheduleTest, TheReportAddsUpOnlyRunsThatRanTogether) {
+  std::ofstream(dir_ / "tput.py") << "import sys, time, trainbench\n"
+                                     "with trainbench.Run() as run:\n"
+                                     "    for epoch in range(2):\n"
+                                     "        run.epoch()\n"
+                                     "        for i in range(6):\n"
+                                     "            run.log_metric('throughput_samples_per_second', 100)\n"
+                                     "            time.sleep(0.1)\n";
+  ASSERT_EQ(Trainbench("run -e e -w alone -l top tput.py --batch-size 64").code, 0);
+  for (const char* seed : {"1", "2"})
+    ASSERT_EQ(
+        Trainbench(std::string("run -e e -w repeats -l top tput.py --batch-size 64 --seed ") + seed).code, 0);
+  Shell csv = Trainbench("report e --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::istringstream lines(csv.out);
+  std::string header, row, repeats;
+  std::getline(lines, header);
+  while (std::getline(lines, row))
+    if (row.starts_with("e,repeats,")) repeats = row;
+  ASSERT_FALSE(repeats.empty()) << csv.out;
+  std::map<std::string, std::string> cells;
+  std::vector<std::string_view> names = Split(header, ','), values = Split(repeats, ',');
+  for (size_t i = 0; i < names.size() && i < values.size(); ++i) cells[std::string(names[i])] = values[i];
+  EXPECT_NEAR(ParseDouble(cells["samples/s per run"]).value_or(0), 100, 0.1) << csv.out;
+  EXPECT_EQ(cells["collocation"], "not together") << csv.out;
+  EXPECT_EQ(cells["samples/s combined"], "") << csv.out;
+  EXPECT_EQ(cells["speed-up"], "") << csv.out;
+  Shell table = Trainbench("report e");
+  EXPECT_NE(table.out.find("did not run at the same time"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("the work of one alone"), std::string::npos) << table.out;
+}
+
 // `trainbench report` on an experiment run on the simulated GPU: one run alone, the same
 // two runs together (each slower); the speed-up is what their logged throughputs say.
 TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {

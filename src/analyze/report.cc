@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -43,6 +44,20 @@ std::string Identity(const RunRecord& r) {
     if (k != "seed" && k != "device") id.append(" ").append(k).append("=").append(v);
   }
   return id;
+}
+
+// Whether a workload's runs were all running at one moment, as the runs of a schedule's
+// workload are; runs logged under one workload one after another (repeats of a
+// configuration, a run of the workload redone later) were not, and their throughputs do
+// not add up. A run still running (or whose trainbench died) counts as running to now.
+bool RanTogether(const std::vector<RunRecord>& runs) {
+  int64_t latest_start = std::numeric_limits<int64_t>::min();
+  int64_t earliest_end = std::numeric_limits<int64_t>::max();
+  for (const RunRecord& r : runs) {
+    latest_start = std::max(latest_start, r.start_ms);
+    if (r.end_ms > 0) earliest_end = std::min(earliest_end, r.end_ms);
+  }
+  return latest_start < earliest_end;
 }
 
 std::string Num(const std::optional<double>& v, const char* format = "%.4g") {
@@ -155,7 +170,14 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
       eps.push_back(a.energy_per_sample_joules);
     }
     w.run_throughput = Mean(tput);
-    if (std::all_of(tput.begin(), tput.end(), [](const auto& t) { return t.has_value(); })) {
+    bool together = RanTogether(w.runs);
+    if (!together) {
+      w.collocation = "not together";
+      report.caveats.push_back("workload " + w.workload + ": its " + std::to_string(w.runs.size()) +
+                               " runs did not run at the same time, so their throughputs are not added up "
+                               "and it is not compared with runs alone");
+    }
+    if (together && std::all_of(tput.begin(), tput.end(), [](const auto& t) { return t.has_value(); })) {
       double sum = 0;
       for (const auto& t : tput) sum += *t;
       w.combined_throughput = sum;
