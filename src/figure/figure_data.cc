@@ -55,6 +55,31 @@ struct Source {
   size_t run_count = 0;
 };
 
+// Each line's colour and dash, as the web page gives them: by the place of its workload
+// (means first) or its run in what the figure was asked for, so that a run keeps its colour
+// in every figure of the same runs whichever runs before it have the metric; where a run
+// has several lines (a line per GPU), by the line's place, every line its own.
+std::vector<size_t> StylesBySpec(const std::vector<Source>& sources,
+                                 const std::vector<std::string>& workloads,
+                                 const std::vector<RunRecord>& runs) {
+  std::vector<size_t> styles(sources.size());
+  std::set<std::string> seen;
+  bool repeated = false;
+  for (const Source& s : sources) repeated = repeated || (s.run != nullptr && !seen.insert(s.run->id).second);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Source& s = sources[i];
+    size_t at =
+        s.run == nullptr
+            ? std::find(workloads.begin(), workloads.end(), s.workload) - workloads.begin()
+            : workloads.size() + (std::find_if(runs.begin(), runs.end(),
+                                               [&](const RunRecord& r) { return r.id == s.run->id; }) -
+                                  runs.begin());
+    bool known = s.run == nullptr ? at < workloads.size() : at < workloads.size() + runs.size();
+    styles[i] = repeated || !known ? i : at;
+  }
+  return styles;
+}
+
 // The legend's name for a line from a template: {param}, {name}, {letter}, {workload},
 // {experiment}, {labels}, {id}, {runs} (a workload's run count).
 std::string FillLegend(std::string_view pattern, const Source& s) {
@@ -363,10 +388,11 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
                                     " (trainbench metrics RUN lists a run's metrics)"}));
   }
 
-  // Names, styles by place (hiding a line keeps the others' colours), what is hidden.
+  // Names, styles (hiding a line keeps the others' colours), what is hidden.
   std::vector<std::string> names = DefaultLegend(sources);
+  std::vector<size_t> styles = StylesBySpec(sources, spec.workloads, runs);
   for (size_t i = 0; i < lines.size(); ++i) {
-    lines[i].style = i;
+    lines[i].style = styles[i];
     lines[i].name = spec.legend.empty() ? names[i] : FillLegend(spec.legend, sources[i]);
   }
   std::vector<FigureLine> shown;

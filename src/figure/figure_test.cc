@@ -9,10 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "analyze/phases.h"
+#include "analyze/report_document.h"
 #include "figure/axis.h"
 #include "figure/bar_chart.h"
 #include "figure/render.h"
@@ -137,6 +139,72 @@ TEST_F(FigureTest, SvgTextIsTextAndHidingALineKeepsTheOthersColours) {
   EXPECT_EQ(hidden.find("stroke=\"#1f77b4\""), std::string::npos);
   EXPECT_NE(hidden.find("stroke=\"#d62728\""), std::string::npos) << "the second line keeps its colour";
   EXPECT_EQ(hidden.find(">bs 32</text>"), std::string::npos);
+}
+
+// As on the web page: a run keeps its colour in every figure of the same runs, whichever
+// runs before it have the figure's metric.
+TEST_F(FigureTest, ARunKeepsItsColourWhicheverRunsBeforeItHaveTheMetric) {
+  RunRecord loss_only;
+  loss_only.id = NewRunId();
+  loss_only.experiment = "paper";
+  loss_only.name = "cpu.py";
+  loss_only.start_ms = kStart;
+  ASSERT_TRUE(store_->CreateRun(loss_only).ok());
+  {
+    SeriesWriter w(*store_, loss_only.id);
+    for (int s = 0; s < 600; s += 50) w.Append("train.loss", "", {kStart + s * 1000, 1.0, s});
+    ASSERT_TRUE(w.Close().ok());
+  }
+  FigureSpec spec;
+  spec.runs = {loss_only.id, ids_[0], ids_[1]};
+  auto styles = [&](const std::string& metric) {
+    spec.metric = metric;
+    std::map<std::string, size_t> out;
+    Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+    EXPECT_TRUE(f.ok()) << f.status().message();
+    if (f.ok())
+      for (const FigureLine& l : f->lines) out[l.run_id] = l.style;
+    return out;
+  };
+  std::map<std::string, size_t> all = styles("train.loss"), some = styles("gpu.utilization.gpu_ratio");
+  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(some.size(), 2u);
+  EXPECT_EQ(some[ids_[0]], all[ids_[0]]);
+  EXPECT_EQ(some[ids_[1]], all[ids_[1]]);
+  EXPECT_EQ(some[ids_[0]], 1u) << "the second colour, as the second run of the selection";
+}
+
+// The report's figures over time: a workload keeps its colour from figure to figure, its
+// place among the report's workloads, whichever workloads before it have the metric.
+TEST_F(FigureTest, AReportsWorkloadKeepsItsColourFromFigureToFigure) {
+  RunRecord first;
+  first.id = NewRunId();
+  first.experiment = "paper";
+  first.workload = "first";
+  first.name = "cpu.py";
+  first.start_ms = kStart;
+  ASSERT_TRUE(store_->CreateRun(first).ok());
+  {
+    SeriesWriter w(*store_, first.id);
+    for (int s = 0; s < 600; ++s)
+      w.Append("train.throughput_samples_per_second", "", {kStart + s * 1000, 100.0, kNoStep});
+    ASSERT_TRUE(w.Close().ok());
+  }
+  ExperimentReport report;
+  report.experiment = "paper";
+  report.workloads.resize(2);
+  report.workloads[0].workload = "first";
+  report.workloads[0].runs = {store_->FindRun(first.id).value()};
+  report.workloads[1].workload = "pair";
+  report.workloads[1].runs = {store_->FindRun(ids_[0]).value(), store_->FindRun(ids_[1]).value()};
+  Result<std::vector<ReportFigure>> figures = CollectReportFigures(*store_, *reader_, report);
+  ASSERT_TRUE(figures.ok()) << figures.status().message();
+  ASSERT_EQ(figures->size(), 2u);
+  EXPECT_EQ((*figures)[0].spec.metric, "gpu.utilization.gpu_ratio");  // the pair's only
+  ASSERT_EQ((*figures)[0].figure.lines.size(), 1u);
+  EXPECT_EQ((*figures)[0].figure.lines[0].style, 1u) << "the pair's colour, the report's second workload";
+  ASSERT_EQ((*figures)[1].figure.lines.size(), 1u);
+  EXPECT_EQ((*figures)[1].figure.lines[0].style, 0u);
 }
 
 TEST_F(FigureTest, PngCarriesItsResolution) {

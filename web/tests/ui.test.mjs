@@ -287,6 +287,11 @@ test("a run keeps its colour in every chart of the same runs; a caption counts t
   for (const [run, colour] of Object.entries(losses)) assert.equal(colour, util[run], `run ${run}: ${JSON.stringify({ util, losses })}`);
   assert.notEqual(...Object.values(losses));
   assert.match(await loss.locator(".chart-info").innerText(), /^2 runs of synth\/1 \(3 selected\), /);
+  // The exported figure draws them in the same colours, and not in the first run's.
+  const svg = (await downloadOf(page, () => loss.locator('[data-a="svg"]').click())).bytes.toString("utf8");
+  for (const colour of Object.values(losses)) assert.ok(svg.includes(`stroke="${colour}"`), `${colour} in the SVG`);
+  const traceColour = Object.entries(util).find(([run]) => !(run in losses))[1];
+  assert.ok(!svg.includes(`stroke="${traceColour}"`), `the recorded run's ${traceColour} is not in the loss figure`);
   assert.deepEqual(errors, []);
   await context.close();
 });
