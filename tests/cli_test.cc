@@ -328,6 +328,23 @@ TEST_F(CliTest, TheManifestListsPackagesAsPipFreezeDoes) {
   EXPECT_NE(manifest.find("editable_pkg @ file:///src/editable_pkg"), std::string::npos) << manifest;
 }
 
+// A figure with nothing to draw is refused with what to do, and no empty file is left
+// for a paper: a sampled metric has no steps, a range may hold no point.
+TEST_F(CliTest, PlotRefusesAFigureWithNothingToDraw) {
+  ASSERT_EQ(Trainbench("run -n short -l top -i 100ms -- sleep 0.5").code, 0);
+  Shell steps = Trainbench("plot short -m proc.cpu.utilization_ratio --x step -o steps.svg");
+  EXPECT_NE(steps.code, 0);
+  EXPECT_NE(steps.err.find("draw them with --x relative"), std::string::npos) << steps.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "steps.svg"));
+  Shell range = Trainbench("plot short -m proc.cpu.utilization_ratio --from 3600 -o range.svg");
+  EXPECT_NE(range.code, 0);
+  EXPECT_NE(range.err.find("lies in the range asked"), std::string::npos) << range.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "range.svg"));
+  Shell drawn = Trainbench("plot short -m proc.cpu.utilization_ratio -o drawn.svg");
+  ASSERT_EQ(drawn.code, 0) << drawn.err;
+  EXPECT_NE(drawn.out.find("(1 line, "), std::string::npos) << drawn.out;
+}
+
 // libpq, cairo and pango are opened only by the commands that need them: a run on a SQLite
 // store, the monitor beside every training script, loads neither (nor the libraries they
 // bring), and starts where they are not installed.

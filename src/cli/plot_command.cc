@@ -96,6 +96,21 @@ int CommandPlot(const PlotArgs& a) {
   SeriesReader reader(**store);
   Result<Figure> figure = CollectFigure(**store, reader, *spec);
   if (!figure.ok()) return Fail(figure.status());
+  size_t points = 0;
+  for (const FigureLine& l : figure->lines) points += l.x.size();
+  if (points == 0) {
+    bool steps = spec->x == XAxis::kStep;
+    return Fail(Status::NotFound(Concat(
+        {"nothing to draw: no point of '", spec->metric, "'",
+         spec->from || spec->to ? " lies in the range asked"
+         : steps                ? " has a step"
+                                : " was found",
+         steps ? "; metrics sampled in time (CPU, GPU) have no steps: draw them with --x relative or --x wall"
+         : spec->from || spec->to
+             ? "; --from and --to are seconds since the start (--x relative), Unix ms (--x wall) or steps"
+             : "; trainbench show RUN lists a run's metrics and their counts",
+         "; no file was written"})));
+  }
   Result<std::string> drawn = RenderFigure(*figure, *spec, *format);
   if (!drawn.ok()) return Fail(drawn.status());
   if (Status st = WriteFile(a.output, *drawn); !st.ok()) return Fail(st);
@@ -110,10 +125,8 @@ int CommandPlot(const PlotArgs& a) {
     if (Status st = WriteFile(path, FigureSpecJson(*spec)); !st.ok()) return Fail(st);
     also += ", " + path + " (rerun: trainbench plot --spec " + path + " -o " + a.output + ")";
   }
-  size_t points = 0;
-  for (const FigureLine& l : figure->lines) points += l.x.size();
-  std::printf("trainbench: %s written (%zu lines, %zu points)%s\n", a.output.c_str(), figure->lines.size(),
-              points, also.c_str());
+  std::printf("trainbench: %s written (%zu line%s, %zu points)%s\n", a.output.c_str(), figure->lines.size(),
+              figure->lines.size() == 1 ? "" : "s", points, also.c_str());
   return 0;
 }
 
