@@ -431,6 +431,16 @@ TEST_F(CliTest, ExportWritesEverySampleAsCsvAndJson) {
   Shell bad = Trainbench("export short --metric gpu.power.draw_watts");
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("no metric"), std::string::npos);
+  // A reader that stops early (`| head`, here one gone before the export starts) is no
+  // error; a full disk is, and says so.
+  Shell gone = Run("(sleep 0.3; " + env_ + " TRAINBENCH_STORE=" + db_ + " " + kTrainbench +
+                   " export short --format csv 2> export.err; echo $? > export.status) | true");
+  ASSERT_EQ(gone.code, 0);
+  EXPECT_EQ(Slurp(dir_ / "export.err"), "");
+  EXPECT_EQ(Slurp(dir_ / "export.status"), "141\n") << "128 + SIGPIPE, as other tools end";
+  Shell full = Trainbench("export short --format csv -o /dev/full");
+  EXPECT_EQ(full.code, 1);
+  EXPECT_NE(full.err.find("No space left on device"), std::string::npos) << full.err;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -309,7 +310,11 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
     if (out == nullptr) return Fail(Status::FromErrno("cannot write " + output, errno));
   }
   Status s = ExportRun(**store, run->id, metric, *f, out);
-  if (out != stdout) std::fclose(out);
+  int write_error = errno;  // as the failed write left it
+  if (out != stdout && std::fclose(out) != 0 && s.ok())
+    s = Status::FromErrno("cannot write " + output, errno);
+  // The reader stopped reading (`trainbench export ... | head`): quietly, as other tools do.
+  if (!s.ok() && out == stdout && write_error == EPIPE) return 128 + SIGPIPE;
   return s.ok() ? 0 : Fail(s);
 }
 

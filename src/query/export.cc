@@ -1,5 +1,6 @@
 #include "query/export.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 
@@ -122,12 +123,15 @@ Status ExportRun(Store& store, const std::string& run_id, const std::string& met
     Result<std::vector<Point>> points = ReadSeriesPoints(store, s.id);
     if (!points.ok()) return points.status();
     exporter.Append(piece, s, *points);
-    std::fwrite(piece.data(), 1, piece.size(), out);
+    // A reader gone (`| head`) ends the export here, not after every series is read; errno
+    // still says why when this returns.
+    if (std::fwrite(piece.data(), 1, piece.size(), out) != piece.size())
+      return Status::FromErrno("cannot write the export", errno);
     piece.clear();
   }
   piece += exporter.Footer();
-  std::fwrite(piece.data(), 1, piece.size(), out);
-  if (std::ferror(out)) return Status::IoError("cannot write the export");
+  if (std::fwrite(piece.data(), 1, piece.size(), out) != piece.size() || std::fflush(out) != 0)
+    return Status::FromErrno("cannot write the export", errno);
   return Status::Ok();
 }
 
