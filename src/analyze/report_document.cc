@@ -232,9 +232,11 @@ Result<std::vector<ReportFigure>> CollectReportFigures(Store& store, SeriesReade
       f.figure = std::move(*figure);
       // A workload keeps its colour from figure to figure, whichever workloads before it
       // have the metric (while the palette has a colour for each).
-      for (size_t k = 0; k < r.workloads.size() && r.workloads.size() <= kMaxWorkloadsOverTime; ++k) {
-        for (FigureLine& line : f.figure.lines)
-          if (line.key == Concat({r.experiment, ":", r.workloads[k].workload})) line.style = k;
+      if (r.workloads.size() <= kMaxWorkloadsOverTime) {
+        for (size_t k = 0; k < r.workloads.size(); ++k) {
+          for (FigureLine& line : f.figure.lines)
+            if (line.key == Concat({r.experiment, ":", r.workloads[k].workload})) line.style = k;
+        }
       }
       out.push_back(std::move(f));
       break;

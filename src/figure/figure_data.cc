@@ -385,7 +385,7 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
   if (lines.empty()) {
     return Status::NotFound(Concat({"none of the runs has the metric '", spec.metric, "'",
                                     spec.labels ? Concat({" with labels '", *spec.labels, "'"}) : "",
-                                    " (trainbench metrics RUN lists a run's metrics)"}));
+                                    " (trainbench show RUN lists a run's metrics)"}));
   }
 
   // Names, styles (hiding a line keeps the others' colours), what is hidden.

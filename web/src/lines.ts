@@ -96,7 +96,8 @@ export function eventMarks(perRun: { letter: string; events: api.EventInfo[] }[]
       const at = x === "wall" ? e.time_ms : e.relative_s;
       const key = `${e.label}@${Math.round(x === "wall" ? at / 1000 : at)}`;
       if (!seen.has(key)) seen.set(key, { x: at, label: e.label, runs: [] });
-      seen.get(key)!.runs.push(letter);
+      const runs = seen.get(key)!.runs;
+      if (!runs.includes(letter)) runs.push(letter); // a run's two evals in one second: named once
     }
   }
   return [...seen.values()].map((e) => ({

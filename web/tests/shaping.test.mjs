@@ -49,6 +49,15 @@ test("an event several runs had at the same second is one marker, named by run w
     "relative",
   );
   assert.deepEqual(marks, [{ x: 10.2, label: "epoch 1" }, { x: 20, label: "B epoch 2" }]);
+  // One run's two events of a kind in one second: named once, and not as if every run had it.
+  const twice = eventMarks(
+    [
+      { letter: "A", events: [ev("eval", 30.1, "eval"), ev("eval", 30.4, "eval")] },
+      { letter: "B", events: [] },
+    ],
+    "relative",
+  );
+  assert.deepEqual(twice, [{ x: 30.1, label: "A eval" }]);
   const spans = phaseSpans("r", 1000, [
     { kind: "warm-up", start_ms: 1000, end_ms: 6000, detail: "" },
     { kind: "steady", start_ms: 6000, end_ms: 9000, detail: "" },
