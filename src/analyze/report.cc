@@ -170,14 +170,14 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
       eps.push_back(a.energy_per_sample_joules);
     }
     w.run_throughput = Mean(tput);
-    bool together = RanTogether(w.runs);
-    if (!together) {
+    w.together = RanTogether(w.runs);
+    if (!w.together) {
       w.collocation = "not together";
       report.caveats.push_back("workload " + w.workload + ": its " + std::to_string(w.runs.size()) +
                                " runs did not run at the same time, so their throughputs are not added up "
                                "and it is not compared with runs alone");
     }
-    if (together && std::all_of(tput.begin(), tput.end(), [](const auto& t) { return t.has_value(); })) {
+    if (w.together && std::all_of(tput.begin(), tput.end(), [](const auto& t) { return t.has_value(); })) {
       double sum = 0;
       for (const auto& t : tput) sum += *t;
       w.combined_throughput = sum;

@@ -17,6 +17,7 @@ namespace tb {
 
 struct WorkloadReport {
   std::string workload, collocation;
+  bool together = true;  // its runs were all running at one moment (a schedule's workload)
   std::vector<RunRecord> runs;
   std::vector<RunAnalysis> analyses;
   std::optional<double> run_throughput;       // mean over its runs, samples/s

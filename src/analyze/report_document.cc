@@ -31,8 +31,9 @@ BarChart Chart(const ExperimentReport& r, std::string title, std::string axis,
     std::optional<double> v = w.*field;
     if (v) *v *= factor;
     any = any || v.has_value();
-    (w.runs.size() > 1 ? collocated : alone) = true;
-    chart.bars.push_back({WorkloadName(w), v, w.runs.size() > 1 ? size_t{1} : size_t{0}});
+    bool shared = w.runs.size() > 1 && w.together;  // runs one after another each ran alone
+    (shared ? collocated : alone) = true;
+    chart.bars.push_back({WorkloadName(w), v, shared ? size_t{1} : size_t{0}});
   }
   if (!any) chart.bars.clear();
   if (alone) chart.legend.emplace_back(0, "one run");

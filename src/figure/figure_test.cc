@@ -207,6 +207,29 @@ TEST_F(FigureTest, AReportsWorkloadKeepsItsColourFromFigureToFigure) {
   EXPECT_EQ((*figures)[1].figure.lines[0].style, 0u);
 }
 
+// The report's bars: a workload's runs that ran one after another each ran alone, and are
+// drawn as such, not as runs together.
+TEST(ReportBarsTest, RunsThatDidNotRunTogetherAreNotDrawnAsTogether) {
+  ExperimentReport report;
+  report.experiment = "e";
+  report.workloads.resize(3);
+  const char* names[] = {"alone", "pair", "repeats"};
+  for (size_t i = 0; i < 3; ++i) {
+    report.workloads[i].workload = names[i];
+    report.workloads[i].runs.resize(i == 0 ? 1 : 2);
+    report.workloads[i].run_throughput = 100;
+  }
+  report.workloads[2].together = false;
+  std::vector<BarChart> charts = ReportBarCharts(report);
+  auto per_run = std::find_if(charts.begin(), charts.end(),
+                              [](const BarChart& c) { return c.title == "Throughput per run"; });
+  ASSERT_NE(per_run, charts.end());
+  ASSERT_EQ(per_run->bars.size(), 3u);
+  EXPECT_EQ(per_run->bars[0].style, 0u);
+  EXPECT_EQ(per_run->bars[1].style, 1u) << "a pair that ran together";
+  EXPECT_EQ(per_run->bars[2].style, 0u) << "runs one after another, each alone";
+}
+
 TEST_F(FigureTest, PngCarriesItsResolution) {
   FigureSpec spec;
   spec.runs = {ids_[0]};
