@@ -62,7 +62,7 @@ export function runDetails(r: api.RunInfo, phases: api.PhaseInfo[]): string {
   const ran = r.duration_ms ? `ran ${clock(Math.round(r.duration_ms / 1000))}` : "";
   const since = (ms: number) => clock((ms - r.start_ms) / 1000);
   return `<button type="button" class="close" aria-label="Close details">✕</button>
-    <b>${esc(r.name)}</b> <span class="status ${r.status}">${r.status}</span> ${esc(r.experiment)}/${esc(r.workload || "-")}
+    <b>${esc(r.name)}</b> <span class="status ${r.status}" aria-hidden="true"></span>${r.status} ${esc(r.experiment)}/${esc(r.workload || "-")}
     <br><code>${esc(r.command)}</code><br>params: ${esc(params || "-")}; devices: ${esc(r.devices || "-")};
     collocation: ${esc(r.collocation || "-")}; ${esc(ran)}; id ${r.id}
     <ul class="phases">${phases

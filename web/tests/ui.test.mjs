@@ -296,6 +296,34 @@ test("a run keeps its colour in every chart of the same runs; a caption counts t
   await context.close();
 });
 
+test("a click on a line opens its run's details: name, status in words, command, params", async () => {
+  const { page, context, errors } = await open();
+  await selectWorkload(page, "synth", "1");
+  await addChart(page, "gpu.utilization.gpu_ratio|", "2");
+  const at = await page.evaluate(() => {
+    const u = window.trainbench.charts[0].plot;
+    let i = Math.floor(u.data[1].length / 2);
+    while (u.data[1][i] == null) i++;
+    const box = u.over.getBoundingClientRect();
+    return { x: box.left + u.valToPos(u.data[0][i], "x"), y: box.top + u.valToPos(u.data[1][i], "y") };
+  });
+  await page.mouse.move(at.x, at.y);
+  await page.mouse.click(at.x, at.y);
+  const details = page.locator("section.chart .run-details").first();
+  await details.waitFor();
+  const text = await details.innerText();
+  assert.match(text, /(^|\n)train\.py 0[AB]- FINISHED synth\/1\n/, text);
+  assert.match(text, /batch-size=64/, text);
+  // The status dot holds no text: the word stands beside it, not printed over what follows.
+  assert.equal(await details.locator(".status").innerText(), "");
+  const [dot, box] = [await details.locator(".status").boundingBox(), await details.boundingBox()];
+  assert.ok(dot.width < 16 && dot.x < box.x + box.width / 2, JSON.stringify(dot));
+  await details.locator(".close").click();
+  assert.ok(await details.isHidden());
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("a chart asks for two points per pixel of its plot, the first one too (asked before the page is laid out with it)", async () => {
   const { page, context, errors, asked } = await openWatching("series");
   await selectWorkload(page, "synth", "1");
