@@ -259,9 +259,19 @@ TEST_F(GpuTest, DevicesCommandListsGpusMigAndListeners) {
   EXPECT_NE(r.out.find("12.4"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GPU-66666666-7777-8888-9999-000000000000"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("MIG-ffffffff-0000-1111-2222-333333333333"), std::string::npos) << r.out;
+  // nvidia-smi is there and answers: the smi listener can work.
+  env_ += " PATH=" TRAINBENCH_SIM_BIN ":$PATH";
+  r = Trainbench("devices");
+  EXPECT_NE(r.out.find("smi                    available ("), std::string::npos) << r.out;
   env_ = "TRAINBENCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1";
   r = Trainbench("devices");
   EXPECT_NE(r.out.find("nvml                   not available"), std::string::npos) << r.out;
+  // nvidia-smi on PATH but no driver behind it (it exits 9 and says so): not available.
+  env_ += " PATH=" TRAINBENCH_SIM_BIN ":$PATH";
+  r = Trainbench("devices");
+  EXPECT_NE(r.out.find("smi                    not available: nvidia-smi -L failed (NVIDIA-SMI has failed"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

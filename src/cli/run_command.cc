@@ -120,9 +120,10 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
 
 // Whether the smi and dcgmi listeners can work here, and why not.
 void PrintToolListeners() {
-  std::optional<std::string> smi = FindExecutable("nvidia-smi");
+  Result<std::string> smi = ProbeSmi();
   std::printf("  smi                    %s\n",
-              smi ? ("available (" + *smi + ")").c_str() : "not available: no nvidia-smi on PATH");
+              smi.ok() ? ("available (" + FindExecutable("nvidia-smi").value_or("nvidia-smi") + ")").c_str()
+                       : ("not available: " + smi.status().message()).c_str());
   Result<std::string> dcgm = ProbeDcgm();
   std::printf("  dcgmi                  %s\n",
               dcgm.ok() ? "available" : ("not available: " + dcgm.status().message()).c_str());

@@ -355,18 +355,35 @@ const std::vector<std::vector<int>>& DcgmiFieldSets() {
   return sets;
 }
 
-Result<std::string> ProbeDcgm() {
-  if (!FindExecutable("dcgmi")) {
-    return Status::Unavailable("dcgmi is not installed (no dcgmi on PATH; install datacenter-gpu-manager)");
-  }
-  Result<CapturedOutput> probe = RunAndCapture({"dcgmi", "discovery", "-l"}, kDcgmiTimeoutMs);
+namespace {
+
+// A GPU tool's quick query (`argv`): its output, or why the tool cannot be used here: not
+// installed (`missing`), or the query failed (`failed`, its first line, then `hint`).
+Result<std::string> ProbeTool(const std::vector<std::string>& argv, const std::string& missing,
+                              const std::string& failed, const std::string& hint) {
+  if (!FindExecutable(argv[0])) return Status::Unavailable(missing);
+  constexpr int kProbeTimeoutMs = 10000;
+  Result<CapturedOutput> probe = RunAndCapture(argv, kProbeTimeoutMs);
   if (!probe.ok() || probe->exit.ShellCode() != 0) {
     std::string why = probe.ok() ? std::string(Trim(probe->out.substr(0, probe->out.find('\n', 7))))
                                  : probe.status().message();
-    return Status::Unavailable("dcgmi cannot reach the DCGM host engine (" + why +
-                               "); start it with `nv-hostengine` or `systemctl start nvidia-dcgm`");
+    return Status::Unavailable(failed + " (" + why + "); " + hint);
   }
   return probe->out;
+}
+
+}  // namespace
+
+Result<std::string> ProbeDcgm() {
+  return ProbeTool({"dcgmi", "discovery", "-l"},
+                   "dcgmi is not installed (no dcgmi on PATH; install datacenter-gpu-manager)",
+                   "dcgmi cannot reach the DCGM host engine",
+                   "start it with `nv-hostengine` or `systemctl start nvidia-dcgm`");
+}
+
+Result<std::string> ProbeSmi() {
+  return ProbeTool({"nvidia-smi", "-L"}, "no nvidia-smi on PATH (it comes with NVIDIA's driver)",
+                   "nvidia-smi -L failed", "check that the NVIDIA driver is loaded");
 }
 
 bool DcgmHostEngineAnswers() { return ProbeDcgm().ok(); }

@@ -41,5 +41,7 @@ const std::vector<std::vector<int>>& DcgmiFieldSets();
 // (with what to do).
 Result<std::string> ProbeDcgm();
 bool DcgmHostEngineAnswers();
+// `nvidia-smi -L`: its list of GPUs when the driver answers, else why not.
+Result<std::string> ProbeSmi();
 
 }  // namespace tb
