@@ -245,6 +245,11 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
   double x_label_w = TextWidth(widest, tick_size);
   int x_count = std::clamp(static_cast<int>(plot_w / (x_label_w + f * 1.2)), 2, 12);
   std::vector<Tick> x_ticks = XTicks(fig.x, fig.x_min, fig.x_max, x_count, spec.utc_offset_min);
+  // A run of a few seconds has ticks under a second apart, read in seconds ("3.5s"): its
+  // default title says so rather than "(m:ss)".
+  std::string x_title = fig.x_title;
+  if (fig.x == XAxis::kRelative && !spec.x_title && x_ticks.size() > 1 && x_ticks[1].at - x_ticks[0].at < 1)
+    x_title = "Time since start (s)";
   for (const Tick& t : y_ticks) {
     std::optional<double> y = py(t.at);
     if (!y || *y < top - 0.01 || *y > bottom + 0.01) continue;
@@ -327,7 +332,7 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
     p.Text(left0 + pad, top0 + pad + f * 1.15, fig.title, f * 1.15, Anchor::kStart, kInk, true);
   p.Text(left0 + pad + f * 0.9, top + plot_h / 2, fig.y_title, f, Anchor::kMiddle, kInk, false, true);
   double x_title_y = bottom + tick + tick_size * 1.3 + f * 1.05;
-  p.Text(left + plot_w / 2, x_title_y, fig.x_title, f, Anchor::kMiddle, kInk);
+  p.Text(left + plot_w / 2, x_title_y, x_title, f, Anchor::kMiddle, kInk);
   double y = x_title_y + pad * 0.6;
   for (const auto& row : rows) {
     double x = left0 + pad;

@@ -230,6 +230,31 @@ TEST(ReportBarsTest, RunsThatDidNotRunTogetherAreNotDrawnAsTogether) {
   EXPECT_EQ(per_run->bars[2].style, 0u) << "runs one after another, each alone";
 }
 
+// A run of a few seconds: its ticks fall under a second apart and read "2.5s", and the
+// axis title says seconds, not "(m:ss)".
+TEST_F(FigureTest, AFewSecondsRunReadsInSeconds) {
+  RunRecord r;
+  r.id = NewRunId();
+  r.experiment = "paper";
+  r.name = "short";
+  r.start_ms = kStart;
+  ASSERT_TRUE(store_->CreateRun(r).ok());
+  {
+    SeriesWriter w(*store_, r.id);
+    for (int i = 0; i <= 24; ++i)
+      w.Append("gpu.utilization.gpu_ratio", "gpu=0", {kStart + i * 100, 0.5, kNoStep});
+    ASSERT_TRUE(w.Close().ok());
+  }
+  FigureSpec spec;
+  spec.runs = {r.id};
+  spec.metric = "gpu.utilization.gpu_ratio";
+  std::ifstream in(Draw(spec, FigureFormat::kSvg, "short.svg"));
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find(">Time since start (s)</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("s</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("(m:ss)"), std::string::npos);
+}
+
 TEST_F(FigureTest, PngCarriesItsResolution) {
   FigureSpec spec;
   spec.runs = {ids_[0]};
