@@ -106,6 +106,10 @@ TEST_F(ScheduleTest, WorkloadsRunInOrderTheirRunsTogetherAndStatusesAreWrittenBa
   EXPECT_NE(r.err.find("[A-] trainbench: run"), std::string::npos) << r.err;  // output behind each letter
   EXPECT_NE(r.err.find("[B-] trainbench: run"), std::string::npos) << r.err;
   EXPECT_EQ(Series(*store, a.id, "train.loss").size(), 1u);
+  // Progress in words: "1 run", "2 runs".
+  EXPECT_NE(r.out.find("exp.csv: 2 workloads, 2 to run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("workload 1 of 2 (e/1): 1 run; "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("workload 2 of 2 (e/2): 2 runs; "), std::string::npos) << r.out;
 
   // The next start skips finished workloads; --rerun (radT's option before the file) runs a
   // workload with a FAILED run again, both of its runs together, as radT does.

@@ -151,8 +151,8 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   for (const Workload& w : *plan) {
     todo += Runnable(w, o.rerun);
   }
-  std::printf("trainbench: %s: %zu workloads, %zu to run%s\n", o.file.c_str(), total, todo,
-              o.dry_run ? " (dry run: nothing runs, the file is not changed)" : "");
+  std::printf("trainbench: %s: %zu workload%s, %zu to run%s\n", o.file.c_str(), total, total == 1 ? "" : "s",
+              todo, o.dry_run ? " (dry run: nothing runs, the file is not changed)" : "");
   if (o.dry_run) {
     PrintPlan(*plan, o);
     return 0;
@@ -187,9 +187,9 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
                   " left"
             : "";
     std::printf(
-        "trainbench: workload %zu of %zu (%s/%s): %zu runs; %d finished, %d failed so far; elapsed %s%s\n",
-        index, total, w.experiment.c_str(), w.workload.c_str(), runs.size(), finished, failed,
-        FormatDuration(elapsed).c_str(), left.c_str());
+        "trainbench: workload %zu of %zu (%s/%s): %zu run%s; %d finished, %d failed so far; elapsed %s%s\n",
+        index, total, w.experiment.c_str(), w.workload.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
+        finished, failed, FormatDuration(elapsed).c_str(), left.c_str());
     std::fflush(stdout);
     if (o.drop_caches) DropPageCache(cache_warned);
 
@@ -355,8 +355,8 @@ int EndSchedule(const std::string& file, size_t unwritten, int finished, int fai
                 file, ".trainbench-status (copy them in by hand, or fix the file and run the same command",
                 " again: finished runs are found in the store by their Run id)"}));
   }
-  std::printf("trainbench: %s: %d runs finished, %d failed or killed, in %s%s\n", file.c_str(), finished,
-              failed, FormatDuration(WallMillis() - started_ms).c_str(),
+  std::printf("trainbench: %s: %d run%s finished, %d failed or killed, in %s%s\n", file.c_str(), finished,
+              finished == 1 ? "" : "s", failed, FormatDuration(WallMillis() - started_ms).c_str(),
               interrupted ? "; interrupted: run the same command again to resume" : "");
   if (interrupted) return 130;
   return failed > 0 ? 1 : 0;

@@ -212,8 +212,8 @@ Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
           w.experiment.c_str(), w.workload.c_str(), j.id.c_str());
     jobs.push_back(std::move(j));
   }
-  std::printf("trainbench: %s: %zu workloads to run as Slurm jobs, %d at a time\n", o.file.c_str(),
-              jobs.size(), o.slurm_max_jobs);
+  std::printf("trainbench: %s: %zu workload%s to run as Slurm jobs, %d at a time\n", o.file.c_str(),
+              jobs.size(), jobs.size() == 1 ? "" : "s", o.slurm_max_jobs);
 
   StopSignals signals;
   std::vector<Unwritten> unwritten;
