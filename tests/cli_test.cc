@@ -362,6 +362,19 @@ TEST_F(CliTest, ARunLoadsNeitherPostgresqlsNorTheFiguresLibraries) {
   EXPECT_NE(svg.str().find("<svg"), std::string::npos);
 }
 
+// radT's form with a script that is not there (a typo): refused before anything runs, and
+// no FAILED run is left in the experiment.
+TEST_F(CliTest, AScriptThatIsNotThereIsRefusedAndNothingIsRecorded) {
+  ASSERT_EQ(Trainbench("run -e digits -n before -- true").code, 0);
+  Shell r = Trainbench("run -e digits trian.py --epochs 3");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("trian.py does not exist"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was run or recorded"), std::string::npos) << r.err;
+  std::vector<RunRecord> runs = OpenStore()->ListRuns("digits").value();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].name, "before");
+}
+
 TEST_F(CliTest, ShowSaysWhatTrainbenchCostBesideTheCommand) {
   std::ofstream(dir_ / "spin.py") << "import time\n"
                                      "end = time.process_time() + 0.5\n"

@@ -98,7 +98,14 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
     return Fail(Status::InvalidArgument("--nodes, --node-rank and --node belong to --distributed"));
   }
 
-  // radT's form: a .py file runs with the Python interpreter.
+  // radT's form: a .py file runs with the Python interpreter. One that is not there (a
+  // typo) is refused before anything runs, rather than left in the store as a FAILED run.
+  std::error_code ec;
+  if (!command.empty() && command[0].ends_with(".py") && !std::filesystem::exists(command[0], ec)) {
+    return Fail(Status::NotFound(command[0] + " does not exist (in " +
+                                 std::filesystem::current_path(ec).string() +
+                                 "); nothing was run or recorded"));
+  }
   const char* python_env = std::getenv("TRAINBENCH_PYTHON");
   CommandLine resolved = ResolveCommand(command, !a.python.empty()       ? a.python
                                                  : python_env != nullptr ? python_env
