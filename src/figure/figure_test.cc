@@ -74,6 +74,24 @@ class FigureTest : public ::testing::Test {
     reader_ = std::make_unique<SeriesReader>(*store_);
   }
 
+  // A run of experiment "paper" with one series: `points` values of `metric` `every_ms`
+  // apart from kStart, numbered as steps when `steps`; its id.
+  std::string AddRun(const std::string& name, const std::string& workload, const std::string& metric,
+                     const std::string& labels, int points, int64_t every_ms, bool steps = false) {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "paper";
+    r.workload = workload;
+    r.name = name;
+    r.start_ms = kStart;
+    EXPECT_TRUE(store_->CreateRun(r).ok());
+    SeriesWriter w(*store_, r.id);
+    for (int i = 0; i < points; ++i)
+      w.Append(metric, labels, {kStart + i * every_ms, 0.5, steps ? i : kNoStep});
+    EXPECT_TRUE(w.Close().ok());
+    return r.id;
+  }
+
   std::string Draw(const FigureSpec& spec, FigureFormat format, const std::string& name) {
     Result<Figure> f = CollectFigure(*store_, *reader_, spec);
     EXPECT_TRUE(f.ok()) << f.status().message();
@@ -144,19 +162,9 @@ TEST_F(FigureTest, SvgTextIsTextAndHidingALineKeepsTheOthersColours) {
 // As on the web page: a run keeps its colour in every figure of the same runs, whichever
 // runs before it have the figure's metric.
 TEST_F(FigureTest, ARunKeepsItsColourWhicheverRunsBeforeItHaveTheMetric) {
-  RunRecord loss_only;
-  loss_only.id = NewRunId();
-  loss_only.experiment = "paper";
-  loss_only.name = "cpu.py";
-  loss_only.start_ms = kStart;
-  ASSERT_TRUE(store_->CreateRun(loss_only).ok());
-  {
-    SeriesWriter w(*store_, loss_only.id);
-    for (int s = 0; s < 600; s += 50) w.Append("train.loss", "", {kStart + s * 1000, 1.0, s});
-    ASSERT_TRUE(w.Close().ok());
-  }
+  std::string loss_only = AddRun("cpu.py", "", "train.loss", "", 12, 50000, true);
   FigureSpec spec;
-  spec.runs = {loss_only.id, ids_[0], ids_[1]};
+  spec.runs = {loss_only, ids_[0], ids_[1]};
   auto styles = [&](const std::string& metric) {
     spec.metric = metric;
     std::map<std::string, size_t> out;
@@ -177,24 +185,12 @@ TEST_F(FigureTest, ARunKeepsItsColourWhicheverRunsBeforeItHaveTheMetric) {
 // The report's figures over time: a workload keeps its colour from figure to figure, its
 // place among the report's workloads, whichever workloads before it have the metric.
 TEST_F(FigureTest, AReportsWorkloadKeepsItsColourFromFigureToFigure) {
-  RunRecord first;
-  first.id = NewRunId();
-  first.experiment = "paper";
-  first.workload = "first";
-  first.name = "cpu.py";
-  first.start_ms = kStart;
-  ASSERT_TRUE(store_->CreateRun(first).ok());
-  {
-    SeriesWriter w(*store_, first.id);
-    for (int s = 0; s < 600; ++s)
-      w.Append("train.throughput_samples_per_second", "", {kStart + s * 1000, 100.0, kNoStep});
-    ASSERT_TRUE(w.Close().ok());
-  }
+  std::string first = AddRun("cpu.py", "first", "train.throughput_samples_per_second", "", 600, 1000);
   ExperimentReport report;
   report.experiment = "paper";
   report.workloads.resize(2);
   report.workloads[0].workload = "first";
-  report.workloads[0].runs = {store_->FindRun(first.id).value()};
+  report.workloads[0].runs = {store_->FindRun(first).value()};
   report.workloads[1].workload = "pair";
   report.workloads[1].runs = {store_->FindRun(ids_[0]).value(), store_->FindRun(ids_[1]).value()};
   Result<std::vector<ReportFigure>> figures = CollectReportFigures(*store_, *reader_, report);
@@ -233,20 +229,8 @@ TEST(ReportBarsTest, RunsThatDidNotRunTogetherAreNotDrawnAsTogether) {
 // A run of a few seconds: its ticks fall under a second apart and read "2.5s", and the
 // axis title says seconds, not "(m:ss)".
 TEST_F(FigureTest, AFewSecondsRunReadsInSeconds) {
-  RunRecord r;
-  r.id = NewRunId();
-  r.experiment = "paper";
-  r.name = "short";
-  r.start_ms = kStart;
-  ASSERT_TRUE(store_->CreateRun(r).ok());
-  {
-    SeriesWriter w(*store_, r.id);
-    for (int i = 0; i <= 24; ++i)
-      w.Append("gpu.utilization.gpu_ratio", "gpu=0", {kStart + i * 100, 0.5, kNoStep});
-    ASSERT_TRUE(w.Close().ok());
-  }
   FigureSpec spec;
-  spec.runs = {r.id};
+  spec.runs = {AddRun("short", "", "gpu.utilization.gpu_ratio", "gpu=0", 25, 100)};
   spec.metric = "gpu.utilization.gpu_ratio";
   std::ifstream in(Draw(spec, FigureFormat::kSvg, "short.svg"));
   std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
