@@ -261,22 +261,20 @@ export class ChartPanel {
     const s = this.state;
     const lines: Line[] = [];
     this.shared = "";
-    if (s.grouping !== "runs") {
-      const keys = this.workloadKeys(runs);
-      if (keys.length) {
-        const agg = await api.aggregate(keys, s.metric, s.labels, x, Math.round(this.budget() / 4), range);
-        for (const w of agg) {
-          lines.push({
-            key: `${w.experiment}:${w.workload}`,
-            name: `${w.experiment}/${w.workload} ${w.runs.length === 1 ? "(1 run)" : `mean of ${w.runs.length} runs`}`,
-            x: w.x,
-            y: w.mean,
-            band: w.runs.length > 1 ? { lo: w.min, hi: w.max } : undefined,
-            n: w.n,
-            width: w.bucket_width,
-            members: w.runs.join(","),
-          });
-        }
+    const keys = s.grouping === "runs" ? [] : this.workloadKeys(runs);
+    if (keys.length) {
+      const agg = await api.aggregate(keys, s.metric, s.labels, x, Math.round(this.budget() / 4), range);
+      for (const w of agg) {
+        lines.push({
+          key: `${w.experiment}:${w.workload}`,
+          name: `${w.experiment}/${w.workload} ${w.runs.length === 1 ? "(1 run)" : `mean of ${w.runs.length} runs`}`,
+          x: w.x,
+          y: w.mean,
+          band: w.runs.length > 1 ? { lo: w.min, hi: w.max } : undefined,
+          n: w.n,
+          width: w.bucket_width,
+          members: w.runs.join(","),
+        });
       }
     }
     if (s.grouping !== "workloads") {
@@ -299,7 +297,7 @@ export class ChartPanel {
         lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
       }
     }
-    styleLines(lines, runs, s.grouping === "runs" ? [] : this.workloadKeys(runs));
+    styleLines(lines, runs, keys);
     // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
     const largest = largestOf(lines.map((l) => l.y));
     const shown = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
@@ -823,19 +821,15 @@ export class ChartPanel {
   figureSpec(): Record<string, unknown> {
     const s = this.state;
     const x = this.effectiveX();
-    const workloads = new Set<string>();
-    if (s.grouping !== "runs") {
-      for (const id of s.runs) {
-        const r = this.host.run(id);
-        if (r && r.workload) workloads.add(`${r.experiment}:${r.workload}`);
-      }
-    }
+    // The workloads in the order the page numbers their colours (styleLines), which the
+    // server's figure follows.
+    const workloads = s.grouping === "runs" ? [] : this.workloadKeys(s.runs);
     const u = this.plot;
     const from = u?.scales.x.min != null && s.zoom ? fromPlotX(x, u.scales.x.min) : undefined;
     const to = u?.scales.x.max != null && s.zoom ? fromPlotX(x, u.scales.x.max) : undefined;
     return {
       runs: s.grouping === "workloads" ? [] : s.runs,
-      workloads: [...workloads],
+      workloads,
       metric: s.metric,
       labels: s.labels || null,
       x,
