@@ -61,6 +61,17 @@ struct State {
 std::mutex g_mu;
 State g_state;
 
+// Spends `us` microseconds of the calling thread's CPU time, as the real driver's calls do
+// (scenario.h: NvmlCpuCost).
+void BurnCpu(int us) {
+  if (us <= 0) return;
+  timespec start{}, now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  do {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < us);
+}
+
 // Waits out the GPU's configured call latency, as a call into the driver waits for the
 // GPU (blocked, not spinning: the caller's CPU time is only what waking up costs).
 void Delay(const Gpu& gpu) {
@@ -81,6 +92,7 @@ const Gpu* Resolve(void* handle, const MigInstance** mig, int* code) {
     return nullptr;
   }
   const Gpu& gpu = g_state.scenario->gpus[static_cast<size_t>(d->gpu)];
+  BurnCpu(g_state.scenario->cpu_cost.other_us);
   Delay(gpu);
   if (g_state.scenario->Lost(gpu)) {
     *code = kGpuIsLost;
@@ -139,6 +151,7 @@ int nvmlInit_v2(void) {
     return kDriverNotLoaded;
   }
   g_state.scenario = std::make_unique<Scenario>(std::move(*s));
+  BurnCpu(g_state.scenario->cpu_cost.init_us);
   if (int ms = g_state.scenario->nvml_init_ms; ms > 0) {
     timespec wait{ms / 1000, static_cast<long>(ms % 1000) * 1000000};
     nanosleep(&wait, nullptr);
@@ -349,6 +362,7 @@ int nvmlDeviceGetPowerUsage(void* device, unsigned int* milliwatts) {
 int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* millijoules) {
   if (millijoules == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    BurnCpu(g_state.scenario->cpu_cost.energy_us);
     std::optional<double> mj = g_state.scenario->EnergyMillijoules(*gpu);
     if (!mj) return kNotSupported;
     *millijoules = static_cast<unsigned long long>(*mj);
@@ -381,6 +395,7 @@ int nvmlDeviceGetPcieThroughput(void* device, int counter, unsigned int* kilobyt
   if (kilobytes_per_second == nullptr) return kInvalidArgument;
   int wait_ms = 0;
   int usable = OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
+    BurnCpu(g_state.scenario->cpu_cost.pcie_us);
     wait_ms = gpu->pcie_call_ms;
     return kSuccess;
   });
@@ -411,22 +426,23 @@ constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAI
 }  // extern "C"
 
 // Lists the processes into `infos` through `put(i, pid, memory)`; on a MIG-enabled GPU
-// only root may list them.
+// only root may list them. The compute list holds every process on the GPU, the MPS
+// server among them; the MPS list (`mps_only`) only the clients of MPS, as on a real H200.
 template <typename Put>
-int ListProcesses(void* device, unsigned int* count, bool have_buffer, Put put) {
+int ListProcesses(void* device, unsigned int* count, bool have_buffer, bool mps_only, Put put) {
   if (count == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     if (gpu->mig_mode == "Enabled" && !IsRoot()) return kNoPermission;
-    auto procs = g_state.scenario->Processes(*gpu);
+    std::vector<tb::sim::GpuProcess> procs = g_state.scenario->Processes(*gpu);
+    if (mps_only) std::erase_if(procs, [](const tb::sim::GpuProcess& p) { return !p.mps_client; });
     if (!have_buffer || *count < procs.size()) {
       *count = static_cast<unsigned>(procs.size());
       return procs.empty() ? kSuccess : kInsufficientSize;
     }
     *count = static_cast<unsigned>(procs.size());
     for (size_t i = 0; i < procs.size(); ++i) {
-      const tb::sim::ProcessRule* rule = procs[i].second;
-      put(i, static_cast<unsigned>(procs[i].first),
-          rule->memory_not_available ? kValueNotAvailable : rule->memory_used_bytes);
+      bool unknown = procs[i].rule != nullptr && procs[i].rule->memory_not_available;
+      put(i, static_cast<unsigned>(procs[i].pid), unknown ? kValueNotAvailable : procs[i].memory_bytes);
     }
     return kSuccess;
   });
@@ -435,14 +451,28 @@ int ListProcesses(void* device, unsigned int* count, bool have_buffer, Put put) 
 extern "C" {
 
 int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
-  return ListProcesses(device, count, infos != nullptr,
+  return ListProcesses(device, count, infos != nullptr, false,
                        [&](size_t i, unsigned pid, unsigned long long memory) {
                          infos[i] = ProcessInfoV2{pid, memory, 0xFFFFFFFF, 0xFFFFFFFF};
                        });
 }
 
 int nvmlDeviceGetComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* infos) {
-  return ListProcesses(device, count, infos != nullptr,
+  return ListProcesses(device, count, infos != nullptr, false,
+                       [&](size_t i, unsigned pid, unsigned long long memory) {
+                         infos[i] = ProcessInfoV1{pid, memory};
+                       });
+}
+
+int nvmlDeviceGetMPSComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
+  return ListProcesses(device, count, infos != nullptr, true,
+                       [&](size_t i, unsigned pid, unsigned long long memory) {
+                         infos[i] = ProcessInfoV2{pid, memory, 0xFFFFFFFF, 0xFFFFFFFF};
+                       });
+}
+
+int nvmlDeviceGetMPSComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* infos) {
+  return ListProcesses(device, count, infos != nullptr, true,
                        [&](size_t i, unsigned pid, unsigned long long memory) {
                          infos[i] = ProcessInfoV1{pid, memory};
                        });
@@ -458,13 +488,16 @@ struct ProcessUtilizationSample {
 };
 // The driver keeps one utilization sample per process per second; only samples newer
 // than `last_seen` (microseconds) are returned, and NOT_FOUND when there are none, as real
-// drivers answer.
+// drivers answer. Under MPS the only sample is the server's (the H200 showed so): its
+// clients have none of their own.
 int nvmlDeviceGetProcessUtilization(void* device, ProcessUtilizationSample* samples, unsigned int* count,
                                     unsigned long long last_seen) {
   if (count == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, const MigInstance* mig) -> int {
     if (mig != nullptr || gpu->mig_mode == "Enabled") return kNotSupported;
-    auto procs = g_state.scenario->Processes(*gpu);
+    BurnCpu(g_state.scenario->cpu_cost.process_utilization_us);
+    std::vector<tb::sim::GpuProcess> procs = g_state.scenario->Processes(*gpu);
+    std::erase_if(procs, [](const tb::sim::GpuProcess& p) { return p.mps_client; });
     timespec ts{};
     clock_gettime(CLOCK_REALTIME, &ts);
     unsigned long long sample_us = static_cast<unsigned long long>(ts.tv_sec) * 1000000ULL;  // this second's
@@ -476,7 +509,7 @@ int nvmlDeviceGetProcessUtilization(void* device, ProcessUtilizationSample* samp
     *count = static_cast<unsigned>(procs.size());
     for (size_t i = 0; i < procs.size(); ++i) {
       samples[i] = ProcessUtilizationSample{
-          static_cast<unsigned>(procs[i].first), sample_us, procs[i].second->sm_util_percent, 0, 0, 0};
+          static_cast<unsigned>(procs[i].pid), sample_us, procs[i].sm_util_percent, 0, 0, 0};
     }
     return kSuccess;
   });

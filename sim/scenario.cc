@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -88,6 +89,12 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
   s.dcgm_max_profiling_fields = j.value("dcgm_max_profiling_fields", 100);
   s.tool_garbage = j.value("tool_garbage", false);
   s.nvml_init_ms = j.value("nvml_init_ms", 0);
+  json cost = j.value("nvml_cpu_us", json::object());
+  s.cpu_cost.energy_us = cost.value("energy", s.cpu_cost.energy_us);
+  s.cpu_cost.process_utilization_us = cost.value("process_utilization", s.cpu_cost.process_utilization_us);
+  s.cpu_cost.pcie_us = cost.value("pcie", s.cpu_cost.pcie_us);
+  s.cpu_cost.init_us = cost.value("init", s.cpu_cost.init_us);
+  s.cpu_cost.other_us = cost.value("other", s.cpu_cost.other_us);
   for (const json& g : j.value("gpus", json::array())) {
     Gpu gpu;
     gpu.name = g.value("name", "NVIDIA A100-SXM4-40GB");
@@ -99,7 +106,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
     for (const json& u : g.value("unsupported", json::array())) gpu.unsupported.insert(u.get<std::string>());
     gpu.lost_after_s = g.value("lost_after_s", -1.0);
     gpu.call_delay_us = g.value("call_delay_us", 0);
-    gpu.pcie_call_ms = g.value("pcie_call_ms", 0);
+    gpu.pcie_call_ms = g.value("pcie_call_ms", 20);
     gpu.no_permission = g.value("no_permission", false);
     gpu.memory_reserved_bytes = static_cast<uint64_t>(g.value("memory_reserved_mib", 384.0) * 1048576);
     for (const json& m : g.value("mig", json::array())) {
@@ -222,26 +229,67 @@ bool Scenario::OnThisMachine(long pid) const {
   return false;
 }
 
-std::vector<std::pair<pid_t, const ProcessRule*>> Scenario::Processes(const Gpu& gpu) const {
-  std::vector<std::pair<pid_t, const ProcessRule*>> out;
+namespace {
+
+// A variable of /proc/PID/environ; empty when absent.
+std::string EnvironOf(long pid, const std::string& name) {
+  std::ifstream environ("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string entry;
+  while (std::getline(environ, entry, '\0')) {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=')
+      return entry.substr(name.size() + 1);
+  }
+  return "";
+}
+
+std::string CommOf(long pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+// A client of MPS: its CUDA_MPS_PIPE_DIRECTORY holds a running control daemon.
+bool MpsClient(long pid) {
+  std::string pipe = EnvironOf(pid, "CUDA_MPS_PIPE_DIRECTORY");
+  return !pipe.empty() && access((pipe + "/control").c_str(), F_OK) == 0;
+}
+
+}  // namespace
+
+std::vector<GpuProcess> Scenario::Processes(const Gpu& gpu) const {
+  std::vector<GpuProcess> out;
   if (gpu.processes.empty()) return out;
   DIR* dir = opendir("/proc");
   if (dir == nullptr) return out;
+  std::optional<long> server;
   while (dirent* e = readdir(dir)) {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    std::ifstream comm(std::string("/proc/") + e->d_name + "/comm");
-    std::string name;
-    std::getline(comm, name);
+    std::string name = CommOf(pid);
+    // The server the control daemon started: its 15-character name in comm.
+    if (name == "nvidia-cuda-mps" && OnThisMachine(pid)) server = pid;
     const ProcessRule* rule = nullptr;
     for (const ProcessRule& r : gpu.processes) {
       if (r.match == name) rule = &r;
     }
-    if (rule != nullptr && OnThisMachine(pid))
-      out.emplace_back(static_cast<pid_t>(pid + host_pid_offset), rule);
+    if (rule == nullptr || !OnThisMachine(pid)) continue;
+    out.push_back({static_cast<pid_t>(pid + host_pid_offset), rule, MpsClient(pid), rule->memory_used_bytes,
+                   rule->sm_util_percent});
   }
   closedir(dir);
+  unsigned served = 0;
+  bool clients = false;
+  for (const GpuProcess& p : out) {
+    if (!p.mps_client) continue;
+    clients = true;
+    served += p.sm_util_percent;
+  }
+  if (clients && server) {
+    out.insert(out.begin(), GpuProcess{static_cast<pid_t>(*server + host_pid_offset), nullptr, false,
+                                       kMpsServerMemoryBytes, std::min(100U, served)});
+  }
   return out;
 }
 

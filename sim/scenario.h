@@ -68,6 +68,30 @@ struct MigProfile {
 // By name ("3g.20gb") or id ("9"); null when there is no such profile.
 const MigProfile* FindMigProfile(const std::string& name_or_id);
 
+// The CPU time each NVML call costs its caller, as timed on a real H200 (driver 580; see
+// docs/GPU.md): the calls spin for it, so a listener's CPU time is what a real driver
+// charges. Scenario key "nvml_cpu_us": {"energy", "process_utilization", "pcie", "init",
+// "other"}, each defaulting to the H200's figure.
+struct NvmlCpuCost {
+  int energy_us = 3850;               // nvmlDeviceGetTotalEnergyConsumption
+  int process_utilization_us = 2200;  // nvmlDeviceGetProcessUtilization
+  int pcie_us = 700;                  // nvmlDeviceGetPcieThroughput (besides its 20 ms wait)
+  int init_us = 5000;                 // nvmlInit
+  int other_us = 4;                   // utilization, memory, power, clocks, process lists...
+};
+
+// A process on a GPU as NVML sees it: a client of a rule, or the MPS server.
+struct GpuProcess {
+  pid_t pid = 0;                      // the host PID NVML gives
+  const ProcessRule* rule = nullptr;  // null for the MPS server
+  bool mps_client = false;            // connected through a running MPS control daemon
+  uint64_t memory_bytes = 0;
+  unsigned sm_util_percent = 0;
+};
+// What NVML lists for the MPS server (nvidia-cuda-mps-server, "nvidia-cuda-mps" in
+// /proc/PID/comm): 69 MB on the H200.
+inline constexpr uint64_t kMpsServerMemoryBytes = 69206016;
+
 struct Scenario {
   std::string driver_version = "535.104.05";
   int cuda_driver_version = 12020;
@@ -77,6 +101,7 @@ struct Scenario {
   int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
   bool tool_garbage = false;                         // the tools print one malformed line first
   int nvml_init_ms = 0;                              // nvmlInit waits this long (the driver waking)
+  NvmlCpuCost cpu_cost;
   // NVML gives host PIDs: with this set, trainbench runs "in a container" whose PIDs are
   // this much below the host's, so every PID NVML lists is this much above the one in /proc.
   long host_pid_offset = 0;
@@ -100,9 +125,11 @@ struct Scenario {
   std::optional<double> ValueAt(const Gpu& gpu, const std::string& key, double elapsed) const;
   // Energy used since start in millijoules: the "energy_mj" metric, else power integrated.
   std::optional<double> EnergyMillijoules(const Gpu& gpu) const;
-  // Live processes matching the GPU's rules: (pid, rule).
+  // Live processes matching the GPU's rules, and under MPS (a rule's process whose
+  // CUDA_MPS_PIPE_DIRECTORY holds a running control daemon is its client) the MPS server
+  // first, with the clients' SM utilization as its own (NVML cannot tell them apart).
   // Only processes started with this scenario count (see OnThisMachine).
-  std::vector<std::pair<pid_t, const ProcessRule*>> Processes(const Gpu& gpu) const;
+  std::vector<GpuProcess> Processes(const Gpu& gpu) const;
   bool OnThisMachine(long pid) const;
 };
 

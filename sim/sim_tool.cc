@@ -15,6 +15,7 @@
 // TRAINBENCH_SIM_SCENARIO, and its faults: unsupported fields, a lost GPU, no DCGM host
 // engine, profiling watches refused. dcgmi's groups live in a small state file beside the
 // scenario so that separate invocations see each other's groups, as with a host engine.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -729,6 +730,19 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
 
 }  // namespace
 
+// The folder this tool was started from (argv[0]'s, else the PATH entry that holds it):
+// where its siblings (nvidia-cuda-mps-server) are.
+std::string g_argv0;
+std::string ToolDirectory() {
+  if (g_argv0.find('/') != std::string::npos) return g_argv0.substr(0, g_argv0.rfind('/'));
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && access((dir + "/" + g_argv0).c_str(), X_OK) == 0) return dir;
+  }
+  return ".";
+}
+
 // --- nvidia-cuda-mps-control ---------------------------------------------------------------
 // `-d` starts the control daemon: the pipe directory (CUDA_MPS_PIPE_DIRECTORY, default
 // /tmp/nvidia-mps) gets its "control" entry, refused when one is there already. Without -d,
@@ -766,6 +780,10 @@ int MpsControl(int argc, char** argv) {
     if (pid < 0) return 1;
     if (pid > 0) return 0;
     setsid();
+    // A daemon holds none of its starter's pipes.
+    int null = open("/dev/null", O_RDWR);
+    for (int fd : {0, 1, 2}) dup2(null, fd);
+    if (null > 2) close(null);
     SleepMs(300);
     std::string partial = control + ".starting";
     if (std::FILE* f = std::fopen(partial.c_str(), "w")) {
@@ -774,6 +792,21 @@ int MpsControl(int argc, char** argv) {
       std::rename(partial.c_str(), control.c_str());
     }
     log("Startup CUDA_VISIBLE_DEVICES=" + devices);
+    // The server that runs the clients' work: nvidia-cuda-mps-server beside this tool.
+    // (The real daemon starts it when the first client connects; here it starts at once.)
+    pid_t server = fork();
+    if (server == 0) {
+      std::string self = ToolDirectory() + "/nvidia-cuda-mps-server";
+      execl(self.c_str(), self.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Until "quit" takes the control entry away (or the pipe directory goes).
+    while (access(control.c_str(), F_OK) == 0) SleepMs(50);
+    if (server > 0) {
+      kill(server, SIGTERM);
+      waitpid(server, nullptr, 0);
+    }
+    log("Server exited");
     _exit(0);
   }
   char line[256];
@@ -792,6 +825,16 @@ int MpsControl(int argc, char** argv) {
     if (command == "get_server_list") continue;  // no servers: nothing to print
     log("command " + command);
   }
+  return 0;
+}
+
+// --- nvidia-cuda-mps-server ---------------------------------------------------------------
+// Started by the control daemon; lives until it is told to go (SIGTERM) or its daemon's
+// control entry is gone. NVML lists it on the GPUs of the daemon's clients.
+int MpsServer() {
+  const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  std::string control = std::string(pipe != nullptr && *pipe != '\0' ? pipe : "/tmp/nvidia-mps") + "/control";
+  while (access(control.c_str(), F_OK) == 0) SleepMs(100);
   return 0;
 }
 
@@ -963,10 +1006,12 @@ int Nsight(bool systems, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_DFL);
+  g_argv0 = argv[0];
   {
     std::string tool = argv[0];
     tool = tool.substr(tool.rfind('/') + 1);
     if (tool == "nvidia-cuda-mps-control") return MpsControl(argc, argv);
+    if (tool == "nvidia-cuda-mps-server") return MpsServer();
     if (tool == "cuda-visible-devices") return CudaVisibleDevices();
     if (tool == "nsys" || tool == "ncu") return Nsight(tool == "nsys", argc, argv);
   }

@@ -646,7 +646,7 @@ TEST_F(ScheduleTest, TheReportAddsUpOnlyRunsThatRanTogether) {
   EXPECT_EQ(cells["samples/s combined"], "") << csv.out;
   EXPECT_EQ(cells["speed-up"], "") << csv.out;
   Shell table = Trainbench("report e");
-  EXPECT_NE(table.out.find("did not run at the same time"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("did not train at the same time"), std::string::npos) << table.out;
   EXPECT_EQ(table.out.find("the work of one alone"), std::string::npos) << table.out;
 }
 
@@ -695,6 +695,11 @@ TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {
   EXPECT_EQ(cell(pair, "vs alone"), "alone");
   EXPECT_NEAR(num(pair, "speed-up"), 1.2, 0.01) << csv.out;
   EXPECT_NEAR(num(pair, "time per run"), 100.0 / 60, 0.01) << csv.out;
+  // Both runs' logged throughput spans the same three seconds: they trained together.
+  std::vector<std::string_view> overlap = Split(cell(pair, "trained together"), '/');
+  ASSERT_EQ(overlap.size(), 2u) << csv.out;
+  for (std::string_view o : overlap)
+    EXPECT_GE(ParseDouble(o.substr(0, o.size() - 1)).value_or(0), 80) << csv.out;
   EXPECT_NEAR(num(alone, "s per epoch"), 1.0, 0.3) << csv.out;
   EXPECT_NEAR(num(alone, "GPU util"), 0.5, 0.01) << csv.out;  // the simulated GPU's 50%
 
@@ -743,6 +748,142 @@ TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {
   EXPECT_EQ(Trainbench("report e --format pdf | head -c 5").out, "%PDF-") << "a PDF goes down a pipe";
   EXPECT_NE(Trainbench("report e --format svg").err.find("table, csv, html or pdf"), std::string::npos);
   EXPECT_NE(Trainbench("report nope").err.find("no runs in experiment 'nope'"), std::string::npos);
+}
+
+// A report row as column -> cell, from `report --format csv`.
+std::map<std::string, std::string> ReportCells(const std::string& csv, const std::string& workload) {
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  std::map<std::string, std::string> cells;
+  while (std::getline(lines, row)) {
+    std::vector<std::string_view> names = Split(header, ','), values = Split(row, ',');
+    if (values.size() < 2 || values[1] != workload) continue;
+    for (size_t i = 0; i < names.size() && i < values.size(); ++i) cells[std::string(names[i])] = values[i];
+  }
+  return cells;
+}
+
+// A script that starts up for START seconds, trains STEPS steps of 0.1 s (64 samples
+// each) through the trainbench client, and lives on for TAIL seconds.
+const char* const kSteppedScript =
+    "import os, time, trainbench\n"
+    "if 'COMM' in os.environ:  # the name the simulated GPU knows it by\n"
+    "    open('/proc/self/comm', 'w').write(os.environ['COMM'])\n"
+    "time.sleep(float(os.environ['START']))\n"
+    "with trainbench.Run() as run:\n"
+    "    for i in range(int(os.environ['STEPS'])):\n"
+    "        with run.step_timer(samples=64):\n"
+    "            time.sleep(0.1)\n"
+    "    run.flush()\n"
+    "    time.sleep(float(os.environ['TAIL']))\n";
+
+// Two runs started together whose processes overlap from start to end, but whose training
+// came one after the other (a long start-up, as on a fast GPU): not together, no combined
+// throughput, no speed-up, and the report says how little their training overlapped.
+TEST_F(ScheduleTest, RunsWhoseProcessesOverlapButWhoseTrainingDoesNotAreNotTogether) {
+  std::ofstream(dir_ / "stepped.py") << kSteppedScript;
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
+      "e,alone,,,-,-,stepped.py,top,--batch-size 64,START=0 STEPS=15 TAIL=0\n"
+      "e,apart,,,-,-,stepped.py,top,--batch-size 64,START=0 STEPS=15 TAIL=2.5\n"
+      "e,apart,,,-,-,stepped.py,top,--batch-size 64 --seed 1,START=2.5 STEPS=15 TAIL=0\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::unique_ptr<Store> store = OpenStore();
+  std::vector<RunRecord> runs = store->ListRuns("e").value();
+  std::vector<RunRecord> apart;
+  for (const RunRecord& run : runs)
+    if (run.workload == "apart") apart.push_back(run);
+  ASSERT_EQ(apart.size(), 2u);
+  ASSERT_TRUE(apart[0].start_ms < apart[1].end_ms && apart[1].start_ms < apart[0].end_ms)
+      << "the processes ran at the same time";
+  Shell csv = Trainbench("report e --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::map<std::string, std::string> cells = ReportCells(csv.out, "apart");
+  EXPECT_EQ(cells["collocation"], "not together") << csv.out;
+  EXPECT_EQ(cells["samples/s combined"], "") << csv.out;
+  EXPECT_EQ(cells["speed-up"], "") << csv.out;
+  std::vector<std::string_view> overlap = Split(cells["trained together"], '/');
+  ASSERT_EQ(overlap.size(), 2u) << csv.out;
+  for (std::string_view o : overlap)
+    EXPECT_LT(ParseDouble(o.substr(0, o.size() - 1)).value_or(100), 50) << csv.out;
+  Shell table = Trainbench("report e");
+  EXPECT_NE(table.out.find("did not train at the same time"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("by the steps the script logged"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("the work of one alone"), std::string::npos) << table.out;
+}
+
+// A run whose training (1.5 s of steps) is shorter than its start-up (4 s): its steady
+// throughput is its steps', its samples are the ones its steps trained, and its training
+// is placed where the steps were.
+TEST_F(ScheduleTest, ARunWhoseTrainingIsShorterThanItsStartUpIsMeasuredOnItsTraining) {
+  std::ofstream(dir_ / "stepped.py") << kSteppedScript;
+  env_ += " START=4 STEPS=15 TAIL=0";
+  Shell r = Trainbench("run -e e -w slow-start -l top stepped.py");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::unique_ptr<Store> store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::vector<Point> tput = Series(*store, run.id, "train.throughput_samples_per_second");
+  ASSERT_EQ(tput.size(), 15u);
+  double logged_mean = 0;
+  for (const Point& p : tput) logged_mean += p.value / 15;
+  Shell csv = Trainbench("report e --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::map<std::string, std::string> cells = ReportCells(csv.out, "slow-start");
+  EXPECT_NEAR(ParseDouble(cells["samples/s per run"]).value_or(0), logged_mean, 0.1 * logged_mean) << csv.out;
+  Shell show = Trainbench("show " + run.id);
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("samples     960 trained"), std::string::npos) << "15 steps x 64\n" << show.out;
+  EXPECT_NE(show.out.find("by the steps the script logged"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("start-up"), std::string::npos) << show.out;
+}
+
+// Two runs under MPS on one GPU of the simulated GPU, which answers as NVIDIA's driver did on
+// an H200: the running-process list holds the MPS server beside its two clients, the MPS
+// list the clients, and per-process utilization has one sample, the server's. The server
+// is no third party: each client is half of it, and the two runs' energy adds up to the
+// GPU's own counter over the workload.
+TEST_F(ScheduleTest, UnderMpsTheServersActivityAndEnergyAreItsClients) {
+  UseSimulatedGpu(R"({"gpus": [{"uuid": "GPU-00000000-1111-2222-3333-444444444444",
+      "metrics": {"power_w": 200, "util_gpu_pct": 90, "util_mem_pct": 20, "mem_used_mib": 4096},
+      "processes": [{"match": "tb_trainer", "memory_used_mib": 1024, "sm_util_percent": 40}]}]})");
+  std::ofstream(dir_ / "stepped.py") << kSteppedScript;
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
+      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64,START=0.3 STEPS=25 TAIL=0 COMM=tb_trainer\n"
+      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64 --seed 1,START=0.3 STEPS=25 TAIL=0 COMM=tb_trainer\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::unique_ptr<Store> store = OpenStore();
+  std::vector<RunRecord> runs = store->ListRuns("e").value();
+  ASSERT_EQ(runs.size(), 2u);
+  double runs_energy = 0, first_counter = INFINITY, last_counter = -INFINITY;
+  for (const RunRecord& run : runs) {
+    std::vector<Point> share = Series(*store, run.id, "proc.gpu.share_ratio", "gpu=0");
+    size_t halves = 0;
+    for (const Point& p : share) {
+      halves += p.value == 0.5;
+      EXPECT_TRUE(p.value == 0.5 || p.value == 1 || p.value == 0)
+          << p.value << " (the server counted as a party?)";
+    }
+    EXPECT_GE(halves, 1u) << "both clients computing: half each";
+    std::vector<Point> energy = Series(*store, run.id, "proc.gpu.energy_joules", "gpu=0");
+    ASSERT_FALSE(energy.empty()) << run.name;
+    runs_energy += energy.back().value;
+    std::vector<Point> counter = Series(*store, run.id, "gpu.energy.consumed_joules", "gpu=0");
+    ASSERT_GE(counter.size(), 2u);
+    first_counter = std::min(first_counter, counter.front().value);
+    last_counter = std::max(last_counter, counter.back().value);
+    bool told = false;
+    for (const EventRecord& e : store->ListEvents(run.id).value())
+      told |= e.label.find("split equally among its clients") != std::string::npos;
+    EXPECT_TRUE(told) << "the run says its figures were split";
+  }
+  // The GPU's own counter over the workload, against the two runs' shares of it.
+  double gpu_energy = last_counter - first_counter;
+  EXPECT_GT(gpu_energy, 200 * 2.0);
+  EXPECT_NEAR(runs_energy, gpu_energy, 0.1 * gpu_energy);
 }
 
 }  // namespace

@@ -136,7 +136,14 @@ struct RunGrids {
   std::map<std::string, double, std::less<>> counters;  // increase over the run, one listener
   std::vector<EventRecord> events;
   bool simulated_gpu = false;
+  std::optional<TrainingWindow> script_window;  // from the script's series and events
+  std::optional<double> step_samples;           // counted from its steps
 };
+
+// Slices [from, to) of a grid.
+std::vector<double> Slice(const std::vector<double>& v, size_t from, size_t to) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(to)};
+}
 
 size_t BucketCount(int64_t start_ms, int64_t end_ms) {
   return end_ms > start_ms ? static_cast<size_t>((end_ms - start_ms + kStepMs - 1) / kStepMs) : 0;
@@ -221,39 +228,59 @@ RunAnalysis AnalyzeGrids(RunGrids& run) {
       break;
     }
   }
+  // The training window, and the buckets [w0, w1) it covers: nothing outside is steady.
+  a.training = run.script_window;
+  if (!a.training) {
+    for (std::string_view m : {metric::kGpuUtilizationGpuRatio, metric::kGpuSmActiveRatio}) {
+      if (auto g = grid.find(m); !a.training && g != grid.end())
+        a.training = GpuActivityWindow(g->second, run.start_ms, run.end_ms);
+    }
+  }
+  if (!a.training) a.training = TrainingWindow{run.start_ms, run.end_ms, "process"};
+  size_t w0 = std::min(
+      n - 1, static_cast<size_t>(std::max<int64_t>(0, a.training->start_ms - run.start_ms) / kStepMs));
+  size_t w1 = std::clamp(BucketCount(run.start_ms, a.training->end_ms), w0 + 1, n);
   std::vector<bool> excluded(n, false);
-  size_t warm = 0;
+  for (size_t i = 0; i < n; ++i) excluded[i] = i < w0 || i >= w1;
+  if (a.training->source != "process") {
+    if (a.training->start_ms - run.start_ms >= kStepMs)
+      a.phases.push_back({"start-up", run.start_ms, a.training->start_ms,
+                          "before training began (by " + TrainingWindowSource(a.training->source) + ")"});
+    if (run.end_ms - a.training->end_ms >= kStepMs)
+      a.phases.push_back({"after", a.training->end_ms, run.end_ms,
+                          "after training ended (by " + TrainingWindowSource(a.training->source) + ")"});
+  }
+  size_t warm = w0;
   if (!a.activity.empty()) {
     const std::vector<double>& act = grid[a.activity];
-    Band band = SteadyBand(act, 0);
+    Band band = SteadyBand(Slice(act, w0, w1), 0);
     a.steady_level = band.level;
     // Warm-up: until a rolling median first enters the band.
-    size_t w = std::clamp<size_t>(n / 20, 3, 30);
-    warm = n;
-    for (size_t i = 0; i + 1 <= n; ++i) {
-      std::vector<double> window(act.begin() + static_cast<std::ptrdiff_t>(i),
-                                 act.begin() + static_cast<std::ptrdiff_t>(std::min(n, i + w)));
-      double m = Median(window);
+    size_t w = std::clamp<size_t>((w1 - w0) / 20, 3, 30);
+    warm = w1;
+    for (size_t i = w0; i < w1; ++i) {
+      double m = Median(Slice(act, i, std::min(w1, i + w)));
       if (!std::isnan(m) && band.Inside(m) && !std::isnan(act[i]) && band.Inside(act[i])) {
         warm = i;
         break;
       }
     }
-    if (warm == n) warm = 0;  // never steady: no warm-up to speak of
-    if (warm >= static_cast<size_t>(kMinSegment)) {
-      a.phases.push_back(
-          {"warm-up", run.start_ms, run.start_ms + static_cast<int64_t>(warm) * kStepMs,
-           a.activity + " reaches " + Fmt(band.level) + " after " + std::to_string(warm) + " s"});
+    if (warm == w1) warm = w0;  // never steady: no warm-up to speak of
+    if (warm - w0 >= static_cast<size_t>(kMinSegment)) {
+      a.phases.push_back({"warm-up", run.start_ms + static_cast<int64_t>(w0) * kStepMs,
+                          run.start_ms + static_cast<int64_t>(warm) * kStepMs,
+                          a.activity + " reaches " + Fmt(band.level) + " after " + std::to_string(warm - w0) +
+                              " s of training"});
     }
-    for (size_t i = 0; i < warm; ++i) excluded[i] = true;
+    for (size_t i = w0; i < warm; ++i) excluded[i] = true;
     // Departures from the steady state.
     const std::vector<double>* cpu =
         grid.count(metric::kProcCpuUtilizationRatio) != 0 && a.activity != metric::kProcCpuUtilizationRatio
             ? &grid.find(metric::kProcCpuUtilizationRatio)->second
             : nullptr;
-    Band cpu_band = cpu != nullptr ? SteadyBand(*cpu, warm) : Band{};
+    Band cpu_band = cpu != nullptr ? SteadyBand(Slice(*cpu, warm, w1), 0) : Band{};
     std::vector<std::string> label(n);
-    for (size_t i = warm; i < n; ++i) {
+    for (size_t i = warm; i < w1; ++i) {
       double v = act[i];
       if (std::isnan(v) || band.Inside(v)) continue;
       bool idle = v <= std::max(0.05 * std::abs(band.level), 0.02) && band.level > 0.1;
@@ -275,7 +302,7 @@ RunAnalysis AnalyzeGrids(RunGrids& run) {
     size_t w = std::clamp<size_t>(n / 10, 10, 120);
     std::vector<std::string> label(n);
     double level = Median(mem);
-    for (size_t i = warm; i + w <= n; i += std::max<size_t>(1, w / 4)) {
+    for (size_t i = warm; i + w <= w1; i += std::max<size_t>(1, w / 4)) {
       double first = mem[i], last = mem[i + w - 1];
       if (std::isnan(first) || std::isnan(last) || level <= 0) continue;
       size_t up = 0;  // buckets that rose (flat ones do not count)
@@ -313,7 +340,7 @@ RunAnalysis AnalyzeGrids(RunGrids& run) {
   // A phase claims the buckets it covers for the most part (a 10 ms evaluation pass does
   // not take a whole second out of the steady state).
   for (const Phase& p : a.phases) {
-    if (p.kind == "warm-up") continue;
+    if (p.kind == "warm-up" || p.kind == "start-up" || p.kind == "after") continue;
     for (int64_t t = p.start_ms - (p.start_ms - run.start_ms) % kStepMs; t < p.end_ms; t += kStepMs) {
       int64_t overlap = std::min(p.end_ms, t + kStepMs) - std::max(p.start_ms, t);
       auto b = static_cast<size_t>((t - run.start_ms) / kStepMs);
@@ -367,10 +394,18 @@ RunAnalysis AnalyzeGrids(RunGrids& run) {
       joules += std::isnan(w) ? 0 : w * kStepMs / 1000.0;
     if (joules > 0) a.energy_joules = joules;
   }
-  if (grid.count(metric::kTrainThroughputSamplesPerSecond) != 0) {
+  // Samples: counted step by step where the script timed its steps; else its throughput
+  // over the training window (not carried past its end).
+  if (run.step_samples) {
+    a.samples = run.step_samples;
+  } else if (auto t = grid.find(metric::kTrainThroughputSamplesPerSecond); t != grid.end()) {
     double samples = 0;
-    for (double s : grid.find(metric::kTrainThroughputSamplesPerSecond)->second)
-      samples += std::isnan(s) ? 0 : s * kStepMs / 1000.0;
+    for (size_t i = w0; i < w1; ++i) {
+      int64_t from = std::max(a.training->start_ms, run.start_ms + static_cast<int64_t>(i) * kStepMs);
+      int64_t to = std::min(a.training->end_ms, run.start_ms + static_cast<int64_t>(i + 1) * kStepMs);
+      if (!std::isnan(t->second[i]) && to > from)
+        samples += t->second[i] * static_cast<double>(to - from) / 1000.0;
+    }
     if (samples > 0) a.samples = samples;
   }
   if (a.energy_joules && a.samples) a.energy_per_sample_joules = *a.energy_joules / *a.samples;
@@ -395,6 +430,21 @@ Result<int64_t> AnalysedPoints(Store& store, const RunRecord& run, const std::ve
       points += count[s.id];
   }
   return points;
+}
+
+}  // namespace
+
+namespace {
+
+// The script's epochs and phases mark its training too.
+void AddScriptEvents(const std::vector<EventRecord>& events, ScriptSpan& span) {
+  for (const EventRecord& e : events) {
+    if (e.kind == "epoch" || e.kind == "phase.start" || e.kind == "phase.end") span.AddEvent(e.time_ms);
+  }
+}
+
+bool StepTiming(std::string_view metric) {
+  return metric == metric::kTrainStepComputeSeconds || metric == metric::kTrainStepDataWaitSeconds;
 }
 
 }  // namespace
@@ -429,6 +479,21 @@ RunAnalysis AnalyzeRun(const RunSamples& run) {
       grids.grid[metric] = std::move(g);
     }
   }
+  ScriptSpan span;
+  StepSamples steps;
+  for (const auto& [metric, series] : run.series) {
+    if (!metric.starts_with(metric::kScriptPrefix)) continue;
+    for (const auto& [labels, points] : series) {
+      if (!points.empty()) span.Add(metric, points.front(), points.back());
+      if (StepTiming(metric)) steps.AddStepSeconds(points);
+    }
+  }
+  if (auto t = run.series.find(metric::kTrainThroughputSamplesPerSecond); t != run.series.end()) {
+    for (const auto& [labels, points] : t->second) steps.AddThroughput(points);
+  }
+  AddScriptEvents(run.events, span);
+  grids.script_window = span.Window();
+  grids.step_samples = steps.Samples();
   return AnalyzeGrids(grids);
 }
 
@@ -449,6 +514,18 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   auto newest = [&](const Point& p) {
     if (run.end_ms == 0) grids.end_ms = std::max(grids.end_ms, p.time_ms + 1);
   };
+  // The script's span (its series' ends) and its steps' times, before its throughput.
+  ScriptSpan span;
+  StepSamples steps;
+  for (const SeriesInfo& s : *series) {
+    if (!s.metric.starts_with(metric::kScriptPrefix)) continue;
+    Result<std::optional<std::pair<Point, Point>>> ends = ReadSeriesEnds(store, s.id);
+    if (!ends.ok()) return ends.status();
+    if (ends->has_value()) span.Add(s.metric, (*ends)->first, (*ends)->second);
+    if (StepTiming(s.metric))
+      TB_RETURN_IF_ERROR(
+          ForEachSeriesPart(store, s.id, [&](std::span<const Point> part) { steps.AddStepSeconds(part); }));
+  }
   std::map<std::string, MetricGrid, std::less<>> metric_grids;
   for (std::string_view metric : AnalyzedMetrics()) {
     std::vector<const SeriesInfo*> of_metric;
@@ -475,6 +552,7 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
       SeriesBuckets buckets(run.start_ms, limit);
       TB_RETURN_IF_ERROR(ForEachSeriesPart(store, id, [&](std::span<const Point> part) {
         buckets.Add(part);
+        if (metric == metric::kTrainThroughputSamplesPerSecond) steps.AddThroughput(part);
         if (!part.empty()) newest(part.back());
       }));
       metric_grids[std::string(metric)].Fold(buckets);
@@ -489,6 +567,9 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   Result<std::vector<EventRecord>> events = store.ListEvents(run.id);
   if (!events.ok()) return events.status();
   grids.events = std::move(*events);
+  AddScriptEvents(grids.events, span);
+  grids.script_window = span.Window();
+  grids.step_samples = steps.Samples();
   RunAnalysis analysis = AnalyzeGrids(grids);
   analysis.extent = RunAnalysis::Extent{*extent_points, static_cast<int64_t>(grids.events.size())};
   return analysis;
@@ -515,6 +596,9 @@ std::string AnalysisJson(const RunAnalysis& a) {
   opt("samples", a.samples);
   opt("energy_per_sample_joules", a.energy_per_sample_joules);
   if (a.extent) j["extent"] = {{"points", a.extent->points}, {"events", a.extent->events}};
+  if (a.training)
+    j["training"] = {
+        {"start_ms", a.training->start_ms}, {"end_ms", a.training->end_ms}, {"source", a.training->source}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -540,6 +624,10 @@ Result<RunAnalysis> AnalysisFromJson(std::string_view json) {
     opt("energy_joules", a.energy_joules);
     opt("samples", a.samples);
     opt("energy_per_sample_joules", a.energy_per_sample_joules);
+    if (j.contains("training"))
+      a.training = TrainingWindow{j["training"].at("start_ms").get<int64_t>(),
+                                  j["training"].at("end_ms").get<int64_t>(),
+                                  j["training"].at("source").get<std::string>()};
     if (j.contains("extent"))
       a.extent = RunAnalysis::Extent{j["extent"].at("points").get<int64_t>(),
                                      j["extent"].at("events").get<int64_t>()};

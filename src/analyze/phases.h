@@ -4,7 +4,9 @@
 // and its steady-state figures (the means of the key metrics over the steady state only,
 // energy per training sample, time per epoch).
 //
-// Method: the key metrics are averaged onto a grid of one-second buckets. The activity
+// Method: the key metrics are averaged onto a grid of one-second buckets. Only the run's
+// training window (training_window.h: the steps the script logged, else GPU activity)
+// is analysed for the steady state; start-up and what follows training are left out. The activity
 // signal is GPU utilization (else SM activity, throughput or process CPU). Its steady
 // level is the median of the run's second half, the band around it the larger of 10% of
 // the level and three robust standard deviations (MAD). Warm-up lasts until a rolling
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/training_window.h"
 #include "store/chunk_codec.h"
 #include "store/store.h"
 
@@ -39,9 +42,11 @@ struct RunAnalysis {
   std::optional<double> throughput;                   // samples/s, steady mean
   std::optional<double> epoch_seconds;                // median time between epoch events
   std::optional<double> energy_joules;                // whole run
-  std::optional<double> samples;                      // whole run (throughput integrated)
+  std::optional<double> samples;                      // trained (see training_window.h)
   std::optional<double> energy_per_sample_joules;
   std::vector<std::string> caveats;  // few samples, a simulated GPU
+  // When the run trained (training_window.h): the steady state is found inside it.
+  std::optional<TrainingWindow> training;
   // Of an analysis of a stored run: the points of its analysed series in chunks and its
   // events, when it was read. A kept copy whose run has more since is made again.
   struct Extent {
@@ -72,7 +77,7 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run);
 // The version of the method: a copy kept with a run (phases.json) that says another was
 // made by an older trainbench and is analysed again. Raise it with every change to what
 // the analysis finds.
-inline constexpr int kAnalysisVersion = 2;
+inline constexpr int kAnalysisVersion = 3;
 
 // As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {...}, ...,
 // "version": kAnalysisVersion}.

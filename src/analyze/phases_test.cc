@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/report.h"
+#include "base/read_file.h"
 #include "store/series_writer.h"
 #include "tests/helpers/counting_store.h"
 #include "tests/helpers/recorded_trace.h"
+#include "tests/helpers/scratch_directory.h"
 #include "tests/helpers/scratch_run.h"
 
 namespace tb {
@@ -96,12 +98,14 @@ TEST(Phases, PlantedPhasesAreFoundWithTheirBoundaries) {
   EXPECT_NEAR(*a.throughput, 1000, 1);
   EXPECT_EQ(*a.epoch_seconds, 100);
   // Energy per sample against a direct computation: power integrated (one listener) over
-  // samples integrated.
+  // samples integrated over the training, from the first logged throughput to the last
+  // (each second's figure holds until the next).
   double joules = 0, samples = 0;
   // One planted run, kept while its series are read (a temporary's members would dangle).
   auto planted = Planted();
   for (const Point& p : planted.series["gpu.power.draw_watts"][0].second) joules += p.value;
-  for (const Point& p : planted.series["train.throughput_samples_per_second"][0].second) samples += p.value;
+  const std::vector<Point>& tput = planted.series["train.throughput_samples_per_second"][0].second;
+  for (size_t i = 0; i + 1 < tput.size(); ++i) samples += tput[i].value;
   EXPECT_NEAR(*a.energy_joules, joules, 1e-6);
   EXPECT_NEAR(*a.energy_per_sample_joules, joules / samples, 1e-9);
   EXPECT_TRUE(a.caveats.empty());
@@ -276,6 +280,112 @@ TEST(Phases, AFinishedRunsKeptAnalysisIsReadBackWithoutItsPoints) {
   kept["steady"] = "high";
   EXPECT_EQ(AnalysisFromJson(kept.dump()).status().code(), Status::Code::kCorrupt);
   EXPECT_EQ(AnalysisFromJson("not json").status().code(), Status::Code::kCorrupt);
+}
+
+// As on a fast GPU: 12 s of start-up (the GPU idle, memory climbing while PyTorch and CUDA
+// load), 2 s of training logged step by step, a second after it. The steady state comes
+// from the two seconds of steps, and the samples are the ones the steps trained.
+TEST(Phases, TheSteadyStateLiesInsideTheStepsTheScriptLogged) {
+  RunSamples run;
+  run.start_ms = kStart;
+  run.end_ms = kStart + 15000;
+  std::vector<Point> gpu, rss, tput, compute, wait;
+  for (int i = 0; i < 150; ++i) {  // 10 Hz
+    int64_t t = kStart + i * 100;
+    bool training = t >= kStart + 12000 && t < kStart + 14000;
+    gpu.push_back({t, training ? 0.9 : 0.0, kNoStep});
+    rss.push_back({t, 1e8 + (t < kStart + 13000 ? i * 1e7 : 1.3e9), kNoStep});
+  }
+  double trained = 0;
+  int64_t step = 0;
+  for (int64_t t = kStart + 12004; t < kStart + 14000; t += 4) {  // a step every 4 ms
+    double samples = ++step % 23 == 0 ? 29 : 64;                  // a short last batch
+    tput.push_back({t, samples / 0.004, step});
+    compute.push_back({t, 0.0035, step});
+    wait.push_back({t, 0.0005, step});
+    trained += samples;
+  }
+  run.series["gpu.utilization.gpu_ratio"] = {{"gpu=0", gpu}};
+  run.series["proc.memory.rss_bytes"] = {{"", rss}};
+  run.series["train.throughput_samples_per_second"] = {{"", tput}};
+  run.series["train.step.compute_seconds"] = {{"", compute}};
+  run.series["train.step.data_wait_seconds"] = {{"", wait}};
+  RunAnalysis a = AnalyzeRun(run);
+  ASSERT_TRUE(a.training.has_value());
+  EXPECT_EQ(a.training->source, "steps");
+  EXPECT_EQ(a.training->start_ms, kStart + 12004);
+  EXPECT_EQ(a.training->end_ms, tput.back().time_ms);
+  ASSERT_TRUE(a.samples.has_value());
+  EXPECT_NEAR(*a.samples, trained, 1e-6 * trained) << "the samples the steps trained";
+  EXPECT_NEAR(a.steady.at("gpu.utilization.gpu_ratio"), 0.9, 1e-9) << "the GPU while it trained";
+  ASSERT_TRUE(a.throughput.has_value());
+  EXPECT_GT(*a.throughput, 15000);
+  const Phase* startup = Find(a, "start-up");
+  ASSERT_NE(startup, nullptr);
+  EXPECT_EQ(startup->end_ms, kStart + 12004);
+  const Phase* steady = Find(a, "steady");
+  ASSERT_NE(steady, nullptr);
+  EXPECT_GE(steady->start_ms, kStart + 12000);
+  EXPECT_LE(steady->end_ms, kStart + 14000);
+  EXPECT_EQ(Find(a, "memory-climb"), nullptr) << "the start-up's climb is not the training's";
+
+  // Without the script's steps, the GPU's activity marks the training.
+  run.series.erase("train.throughput_samples_per_second");
+  run.series.erase("train.step.compute_seconds");
+  run.series.erase("train.step.data_wait_seconds");
+  RunAnalysis by_gpu = AnalyzeRun(run);
+  ASSERT_TRUE(by_gpu.training.has_value());
+  EXPECT_EQ(by_gpu.training->source, "gpu");
+  EXPECT_EQ(by_gpu.training->start_ms, kStart + 12000);
+  EXPECT_EQ(by_gpu.training->end_ms, kStart + 14000);
+  EXPECT_NEAR(by_gpu.steady.at("gpu.utilization.gpu_ratio"), 0.9, 1e-9);
+}
+
+TEST(TrainingWindow, OverlapIsThePartOfARunsTrainingThatOthersShared) {
+  TrainingWindow a{0, 1000, "steps"}, b{500, 3000, "steps"}, c{2000, 2500, "steps"}, d{5000, 6000, "steps"};
+  EXPECT_DOUBLE_EQ(OverlapFraction(a, {b}), 0.5);
+  EXPECT_DOUBLE_EQ(OverlapFraction(b, {a, c}), 1000.0 / 2500);  // 500-1000 and 2000-2500
+  EXPECT_DOUBLE_EQ(OverlapFraction(c, {b, b}), 1.0) << "the same time counted once";
+  EXPECT_DOUBLE_EQ(OverlapFraction(d, {a, b, c}), 0.0);
+}
+
+// The digits experiment on a real H200 (testdata/h200-digits.db.zst, see testdata/README.md):
+// two MPS runs whose processes overlapped for 14 s while their one second of training each
+// came one after the other, and a run alone that trained 1,437 images x 10 epochs.
+TEST(Report, OnTheH200TheMpsRunsTrainedApartAndTheSamplesAreTheScripts) {
+  ScratchDirectory dir("h200");
+  std::string db, error;
+  ASSERT_TRUE(ReadWholeFile(TRAINBENCH_TESTDATA "/h200-digits.db.zst", &db, &error)) << error;
+  std::ofstream((dir.path() / "h200.db").string(), std::ios::binary) << db;
+  std::unique_ptr<Store> store = Store::Open((dir.path() / "h200.db").string()).value();
+  ExperimentReport report = BuildReport(*store, "digits").value();
+  ASSERT_EQ(report.workloads.size(), 2u);
+  const WorkloadReport& alone = report.workloads[0];
+  const WorkloadReport& mps = report.workloads[1];
+  ASSERT_EQ(alone.workload, "gpu-alone");
+  ASSERT_EQ(mps.workload, "gpu-mps");
+  EXPECT_FALSE(mps.together);
+  EXPECT_EQ(mps.collocation, "not together");
+  EXPECT_FALSE(mps.speedup.has_value()) << "no speed-up for runs that trained one after the other";
+  ASSERT_EQ(mps.overlap.size(), 2u);
+  for (double o : mps.overlap) EXPECT_LT(o, kTogetherFraction);
+  const RunAnalysis& a = alone.analyses[0];
+  ASSERT_TRUE(a.samples.has_value());
+  EXPECT_NEAR(*a.samples, 14370, 1) << "1,437 images x 10 epochs, as the script logged them";
+  ASSERT_TRUE(a.training.has_value());
+  EXPECT_EQ(a.training->source, "steps");
+  EXPECT_LT(a.training->length_ms(), 3000) << "the second of training, not the 15 s process";
+  // The one utilization sample inside the second of training read 5%; before, the steady
+  // state was the second after training (1%).
+  EXPECT_NEAR(a.steady.at("gpu.utilization.gpu_ratio"), 0.05, 1e-9) << "the GPU while it trained, not after";
+  const Phase* steady = nullptr;
+  for (const Phase& p : a.phases)
+    if (p.kind == "steady") steady = &p;
+  ASSERT_NE(steady, nullptr);
+  EXPECT_GE(steady->start_ms, a.training->start_ms - 1000);
+  EXPECT_LE(steady->end_ms, a.training->end_ms + 1000);
+  std::string table = ReportTable(report);
+  EXPECT_NE(table.find("did not train at the same time"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -46,18 +46,42 @@ std::string Identity(const RunRecord& r) {
   return id;
 }
 
-// Whether a workload's runs were all running at one moment, as the runs of a schedule's
-// workload are; runs logged under one workload one after another (repeats of a
-// configuration, a run of the workload redone later) were not, and their throughputs do
-// not add up. A run still running (or whose trainbench died) counts as running to now.
-bool RanTogether(const std::vector<RunRecord>& runs) {
-  int64_t latest_start = std::numeric_limits<int64_t>::min();
-  int64_t earliest_end = std::numeric_limits<int64_t>::max();
-  for (const RunRecord& r : runs) {
-    latest_start = std::max(latest_start, r.start_ms);
-    if (r.end_ms > 0) earliest_end = std::min(earliest_end, r.end_ms);
+// Each run's training window (its process's span where the analysis found none).
+TrainingWindow WindowOf(const RunRecord& r, const RunAnalysis& a) {
+  if (a.training) return *a.training;
+  return {r.start_ms, r.end_ms > 0 ? r.end_ms : r.start_ms, "process"};
+}
+
+// How much of each run's training another run of the workload trained alongside; a
+// workload's runs are together when every one of them overlapped the others for most of
+// its training. Runs logged under one workload one after another (repeats), or started
+// together but training one after the other (a ten-second start-up before one second of
+// training), were not, and their throughputs do not add up.
+void JudgeOverlap(WorkloadReport& w) {
+  std::vector<TrainingWindow> windows;
+  int weakest = 0;
+  const std::vector<std::string> order = {"steps", "gpu", "process"};
+  for (size_t i = 0; i < w.runs.size(); ++i) {
+    windows.push_back(WindowOf(w.runs[i], w.analyses[i]));
+    int rank = static_cast<int>(std::find(order.begin(), order.end(), windows.back().source) - order.begin());
+    weakest = std::max(weakest, std::min(rank, 2));
   }
-  return latest_start < earliest_end;
+  w.training_source = order[static_cast<size_t>(weakest)];
+  w.together = true;
+  if (windows.size() < 2) return;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    std::vector<TrainingWindow> others = windows;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    w.overlap.push_back(OverlapFraction(windows[i], others));
+    if (w.overlap.back() < kTogetherFraction) w.together = false;
+  }
+}
+
+std::string Percents(const std::vector<double>& fractions) {
+  std::string out;
+  for (double f : fractions)
+    out += (out.empty() ? "" : "/") + std::to_string(static_cast<int>(std::lround(f * 100))) + "%";
+  return out;
 }
 
 std::string Num(const std::optional<double>& v, const char* format = "%.4g") {
@@ -74,8 +98,9 @@ std::string SpeedupSentence(const WorkloadReport& w, const char* open, const cha
   std::snprintf(
       buf, sizeof buf,
       "%zu runs together did %s%.2fx%s the work of one alone (%.1f vs %.1f samples/s); each run took "
-      "%.2fx as long",
-      w.runs.size(), open, *w.speedup, close, *w.combined_throughput, *w.alone_throughput, *w.run_cost);
+      "%.2fx as long (their training overlapped %s, by %s)",
+      w.runs.size(), open, *w.speedup, close, *w.combined_throughput, *w.alone_throughput, *w.run_cost,
+      Percents(w.overlap).c_str(), TrainingWindowSource(w.training_source).c_str());
   return buf;
 }
 
@@ -85,6 +110,8 @@ const std::vector<ReportColumn> kColumns = {
     {"workload", [](const WorkloadReport& w) { return w.workload.empty() ? std::string("-") : w.workload; }},
     {"runs", [](const WorkloadReport& w) { return std::to_string(w.runs.size()); }},
     {"collocation", [](const WorkloadReport& w) { return w.collocation; }},
+    {"trained together",
+     [](const WorkloadReport& w) { return w.overlap.empty() ? std::string("-") : Percents(w.overlap); }},
     {"nodes",
      [](const WorkloadReport& w) {
        std::set<std::string> hosts;
@@ -170,12 +197,15 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
       eps.push_back(a.energy_per_sample_joules);
     }
     w.run_throughput = Mean(tput);
-    w.together = RanTogether(w.runs);
+    JudgeOverlap(w);
     if (!w.together) {
       w.collocation = "not together";
-      report.caveats.push_back("workload " + w.workload + ": its " + std::to_string(w.runs.size()) +
-                               " runs did not run at the same time, so their throughputs are not added up "
-                               "and it is not compared with runs alone");
+      report.caveats.push_back(
+          "workload " + w.workload + ": its " + std::to_string(w.runs.size()) +
+          " runs did not train at the same time (each run's training overlapped the "
+          "others' for " +
+          Percents(w.overlap) + " of it, by " + TrainingWindowSource(w.training_source) +
+          "), so their throughputs are not added up and it is not compared with runs alone");
     }
     if (w.together && std::all_of(tput.begin(), tput.end(), [](const auto& t) { return t.has_value(); })) {
       double sum = 0;

@@ -2,8 +2,9 @@
 // steady-state GPU figures and energy; for a collocated workload (several runs sharing a
 // GPU) the combined throughput against the same runs alone (a workload of one run with the
 // same script and params, the seed aside), i.e. the speed-up collocation gives and its cost
-// in each run's time. As a terminal table or CSV here; as an HTML page or a PDF with charts
-// in analyze/report_document.h.
+// in each run's time. Runs count as collocated when their training overlapped (the steps
+// they logged), not when their processes did; every figure comes from inside the training. As a terminal
+// table or CSV here; as an HTML page or a PDF with charts in analyze/report_document.h.
 #pragma once
 
 #include <optional>
@@ -17,7 +18,13 @@ namespace tb {
 
 struct WorkloadReport {
   std::string workload, collocation;
-  bool together = true;  // its runs were all running at one moment (a schedule's workload)
+  // Its runs trained together: each one's training window (training_window.h) overlapped
+  // the others' for at least kTogetherFraction of it. Only then are their throughputs added
+  // up and compared with runs alone.
+  bool together = true;
+  std::vector<double> overlap;  // per run (in `runs`' order): the fraction of its training
+                                // during which another of the workload's runs trained
+  std::string training_source;  // how the windows were found (the weakest of the runs')
   std::vector<RunRecord> runs;
   std::vector<RunAnalysis> analyses;
   std::optional<double> run_throughput;       // mean over its runs, samples/s
@@ -30,6 +37,8 @@ struct WorkloadReport {
   std::optional<double> speedup;   // combined / alone
   std::optional<double> run_cost;  // alone / per-run throughput: how much longer each run takes
 };
+
+inline constexpr double kTogetherFraction = 0.5;
 
 struct ExperimentReport {
   std::string experiment;

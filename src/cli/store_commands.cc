@@ -253,6 +253,13 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
       std::printf("  +%-9s %9s  %-13s %s\n", FormatDuration(p.start_ms - r.start_ms).c_str(),
                   FormatDuration(p.end_ms - p.start_ms).c_str(), p.kind.c_str(), p.detail.c_str());
     }
+    if (a->training)
+      std::printf("\ntraining    +%s to +%s (%s), by %s\n",
+                  FormatDuration(a->training->start_ms - r.start_ms).c_str(),
+                  FormatDuration(a->training->end_ms - r.start_ms).c_str(),
+                  FormatDuration(a->training->length_ms()).c_str(),
+                  TrainingWindowSource(a->training->source).c_str());
+    if (a->samples) std::printf("samples     %.0f trained\n", *a->samples);
     std::printf("\nsteady state (%d s)\n", a->steady_samples);
     for (const auto& [metric, mean] : a->steady) {
       const MetricInfo* info = FindMetric(metric);

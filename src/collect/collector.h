@@ -36,6 +36,7 @@ struct Tick {
   int64_t monotonic_ns = 0;     // for rates
   ProcessTree* tree = nullptr;  // null when no run is watched
   const EventFn* event = nullptr;
+  bool final = false;  // the run's last tick (taken as sampling stops)
 };
 
 class Collector {

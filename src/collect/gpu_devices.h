@@ -30,6 +30,9 @@ struct DeviceSelection {
   // Whether the devices were resolved against the machine's GPUs (NVML answered); when
   // not, GPU and MIG UUIDs could not be mapped to GPUs and the listeners watch every GPU.
   bool resolved = false;
+  // Runs started together on these GPUs (a schedule's workload; TRAINBENCH_GPU_RUNS): while
+  // none has a process on a GPU, each is an equal part of its (idle) energy.
+  unsigned runs_sharing = 1;
 };
 
 // `devices` may be null when NVML is not available; then only indices can be resolved

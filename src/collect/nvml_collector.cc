@@ -25,13 +25,20 @@ using nvml::kNoPermission;
 using nvml::kNotSupported;
 using nvml::kSuccess;
 
-// How often the slow PCIe counters are read (each call blocks about 20 ms in the driver).
-constexpr int64_t kPcieEveryMs = 1000;
+// The cadence of the costly readings (CPU per call on a real H200: the energy counter
+// 3.85 ms, per-process utilization 2.2 ms, PCIe throughput 0.7 ms and 20 ms of waiting per
+// counter); every other field costs microseconds and is read every tick.
+constexpr int64_t kEnergyEveryMs = 60000;              // a cumulative counter: its ends lose nothing
+constexpr int64_t kProcessUtilizationEveryMs = 10000;  // the driver buffers samples meanwhile
+constexpr int64_t kPcieEveryMs = 20000;                // on its own thread
+
+// /proc/PID/comm of the MPS server (nvidia-cuda-mps-server, cut to 15 characters).
+constexpr std::string_view kMpsServerComm = "nvidia-cuda-mps";
 
 class NvmlCollector : public Collector {
  public:
-  NvmlCollector(std::shared_ptr<Nvml> nvml, std::vector<unsigned> indices)
-      : nvml_(std::move(nvml)), indices_(std::move(indices)) {}
+  NvmlCollector(std::shared_ptr<Nvml> nvml, std::vector<unsigned> indices, unsigned runs_sharing)
+      : nvml_(std::move(nvml)), indices_(std::move(indices)), runs_sharing_(runs_sharing) {}
 
   ~NvmlCollector() override {
     {
@@ -52,6 +59,7 @@ class NvmlCollector : public Collector {
     }
     for (GpuState& g : gpus_) {
       if (!g.lost) SampleGpu(g, tree, tick, sink);
+      if (!g.lost) SampleEnergy(g, tick, sink);
     }
     EmitPcie(sink);
     return Status::Ok();
@@ -64,11 +72,21 @@ class NvmlCollector : public Collector {
     std::set<std::string> unsupported;  // metric keys NVML said NOT_SUPPORTED / NO_PERMISSION for
     bool lost = false;
     unsigned long long last_process_sample_us = 0;
-    std::optional<double> power_watts;  // this tick's reading, for the run's energy share
-    double run_energy_joules = 0;       // the counter proc.gpu.energy_joules
-    int foreign_pid_ticks = 0;          // ticks in a row on which no listed PID existed here
-    int64_t last_share_ns = 0;
-    std::map<unsigned, unsigned> sm_by_pid;  // newest SM utilization (percent) per process
+    int64_t last_process_fetch_ms = 0;
+    std::optional<double> power_watts;     // this tick's reading, for the run's energy share
+    std::optional<double> share;           // this tick's share of the GPU, when the run is on it
+    int foreign_pid_ticks = 0;             // ticks in a row on which no listed PID existed here
+    std::map<unsigned, double> sm_by_pid;  // SM utilization (percent) per process, mean of the last fetch
+    bool told_mps = false;
+    // The run's energy: the GPU's energy counter read now and then, each increase split by
+    // the run's share over the ticks since the last reading, weighted by power.
+    int64_t last_energy_read_ms = 0;
+    std::optional<double> energy_counter_joules;      // at the last reading
+    double share_power_joules = 0, power_joules = 0;  // since the last reading: sum of P*dt*share, P*dt
+    int64_t last_power_ns = 0;
+    double last_share = 1;
+    double run_energy_joules = 0;  // the counter proc.gpu.energy_joules
+    bool run_energy_started = false;
   };
 
   Status OpenDevices() {
@@ -139,12 +157,6 @@ class NvmlCollector : public Collector {
         sink.Add({metric::kGpuPowerDrawWatts, l, tick.time_ms, *g.power_watts});
       }
     }
-    if (!g.lost && Wanted(g, "energy", reinterpret_cast<const void*>(f.DeviceGetTotalEnergyConsumption))) {
-      unsigned long long mj = 0;
-      if (Check(g, "energy", f.DeviceGetTotalEnergyConsumption(d, &mj), tick)) {
-        sink.Add({metric::kGpuEnergyConsumedJoules, l, tick.time_ms, static_cast<double>(mj) / 1000.0});
-      }
-    }
     if (!g.lost && Wanted(g, "temperature", reinterpret_cast<const void*>(f.DeviceGetTemperature))) {
       unsigned int c = 0;
       if (Check(g, "temperature", f.DeviceGetTemperature(d, nvml::kTemperatureGpu, &c), tick)) {
@@ -171,6 +183,7 @@ class NvmlCollector : public Collector {
         sink.Add({metric::kGpuClockEventReasonsBitmask, l, tick.time_ms, static_cast<double>(reasons)});
       }
     }
+    g.share.reset();
     if (!g.lost && tick.tree != nullptr) SampleProcesses(g, tree, tick, sink);
     if (!g.lost) SampleMig(g, tick, sink);
   }
@@ -269,81 +282,200 @@ class NvmlCollector : public Collector {
              "SM share and energy share are not recorded");
   }
 
+  // The clients of MPS on the GPU (nvmlDeviceGetMPSComputeRunningProcesses): empty
+  // without MPS, or where the driver lacks the call.
+  std::set<unsigned> MpsClients(GpuState& g, const Tick& tick) {
+    const nvml::Functions& f = nvml_->fn();
+    std::set<unsigned> out;
+    if (!Wanted(g, "mps_processes", reinterpret_cast<const void*>(f.DeviceGetMPSComputeRunningProcessesV2)))
+      return out;
+    unsigned count = static_cast<unsigned>(processes_.size());
+    nvml::Return r = f.DeviceGetMPSComputeRunningProcessesV2(g.info.handle, &count, processes_.data());
+    if (r == nvml::kInsufficientSize) {
+      processes_.resize(count + 8);
+      count = static_cast<unsigned>(processes_.size());
+      r = f.DeviceGetMPSComputeRunningProcessesV2(g.info.handle, &count, processes_.data());
+    }
+    if (!Check(g, "mps_processes", r, tick)) return out;
+    for (unsigned i = 0; i < count; ++i) out.insert(processes_[i].pid);
+    return out;
+  }
+
+  static bool IsMpsServer(unsigned pid, const Tick& tick) {
+    std::string comm;
+    if (!tick.tree->files().Read("/proc/" + std::to_string(pid) + "/comm", comm).ok()) return false;
+    while (!comm.empty() && (comm.back() == '\n' || comm.back() == ' ')) comm.pop_back();
+    return comm == kMpsServerComm;
+  }
+
+  // Per-process SM utilization since the last fetch (the driver buffers one sample a
+  // second per process), as each process's mean; the processes without a sample keep
+  // their last figure. Under MPS the only sample is the server's.
+  void FetchProcessUtilization(GpuState& g, const Tick& tick) {
+    const nvml::Functions& f = nvml_->fn();
+    if (!Wanted(g, "process_utilization", reinterpret_cast<const void*>(f.DeviceGetProcessUtilization)))
+      return;
+    g.last_process_fetch_ms = tick.time_ms;
+    unsigned count = static_cast<unsigned>(samples_.size());
+    nvml::Return r =
+        f.DeviceGetProcessUtilization(g.info.handle, samples_.data(), &count, g.last_process_sample_us);
+    if (r == nvml::kInsufficientSize) {
+      samples_.resize(count + 8);
+      count = static_cast<unsigned>(samples_.size());
+      r = f.DeviceGetProcessUtilization(g.info.handle, samples_.data(), &count, g.last_process_sample_us);
+    }
+    // NOT_FOUND (real drivers) or NO_DATA: no samples since the last: the last stand.
+    if (r == nvml::kNotFound || r == nvml::kNoData || !Check(g, "process_utilization", r, tick)) return;
+    std::map<unsigned, std::pair<double, int>> sums;
+    unsigned long long newest = g.last_process_sample_us;
+    for (unsigned i = 0; i < count; ++i) {
+      const nvml::ProcessUtilizationSample& s = samples_[i];
+      if (s.timeStamp <= g.last_process_sample_us) continue;
+      sums[s.pid].first += s.smUtil;
+      ++sums[s.pid].second;
+      newest = std::max(newest, s.timeStamp);
+    }
+    g.last_process_sample_us = newest;
+    for (const auto& [pid, sum] : sums) g.sm_by_pid[pid] = sum.first / sum.second;
+  }
+
+  // The run's share of the GPU. Parties are the processes on it, the MPS server aside: its
+  // work is its clients'. A party's activity is its SM utilization; NVML gives MPS clients
+  // none of their own (only the server's, for all of them), so each client is an equal
+  // part of the server's. The run's share is its tree's activity over every party's; with
+  // nothing computing (or while no utilization was needed), an equal part per party; with
+  // no party on the GPU, an equal part per run started on it (DeviceSelection).
   void SampleProcesses(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick,
                        SampleSink& sink) {
-    const nvml::Functions& f = nvml_->fn();
-    nvml::Device d = g.info.handle;
     auto labels = [&](unsigned pid) { return Labels(g.labels).Add("pid", pid); };
     std::vector<std::pair<unsigned, unsigned long long>> procs;
-    bool listed = ListProcesses(g, tick, procs);
+    if (!ListProcesses(g, tick, procs)) return;
+    std::set<unsigned> clients = MpsClients(g, tick);
+    std::optional<unsigned> server;
+    std::set<unsigned> present;  // the parties
     double tree_memory = 0;
     bool tree_has_memory = false;
-    std::set<unsigned> present;
+    size_t tree_parties = 0, plain_parties = 0;
+    bool others = false;
     for (const auto& [pid, memory] : procs) {
+      if (clients.count(pid) == 0 && IsMpsServer(pid, tick)) {
+        server = pid;
+        continue;
+      }
       present.insert(pid);
-      if (tree.count(static_cast<pid_t>(pid)) == 0 || memory == nvml::kValueNotAvailable) continue;
+      bool mine = tree.count(static_cast<pid_t>(pid)) != 0;
+      tree_parties += mine;
+      others |= !mine;
+      if (clients.count(pid) == 0) ++plain_parties;
+      if (!mine || memory == nvml::kValueNotAvailable) continue;
       sink.Add({metric::kProcGpuMemoryUsedBytes, labels(pid), tick.time_ms, static_cast<double>(memory)});
       tree_memory += static_cast<double>(memory);
       tree_has_memory = true;
     }
-    if (!g.lost &&
-        Wanted(g, "process_utilization", reinterpret_cast<const void*>(f.DeviceGetProcessUtilization))) {
-      unsigned count = static_cast<unsigned>(samples_.size());
-      nvml::Return r = f.DeviceGetProcessUtilization(d, samples_.data(), &count, g.last_process_sample_us);
-      if (r == nvml::kInsufficientSize) {
-        samples_.resize(count + 8);
-        count = static_cast<unsigned>(samples_.size());
-        r = f.DeviceGetProcessUtilization(d, samples_.data(), &count, g.last_process_sample_us);
-      }
-      // NOT_FOUND (real drivers) or NO_DATA: no samples since the last: the newest stand.
-      if (r != nvml::kNotFound && r != nvml::kNoData && Check(g, "process_utilization", r, tick)) {
-        for (unsigned i = 0; i < count; ++i) {
-          const nvml::ProcessUtilizationSample& s = samples_[i];
-          if (s.timeStamp <= g.last_process_sample_us) continue;
-          g.sm_by_pid[s.pid] = s.smUtil;
-        }
-        for (unsigned i = 0; i < count; ++i)
-          g.last_process_sample_us = std::max(g.last_process_sample_us, samples_[i].timeStamp);
-      }
-    }
-    // Processes that left the GPU no longer count.
-    if (listed) std::erase_if(g.sm_by_pid, [&](const auto& e) { return present.count(e.first) == 0; });
-    double tree_sm = 0, all_sm = 0;
-    size_t tree_procs = 0;
-    for (const auto& [pid, sm] : g.sm_by_pid) {
-      all_sm += sm;
-      if (tree.count(static_cast<pid_t>(pid)) != 0) {
-        tree_sm += sm;
-        sink.Add({metric::kProcGpuSmUtilizationRatio, labels(pid), tick.time_ms, sm / 100.0});
-      }
-    }
-    for (unsigned pid : present) tree_procs += tree.count(static_cast<pid_t>(pid));
-    if (!listed) return;
+    // A server listed without the MPS list (an older driver): every party is its client.
+    if (server && clients.empty()) clients = present;
+    std::erase_if(g.sm_by_pid,
+                  [&](const auto& e) { return present.count(e.first) == 0 && e.first != server; });
     // Once the PIDs were foreign, an empty list (the run's processes have left) says no
     // more about the run's share than a foreign one.
-    if (tree_procs == 0 && (PidsAreForeign(g, present, tick) || (present.empty() && g.foreign_pid_ticks > 0)))
+    if (tree_parties == 0 &&
+        (PidsAreForeign(g, present, tick) || (present.empty() && g.foreign_pid_ticks > 0)))
       return;
+    size_t served = 0;
+    for (unsigned pid : present) served += clients.count(pid);
+    if (served > 0 && tree_parties > 0 && !g.told_mps) {
+      g.told_mps = true;
+      Tell(tick, "gpu",
+           "GPU " + std::to_string(g.info.index) +
+               " runs this run through MPS: NVML reports the MPS server's activity only, not each client's, "
+               "so "
+               "the server's activity and energy are split equally among its clients (" +
+               std::to_string(served) + " now)");
+    }
+    // Per-process utilization costs milliseconds a call: only asked for when the run
+    // shares the GPU with a process that NVML measures on its own.
+    bool utilization_needed = others && plain_parties > 0 && tree_parties > 0;
+    if (utilization_needed && (g.last_process_fetch_ms == 0 ||
+                               tick.time_ms - g.last_process_fetch_ms >= kProcessUtilizationEveryMs))
+      FetchProcessUtilization(g, tick);
+    double server_sm = server && g.sm_by_pid.count(*server) != 0 ? g.sm_by_pid[*server] : 0;
+    double tree_sm = 0, all_sm = 0;
+    bool measured = false;
+    for (unsigned pid : present) {
+      bool client = clients.count(pid) != 0;
+      auto it = g.sm_by_pid.find(pid);
+      measured |= client ? server.has_value() : it != g.sm_by_pid.end();
+      double sm = client ? server_sm / static_cast<double>(served) : it != g.sm_by_pid.end() ? it->second : 0;
+      all_sm += sm;
+      if (tree.count(static_cast<pid_t>(pid)) == 0) continue;
+      tree_sm += sm;
+      if (!client && it != g.sm_by_pid.end())
+        sink.Add(
+            {metric::kProcGpuSmUtilizationRatio, labels(pid), tick.time_ms, RoundForStorage(sm / 100.0)});
+    }
     if (tree_has_memory) sink.Add({metric::kProcGpuTreeMemoryUsedBytes, g.labels, tick.time_ms, tree_memory});
-    if (!g.sm_by_pid.empty())
-      sink.Add({metric::kProcGpuTreeSmUtilizationRatio, g.labels, tick.time_ms, tree_sm / 100.0});
-    // The run's share of the device: its SM utilization over every process's; with nothing
-    // computing, an equal part per process present.
-    double share = 0;
-    if (all_sm > 0) {
+    if (utilization_needed && measured)
+      sink.Add(
+          {metric::kProcGpuTreeSmUtilizationRatio, g.labels, tick.time_ms, RoundForStorage(tree_sm / 100.0)});
+    double share = 1;
+    if (present.empty()) {
+      share = 1.0 / std::max(1U, runs_sharing_);
+    } else if (!others) {
+      share = 1;
+    } else if (utilization_needed && all_sm > 0) {
       share = tree_sm / all_sm;
-    } else if (!present.empty()) {
-      share = static_cast<double>(tree_procs) / static_cast<double>(present.size());
+    } else {
+      share = static_cast<double>(tree_parties) / static_cast<double>(present.size());
     }
-    share = RoundForStorage(share);
-    sink.Add({metric::kProcGpuShareRatio, g.labels, tick.time_ms, share});
+    g.share = RoundForStorage(share);
+    sink.Add({metric::kProcGpuShareRatio, g.labels, tick.time_ms, *g.share});
+  }
+
+  // The GPU's energy counter, read on the first tick, every kEnergyEveryMs and on the last
+  // (a cumulative counter loses nothing between); the run's part of each increase is its
+  // share over the ticks between, weighted by their power. Without the counter (an older
+  // GPU), the run's energy is its share of the power integrated tick by tick.
+  void SampleEnergy(GpuState& g, const Tick& tick, SampleSink& sink) {
+    const nvml::Functions& f = nvml_->fn();
+    double share = g.share.value_or(g.last_share);
     if (g.power_watts) {
-      if (g.last_share_ns != 0) {
-        double seconds = static_cast<double>(tick.monotonic_ns - g.last_share_ns) / 1e9;
-        g.run_energy_joules += *g.power_watts * seconds * share;
+      if (g.last_power_ns != 0) {
+        double joules = *g.power_watts * static_cast<double>(tick.monotonic_ns - g.last_power_ns) / 1e9;
+        g.power_joules += joules;
+        g.share_power_joules += joules * share;
       }
-      g.last_share_ns = tick.monotonic_ns;
-      sink.Add({metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(g.run_energy_joules)});
+      g.last_power_ns = tick.monotonic_ns;
     }
+    if (g.share) g.last_share = *g.share;
+    bool watched = tick.tree != nullptr && g.share.has_value();
+    if (Wanted(g, "energy", reinterpret_cast<const void*>(f.DeviceGetTotalEnergyConsumption))) {
+      bool due =
+          g.last_energy_read_ms == 0 || tick.final || tick.time_ms - g.last_energy_read_ms >= kEnergyEveryMs;
+      if (!due) return;
+      unsigned long long mj = 0;
+      if (Check(g, "energy", f.DeviceGetTotalEnergyConsumption(g.info.handle, &mj), tick)) {
+        double joules = static_cast<double>(mj) / 1000.0;
+        sink.Add({metric::kGpuEnergyConsumedJoules, g.labels, tick.time_ms, joules});
+        if (g.energy_counter_joules) {
+          double part = g.power_joules > 0 ? g.share_power_joules / g.power_joules : share;
+          g.run_energy_joules += (joules - *g.energy_counter_joules) * part;
+        }
+        g.energy_counter_joules = joules;
+        g.power_joules = g.share_power_joules = 0;
+        g.last_energy_read_ms = tick.time_ms;
+        if (watched || (tick.tree != nullptr && g.run_energy_started))
+          sink.Add(
+              {metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(g.run_energy_joules)});
+        g.run_energy_started |= watched;
+        return;
+      }
+      if (g.lost || g.unsupported.count("energy") == 0) return;  // a passing error: the next tick retries
+    }
+    // No counter: power integrated, tick by tick.
+    if (!watched || !g.power_watts) return;
+    g.run_energy_joules += g.share_power_joules;
+    g.power_joules = g.share_power_joules = 0;
+    sink.Add({metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(g.run_energy_joules)});
   }
 
   void SampleMig(GpuState& g, const Tick& tick, SampleSink& sink) {
@@ -407,6 +539,7 @@ class NvmlCollector : public Collector {
 
   std::shared_ptr<Nvml> nvml_;
   std::vector<unsigned> indices_;
+  unsigned runs_sharing_ = 1;
   bool opened_ = false;
   std::vector<GpuState> gpus_;
   std::vector<nvml::ProcessInfoV2> processes_ = std::vector<nvml::ProcessInfoV2>(64);
@@ -424,7 +557,7 @@ class NvmlCollector : public Collector {
 }  // namespace
 
 std::unique_ptr<Collector> MakeNvmlCollector(std::shared_ptr<Nvml> nvml, const DeviceSelection& devices) {
-  return std::make_unique<NvmlCollector>(std::move(nvml), devices.gpu_indices);
+  return std::make_unique<NvmlCollector>(std::move(nvml), devices.gpu_indices, devices.runs_sharing);
 }
 
 }  // namespace tb

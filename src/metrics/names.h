@@ -75,6 +75,9 @@ inline constexpr std::string_view kTrainbenchListenerCpuSeconds = "trainbench.li
 
 inline constexpr std::string_view kTrainLoss = "train.loss";
 inline constexpr std::string_view kTrainThroughputSamplesPerSecond = "train.throughput_samples_per_second";
+// A step's time, as the trainbench client's run.steps() logs it (each with its step).
+inline constexpr std::string_view kTrainStepComputeSeconds = "train.step.compute_seconds";
+inline constexpr std::string_view kTrainStepDataWaitSeconds = "train.step.data_wait_seconds";
 // The prefix of a script's own metrics (logged through the tracking API).
 inline constexpr std::string_view kScriptPrefix = "train.";
 

@@ -63,6 +63,7 @@ Result<std::unique_ptr<Nvml>> Nvml::Open() {
        {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
   Bind(library, f.DeviceGetComputeRunningProcessesV2, {"nvmlDeviceGetComputeRunningProcesses_v2"});
   Bind(library, f.DeviceGetComputeRunningProcessesV1, {"nvmlDeviceGetComputeRunningProcesses"});
+  Bind(library, f.DeviceGetMPSComputeRunningProcessesV2, {"nvmlDeviceGetMPSComputeRunningProcesses_v2"});
   Bind(library, f.DeviceGetProcessUtilization, {"nvmlDeviceGetProcessUtilization"});
   Bind(library, f.DeviceGetMigMode, {"nvmlDeviceGetMigMode"});
   Bind(library, f.DeviceGetMaxMigDeviceCount, {"nvmlDeviceGetMaxMigDeviceCount"});

@@ -100,6 +100,8 @@ struct Functions {
   Return (*DeviceGetClocksEventReasons)(Device, unsigned long long*) = nullptr;
   Return (*DeviceGetComputeRunningProcessesV2)(Device, unsigned int*, ProcessInfoV2*) = nullptr;
   Return (*DeviceGetComputeRunningProcessesV1)(Device, unsigned int*, ProcessInfoV1*) = nullptr;
+  // The clients of MPS only (the running list also holds the MPS server).
+  Return (*DeviceGetMPSComputeRunningProcessesV2)(Device, unsigned int*, ProcessInfoV2*) = nullptr;
   Return (*DeviceGetProcessUtilization)(Device, ProcessUtilizationSample*, unsigned int*,
                                         unsigned long long) = nullptr;
   Return (*DeviceGetMigMode)(Device, unsigned int*, unsigned int*) = nullptr;

@@ -75,6 +75,9 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
     return setup;
   }
   setup.selection = std::move(selection.value());
+  // How many runs a schedule started together on these GPUs (for the idle energy's split).
+  if (const char* runs = std::getenv("TRAINBENCH_GPU_RUNS"); runs != nullptr && std::atoi(runs) > 0)
+    setup.selection.runs_sharing = static_cast<unsigned>(std::atoi(runs));
   if (!setup.selection.resolved && !Trim(options.devices).empty() && (chosen("smi") || chosen("dcgmi"))) {
     std::string msg = "NVML cannot tell which GPUs " + options.devices +
                       " are, so nvidia-smi and dcgmi watch every GPU of this machine";

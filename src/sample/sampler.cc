@@ -65,7 +65,7 @@ void Sampler::Loop() {
     }
   }
   // The final sample, so a short run still has its last state recorded.
-  TickOnce(WallMillis(), MonotonicNanos());
+  TickOnce(WallMillis(), MonotonicNanos(), /*final=*/true);
   FlushWriter();
 }
 
@@ -80,9 +80,9 @@ void Sampler::FlushWriter() {
   flush_failing_ = !s.ok();
 }
 
-void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns) {
+void Sampler::TickOnce(int64_t time_ms, int64_t monotonic_ns, bool final) {
   std::lock_guard lock(mu_);
-  Tick tick{time_ms, monotonic_ns, tree_ ? &*tree_ : nullptr, on_event_ ? &on_event_ : nullptr};
+  Tick tick{time_ms, monotonic_ns, tree_ ? &*tree_ : nullptr, on_event_ ? &on_event_ : nullptr, final};
   if (tree_) tree_->Invalidate();
   for (size_t i = 0; i < collectors_.size(); ++i) {
     ListenerHealth& h = health_[i];

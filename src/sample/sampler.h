@@ -48,7 +48,8 @@ class Sampler {
   void Stop();
 
   // One tick, on the caller's thread (tests drive the sampler with fixed clocks).
-  void TickOnce(int64_t time_ms, int64_t monotonic_ns);
+  // `final`: the last tick, as Stop() takes it.
+  void TickOnce(int64_t time_ms, int64_t monotonic_ns, bool final = false);
 
   std::vector<ListenerHealth> Health() const;
 
