@@ -11,7 +11,8 @@ Result<void*> OpenCLibrary(const CLibrary& l) {
     const char* why = dlerror();
     return Status::Unavailable(std::string(l.needed_for) + " need " + l.soname +
                                ", which cannot be loaded (" + (why != nullptr ? why : "unknown error") +
-                               "): install it (apt-get install " + l.package + ")");
+                               "): install it (Debian, Ubuntu: apt-get install " + l.package +
+                               "; other systems: the package that provides " + l.soname + ")");
   }
   return library;
 }
