@@ -1,7 +1,16 @@
 // The GPU listeners on 8 simulated GPUs whose NVML calls cost what NVIDIA's do: each call
-// waits `call_delay_us` (tens of microseconds on real GPUs), each PCIe throughput call
-// blocks 20 ms (nvml.h: the counter is read over a 20 ms window), nvmlInit waits
-// `nvml_init_ms`. Measured:
+// spends the CPU time a real H200's driver charged (sim/scenario.h: NvmlCpuCost, 3.85 ms
+// for the energy counter, 2.2 ms for per-process utilization, 0.7 ms for PCIe throughput,
+// microseconds for the rest) and waits `call_delay_us`, each PCIe throughput call blocks
+// 20 ms (nvml.h: the counter is read over a 20 ms window), nvmlInit waits `nvml_init_ms`.
+// Each GPU runs one process of the run's tree (one run a GPU). Measured:
+//   - the goal's figure, one line "nvml CPU per GPU per 1-s tick: N.NN ms": the `nvml`
+//     listener ticking at 1 Hz for `slow_ticks` ticks (its slowest field, the energy
+//     counter, is read at the ends and every 2 minutes), the process's CPU time (the PCIe
+//     reader's too) over ticks and GPUs, alone on each GPU and then with another run's
+//     process on every GPU; beside it the same GPUs read the way trainbench did before
+//     (every field, the energy counter and per-process utilization included, every tick;
+//     PCIe every second);
 //   - the `nvml` listener ticking at 10 Hz on an absolute schedule, as the sampler does:
 //     the process's CPU time per tick (every thread, the PCIe reader's too), each tick's
 //     wall time, and the ticks that ran past the start of the next one;
@@ -11,7 +20,9 @@
 //   - all listeners together (top, iostat, net, nvml) at 1 Hz and at 10 Hz, as a share of
 //     one core.
 //
-//   build/bench/gpu_listener_cost [ticks=100] [call_delay_us=75] [pcie_call_ms=20] [nvml_init_ms=0]
+//   build/bench/gpu_listener_cost [ticks=100, 0: only the goal's figure] [call_delay_us=75] [pcie_call_ms=20]
+//   [nvml_init_ms=0]
+//                                 [slow_ticks=120]
 //
 // nvmlInit's cost on real GPUs is not documented (it is far longer without persistence
 // mode); 0 keeps the nvidia-smi baseline as cheap as it can be.
@@ -63,7 +74,7 @@ Ticking RunTicks(std::vector<std::unique_ptr<Collector>>& collectors, pid_t root
     if (due > now) std::this_thread::sleep_for(std::chrono::nanoseconds(due - now));
     int64_t w0 = MonotonicNanos();
     tree.Invalidate();
-    Tick tick{WallMillis(), w0, &tree, nullptr};
+    Tick tick{WallMillis(), w0, &tree, nullptr, /*final=*/i == ticks - 1};
     for (auto& c : collectors) (void)c->Collect(tick, sink);
     int64_t end = MonotonicNanos();
     t.wall_ns += static_cast<double>(end - w0);
@@ -104,6 +115,50 @@ SmiCost SmiPerTick(int calls) {
   return c;
 }
 
+// Every field of every GPU every tick, PCIe every second: the cadence trainbench had before
+// (what the H200 measured at 6.0 ms of CPU per GPU per tick). Process CPU per tick.
+double EveryFieldEveryTick(const Nvml& nvml, int ticks, int interval_ms) {
+  const nvml::Functions& f = nvml.fn();
+  Nvml::DeviceList devices = nvml.Devices().value();
+  std::vector<nvml::ProcessInfoV2> procs(64);
+  std::vector<nvml::ProcessUtilizationSample> samples(64);
+  std::vector<unsigned long long> last_seen(devices.gpus.size(), 0);
+  int64_t cpu0 = ProcessCpuNanos(), start = MonotonicNanos() + interval_ms * 1000000LL;
+  for (int i = 0; i < ticks; ++i) {
+    std::this_thread::sleep_until(
+        std::chrono::steady_clock::time_point(std::chrono::nanoseconds(start + i * interval_ms * 1000000LL)));
+    for (size_t g = 0; g < devices.gpus.size(); ++g) {
+      nvml::Device d = devices.gpus[g].handle;
+      nvml::Utilization u{};
+      nvml::MemoryV2 m{};
+      m.version = nvml::kMemoryV2Version;
+      unsigned v = 0;
+      unsigned long long big = 0;
+      int p = 0;
+      (void)f.DeviceGetUtilizationRates(d, &u);
+      (void)f.DeviceGetMemoryInfoV2(d, &m);
+      (void)f.DeviceGetPowerUsage(d, &v);
+      (void)f.DeviceGetTotalEnergyConsumption(d, &big);
+      (void)f.DeviceGetTemperature(d, nvml::kTemperatureGpu, &v);
+      (void)f.DeviceGetClockInfo(d, nvml::kClockSm, &v);
+      (void)f.DeviceGetClockInfo(d, nvml::kClockMem, &v);
+      (void)f.DeviceGetPerformanceState(d, &p);
+      (void)f.DeviceGetClocksEventReasons(d, &big);
+      unsigned count = static_cast<unsigned>(procs.size());
+      (void)f.DeviceGetComputeRunningProcessesV2(d, &count, procs.data());
+      count = static_cast<unsigned>(samples.size());
+      if (f.DeviceGetProcessUtilization(d, samples.data(), &count, last_seen[g]) == nvml::kSuccess) {
+        for (unsigned k = 0; k < count; ++k) last_seen[g] = std::max(last_seen[g], samples[k].timeStamp);
+      }
+      if (i % std::max(1, 1000 / interval_ms) == 0) {
+        (void)f.DeviceGetPcieThroughput(d, nvml::kPcieTxBytes, &v);
+        (void)f.DeviceGetPcieThroughput(d, nvml::kPcieRxBytes, &v);
+      }
+    }
+  }
+  return static_cast<double>(ProcessCpuNanos() - cpu0) / ticks;
+}
+
 }  // namespace
 }  // namespace tb
 
@@ -113,27 +168,31 @@ int main(int argc, char** argv) {
   int delay_us = argc > 2 ? std::atoi(argv[2]) : 75;
   int pcie_ms = argc > 3 ? std::atoi(argv[3]) : 20;
   int init_ms = argc > 4 ? std::atoi(argv[4]) : 0;
+  int slow_ticks = argc > 5 ? std::atoi(argv[5]) : 120;
   std::string scenario = "/tmp/tb-gpu-bench-" + std::to_string(getpid()) + ".json";
   nlohmann::json gpus = nlohmann::json::array();
   for (int g = 0; g < 8; ++g) {
-    gpus.push_back({{"name", "NVIDIA A100-SXM4-80GB"},
-                    {"uuid", "GPU-00000000-0000-0000-0000-00000000000" + std::to_string(g)},
-                    {"memory_total_mib", 81920},
-                    {"call_delay_us", delay_us},
-                    {"pcie_call_ms", pcie_ms},
-                    {"metrics",
-                     {{"util_gpu_pct", 93},
-                      {"util_mem_pct", 41},
-                      {"mem_used_mib", 61440},
-                      {"power_w", 312.5},
-                      {"energy_mj", 123456789},
-                      {"temp_c", 61},
-                      {"clock_sm_mhz", 1410},
-                      {"clock_mem_mhz", 1593},
-                      {"pstate", 0},
-                      {"pcie_tx_kbps", 40960},
-                      {"pcie_rx_kbps", 163840},
-                      {"throttle_reasons", 0}}}});
+    gpus.push_back(
+        {{"name", "NVIDIA A100-SXM4-80GB"},
+         {"uuid", "GPU-00000000-0000-0000-0000-00000000000" + std::to_string(g)},
+         {"memory_total_mib", 81920},
+         {"call_delay_us", delay_us},
+         {"pcie_call_ms", pcie_ms},
+         {"metrics",
+          {{"util_gpu_pct", 93},
+           {"util_mem_pct", 41},
+           {"mem_used_mib", 61440},
+           {"power_w", 312.5},
+           {"energy_mj", 123456789},
+           {"temp_c", 61},
+           {"clock_sm_mhz", 1410},
+           {"clock_mem_mhz", 1593},
+           {"pstate", 0},
+           {"pcie_tx_kbps", 40960},
+           {"pcie_rx_kbps", 163840},
+           {"throttle_reasons", 0}}},
+         // The run's processes (the `sleep`s below): one run on each GPU.
+         {"processes", {{{"match", "sleep"}, {"memory_used_mib", 30720}, {"sm_util_percent", 90}}}}});
   }
   std::ofstream(scenario) << nlohmann::json{{"gpus", gpus}, {"nvml_init_ms", init_ms}}.dump();
   setenv("TRAINBENCH_SIM_SCENARIO", scenario.c_str(), 1);
@@ -154,66 +213,97 @@ int main(int argc, char** argv) {
     return all;
   };
 
-  std::vector<double> nvml_cpu, nvml_wall, nvml_max, smi_cpu, smi_wall, all_cpu;
-  int nvml_late = 0, all_late = 0;
-  size_t nvml_samples = 0, all_samples = 0, smi_lines = 0;
-  for (int round = 0; round < 3; ++round) {
-    std::vector<std::unique_ptr<Collector>> only_nvml;
-    only_nvml.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
-    Ticking a = RunTicks(only_nvml, tree.pid(), ticks, 100);
-    only_nvml.clear();  // its PCIe reader stops
-    nvml_cpu.push_back(a.cpu_ns);
-    nvml_wall.push_back(a.wall_ns);
-    nvml_max.push_back(a.max_wall_ns);
-    nvml_late += a.late;
-    nvml_samples = a.samples;
-    SmiCost s = SmiPerTick(ticks / 2);
-    smi_cpu.push_back(s.cpu_ns);
-    smi_wall.push_back(s.wall_ns);
-    smi_lines = s.lines;
+  if (ticks > 0) {  // ticks 0: the goal's figure only
+    std::vector<double> nvml_cpu, nvml_wall, nvml_max, smi_cpu, smi_wall, all_cpu;
+    int nvml_late = 0, all_late = 0;
+    size_t nvml_samples = 0, all_samples = 0, smi_lines = 0;
+    for (int round = 0; round < 3; ++round) {
+      std::vector<std::unique_ptr<Collector>> only_nvml;
+      only_nvml.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
+      Ticking a = RunTicks(only_nvml, tree.pid(), ticks, 100);
+      only_nvml.clear();  // its PCIe reader stops
+      nvml_cpu.push_back(a.cpu_ns);
+      nvml_wall.push_back(a.wall_ns);
+      nvml_max.push_back(a.max_wall_ns);
+      nvml_late += a.late;
+      nvml_samples = a.samples;
+      SmiCost s = SmiPerTick(ticks / 2);
+      smi_cpu.push_back(s.cpu_ns);
+      smi_wall.push_back(s.wall_ns);
+      smi_lines = s.lines;
+      std::vector<std::unique_ptr<Collector>> all = all_listeners();
+      Ticking b = RunTicks(all, tree.pid(), ticks, 100);
+      all_cpu.push_back(b.cpu_ns);
+      all_late += b.late;
+      all_samples = b.samples;
+    }
+    // At 1 Hz, once: the PCIe reader's cost between ticks weighs ten times more per tick.
     std::vector<std::unique_ptr<Collector>> all = all_listeners();
-    Ticking b = RunTicks(all, tree.pid(), ticks, 100);
-    all_cpu.push_back(b.cpu_ns);
-    all_late += b.late;
-    all_samples = b.samples;
+    Ticking slow = RunTicks(all, tree.pid(), std::max(5, ticks / 5), 1000);
+    all.clear();
+    double n = Median(nvml_cpu), s = Median(smi_cpu), a = Median(all_cpu);
+    std::printf(
+        "8 simulated GPUs; each NVML call waits %d us, a PCIe throughput call %d ms, nvmlInit %d ms; "
+        "median of 3 rounds of %d ticks at 10 Hz:\n",
+        delay_us, pcie_ms, init_ms, ticks);
+    std::printf(
+        "  nvml listener         CPU %8.1f us a tick (%.2f%% of a core); wall a tick %.1f us, at most %.1f "
+        "us; "
+        "late ticks %d of %d (%zu samples a tick)\n",
+        n / 1e3, n * 10 / 1e9 * 100, Median(nvml_wall) / 1e3, Median(nvml_max) / 1e3, nvml_late, 3 * ticks,
+        nvml_samples);
+    std::printf(
+        "  nvidia-smi per tick   CPU %8.1f us a call, wall %.1f us a call, %zu GPU lines (through the same "
+        "simulated NVML)\n",
+        s / 1e3, Median(smi_wall) / 1e3, smi_lines);
+    // nvidia-smi gives 5 values a GPU (the timestamp aside); the listener more.
+    double smi_values = 5.0 * static_cast<double>(smi_lines);
+    std::printf(
+        "  per tick: nvml %.1fx cheaper; per value: nvml %.1f us (%zu values), nvidia-smi %.1f us (%.0f "
+        "values): "
+        "%.1fx\n",
+        s / n, n / 1e3 / static_cast<double>(nvml_samples), nvml_samples, s / 1e3 / smi_values, smi_values,
+        (s / smi_values) / (n / static_cast<double>(nvml_samples)));
+    std::printf(
+        "  top+iostat+net+nvml at 10 Hz: %.1f us a tick = %.2f%% of one core; late ticks %d of %d (%zu "
+        "samples "
+        "a tick)\n",
+        a / 1e3, a * 10 / 1e9 * 100, all_late, 3 * ticks, all_samples);
+    std::printf(
+        "  top+iostat+net+nvml at 1 Hz: %.1f us a tick = %.3f%% of one core (goal: under 1%%); late ticks %d "
+        "of %d\n",
+        slow.cpu_ns / 1e3, slow.cpu_ns / 1e9 * 100, slow.late, std::max(5, ticks / 5));
   }
-  // At 1 Hz, once: the PCIe reader's cost between ticks weighs ten times more per tick.
-  std::vector<std::unique_ptr<Collector>> all = all_listeners();
-  Ticking slow = RunTicks(all, tree.pid(), std::max(5, ticks / 5), 1000);
-  all.clear();
+  // The goal's figure: the nvml listener alone at 1 Hz, against every field every tick, on
+  // GPUs whose calls cost what the H200's did and nothing more (no call waits but PCIe's:
+  // on the H200 a cheap call's wall time was its CPU time).
+  nvml.reset();
+  for (auto& g : gpus) g["call_delay_us"] = 0;
+  std::ofstream(scenario) << nlohmann::json{{"gpus", gpus}, {"nvml_init_ms", init_ms}}.dump();
+  nvml = Nvml::Open().value();
+  std::vector<std::unique_ptr<Collector>> nvml_1hz;
+  nvml_1hz.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
+  Ticking goal = RunTicks(nvml_1hz, tree.pid(), slow_ticks, 1000);
+  nvml_1hz.clear();
+  // Collocated: another run's process (outside the tree) on every GPU beside this run's.
+  SpawnOptions other_run;
+  other_run.argv = {"sleep", "600"};
+  ChildProcess other = ChildProcess::Spawn(other_run).value();
+  nvml_1hz.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
+  Ticking shared = RunTicks(nvml_1hz, tree.pid(), slow_ticks, 1000);
+  nvml_1hz.clear();
+  other.Signal(SIGTERM);
+  (void)other.Wait();
+  double before = EveryFieldEveryTick(*nvml, std::min(slow_ticks, 20), 1000);
   tree.Signal(SIGTERM);
   (void)tree.Wait();
   std::remove(scenario.c_str());
-
-  double n = Median(nvml_cpu), s = Median(smi_cpu), a = Median(all_cpu);
+  std::printf("nvml CPU per GPU per 1-s tick: %.2f ms\n", goal.cpu_ns / 8 / 1e6);
+  std::printf("  with another run's process on every GPU (collocated): %.2f ms, late ticks %d\n",
+              shared.cpu_ns / 8 / 1e6, shared.late);
   std::printf(
-      "8 simulated GPUs; each NVML call waits %d us, a PCIe throughput call %d ms, nvmlInit %d ms; "
-      "median of 3 rounds of %d ticks at 10 Hz:\n",
-      delay_us, pcie_ms, init_ms, ticks);
-  std::printf(
-      "  nvml listener         CPU %8.1f us a tick (%.2f%% of a core); wall a tick %.1f us, at most %.1f us; "
-      "late ticks %d of %d (%zu samples a tick)\n",
-      n / 1e3, n * 10 / 1e9 * 100, Median(nvml_wall) / 1e3, Median(nvml_max) / 1e3, nvml_late, 3 * ticks,
-      nvml_samples);
-  std::printf(
-      "  nvidia-smi per tick   CPU %8.1f us a call, wall %.1f us a call, %zu GPU lines (through the same "
-      "simulated NVML)\n",
-      s / 1e3, Median(smi_wall) / 1e3, smi_lines);
-  // nvidia-smi gives 5 values a GPU (the timestamp aside); the listener more.
-  double smi_values = 5.0 * static_cast<double>(smi_lines);
-  std::printf(
-      "  per tick: nvml %.1fx cheaper; per value: nvml %.1f us (%zu values), nvidia-smi %.1f us (%.0f "
-      "values): "
-      "%.1fx\n",
-      s / n, n / 1e3 / static_cast<double>(nvml_samples), nvml_samples, s / 1e3 / smi_values, smi_values,
-      (s / smi_values) / (n / static_cast<double>(nvml_samples)));
-  std::printf(
-      "  top+iostat+net+nvml at 10 Hz: %.1f us a tick = %.2f%% of one core; late ticks %d of %d (%zu samples "
-      "a tick)\n",
-      a / 1e3, a * 10 / 1e9 * 100, all_late, 3 * ticks, all_samples);
-  std::printf(
-      "  top+iostat+net+nvml at 1 Hz: %.1f us a tick = %.3f%% of one core (goal: under 1%%); late ticks %d "
-      "of %d\n",
-      slow.cpu_ns / 1e3, slow.cpu_ns / 1e9 * 100, slow.late, std::max(5, ticks / 5));
+      "  (8 GPUs, one run each, H200 call costs, %d ticks at 1 Hz, late ticks %d; every field every tick, "
+      "as before: %.2f ms)\n",
+      slow_ticks, goal.late, before / 8 / 1e6);
   return 0;
 }

@@ -174,7 +174,10 @@ int nvmlInitWithFlags(unsigned int) { return nvmlInit_v2(); }
 int nvmlShutdown(void) {
   std::lock_guard lock(g_mu);
   if (g_state.init_count == 0) return kUninitialized;
-  if (--g_state.init_count == 0) g_state.scenario.reset();
+  if (--g_state.init_count == 0) {
+    g_state.scenario.reset();
+    tb::sim::StopProcessScanner();
+  }
   return kSuccess;
 }
 

@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/read_file.h"
 
@@ -257,28 +260,133 @@ bool MpsClient(long pid) {
 
 }  // namespace
 
+namespace {
+
+// The processes of this machine as a scan of /proc found them: what a real driver knows
+// without scanning. A scan costs the simulator about 0.3 ms of CPU, which no real driver
+// charges its caller: it runs on the simulator's own thread while the caller waits
+// (blocked, as in a driver call), and one scan serves every call for 50 ms (a real
+// driver's list lags a process's exit a little too). So a caller's CPU time is what the
+// scenario's NVIDIA costs say. A forked child (no scanner thread) scans on its own.
+struct ScannedProcess {
+  long pid;
+  std::string comm;
+  bool on_this_machine, mps_client;
+};
+
+class ProcessScanner {
+ public:
+  // The processes of the machine, as of at most 50 ms ago, for `scenario`.
+  const std::vector<ScannedProcess>& Get(const Scenario& scenario) {
+    std::unique_lock lock(mu_);
+    double now = MonotonicSeconds();
+    if (path_ == scenario.path && now - time_ <= 0.05) return scan_;
+    if (owner_ != getpid() || !thread_.joinable()) {
+      if (!thread_.joinable() && owner_ == 0) {
+        owner_ = getpid();
+        thread_ = std::thread([this] { Loop(); });
+      } else {
+        Scan(scenario);  // a forked child: no scanner thread here
+        return scan_;
+      }
+    }
+    wanted_ = &scenario;
+    wake_.notify_all();
+    done_.wait(lock, [&] { return wanted_ == nullptr; });
+    return scan_;
+  }
+  // Joins the thread (before the library that holds its code is unloaded).
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      if (owner_ != getpid() || !thread_.joinable()) return;
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    std::lock_guard lock(mu_);
+    stop_ = false;
+    owner_ = 0;
+    path_.clear();
+  }
+
+ private:
+  static double MonotonicSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  }
+  void Loop() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      wake_.wait(lock, [&] { return stop_ || wanted_ != nullptr; });
+      if (stop_) return;
+      Scan(*wanted_);
+      wanted_ = nullptr;
+      done_.notify_all();
+    }
+  }
+  void Scan(const Scenario& scenario) {
+    scan_.clear();
+    path_ = scenario.path;
+    time_ = MonotonicSeconds();
+    DIR* dir = opendir("/proc");
+    if (dir == nullptr) return;
+    while (dirent* e = readdir(dir)) {
+      char* end = nullptr;
+      long pid = std::strtol(e->d_name, &end, 10);
+      if (*end != '\0' || pid <= 0) continue;
+      scan_.push_back({pid, CommOf(pid), false, false});
+    }
+    closedir(dir);
+    // Only the processes some rule (or the MPS server) could be need their environment read.
+    for (ScannedProcess& p : scan_) {
+      bool wanted = p.comm == "nvidia-cuda-mps";
+      for (const Gpu& g : scenario.gpus)
+        for (const ProcessRule& r : g.processes) wanted |= r.match == p.comm;
+      if (!wanted || !scenario.OnThisMachine(p.pid)) continue;
+      p.on_this_machine = true;
+      p.mps_client = MpsClient(p.pid);
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  const Scenario* wanted_ = nullptr;
+  bool stop_ = false;
+  pid_t owner_ = 0;
+  std::thread thread_;
+  std::string path_;
+  double time_ = -1;
+  std::vector<ScannedProcess> scan_;
+};
+
+ProcessScanner& Scanner() {
+  static ProcessScanner* scanner = new ProcessScanner();  // never destroyed: Stop() joins
+  return *scanner;
+}
+
+}  // namespace
+
+void StopProcessScanner() { Scanner().Stop(); }
+
 std::vector<GpuProcess> Scenario::Processes(const Gpu& gpu) const {
   std::vector<GpuProcess> out;
   if (gpu.processes.empty()) return out;
-  DIR* dir = opendir("/proc");
-  if (dir == nullptr) return out;
+  const std::vector<ScannedProcess>& scan = Scanner().Get(*this);
   std::optional<long> server;
-  while (dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    std::string name = CommOf(pid);
+  for (const ScannedProcess& p : scan) {
+    if (!p.on_this_machine) continue;
     // The server the control daemon started: its 15-character name in comm.
-    if (name == "nvidia-cuda-mps" && OnThisMachine(pid)) server = pid;
+    if (p.comm == "nvidia-cuda-mps") server = p.pid;
     const ProcessRule* rule = nullptr;
     for (const ProcessRule& r : gpu.processes) {
-      if (r.match == name) rule = &r;
+      if (r.match == p.comm) rule = &r;
     }
-    if (rule == nullptr || !OnThisMachine(pid)) continue;
-    out.push_back({static_cast<pid_t>(pid + host_pid_offset), rule, MpsClient(pid), rule->memory_used_bytes,
+    if (rule == nullptr) continue;
+    out.push_back({static_cast<pid_t>(p.pid + host_pid_offset), rule, p.mps_client, rule->memory_used_bytes,
                    rule->sm_util_percent});
   }
-  closedir(dir);
   unsigned served = 0;
   bool clients = false;
   for (const GpuProcess& p : out) {

@@ -133,4 +133,8 @@ struct Scenario {
   bool OnThisMachine(long pid) const;
 };
 
+// Joins the simulator's process scanner thread (see Processes): nvmlShutdown calls it
+// before the library can be unloaded.
+void StopProcessScanner();
+
 }  // namespace tb::sim

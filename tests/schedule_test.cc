@@ -767,9 +767,10 @@ std::map<std::string, std::string> ReportCells(const std::string& csv, const std
 // A script that starts up for START seconds, trains STEPS steps of 0.1 s (64 samples
 // each) through the trainbench client, and lives on for TAIL seconds.
 const char* const kSteppedScript =
-    "import os, time, trainbench\n"
-    "if 'COMM' in os.environ:  # the name the simulated GPU knows it by\n"
+    "import os\n"
+    "if 'COMM' in os.environ:  # the name the simulated GPU knows it by, from the start\n"
     "    open('/proc/self/comm', 'w').write(os.environ['COMM'])\n"
+    "import time, trainbench\n"
     "time.sleep(float(os.environ['START']))\n"
     "with trainbench.Run() as run:\n"
     "    for i in range(int(os.environ['STEPS'])):\n"
@@ -851,8 +852,8 @@ TEST_F(ScheduleTest, UnderMpsTheServersActivityAndEnergyAreItsClients) {
   std::ofstream(dir_ / "stepped.py") << kSteppedScript;
   File(
       "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
-      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64,START=0.3 STEPS=25 TAIL=0 COMM=tb_trainer\n"
-      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64 --seed 1,START=0.3 STEPS=25 TAIL=0 COMM=tb_trainer\n");
+      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64,START=0.3 STEPS=40 TAIL=0 COMM=tb_trainer\n"
+      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64 --seed 1,START=0.3 STEPS=40 TAIL=0 COMM=tb_trainer\n");
   Shell r = Trainbench("schedule exp.csv");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   std::unique_ptr<Store> store = OpenStore();

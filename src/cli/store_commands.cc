@@ -209,10 +209,15 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
     std::printf("GPU energy  %.1f J over %d GPU%s%s%s\n", e.joules, e.gpus, e.gpus == 1 ? "" : "s",
                 e.integrated ? " (power integrated over time where no energy counter)" : "",
                 simulated ? "  [simulated GPU]" : "");
+    bool mps = std::any_of(r.tags.begin(), r.tags.end(), [](const auto& kv) {
+      return kv.first == "trainbench.collocation" && kv.second.starts_with("MPS");
+    });
     if (e.run_share_joules)
       std::printf(
-          "run energy  %.1f J, this run's share of the GPU energy by its share of the GPUs' activity\n",
-          *e.run_share_joules);
+          "run energy  %.1f J, this run's share of the GPU energy by its share of the GPUs' activity%s\n",
+          *e.run_share_joules,
+          mps ? " (under MPS, the server's split equally among its clients: NVML cannot tell them apart)"
+              : "");
   }
   if (simulated)
     std::printf("note        GPU metrics of this run come from the simulated GPU (sim/), not hardware\n");

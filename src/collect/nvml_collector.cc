@@ -28,9 +28,9 @@ using nvml::kSuccess;
 // The cadence of the costly readings (CPU per call on a real H200: the energy counter
 // 3.85 ms, per-process utilization 2.2 ms, PCIe throughput 0.7 ms and 20 ms of waiting per
 // counter); every other field costs microseconds and is read every tick.
-constexpr int64_t kEnergyEveryMs = 60000;              // a cumulative counter: its ends lose nothing
+constexpr int64_t kEnergyEveryMs = 120000;             // a cumulative counter: its ends lose nothing
 constexpr int64_t kProcessUtilizationEveryMs = 10000;  // the driver buffers samples meanwhile
-constexpr int64_t kPcieEveryMs = 20000;                // on its own thread
+constexpr int64_t kPcieEveryMs = 30000;                // on its own thread
 
 // /proc/PID/comm of the MPS server (nvidia-cuda-mps-server, cut to 15 characters).
 constexpr std::string_view kMpsServerComm = "nvidia-cuda-mps";
@@ -78,6 +78,7 @@ class NvmlCollector : public Collector {
     int foreign_pid_ticks = 0;             // ticks in a row on which no listed PID existed here
     std::map<unsigned, double> sm_by_pid;  // SM utilization (percent) per process, mean of the last fetch
     bool told_mps = false;
+    std::map<unsigned, bool> mps_server_by_pid;  // whether a listed process is the MPS server
     // The run's energy: the GPU's energy counter read now and then, each increase split by
     // the run's share over the ticks since the last reading, weighted by power.
     int64_t last_energy_read_ms = 0;
@@ -357,8 +358,13 @@ class NvmlCollector : public Collector {
     bool tree_has_memory = false;
     size_t tree_parties = 0, plain_parties = 0;
     bool others = false;
+    std::erase_if(g.mps_server_by_pid, [&](const auto& e) {
+      return std::none_of(procs.begin(), procs.end(), [&](const auto& p) { return p.first == e.first; });
+    });
     for (const auto& [pid, memory] : procs) {
-      if (clients.count(pid) == 0 && IsMpsServer(pid, tick)) {
+      auto known = g.mps_server_by_pid.try_emplace(pid, false);
+      if (known.second) known.first->second = IsMpsServer(pid, tick);
+      if (clients.count(pid) == 0 && known.first->second) {
         server = pid;
         continue;
       }

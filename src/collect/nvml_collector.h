@@ -1,17 +1,22 @@
-// `nvml`: per GPU each tick, utilization, memory (used without the driver's reservation,
-// and the reservation apart, where the driver has nvmlMemory_v2), power, the energy
-// counter, temperature, clocks, performance state and clock-event (throttle) reasons; PCIe
-// throughput, which NVML measures over 20 ms per call, on a thread of its own so that no
-// tick waits for it; per process of the run's tree on those GPUs, GPU memory and SM
-// utilization; per MIG device, its memory.
+// `nvml`: per GPU, utilization, memory (used without the driver's reservation, and the
+// reservation apart, where the driver has nvmlMemory_v2), power, temperature, clocks,
+// performance state, clock-event (throttle) reasons and the processes on it, every tick
+// (microseconds a call on a real H200); the costly fields at their own cadence (docs/GPU.md):
+// the energy counter on the first and last tick and every 2 minutes (3.85 ms a call; a
+// cumulative counter loses nothing between), per-process SM utilization only while the
+// run shares the GPU with a process NVML measures on its own, every 10 s (2.2 ms; the
+// driver buffers its samples meanwhile), PCIe throughput every 30 s on a thread of its own
+// (20 ms a call); per process of the run's tree, GPU memory; per MIG device, its memory.
 //
-// The run's share of a GPU it shares with other runs (naive collocation or MPS): each tick,
-// from the per-process readings of every process on the GPU, the run's tree's SM
-// utilization over all processes' (when nothing computes, each process an equal part of
-// the processes present). Recorded per GPU as proc.gpu.share_ratio, with the tree's SM
-// utilization and memory summed, and proc.gpu.energy_joules, a counter of the GPU's power
-// times the share over each tick: the shares of all runs on a GPU add up to its power, so
-// no joule is counted twice. A run alone on its GPU has share 1.
+// The run's share of a GPU (proc.gpu.share_ratio), by one rule for every run on it so that
+// the shares add up to 1: the parties are the processes on the GPU, the MPS server aside
+// (NVML reports utilization for the server only, so its activity is split equally among
+// its clients, and the run is told so once); the share is the tree's SM activity over all
+// parties'; with nothing computing, an equal part per party; alone, 1; with no process on
+// the GPU, an equal part per run started on it (DeviceSelection::runs_sharing). The run's
+// energy proc.gpu.energy_joules is each increase of the GPU's energy counter times the
+// run's power-weighted share since the last reading (power times the share, tick by tick,
+// on GPUs without the counter): the runs' energies add up to the GPU's.
 //
 // A metric the GPU does not support (NOT_SUPPORTED) or may not be read by this user
 // (NO_PERMISSION) is learnt on the first answer and never asked for again; a GPU that
