@@ -2,9 +2,13 @@
 # Checks trainbench against the real NVIDIA driver in a few minutes, on a GPU server:
 # devices found; a run on CUDA with nvml+smi+dcgmi whose three listeners agree on power,
 # utilization and memory; the energy counter against integrated power; two collocated runs
-# whose energy shares add up to the GPU's; MPS on the last GPU when there are two or more;
-# MIG where a GPU is in MIG mode. Prints a table of checks with figures; exits non-zero
-# when a check fails. Without a GPU it says so and exits 0.
+# whose energy shares add up to the GPU's; two MPS clients on one GPU whose energy shares
+# add up to the GPU's counter; the nvml listener's CPU per GPU per tick against its budget
+# (0.3 ms); a workload of two runs training together (TB_ACCEPTANCE_TRAIN_SECONDS of steps
+# each, 30 by default) whose report (overlap, steady throughput, speed-up) matches the steps
+# the script logged; MIG where a GPU is in MIG mode. Prints a table of checks with figures
+# and a table of what each NVML call costs on this driver; exits non-zero when a check
+# fails. Without a GPU it says so and exits 0.
 #
 #   scripts/gpu-acceptance.sh [path/to/trainbench]
 #
@@ -103,20 +107,90 @@ else
   skip "collocated shares add up to the GPU" "no per-process readings (NVML lists no processes to this user)"
 fi
 
-# MPS on the last GPU that is not in MIG mode, where there are two or more.
-last_gpu="$(printf '%s\n' "$devices" | awk '/^index/{on=1; next} on && /^[0-9]+ / && !/MIG mode/{g=$1} /^listeners/{on=0} END{print g}')"
-if [ "$gpus" -ge 2 ] && [ -n "$last_gpu" ] && [ "$last_gpu" -gt 0 ] && command -v nvidia-cuda-mps-control > /dev/null; then
-  printf 'Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\nacceptance,mps,,,%s,MPS,load.py,nvml,4\nacceptance,mps,,,%s,MPS,load.py,nvml,4\n' \
-    "$last_gpu" "$last_gpu" > "$work/mps.csv"
-  printf '%s\n' "${load[2]}" > "$work/load.py"
-  if command -v cuda-visible-devices > /dev/null; then  # the simulated GPU's CUDA stand-in
-    printf 'import subprocess, sys\nsys.exit(subprocess.run(["cuda-visible-devices"]).returncode)\n' > "$work/load.py"
-  fi
+# MPS: two clients on GPU 0 (the last GPU not in MIG mode where there are several).
+mps_gpu="$(printf '%s\n' "$devices" | awk '/^index/{on=1; next} on && /^[0-9]+ / && !/MIG mode/{g=$1} /^listeners/{on=0} END{print g}')"
+if [ -n "$mps_gpu" ] && [ -x "$py" ] && command -v nvidia-cuda-mps-control > /dev/null; then
+  [ "$gpus" -ge 2 ] && [ "$mps_gpu" -gt 0 ] && [ -n "${TRAINBENCH_SIM_SCENARIO:-}" ] && mps_gpu=0  # the simulated GPU 0 knows the load
+  printf 'Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\nacceptance,mps,,,%s,MPS,load.py,nvml,6\nacceptance,mps,,,%s,MPS,load.py,nvml,6\n' \
+    "$mps_gpu" "$mps_gpu" > "$work/mps.csv"
+  { if command -v cuda-visible-devices > /dev/null; then  # the simulated GPU's CUDA stand-in
+      printf 'import subprocess\nif subprocess.run(["cuda-visible-devices"]).returncode: raise SystemExit(1)\n'
+    fi
+    printf '%s\n' "${load[2]}"; } > "$work/load.py"
   "$tb" schedule --store "$store" --python "$py" "$work/mps.csv" > "$work/mps.log" 2>&1
   code=$?
-  check "MPS on GPU $last_gpu: both runs finish" "$code" "$(grep -c FINISHED "$work/mps.csv") of 2 rows FINISHED"
+  check "MPS, 2 clients on GPU $mps_gpu: both finish" "$code" "$(grep -c FINISHED "$work/mps.csv") of 2 rows FINISHED"
+  # Their energy shares against the GPU's own counter over the workload.
+  mps_runs="$("$tb" ls --store "$store" acceptance 2>/dev/null | awk '$1 ~ /^[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/ && /load.py/ {print $1}')"
+  sum=0; first=""; lastc=""
+  for r in $mps_runs; do
+    e="$("$tb" export --store "$store" "$r" --metric proc.gpu.energy_joules --format csv 2>/dev/null | awk -F, 'NR>1{b=$NF} END{print b+0}')"
+    sum="$(awk -v a="$sum" -v b="$e" 'BEGIN{print a+b}')"
+    read -r f l <<< "$("$tb" export --store "$store" "$r" --metric gpu.energy.consumed_joules --format csv 2>/dev/null |
+      awk -F, 'NR==2{f=$NF} NR>1{l=$NF} END{print f+0, l+0}')"
+    first="$(awk -v a="${first:-$f}" -v b="$f" 'BEGIN{print (b<a)?b:a}')"; lastc="$(awk -v a="${lastc:-$l}" -v b="$l" 'BEGIN{print (b>a)?b:a}')"
+  done
+  gpu_j="$(awk -v a="$first" -v b="$lastc" 'BEGIN{print b-a}')"
+  if [ "$(awk -v g="$gpu_j" 'BEGIN{print (g>0)}')" = 1 ]; then
+    within "$sum" "$gpu_j" 0.15; check "MPS clients' energy adds up to the GPU (±15%)" $? "runs $sum J; GPU counter $gpu_j J"
+  else
+    skip "MPS clients' energy adds up to the GPU" "no energy counter readings"
+  fi
+  grep -q "split equally" <<< "$("$tb" show --store "$store" $(echo "$mps_runs" | head -1) 2>/dev/null)"
+  check "MPS run says how its share was split" $? "$(echo "$mps_runs" | wc -w) runs"
 else
-  skip "MPS on the last GPU" "needs two GPUs and nvidia-cuda-mps-control"
+  skip "MPS on one GPU" "needs nvidia-cuda-mps-control and $py"
+fi
+
+# The nvml listener's own CPU time per GPU per 1-s tick, one run on GPU 0 (the ticks at the
+# run's ends, which read the energy counter, aside): the budget is 0.3 ms.
+"$tb" run --store "$store" -q -n cost -i 1s -l nvml --devices 0 -- "${load[@]}" 20 > /dev/null 2>&1
+per_tick="$("$tb" export --store "$store" cost --metric trainbench.listener.cpu_seconds --format csv 2>/dev/null |
+  awk -F, 'NR>1 && /listener=nvml/ {v[n++]=$NF} END{for (i=1;i<n-1;i++) s+=v[i]; if (n>2) printf "%.3f", s/(n-2)*1000; else print "-"}')"
+if [ "$per_tick" != "-" ]; then
+  awk -v c="$per_tick" 'BEGIN{exit !(c<=0.3)}'; check "nvml listener CPU per GPU per tick (<= 0.3 ms)" $? "$per_tick ms"
+else
+  skip "nvml listener CPU per GPU per tick" "no listener cost series"
+fi
+
+# Two runs training together against one alone: the report's overlap, throughput and
+# speed-up against the steps the script logged.
+seconds="${TB_ACCEPTANCE_TRAIN_SECONDS:-30}"
+cat > "$work/steps.py" <<'PY'
+import sys, time, trainbench
+try:
+    import torch; d = "cuda" if torch.cuda.is_available() else "cpu"; x = torch.randn(2048, 2048, device=d)
+except Exception:
+    torch = None
+end = time.time() + float(sys.argv[1])
+with trainbench.Run() as run:
+    while time.time() < end:
+        with run.step_timer(samples=256):
+            if torch:
+                for _ in range(4): x = (x @ x).tanh()
+                if d == "cuda": torch.cuda.synchronize()
+            else:
+                time.sleep(0.05)
+PY
+printf 'Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\ntogether,alone,,,0,-,steps.py,nvml,%s\ntogether,pair,,,0,-,steps.py,nvml,%s\ntogether,pair,,,0,-,steps.py,nvml,%s --seed 1\n' \
+  "$seconds" "$seconds" "$seconds" > "$work/together.csv"
+"$tb" schedule --store "$store" --python "$py" "$work/together.csv" > "$work/together.log" 2>&1
+csv="$("$tb" report --store "$store" together --format csv 2>&1)"
+cell() { awk -F, -v w="$1" -v c="$2" 'NR==1{for (i=1;i<=NF;i++) h[$i]=i; next} $2==w{print $h[c]}' <<< "$csv"; }
+overlap="$(cell pair "trained together")"
+awk -v o="$overlap" 'BEGIN{n=split(o,p,"/"); if (n!=2) exit 1; for (i=1;i<=n;i++) if (p[i]+0<80) exit 1}'
+check "pair trained together (>= 80% each)" $? "${overlap:-no figure}"
+logged=0
+for r in $("$tb" ls --store "$store" together 2>/dev/null | awk '/pair/{w=1} /workload alone/{w=0} w && $1 ~ /^[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/ {print $1}'); do
+  m="$("$tb" export --store "$store" "$r" --metric train.throughput_samples_per_second --format csv 2>/dev/null | awk -F, 'NR>1{s+=$NF; n++} END{print (n? s/n : 0)}')"
+  logged="$(awk -v a="$logged" -v b="$m" 'BEGIN{print a+b}')"
+done
+combined="$(cell pair "samples/s combined")"
+if [ -n "$combined" ]; then
+  within "$combined" "$logged" 0.15; check "combined throughput vs the steps logged (±15%)" $? "report $combined, steps $logged samples/s"
+  check "speed-up reported" "$([ -n "$(cell pair speed-up)" ]; echo $?)" "$(cell pair speed-up)x vs alone $(cell alone "samples/s per run") samples/s"
+else
+  check "combined throughput vs the steps logged" 1 "no combined figure: $(tail -3 <<< "$csv")"
 fi
 
 # MIG, where a GPU is in MIG mode with a device.
@@ -129,5 +203,9 @@ else
   skip "MIG" "no GPU in MIG mode with a MIG device"
 fi
 
+# What each NVML call costs on this driver (the nvml listener's cadences rest on it).
+echo
+"$tb" devices --call-costs 2>&1 | sed -n '/^NVML call costs/,$p'
+echo
 [ "$failed" -eq 0 ] && echo "gpu-acceptance: all checks passed" || echo "gpu-acceptance: some checks FAILED"
 exit "$failed"

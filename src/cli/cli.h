@@ -88,7 +88,8 @@ struct PlotArgs {
 };
 
 int CommandRun(const RunArgs& a, std::vector<std::string> command);
-int CommandDevices();
+// `call_costs`: also times each NVML call on the first GPU (platform/nvml_call_costs.h).
+int CommandDevices(bool call_costs);
 int CommandMigrate(const std::string& from_uri, const std::string& to_uri);
 int CommandImportMlflow(const std::string& source, const std::string& store_uri);
 int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,

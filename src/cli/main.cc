@@ -100,6 +100,10 @@ int Main(int argc, char** argv) {
 
   CLI::App* devices =
       app.add_subcommand("devices", "GPUs and MIG devices found, driver and CUDA versions, usable listeners");
+  bool call_costs = false;
+  devices->add_flag(
+      "--call-costs", call_costs,
+      "Also time each NVML call trainbench makes on GPU 0 (CPU and wall time per call, this driver)");
 
   std::string store_uri = StoreFromEnvironment();
   std::string ls_experiment;
@@ -267,7 +271,7 @@ int Main(int argc, char** argv) {
   if (migrate->parsed()) return CommandMigrate(migrate_from, migrate_to);
   if (import->parsed()) return CommandImportMlflow(import_mlflow, store_uri);
   if (report->parsed()) return CommandReport(store_uri, report_experiment, report_format, report_output);
-  if (devices->parsed()) return CommandDevices();
+  if (devices->parsed()) return CommandDevices(call_costs);
   if (plot->parsed()) return CommandPlot(pa);
   if (show->parsed()) return CommandShow(store_uri, run_key);
   if (serve->parsed()) return CommandServe(sa);

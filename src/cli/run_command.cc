@@ -23,6 +23,7 @@
 #include "metrics/catalog.h"
 #include "platform/http_server.h"
 #include "platform/nvml.h"
+#include "platform/nvml_call_costs.h"
 #include "platform/process.h"
 #include "query/energy.h"
 #include "query/export.h"
@@ -136,7 +137,7 @@ void PrintToolListeners() {
               dcgm.ok() ? "available" : ("not available: " + dcgm.status().message()).c_str());
 }
 
-int CommandDevices() {
+int CommandDevices(bool call_costs) {
   Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
   std::printf("NVML library   %s\n", Nvml::LibraryPath().c_str());
   if (!nvml.ok()) {
@@ -167,6 +168,12 @@ int CommandDevices() {
   std::printf("\nlisteners\n  top, ps, iostat, net   available\n  nvml                   %s\n",
               devices->gpus.empty() ? "not available: NVML finds no GPU it may open" : "available");
   PrintToolListeners();
+  if (call_costs && !devices->gpus.empty()) {
+    std::printf("\nNVML call costs on GPU %u (median of 20 calls)\n  %-44s %10s %10s  %s\n",
+                devices->gpus[0].index, "call", "CPU us", "wall us", "answer");
+    for (const NvmlCallCost& c : TimeNvmlCalls(n, devices->gpus[0].handle, 20))
+      std::printf("  %-44s %10.1f %10.1f  %s\n", c.call.c_str(), c.cpu_us, c.wall_us, c.answer.c_str());
+  }
   return 0;
 }
 
