@@ -279,8 +279,8 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       extra.push_back(gate.Environment());
       // The runs of the workload on the same GPUs split their idle energy (gpu_devices.h).
       extra.push_back("TRAINBENCH_GPU_RUNS=" +
-                      std::to_string(std::count_if(runs.begin(), runs.end(), [&](const PlannedRun* o) {
-                        return o->devices == r.devices && !o->mig_gpu;
+                      std::to_string(std::count_if(runs.begin(), runs.end(), [&](const PlannedRun* peer) {
+                        return peer->devices == r.devices && !peer->mig_gpu;
                       })));
       Result<ChildProcess> child = ChildProcess::Spawn(
           SpawnOptions::Watched(RunArgv(r, o, devices[i], report), EnvironmentWith(extra)));
