@@ -10,6 +10,9 @@ import { toPlotX } from "./xaxis";
 const LABEL_ROWS = 3;
 
 const PHASE_COLORS: Record<string, string> = {
+  // Before and after the training window (the steps the script logged): not training.
+  "start-up": "rgba(128,128,128,0.10)",
+  after: "rgba(128,128,128,0.10)",
   "warm-up": "rgba(128,128,128,0.15)",
   idle: "rgba(214,39,40,0.15)",
   stall: "rgba(255,127,14,0.18)",
