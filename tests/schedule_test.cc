@@ -43,6 +43,21 @@ if "--fail" in args:
     sys.exit(3)
 )";
 
+// A script that starts up for START seconds, trains STEPS steps of 0.1 s (64 samples
+// each) through the trainbench client, and lives on for TAIL seconds.
+const char* const kSteppedScript =
+    "import os\n"
+    "if 'COMM' in os.environ:  # the name the simulated GPU knows it by, from the start\n"
+    "    open('/proc/self/comm', 'w').write(os.environ['COMM'])\n"
+    "import time, trainbench\n"
+    "time.sleep(float(os.environ['START']))\n"
+    "with trainbench.Run() as run:\n"
+    "    for i in range(int(os.environ['STEPS'])):\n"
+    "        with run.step_timer(samples=64):\n"
+    "            time.sleep(0.1)\n"
+    "    run.flush()\n"
+    "    time.sleep(float(os.environ['TAIL']))\n";
+
 class ScheduleTest : public CliTest {
  protected:
   void SetUp() override {
@@ -50,6 +65,13 @@ class ScheduleTest : public CliTest {
     env_ = "TRAINBENCH_PYTHON=/usr/bin/python3";
   }
   void File(const std::string& text) { std::ofstream(dir_ / "exp.csv") << text; }
+  // Schedules `rows` (with an Env column) of runs of kSteppedScript; they must finish.
+  void ScheduleStepped(const std::string& rows) {
+    std::ofstream(dir_ / "stepped.py") << kSteppedScript;
+    File("Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n" + rows);
+    Shell r = Trainbench("schedule exp.csv");
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+  }
   ExperimentFile Read() { return ParseExperimentFile(Slurp(dir_ / "exp.csv"), "exp.csv").value(); }
   size_t RunCount() { return OpenStore()->ListRuns("").value().size(); }
   // Waits up to 10 s until the store holds `n` runs.
@@ -764,33 +786,14 @@ std::map<std::string, std::string> ReportCells(const std::string& csv, const std
   return cells;
 }
 
-// A script that starts up for START seconds, trains STEPS steps of 0.1 s (64 samples
-// each) through the trainbench client, and lives on for TAIL seconds.
-const char* const kSteppedScript =
-    "import os\n"
-    "if 'COMM' in os.environ:  # the name the simulated GPU knows it by, from the start\n"
-    "    open('/proc/self/comm', 'w').write(os.environ['COMM'])\n"
-    "import time, trainbench\n"
-    "time.sleep(float(os.environ['START']))\n"
-    "with trainbench.Run() as run:\n"
-    "    for i in range(int(os.environ['STEPS'])):\n"
-    "        with run.step_timer(samples=64):\n"
-    "            time.sleep(0.1)\n"
-    "    run.flush()\n"
-    "    time.sleep(float(os.environ['TAIL']))\n";
-
 // Two runs started together whose processes overlap from start to end, but whose training
 // came one after the other (a long start-up, as on a fast GPU): not together, no combined
 // throughput, no speed-up, and the report says how little their training overlapped.
 TEST_F(ScheduleTest, RunsWhoseProcessesOverlapButWhoseTrainingDoesNotAreNotTogether) {
-  std::ofstream(dir_ / "stepped.py") << kSteppedScript;
-  File(
-      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
-      "e,alone,,,-,-,stepped.py,top,--batch-size 64,START=0 STEPS=15 TAIL=0\n"
-      "e,apart,,,-,-,stepped.py,top,--batch-size 64,START=0 STEPS=15 TAIL=2.5\n"
-      "e,apart,,,-,-,stepped.py,top,--batch-size 64 --seed 1,START=2.5 STEPS=15 TAIL=0\n");
-  Shell r = Trainbench("schedule exp.csv");
-  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ASSERT_NO_FATAL_FAILURE(
+      ScheduleStepped("e,alone,,,-,-,stepped.py,top,--batch-size 64,START=0 STEPS=15 TAIL=0\n"
+                      "e,apart,,,-,-,stepped.py,top,--batch-size 64,START=0 STEPS=15 TAIL=2.5\n"
+                      "e,apart,,,-,-,stepped.py,top,--batch-size 64 --seed 1,START=2.5 STEPS=15 TAIL=0\n"));
   std::unique_ptr<Store> store = OpenStore();
   std::vector<RunRecord> runs = store->ListRuns("e").value();
   std::vector<RunRecord> apart;
@@ -849,13 +852,9 @@ TEST_F(ScheduleTest, UnderMpsTheServersActivityAndEnergyAreItsClients) {
   UseSimulatedGpu(R"({"gpus": [{"uuid": "GPU-00000000-1111-2222-3333-444444444444",
       "metrics": {"power_w": 200, "util_gpu_pct": 90, "util_mem_pct": 20, "mem_used_mib": 4096},
       "processes": [{"match": "tb_trainer", "memory_used_mib": 1024, "sm_util_percent": 40}]}]})");
-  std::ofstream(dir_ / "stepped.py") << kSteppedScript;
-  File(
-      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Env\n"
+  ASSERT_NO_FATAL_FAILURE(ScheduleStepped(
       "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64,START=0.3 STEPS=40 TAIL=0 COMM=tb_trainer\n"
-      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64 --seed 1,START=0.3 STEPS=40 TAIL=0 COMM=tb_trainer\n");
-  Shell r = Trainbench("schedule exp.csv");
-  ASSERT_EQ(r.code, 0) << r.out << r.err;
+      "e,mps,,,0,MPS,stepped.py,nvml,--batch-size 64 --seed 1,START=0.3 STEPS=40 TAIL=0 COMM=tb_trainer\n"));
   std::unique_ptr<Store> store = OpenStore();
   std::vector<RunRecord> runs = store->ListRuns("e").value();
   ASSERT_EQ(runs.size(), 2u);
