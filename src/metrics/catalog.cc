@@ -82,10 +82,13 @@ constexpr std::array kCatalog = {
     MetricInfo{metric::kProcGpuTreeMemoryUsedBytes, "bytes", G, "nvml", "gpu",
                "GPU memory of the run's whole process tree on one GPU", ""},
     MetricInfo{metric::kProcGpuTreeSmUtilizationRatio, "ratio", G, "nvml", "gpu",
-               "SM utilization of the run's whole process tree on one GPU (sum over its processes)", ""},
+               "SM utilization of the run's whole process tree on one GPU (sum over its processes; under MPS "
+               "its equal part of the server's), while it shares the GPU",
+               ""},
     MetricInfo{metric::kProcGpuShareRatio, "ratio", G, "nvml", "gpu",
                "The run's share of a GPU it may share with other runs: its SM utilization over all "
-               "processes' (an equal part per process when none computes); 1 when alone",
+               "processes' (the MPS server's split equally among its clients; an equal part per process "
+               "when none computes); 1 when alone",
                ""},
     MetricInfo{metric::kProcGpuEnergyJoules, "J", MetricKind::kCounter, "nvml", "gpu",
                "Energy of one GPU attributed to the run: power times its share, summed over ticks (the "
