@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -104,6 +105,25 @@ TEST_F(CliTest, ListingsShowWhatIsStoredSafely) {
     EXPECT_NE(r.err.find("no store at"), std::string::npos) << command << ": " << r.err;
   }
   EXPECT_FALSE(fs::exists(dir_ / "typo.db"));
+}
+
+// Bytes that are not UTF-8 (a Latin-1 argument, a legacy-encoded folder, an environment
+// variable) do not abort a run: the command runs, the run finishes, and the manifest is
+// JSON holding each such byte as \xHH.
+TEST_F(CliTest, BytesThatAreNotUtf8RunAndAreRecordedEscaped) {
+  fs::create_directory(dir_ / "d\xe9");
+  Shell r = Run("(cd 'd\xe9' && CUDA_FOO=$(printf '\\377') " + kTrainbench + " run --store " + db_ +
+                " -l top -n 'n\xe9' -- /bin/echo 'caf\xe9')");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "caf\xe9\n") << "the command got its bytes unchanged";
+  RunRecord run = OnlyRun(*OpenStore());
+  EXPECT_EQ(run.status, "FINISHED");
+  std::string manifest = OpenStore()->GetArtifact(run.id, "manifest.json").value().content;
+  nlohmann::json m = nlohmann::json::parse(manifest, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(m.is_discarded()) << manifest;
+  EXPECT_EQ(m["command"][1], "caf\\xe9");
+  EXPECT_TRUE(m["working_directory"].get<std::string>().ends_with("/d\\xe9")) << m["working_directory"];
+  EXPECT_EQ(m["environment"]["CUDA_FOO"], "\\xff");
 }
 
 // The training command does not outlive a SIGKILLed trainbench: it gets SIGTERM.

@@ -886,5 +886,22 @@ TEST_F(ScheduleTest, UnderMpsTheServersActivityAndEnergyAreItsClients) {
   EXPECT_NEAR(runs_energy, gpu_energy, 0.1 * gpu_energy);
 }
 
+// An experiment file saved by Excel in Windows-1252 (a Latin-1 byte in a name and a param):
+// its run starts, gets its bytes unchanged and finishes; before, the run aborted on the
+// byte and the row read KILLED.
+TEST_F(ScheduleTest, ALegacyEncodedExperimentFileRuns) {
+  File(
+      "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "caf\xe9,1,,,-,-,work.py,top,--seconds 0.1 --note caf\xe9\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ExperimentFile f = Read();
+  ASSERT_EQ(f.rows.size(), 1u);
+  EXPECT_EQ(Outcome(f.rows[0]), "FINISHED") << f.rows[0].status;
+  RunRecord run = OpenStore()->FindRun(f.rows[0].run).value();
+  EXPECT_NE(run.command.find("caf\xe9"), std::string::npos) << run.command;
+  EXPECT_EQ(run.experiment, "caf\xe9");
+}
+
 }  // namespace
 }  // namespace tb

@@ -205,6 +205,38 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
+std::string EscapeInvalidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    auto b = static_cast<unsigned char>(s[i]);
+    // The length of a well-formed sequence starting here (RFC 3629), 0 for none.
+    size_t n = b < 0x80                   ? 1
+               : (b >= 0xc2 && b <= 0xdf) ? 2
+               : (b >= 0xe0 && b <= 0xef) ? 3
+               : (b >= 0xf0 && b <= 0xf4) ? 4
+                                          : 0;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok && n >= 3) {  // no overlong forms, no surrogates, nothing past U+10FFFF
+      auto b1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(b == 0xe0 && b1 < 0xa0) && !(b == 0xed && b1 > 0x9f) && !(b == 0xf0 && b1 < 0x90) &&
+           !(b == 0xf4 && b1 > 0x8f);
+    }
+    if (ok) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", b);
+    out += buf;
+    ++i;
+  }
+  return out;
+}
+
 std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);

@@ -48,6 +48,11 @@ uint64_t Fnv1a64(std::string_view s);
 // recolour, move the cursor or retitle the window) become visible escapes such as \x1b.
 std::string Printable(std::string_view s);
 
+// `s` with every byte that is not part of valid UTF-8 written as the text \xHH (a Latin-1
+// argument "caf\xe9", a path in a legacy encoding): what JSON can hold, the byte still
+// readable. Valid UTF-8 (and a backslash) is left as it is.
+std::string EscapeInvalidUtf8(std::string_view s);
+
 // How deeply the arrays and objects of JSON text nest (brackets inside strings do not
 // count), found without parsing: refuse a document before building it, since building,
 // copying and printing a deep one recurse once per level.

@@ -110,6 +110,28 @@ bool IsRelevantEnvironmentVariable(const std::string& name) {
   return false;
 }
 
+namespace {
+
+// What the system hands over is bytes, not always UTF-8 (a Latin-1 argument or path, a
+// tool's output): every string of the manifest, keys too, has such bytes escaped as \xHH,
+// so that the manifest is JSON and the run goes on.
+nlohmann::ordered_json EscapedStrings(const nlohmann::ordered_json& j) {
+  if (j.is_string()) return EscapeInvalidUtf8(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& e : j) out.push_back(EscapedStrings(e));
+    return out;
+  }
+  if (j.is_object()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : j.items()) out[EscapeInvalidUtf8(k)] = EscapedStrings(v);
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
 std::string CollectManifest(const ManifestInput& input, const HostFiles& files) {
   nlohmann::ordered_json m;
   utsname u{};
@@ -170,7 +192,7 @@ std::string CollectManifest(const ManifestInput& input, const HostFiles& files) 
     if (IsRelevantEnvironmentVariable(name)) env[name] = std::string(kv.substr(eq + 1));
   }
   m["environment"] = env;
-  return m.dump(2);
+  return EscapedStrings(m).dump(2);
 }
 
 }  // namespace tb
