@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "base/time.h"
+#include "collect/gpu_share.h"
 #include "collect/process_tree.h"
 #include "metrics/names.h"
 
@@ -79,14 +80,10 @@ class NvmlCollector : public Collector {
     std::map<unsigned, double> sm_by_pid;  // SM utilization (percent) per process, mean of the last fetch
     bool told_mps = false;
     std::map<unsigned, bool> mps_server_by_pid;  // whether a listed process is the MPS server
-    // The run's energy: the GPU's energy counter read now and then, each increase split by
-    // the run's share over the ticks since the last reading, weighted by power.
+    // The run's energy (gpu_share.h), from the GPU's energy counter read now and then.
+    RunEnergyAccount energy;
     int64_t last_energy_read_ms = 0;
-    std::optional<double> energy_counter_joules;      // at the last reading
-    double share_power_joules = 0, power_joules = 0;  // since the last reading: sum of P*dt*share, P*dt
-    int64_t last_power_ns = 0;
     double last_share = 1;
-    double run_energy_joules = 0;  // the counter proc.gpu.energy_joules
     bool run_energy_started = false;
   };
 
@@ -404,36 +401,27 @@ class NvmlCollector : public Collector {
     if (utilization_needed && (g.last_process_fetch_ms == 0 ||
                                tick.time_ms - g.last_process_fetch_ms >= kProcessUtilizationEveryMs))
       FetchProcessUtilization(g, tick);
-    double server_sm = server && g.sm_by_pid.count(*server) != 0 ? g.sm_by_pid[*server] : 0;
-    double tree_sm = 0, all_sm = 0;
-    bool measured = false;
+    std::vector<GpuParty> parties;
     for (unsigned pid : present) {
-      bool client = clients.count(pid) != 0;
-      auto it = g.sm_by_pid.find(pid);
-      measured |= client ? server.has_value() : it != g.sm_by_pid.end();
-      double sm = client ? server_sm / static_cast<double>(served) : it != g.sm_by_pid.end() ? it->second : 0;
-      all_sm += sm;
-      if (tree.count(static_cast<pid_t>(pid)) == 0) continue;
-      tree_sm += sm;
-      if (!client && it != g.sm_by_pid.end())
-        sink.Add(
-            {metric::kProcGpuSmUtilizationRatio, labels(pid), tick.time_ms, RoundForStorage(sm / 100.0)});
+      GpuParty& p = parties.emplace_back();
+      p.mine = tree.count(static_cast<pid_t>(pid)) != 0;
+      p.mps_client = clients.count(pid) != 0;
+      if (auto it = g.sm_by_pid.find(pid); it != g.sm_by_pid.end() && !p.mps_client) {
+        p.sm_percent = it->second;
+        if (p.mine)
+          sink.Add({metric::kProcGpuSmUtilizationRatio, labels(pid), tick.time_ms,
+                    RoundForStorage(it->second / 100.0)});
+      }
     }
+    std::optional<double> server_sm;
+    if (auto it = server ? g.sm_by_pid.find(*server) : g.sm_by_pid.end(); it != g.sm_by_pid.end())
+      server_sm = it->second;
+    GpuShare share = RunShareOfGpu(parties, server_sm, utilization_needed, runs_sharing_);
     if (tree_has_memory) sink.Add({metric::kProcGpuTreeMemoryUsedBytes, g.labels, tick.time_ms, tree_memory});
-    if (utilization_needed && measured)
-      sink.Add(
-          {metric::kProcGpuTreeSmUtilizationRatio, g.labels, tick.time_ms, RoundForStorage(tree_sm / 100.0)});
-    double share = 1;
-    if (present.empty()) {
-      share = 1.0 / std::max(1U, runs_sharing_);
-    } else if (!others) {
-      share = 1;
-    } else if (utilization_needed && all_sm > 0) {
-      share = tree_sm / all_sm;
-    } else {
-      share = static_cast<double>(tree_parties) / static_cast<double>(present.size());
-    }
-    g.share = RoundForStorage(share);
+    if (share.tree_percent)
+      sink.Add({metric::kProcGpuTreeSmUtilizationRatio, g.labels, tick.time_ms,
+                RoundForStorage(*share.tree_percent / 100.0)});
+    g.share = RoundForStorage(share.share);
     sink.Add({metric::kProcGpuShareRatio, g.labels, tick.time_ms, *g.share});
   }
 
@@ -443,16 +431,8 @@ class NvmlCollector : public Collector {
   // GPU), the run's energy is its share of the power integrated tick by tick.
   void SampleEnergy(GpuState& g, const Tick& tick, SampleSink& sink) {
     const nvml::Functions& f = nvml_->fn();
-    double share = g.share.value_or(g.last_share);
-    if (g.power_watts) {
-      if (g.last_power_ns != 0) {
-        double joules = *g.power_watts * static_cast<double>(tick.monotonic_ns - g.last_power_ns) / 1e9;
-        g.power_joules += joules;
-        g.share_power_joules += joules * share;
-      }
-      g.last_power_ns = tick.monotonic_ns;
-    }
-    if (g.share) g.last_share = *g.share;
+    g.last_share = g.share.value_or(g.last_share);
+    g.energy.Tick(g.power_watts, tick.monotonic_ns, g.last_share);
     bool watched = tick.tree != nullptr && g.share.has_value();
     if (Wanted(g, "energy", reinterpret_cast<const void*>(f.DeviceGetTotalEnergyConsumption))) {
       bool due =
@@ -462,16 +442,10 @@ class NvmlCollector : public Collector {
       if (Check(g, "energy", f.DeviceGetTotalEnergyConsumption(g.info.handle, &mj), tick)) {
         double joules = static_cast<double>(mj) / 1000.0;
         sink.Add({metric::kGpuEnergyConsumedJoules, g.labels, tick.time_ms, joules});
-        if (g.energy_counter_joules) {
-          double part = g.power_joules > 0 ? g.share_power_joules / g.power_joules : share;
-          g.run_energy_joules += (joules - *g.energy_counter_joules) * part;
-        }
-        g.energy_counter_joules = joules;
-        g.power_joules = g.share_power_joules = 0;
+        double run = g.energy.Counter(joules);
         g.last_energy_read_ms = tick.time_ms;
         if (watched || (tick.tree != nullptr && g.run_energy_started))
-          sink.Add(
-              {metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(g.run_energy_joules)});
+          sink.Add({metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(run)});
         g.run_energy_started |= watched;
         return;
       }
@@ -479,9 +453,7 @@ class NvmlCollector : public Collector {
     }
     // No counter: power integrated, tick by tick.
     if (!watched || !g.power_watts) return;
-    g.run_energy_joules += g.share_power_joules;
-    g.power_joules = g.share_power_joules = 0;
-    sink.Add({metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(g.run_energy_joules)});
+    sink.Add({metric::kProcGpuEnergyJoules, g.labels, tick.time_ms, RoundForStorage(g.energy.Integrated())});
   }
 
   void SampleMig(GpuState& g, const Tick& tick, SampleSink& sink) {
