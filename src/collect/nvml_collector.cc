@@ -74,6 +74,7 @@ class NvmlCollector : public Collector {
     bool lost = false;
     unsigned long long last_process_sample_us = 0;
     int64_t last_process_fetch_ms = 0;
+    std::set<unsigned> fetched_for;        // the processes on the GPU at the last fetch
     std::optional<double> power_watts;     // this tick's reading, for the run's energy share
     std::optional<double> share;           // this tick's share of the GPU, when the run is on it
     int foreign_pid_ticks = 0;             // ticks in a row on which no listed PID existed here
@@ -398,9 +399,14 @@ class NvmlCollector : public Collector {
     // Per-process utilization costs milliseconds a call: only asked for when the run
     // shares the GPU with a process that NVML measures on its own.
     bool utilization_needed = others && plain_parties > 0 && tree_parties > 0;
-    if (utilization_needed && (g.last_process_fetch_ms == 0 ||
-                               tick.time_ms - g.last_process_fetch_ms >= kProcessUtilizationEveryMs))
+    // Every 10 s, and at once when a process came onto the GPU since the last fetch.
+    bool newcomer = std::any_of(present.begin(), present.end(),
+                                [&](unsigned pid) { return g.fetched_for.count(pid) == 0; });
+    if (utilization_needed && (newcomer || g.last_process_fetch_ms == 0 ||
+                               tick.time_ms - g.last_process_fetch_ms >= kProcessUtilizationEveryMs)) {
       FetchProcessUtilization(g, tick);
+      g.fetched_for = present;
+    }
     std::vector<GpuParty> parties;
     for (unsigned pid : present) {
       GpuParty& p = parties.emplace_back();
