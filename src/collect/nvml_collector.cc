@@ -1,20 +1,15 @@
 #include "collect/nvml_collector.h"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <unordered_set>
 
 #include "base/time.h"
 #include "collect/gpu_share.h"
+#include "collect/pcie_reader.h"
 #include "collect/process_tree.h"
 #include "metrics/names.h"
 
@@ -41,15 +36,6 @@ class NvmlCollector : public Collector {
   NvmlCollector(std::shared_ptr<Nvml> nvml, std::vector<unsigned> indices, unsigned runs_sharing)
       : nvml_(std::move(nvml)), indices_(std::move(indices)), runs_sharing_(runs_sharing) {}
 
-  ~NvmlCollector() override {
-    {
-      std::lock_guard lock(pcie_mu_);
-      pcie_stop_ = true;
-    }
-    pcie_wake_.notify_all();
-    if (pcie_thread_.joinable()) pcie_thread_.join();
-  }
-
   std::string_view name() const override { return "nvml"; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
@@ -62,7 +48,7 @@ class NvmlCollector : public Collector {
       if (!g.lost) SampleGpu(g, tree, tick, sink);
       if (!g.lost) SampleEnergy(g, tick, sink);
     }
-    EmitPcie(sink);
+    if (pcie_) pcie_->Emit(sink);
     return Status::Ok();
   }
 
@@ -102,7 +88,9 @@ class NvmlCollector : public Collector {
     }
     opened_ = true;
     if (nvml_->fn().DeviceGetPcieThroughput != nullptr && !gpus_.empty()) {
-      pcie_thread_ = std::thread([this] { PcieLoop(); });
+      std::vector<std::pair<nvml::Device, Labels>> read;
+      for (const GpuState& g : gpus_) read.emplace_back(g.info.handle, g.labels);
+      pcie_ = std::make_unique<PcieReader>(nvml_, std::move(read), kPcieEveryMs);
     }
     return Status::Ok();
   }
@@ -474,53 +462,6 @@ class NvmlCollector : public Collector {
     }
   }
 
-  // --- PCIe, off the tick's path ----------------------------------------------------------
-
-  struct PcieReading {
-    int64_t time_ms = 0;
-    std::optional<double> tx, rx;  // bytes/s
-    bool fresh = false;
-  };
-
-  void PcieLoop() {
-    const nvml::Functions& f = nvml_->fn();
-    std::vector<std::array<bool, 2>> off(gpus_.size(), {false, false});
-    std::unique_lock lock(pcie_mu_);
-    while (!pcie_stop_) {
-      lock.unlock();
-      for (size_t i = 0; i < gpus_.size(); ++i) {
-        PcieReading reading;
-        for (int counter : {nvml::kPcieTxBytes, nvml::kPcieRxBytes}) {
-          if (off[i][counter]) continue;
-          unsigned int kbps = 0;
-          nvml::Return r = f.DeviceGetPcieThroughput(gpus_[i].info.handle, counter, &kbps);
-          if (r == kSuccess) {
-            (counter == nvml::kPcieTxBytes ? reading.tx : reading.rx) = kbps * 1024.0;
-          } else if (r == kNotSupported || r == kNoPermission || r == kGpuIsLost) {
-            off[i][counter] = true;
-          }
-        }
-        reading.time_ms = WallMillis();
-        reading.fresh = reading.tx || reading.rx;
-        std::lock_guard readings(pcie_readings_mu_);
-        if (reading.fresh) pcie_[i] = reading;
-      }
-      lock.lock();
-      pcie_wake_.wait_for(lock, std::chrono::milliseconds(kPcieEveryMs), [this] { return pcie_stop_; });
-    }
-  }
-
-  void EmitPcie(SampleSink& sink) {
-    std::lock_guard lock(pcie_readings_mu_);
-    for (auto& [i, reading] : pcie_) {
-      if (!reading.fresh) continue;
-      reading.fresh = false;
-      const Labels& l = gpus_[i].labels;
-      if (reading.tx) sink.Add({metric::kGpuPcieTransmitBytesPerSecond, l, reading.time_ms, *reading.tx});
-      if (reading.rx) sink.Add({metric::kGpuPcieReceiveBytesPerSecond, l, reading.time_ms, *reading.rx});
-    }
-  }
-
   std::shared_ptr<Nvml> nvml_;
   std::vector<unsigned> indices_;
   unsigned runs_sharing_ = 1;
@@ -530,12 +471,7 @@ class NvmlCollector : public Collector {
   std::vector<nvml::ProcessInfoV1> processes_v1_ = std::vector<nvml::ProcessInfoV1>(64);
   std::vector<nvml::ProcessUtilizationSample> samples_ = std::vector<nvml::ProcessUtilizationSample>(64);
 
-  std::mutex pcie_mu_;
-  std::condition_variable pcie_wake_;
-  bool pcie_stop_ = false;
-  std::thread pcie_thread_;
-  std::mutex pcie_readings_mu_;
-  std::map<size_t, PcieReading> pcie_;  // by index into gpus_
+  std::unique_ptr<PcieReader> pcie_;  // last: stopped before the GPUs it reads go
 };
 
 }  // namespace
