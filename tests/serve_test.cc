@@ -516,9 +516,13 @@ TEST_F(ServeTest, OtherAddressesNeedATokenAndEveryRequestCarriesIt) {
   EXPECT_EQ(page->get_header_value("Location"), "/?experiment=synth");
   std::string cookie = page->get_header_value("Set-Cookie");
   EXPECT_NE(cookie.find("HttpOnly"), std::string::npos) << cookie;
+  // The cookie is a session of its own, not the token: a browser's cookie store (or a
+  // shared profile) never holds the server's secret.
+  EXPECT_EQ(cookie.find("s3cret"), std::string::npos) << cookie;
   cookie = cookie.substr(0, cookie.find(';'));
   EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", cookie}}).status, 200);
-  EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", "trainbench_token=nope"}}).status, 401);
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", "trainbench_session=nope"}}).status, 401);
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", "trainbench_token=s3cret"}}).status, 401);
 }
 
 // What the server answers on a raw connection to `request` (status line and on).

@@ -19,8 +19,10 @@
 #include <memory>
 #include <sstream>
 
+#include "base/secret.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "platform/http_parse.h"
 
 namespace tb {
 namespace {
@@ -55,135 +57,24 @@ std::optional<std::string> StaticFile(const std::string& root, std::string_view 
   return root + std::string(path);
 }
 
-// How long a connection may keep a worker waiting for the next bytes of a request (and a
-// new connection the accepting thread for its first), and for the client to take an
-// answer's bytes.
+// How long a connection may keep a worker waiting for the next bytes of a body, and for the
+// client to take an answer's bytes.
 constexpr int kReadTimeoutMs = 5000;
 constexpr int kWriteTimeoutMs = 30000;
+// A body arrives at this rate at least (bytes a second), after a grace of kReadTimeoutMs.
+constexpr int64_t kMinBodyBytesPerSecond = 64 << 10;
 // How long a worker that answered a request waits for the next before it hands the
 // connection back to the accepting thread: a client asking in a loop (MLflow's
 // `log_metric`, a page loading its charts) keeps its worker; one that goes quiet costs none.
 constexpr int kNextRequestGraceMs = 2;
-// A request's line and headers at most (a chart of 50 runs names them all in its URL).
-constexpr size_t kMaxHeadBytes = 64 << 10;
-constexpr size_t kMaxHeaders = 100;
-
+// Bodies are read in pieces of this size, so memory grows with the bytes that arrived,
+// never with what Content-Length announces.
+constexpr size_t kReadPiece = 64 << 10;
 // A request as read from the connection.
-struct Request {
-  std::string method;
-  std::string path;  // percent-decoded
-  std::multimap<std::string, std::string> params;
-  std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
-  bool http10 = false;
+struct Request : HttpHead {
   std::string body;
-
-  // The first value of a header (`name` in lower case), "" when it is not there.
-  std::string Header(std::string_view name) const {
-    for (const auto& [k, v] : headers) {
-      if (k == name) return v;
-    }
-    return "";
-  }
-  bool HasHeader(std::string_view name) const {
-    return std::any_of(headers.begin(), headers.end(), [&](const auto& h) { return h.first == name; });
-  }
+  std::string body_file;  // the body spooled to this file instead (HttpServerOptions::spool_bytes)
 };
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX sequences decoded (others kept as they are); in a query, '+' is a space.
-std::string PercentDecode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexDigit(s[i + 1]) >= 0 && HexDigit(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexDigit(s[i + 1]) * 16 + HexDigit(s[i + 2]));
-      i += 2;
-    } else {
-      out += plus_is_space && s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
-}
-
-// A query parameter's key or value as a URL carries it.
-std::string PercentEncode(std::string_view s) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || std::strchr("-_.!~*'()", c) != nullptr) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
-// Reads the request line and headers (`head`, without its closing empty line) into `req`;
-// 0, or the status to refuse them with and `why`.
-int ParseHead(std::string_view head, Request& req, std::string& why) {
-  auto bad = [&](const std::string& what) {
-    why = what;
-    return 400;
-  };
-  std::vector<std::string_view> lines;
-  for (std::string_view line : Split(head, '\n')) {
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-  }
-  std::vector<std::string_view> parts = Split(lines[0], ' ');
-  if (parts.size() != 3 || parts[0].empty() ||
-      !std::all_of(parts[0].begin(), parts[0].end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
-    return bad("a request line is METHOD TARGET HTTP/1.1");
-  req.method = std::string(parts[0]);
-  if (parts[2] == "HTTP/1.0") {
-    req.http10 = true;
-  } else if (parts[2] != "HTTP/1.1") {
-    why = "only HTTP/1.0 and HTTP/1.1 are spoken here";
-    return 505;
-  }
-  std::string_view target = parts[1];
-  // The absolute form a proxy would send: the path is what follows the host.
-  for (std::string_view scheme : {"http://", "https://"}) {
-    if (StartsWith(target, scheme)) {
-      size_t slash = target.find('/', scheme.size());
-      target = slash == std::string_view::npos ? "/" : target.substr(slash);
-    }
-  }
-  if (target.empty() || target[0] != '/') return bad("the request's target is not a path");
-  size_t question = target.find('?');
-  req.path = PercentDecode(target.substr(0, question), false);
-  if (question != std::string_view::npos) {
-    for (std::string_view pair : Split(target.substr(question + 1), '&')) {
-      if (pair.empty()) continue;
-      size_t eq = pair.find('=');
-      std::string key = PercentDecode(pair.substr(0, eq), true);
-      std::string value = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
-      req.params.emplace(std::move(key), std::move(value));
-    }
-  }
-  for (size_t i = 1; i < lines.size(); ++i) {
-    std::string_view line = lines[i];
-    size_t colon = line.find(':');
-    if (colon == 0 || colon == std::string_view::npos || line[0] == ' ' || line[0] == '\t' ||
-        line.substr(0, colon).find_first_of(" \t") != std::string_view::npos)
-      return bad("a header line is NAME: VALUE");
-    if (req.headers.size() == kMaxHeaders) {
-      why = "more than " + std::to_string(kMaxHeaders) + " headers";
-      return 431;
-    }
-    req.headers.emplace_back(ToLower(line.substr(0, colon)), std::string(Trim(line.substr(colon + 1))));
-  }
-  return 0;
-}
 
 const char* Reason(int status) {
   switch (status) {
@@ -258,15 +149,34 @@ class HttpConnection {
 
   // Bytes read and not yet taken.
   std::string in;
+  // When the request whose head is being gathered must have sent all of it (monotonic
+  // ns); 0 between requests.
+  int64_t head_deadline = 0;
+  // Whether a request on it passed the token check (any request, on a server without one):
+  // connections that never did are the ones closed first when too many wait.
+  bool proven = false;
 
-  // Reads what has arrived into `in`; false when the client closed or went quiet for the
-  // read timeout.
-  bool Fill() {
-    if (!Readable(kReadTimeoutMs)) return false;
+  // Reads what has arrived into `in`; false when the client closed or went quiet for
+  // `timeout_ms`.
+  bool Fill(int timeout_ms = kReadTimeoutMs) {
+    if (!Readable(timeout_ms)) return false;
     char buf[16384];
-    ssize_t n = Receive(buf, sizeof buf);
+    ssize_t n = Receive(buf, sizeof buf, 0);
     if (n <= 0) return false;
     in.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+
+  // Reads, without waiting, what has arrived into `in` (at most `max` bytes in all); false
+  // when the client closed or the connection broke.
+  bool FillNow(size_t max) {
+    char buf[16384];
+    while (in.size() < max) {
+      ssize_t n = Receive(buf, std::min(sizeof buf, max - in.size()), MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      if (n <= 0) return false;
+      in.append(buf, static_cast<size_t>(n));
+    }
     return true;
   }
 
@@ -280,23 +190,36 @@ class HttpConnection {
     }
   }
 
-  // Takes `n` bytes from `in` into `out` (appended), reading the rest straight into `out`
-  // (an artifact's upload is not copied through `in`).
-  bool Take(size_t n, std::string& out) {
+  // Hands `n` bytes to `sink` as they arrive, the buffered ones first, in pieces of
+  // kReadPiece at most; false when the client stops sending (for kReadTimeoutMs, or below
+  // kMinBodyBytesPerSecond overall) or `sink` refuses a piece.
+  bool Take(size_t n, const std::function<bool(std::string_view)>& sink) {
     size_t buffered = std::min(n, in.size());
-    out.append(in, 0, buffered);
+    if (buffered > 0 && !sink(std::string_view(in).substr(0, buffered))) return false;
     in.erase(0, buffered);
-    size_t have = out.size(), want = have + n - buffered;
-    out.resize(want);
-    while (have < want) {
-      ssize_t got = Readable(kReadTimeoutMs) ? Receive(out.data() + have, want - have) : 0;
-      if (got <= 0) {
-        out.resize(have);
-        return false;
-      }
-      have += static_cast<size_t>(got);
+    size_t left = n - buffered;
+    int64_t deadline = MonotonicNanos() + int64_t{kReadTimeoutMs} * 1'000'000 +
+                       static_cast<int64_t>(left) / kMinBodyBytesPerSecond * 1'000'000'000;
+    std::string piece;
+    while (left > 0) {
+      int64_t now = MonotonicNanos();
+      if (now >= deadline) return false;
+      int wait = static_cast<int>(std::min<int64_t>(kReadTimeoutMs, (deadline - now) / 1'000'000 + 1));
+      piece.resize(std::min(left, kReadPiece));
+      ssize_t got = Readable(wait) ? Receive(piece.data(), piece.size(), 0) : 0;
+      if (got <= 0) return false;
+      if (!sink(std::string_view(piece.data(), static_cast<size_t>(got)))) return false;
+      left -= static_cast<size_t>(got);
     }
     return true;
+  }
+
+  // Takes `n` bytes into `out` (appended), growing it as they arrive.
+  bool Take(size_t n, std::string& out) {
+    return Take(n, [&](std::string_view piece) {
+      out.append(piece);
+      return true;
+    });
   }
 
   // A line ending in LF (CRLF), without its end; nullopt when it does not come or is longer
@@ -365,10 +288,10 @@ class HttpConnection {
   }
 
  private:
-  ssize_t Receive(char* into, size_t size) {
+  ssize_t Receive(char* into, size_t size, int flags) {
     ssize_t n;
     do {
-      n = recv(fd_, into, size, 0);
+      n = recv(fd_, into, size, flags);
     } while (n < 0 && errno == EINTR);
     return n;
   }
@@ -378,17 +301,21 @@ class HttpConnection {
 
 namespace {
 
-constexpr const char* kTokenCookie = "trainbench_token";
+constexpr const char* kSessionCookie = "trainbench_session";
 
-// The token the request carries in its Authorization header or trainbench's cookie.
-std::string CarriedToken(const Request& req) {
+// The bearer token the request carries, "" for none.
+std::string BearerToken(const Request& req) {
   std::string auth = req.Header("authorization");
-  if (StartsWith(auth, "Bearer ")) return auth.substr(7);
+  return StartsWith(auth, "Bearer ") ? auth.substr(7) : "";
+}
+
+// The session the request's cookie names, "" for none.
+std::string SessionCookie(const Request& req) {
   std::string cookies = req.Header("cookie");
   for (std::string_view c : Split(cookies, ';')) {
     c = Trim(c);
-    if (StartsWith(c, std::string(kTokenCookie) + "="))
-      return std::string(c.substr(std::strlen(kTokenCookie) + 1));
+    if (StartsWith(c, std::string(kSessionCookie) + "="))
+      return std::string(c.substr(std::strlen(kSessionCookie) + 1));
   }
   return "";
 }
@@ -488,22 +415,72 @@ bool Send(HttpConnection& c, ApiResponse response, const Request& req, bool keep
   return (req.http10 || c.Write({"0\r\n\r\n"})) && keep_alive;
 }
 
-// A chunked request body into `body`; 0, or the status to refuse it with.
-int ReadChunked(HttpConnection& c, size_t limit, std::string& body) {
+// Where a request's body goes as it arrives: memory, or, past `spool_bytes` under a path
+// that allows it, a file of its own in `spool_dir` (readable by this user only) that the
+// handler may move into place; the server removes what is left of it after the answer.
+class BodySink {
+ public:
+  BodySink(Request& req, const HttpServerOptions& o, bool may_spool)
+      : req_(req), options_(o), may_spool_(may_spool) {}
+  ~BodySink() {
+    if (fd_ >= 0) close(fd_);
+  }
+  BodySink(const BodySink&) = delete;
+  BodySink& operator=(const BodySink&) = delete;
+
+  bool operator()(std::string_view piece) {
+    size_ += piece.size();
+    if (fd_ < 0 && may_spool_ && size_ > options_.spool_bytes) {
+      std::string dir = options_.spool_dir.empty() ? TempDirectory() : options_.spool_dir;
+      std::string name = dir + "/.trainbench-upload-XXXXXX";
+      fd_ = mkostemp(name.data(), O_CLOEXEC);  // mode 0600
+      if (fd_ < 0) return false;
+      req_.body_file = name;
+      if (!WriteAll(req_.body)) return false;
+      req_.body.clear();
+      req_.body.shrink_to_fit();
+    }
+    if (fd_ >= 0) return WriteAll(piece);
+    req_.body.append(piece);
+    return true;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  bool WriteAll(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t n = write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  static std::string TempDirectory() {
+    const char* t = std::getenv("TMPDIR");
+    return t != nullptr && *t != 0 ? t : "/tmp";
+  }
+
+  Request& req_;
+  const HttpServerOptions& options_;
+  bool may_spool_;
+  int fd_ = -1;
+  size_t size_ = 0;
+};
+
+// A chunked request body into `sink`; 0, or the status to refuse it with.
+int ReadChunked(HttpConnection& c, size_t limit, BodySink& sink) {
   for (;;) {
     std::optional<std::string> line = c.Line(1024);
     if (!line) return 400;
-    std::string_view size_text = Trim(std::string_view(*line).substr(0, line->find(';')));
-    uint64_t size = 0;
-    if (size_text.empty() || size_text.size() > 15) return 400;
-    for (char ch : size_text) {
-      if (HexDigit(ch) < 0) return 400;
-      size = size * 16 + static_cast<uint64_t>(HexDigit(ch));
-    }
-    if (size == 0) break;
-    if (body.size() + size > limit) return 413;
+    std::optional<uint64_t> size = ParseChunkSize(*line);
+    if (!size) return 400;
+    if (*size == 0) break;
+    if (sink.size() + *size > limit) return 413;
     std::string crlf;
-    if (!c.Take(size, body) || !c.Take(2, crlf) || crlf != "\r\n") return 400;
+    if (!c.Take(*size, [&](std::string_view piece) { return sink(piece); }) || !c.Take(2, crlf) ||
+        crlf != "\r\n")
+      return 400;
   }
   for (;;) {  // trailers, up to the empty line
     std::optional<std::string> line = c.Line(8192);
@@ -540,18 +517,6 @@ bool IsLoopbackHost(const std::string& host) {
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) all = all && loopback(a->ai_addr);
   freeaddrinfo(found);
   return all;
-}
-
-bool SecretsEqual(std::string_view a, std::string_view b) {
-  // Every byte of the longer is looked at; the lengths are part of the answer.
-  size_t n = std::max(a.size(), b.size());
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff = static_cast<unsigned char>(diff | (x ^ y));
-  }
-  return diff == 0;
 }
 
 HttpServer::HttpServer(std::vector<ApiHandler> handlers) : handlers_(std::move(handlers)) {}
@@ -610,7 +575,8 @@ Status HttpServer::Start(const HttpServerOptions& options) {
 
 void HttpServer::Watch() {
   // The connections waiting for their next request (a new one for its first), each with
-  // the time it is closed at if none comes, in the order they began to wait.
+  // the time it is closed at if none comes, in the order they began to wait. Their heads
+  // are gathered here; a connection goes to a worker once its head is whole.
   struct Waiting {
     std::shared_ptr<HttpConnection> c;
     int64_t deadline;
@@ -618,7 +584,9 @@ void HttpServer::Watch() {
   std::vector<Waiting> waiting;
   std::vector<pollfd> fds;
   auto wait_from_now = [&](std::shared_ptr<HttpConnection> c, int timeout_ms) {
-    waiting.push_back({std::move(c), MonotonicNanos() + int64_t{timeout_ms} * 1'000'000});
+    int64_t deadline = MonotonicNanos() + int64_t{timeout_ms} * 1'000'000;
+    if (c->head_deadline != 0) deadline = std::min(deadline, c->head_deadline);
+    waiting.push_back({std::move(c), deadline});
   };
   for (;;) {
     fds.assign({{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}, {park_pipe_[0], POLLIN, 0}});
@@ -636,15 +604,27 @@ void HttpServer::Watch() {
     }
     if (fds[1].revents != 0) break;
     now = MonotonicNanos();
-    // Those with a request (or a close) to read go to a worker; those past their time close.
+    // Bytes that arrived join the head; a whole head (or one too large, or a close) goes
+    // to a worker; those past their time close.
     std::vector<Waiting> still;
     still.reserve(waiting.size());
     for (size_t i = 0; i < waiting.size(); ++i) {
+      Waiting& w = waiting[i];
       if ((fds[3 + i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) != 0) {
-        workers_->Enqueue([this, c = std::move(waiting[i].c)] { Serve(c); });
-      } else if (waiting[i].deadline > now) {
-        still.push_back(std::move(waiting[i]));
+        HttpConnection& c = *w.c;
+        bool open = c.FillNow(kMaxHeadBytes + 1);
+        if (FindHead(c.in) || c.in.size() > kMaxHeadBytes) {
+          workers_->Enqueue([this, c = std::move(w.c)] { Serve(c); });
+          continue;
+        }
+        if (!open) continue;  // closed before its head was whole
+        // Once a head has begun, it has until its deadline, however slowly its bytes come.
+        if (c.in.find_first_not_of("\r\n") != std::string::npos) {
+          if (c.head_deadline == 0) c.head_deadline = now + HeadNanos();
+          w.deadline = c.head_deadline;
+        }
       }
+      if (w.deadline > now) still.push_back(std::move(w));
     }
     waiting.swap(still);
     if (fds[2].revents != 0) {
@@ -664,8 +644,10 @@ void HttpServer::Watch() {
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         // Watched like the others until its request arrives (a browser opens connections
-        // ahead of its requests).
-        wait_from_now(std::make_shared<HttpConnection>(fd), kReadTimeoutMs);
+        // ahead of its requests); its head is due from now.
+        auto c = std::make_shared<HttpConnection>(fd);
+        c->head_deadline = now + HeadNanos();
+        wait_from_now(std::move(c), kReadTimeoutMs);
       } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         // Out of descriptors or memory: close the longest waiting, and the new connection
         // waits in the backlog a moment.
@@ -673,7 +655,18 @@ void HttpServer::Watch() {
         poll(nullptr, 0, 10);
       }
     }
-    // Too many waiting: the ones that have waited longest close first.
+    // Too many waiting: those that never passed a request through close first, the ones
+    // that have waited longest first; then the others, longest waiting first.
+    size_t unproven = static_cast<size_t>(
+        std::count_if(waiting.begin(), waiting.end(), [](const Waiting& w) { return !w.c->proven; }));
+    for (auto it = waiting.begin(); unproven > options_.max_unproven_connections && it != waiting.end();) {
+      if (!it->c->proven) {
+        it = waiting.erase(it);
+        --unproven;
+      } else {
+        ++it;
+      }
+    }
     if (waiting.size() > options_.max_idle_connections)
       waiting.erase(waiting.begin(),
                     waiting.end() - static_cast<std::ptrdiff_t>(options_.max_idle_connections));
@@ -684,11 +677,30 @@ void HttpServer::Watch() {
   parked_.clear();
 }
 
+int64_t HttpServer::HeadNanos() const { return int64_t{options_.head_timeout_ms} * 1'000'000; }
+
 void HttpServer::Park(std::shared_ptr<HttpConnection> c) {
   std::lock_guard lock(park_mu_);
   if (stopping_) return;  // closed
   parked_.push_back(std::move(c));
   (void)!write(park_pipe_[1], "p", 1);  // a full pipe has woken the thread already
+}
+
+bool HttpServer::Authorized(const std::string& bearer, const std::string& session) {
+  if (options_.token.empty()) return true;
+  if (!bearer.empty()) return SecretsEqual(bearer, options_.token);
+  if (session.empty()) return false;
+  std::lock_guard lock(sessions_mu_);
+  return std::any_of(sessions_.begin(), sessions_.end(),
+                     [&](const std::string& s) { return SecretsEqual(s, session); });
+}
+
+std::string HttpServer::NewSession() {
+  std::string session = RandomHex(32);
+  std::lock_guard lock(sessions_mu_);
+  sessions_.push_back(session);
+  if (sessions_.size() > kMaxSessions) sessions_.erase(sessions_.begin());
+  return session;
 }
 
 void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
@@ -697,20 +709,11 @@ void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
   for (const auto& [prefix, limit] : options_.large_bodies) largest = std::max(largest, limit);
   for (;;) {
     // The request line and headers, after any empty lines a client sent between requests.
-    size_t end = std::string::npos;  // where the last header line ends
-    size_t after = 0;                // and where the body begins
+    std::optional<HeadBounds> bounds;
     for (;;) {
+      if ((bounds = FindHead(c.in))) break;
       size_t skip = c.in.find_first_not_of("\r\n");
       c.in.erase(0, skip == std::string::npos ? c.in.size() : skip);
-      size_t crlf = c.in.find("\r\n\r\n"), lf = c.in.find("\n\n");
-      if (crlf < lf) {
-        end = crlf;
-        after = crlf + 4;
-      } else if (lf != std::string::npos) {
-        end = lf;
-        after = lf + 2;
-      }
-      if (end != std::string::npos) break;
       if (c.in.size() > kMaxHeadBytes) {
         Request none;
         Send(c, JsonError(431, "REQUEST_TOO_LARGE", "the request's line and headers exceed 64 KiB"), none,
@@ -718,14 +721,20 @@ void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
         c.Linger();
         return;
       }
-      // Between requests, a client that goes quiet waits in the accepting thread's poll.
-      if (c.in.empty() && !c.Readable(kNextRequestGraceMs)) return Park(std::move(held));
-      if (!c.Fill()) return;
+      int64_t now = MonotonicNanos();
+      if (!c.in.empty() && c.head_deadline == 0) c.head_deadline = now + HeadNanos();
+      if (c.head_deadline != 0 && now > c.head_deadline) return;  // too slow: closed
+      // A client that goes quiet, between requests or within one, waits in the accepting
+      // thread's poll rather than holding this worker.
+      if (!c.Readable(kNextRequestGraceMs)) return Park(std::move(held));
+      if (!c.Fill(0)) return;
     }
+    c.head_deadline = 0;
     Request req;
-    std::string why = "the request's line and headers exceed 64 KiB";
-    int refused = end > kMaxHeadBytes ? 431 : ParseHead(std::string_view(c.in).substr(0, end), req, why);
-    c.in.erase(0, after);
+    std::string why;
+    int refused =
+        ParseHead(std::string_view(c.in).substr(bounds->begin, bounds->end - bounds->begin), req, why);
+    c.in.erase(0, bounds->body);
     if (refused != 0) {
       Send(c, JsonError(refused, refused == 431 ? "REQUEST_TOO_LARGE" : "BAD_REQUEST", why), req, false);
       c.Linger();
@@ -740,25 +749,29 @@ void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
       Send(c, answer, req, false);
       c.Linger();
     };
-    if (!options_.token.empty() && !SecretsEqual(CarriedToken(req), options_.token)) {
-      // A person opening the page with ?token=: a cookie, and the same page without it.
+    if (!Authorized(BearerToken(req), SessionCookie(req))) {
+      // A person opening the page with ?token=: a session cookie (never the token itself),
+      // and the same page without the token.
       auto token = req.params.find("token");
       if (req.method == "GET" && !StartsWith(req.path, "/api/") && token != req.params.end() &&
           SecretsEqual(token->second, options_.token)) {
         ApiResponse redirect{303, "", "", nullptr, {}};
         redirect.headers = {{"Location", WithoutToken(req)},
-                            {"Set-Cookie", std::string(kTokenCookie) + "=" + options_.token +
+                            {"Set-Cookie", std::string(kSessionCookie) + "=" + NewSession() +
                                                "; Path=/; HttpOnly; SameSite=Strict"}};
+        c.proven = true;
         if (!req.HasHeader("content-length") && !req.HasHeader("transfer-encoding") &&
             Send(c, redirect, req, keep_alive))
           continue;
         return;
       }
-      return refuse(
-          JsonError(401, "UNAUTHENTICATED",
-                    "this server needs its access token: send 'Authorization: Bearer TOKEN' (MLflow "
-                    "clients: set MLFLOW_TRACKING_TOKEN), or open the web UI once as /?token=TOKEN"));
+      return refuse(JsonError(
+          401, "UNAUTHENTICATED",
+          "this server needs its access token: send 'Authorization: Bearer TOKEN' (MLflow clients: set "
+          "MLFLOW_TRACKING_TOKEN; trainbench's client: TRAINBENCH_TOKEN), or open the web UI once as "
+          "/?token=TOKEN"));
     }
+    c.proven = true;
     size_t limit = BodyLimit(options_, req.path);
     auto too_large = [&] {
       return JsonError(413, "REQUEST_TOO_LARGE",
@@ -780,13 +793,24 @@ void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
         (chunked || length.value_or(0) > 0)) {
       if (!c.Write({"HTTP/1.1 100 Continue\r\n\r\n"})) return;
     }
-    if (chunked) {
-      int status = ReadChunked(c, limit, req.body);
-      if (status == 413) return refuse(too_large());
-      if (status != 0)
-        return refuse(JsonError(status, "BAD_REQUEST", "the request's chunked body is malformed"));
-    } else if (length && !c.Take(static_cast<size_t>(*length), req.body)) {
-      return;
+    // Bodies allowed beyond max_body_bytes (uploads) go to a file once large.
+    struct Unlink {
+      std::string& file;
+      ~Unlink() {
+        if (!file.empty()) unlink(file.c_str());
+      }
+    } unlink_spool{req.body_file};
+    {
+      BodySink sink(req, options_, limit > options_.max_body_bytes);
+      if (chunked) {
+        int status = ReadChunked(c, limit, sink);
+        if (status == 413) return refuse(too_large());
+        if (status != 0)
+          return refuse(JsonError(status, "BAD_REQUEST", "the request's chunked body is malformed"));
+      } else if (length &&
+                 !c.Take(static_cast<size_t>(*length), [&](std::string_view p) { return sink(p); })) {
+        return;
+      }
     }
 
     bool head_only = req.method == "HEAD";
@@ -797,7 +821,11 @@ void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
     for (const auto& [k, v] : req.params) {
       if (k != "token") request.query.emplace(k, v);
     }
+    for (const auto& [k, v] : req.headers) {
+      if (StartsWith(k, "x-trainbench-")) request.headers.emplace_back(k, v);
+    }
     request.body = std::move(req.body);
+    request.body_file = req.body_file;
     std::optional<ApiResponse> answer;
     for (const ApiHandler& h : handlers_) {
       if ((answer = h(request))) break;

@@ -29,6 +29,11 @@ struct ApiRequest {
   std::string path;    // without the query string, percent-decoded
   std::multimap<std::string, std::string> query;
   std::string body;
+  // A large upload arrives here instead of in `body` (HttpServerOptions::spool_bytes): a
+  // file of its own, which the handler may rename into place; removed after the answer.
+  std::string body_file = {};
+  // trainbench's own request headers (x-trainbench-*, names in lower case).
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 struct ApiResponse {
@@ -40,7 +45,7 @@ struct ApiResponse {
   // throws, the transfer ends without its closing chunk, so the client sees a failed
   // answer rather than a short one that looks whole.
   std::function<bool(std::string&)> stream;
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 // Answers the requests it knows; nullopt for the others.
@@ -51,14 +56,19 @@ struct HttpServerOptions {
   int port = 0;  // 0: a free port
   // When not empty, every request must carry it, checked before its body is read:
   // "Authorization: Bearer TOKEN" (what MLflow's clients send with MLFLOW_TRACKING_TOKEN) or
-  // the cookie the server sets when a person opens a page as /?token=TOKEN (the link a
-  // person can paste; it is then redirected to the same page without the token, so the
-  // token leaves the address bar and is not in any later URL). Others get 401.
+  // the session cookie the server sets when a person opens a page as /?token=TOKEN (the
+  // link a person can paste; it is then redirected to the same page without the token, so
+  // the token leaves the address bar and is not in any later URL; the cookie is a random
+  // session id, never the token). Others get 401.
   std::string token;
   // Request bodies larger than this are refused (413) before they are read, except under
   // the path prefixes of `large_bodies` (artifact uploads), which have their own limit.
   size_t max_body_bytes = size_t{4} << 20;
   std::vector<std::pair<std::string, size_t>> large_bodies;
+  // Such a body larger than this goes to a file (mode 0600) in `spool_dir` ($TMPDIR, else
+  // /tmp, when empty) as it arrives, not into memory: ApiRequest::body_file.
+  size_t spool_bytes = size_t{1} << 20;
+  std::string spool_dir;
   // Files served for GET requests no handler answers ("/" is index.html); "" for none.
   std::string static_dir;
   // Threads answering requests at most, started as requests need them (a WorkerPool). A
@@ -70,6 +80,16 @@ struct HttpServerOptions {
   // and how many may wait at once (beyond that the longest waiting is closed first).
   int idle_timeout_ms = 30000;
   size_t max_idle_connections = 512;
+  // How long a request's line and headers may take from their first byte (a new
+  // connection's from when it was accepted) to their end. They are gathered by the
+  // accepting thread, so a client sending them a byte at a time (slowloris) holds no
+  // worker; its connection closes when this has passed.
+  int head_timeout_ms = 10000;
+  // How many of those may be connections on which no request has passed the token check
+  // yet (any request, without a token): beyond that the longest waiting of them close.
+  // With the deadline on a request's head (10 s from its first byte), this is what a
+  // client opening connections and sending a byte at a time (slowloris) can hold.
+  size_t max_unproven_connections = 128;
 };
 
 class HttpConnection;  // one client's socket and what it sent that is not read yet
@@ -99,6 +119,12 @@ class HttpServer {
   // the accepting thread) or closes.
   void Serve(std::shared_ptr<HttpConnection> c);
   void Park(std::shared_ptr<HttpConnection> c);  // hands a quiet connection back
+  // Whether a request with this bearer token or session cookie may pass.
+  bool Authorized(const std::string& bearer, const std::string& session);
+  // A session id for a browser that showed the token, remembered (kMaxSessions at most).
+  std::string NewSession();
+  static constexpr size_t kMaxSessions = 1024;
+  int64_t HeadNanos() const;
 
   std::vector<ApiHandler> handlers_;
   HttpServerOptions options_;
@@ -114,14 +140,13 @@ class HttpServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<int64_t> worker_cpu_ns_{0};
+  std::mutex sessions_mu_;
+  std::vector<std::string> sessions_;  // oldest first
 };
 
 // True when `host` is a loopback address (127.0.0.0/8, ::1) or a name that resolves to
 // loopback addresses only ("localhost"); "127.example.com" is a name like any other.
 bool IsLoopbackHost(const std::string& host);
-
-// Whether two secrets are equal, in time that does not depend on where they differ.
-bool SecretsEqual(std::string_view a, std::string_view b);
 
 // A JSON error answer: {"error_code": code, "message": message}.
 ApiResponse JsonError(int status, const std::string& code, const std::string& message);

@@ -8,7 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -37,6 +40,7 @@ std::optional<ApiResponse> Echo(const ApiRequest& req) {
   std::string text = req.method + " " + req.path;
   for (const auto& [k, v] : req.query) text += Concat({" [", k, "=", v, "]"});
   text += " body=" + std::to_string(req.body.size());
+  if (!req.body_file.empty()) text += " file=" + std::to_string(std::filesystem::file_size(req.body_file));
   if (!req.body.empty()) text += ":" + req.body.substr(0, 16);
   return ApiResponse{200, "text/plain", text, nullptr, {}};
 }
@@ -250,6 +254,85 @@ TEST(HttpServerConnections, QuietConnectionsCloseAfterTheIdleTimeoutAndBeyondThe
   EXPECT_NE(Ask(clients[1], "GET /y HTTP/1.1\r\n\r\n"), "");
   EXPECT_NE(Ask(clients[2], "GET /y HTTP/1.1\r\n\r\n"), "");
   for (int fd : clients) close(fd);
+}
+
+// The memory this process holds now (VmRSS), in bytes.
+int64_t ResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (StartsWith(line, "VmRSS:")) return std::stoll(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// A header announcing a gigabyte costs what arrives, not what it announces; a large
+// upload goes to a file as it arrives, not into memory.
+TEST(HttpServerLimits, AnnouncedBodiesCostWhatArrivesAndLargeUploadsGoToAFile) {
+  HttpServer server({Echo});
+  HttpServerOptions options;
+  options.large_bodies = {{"/upload", size_t{2} << 30}};
+  options.spool_bytes = 1 << 20;
+  ASSERT_TRUE(server.Start(options).ok());
+  int64_t before = ResidentBytes();
+  std::vector<int> announcing;
+  for (int i = 0; i < 3; ++i) {
+    int fd = ConnectTo(server.port());
+    std::string head = "PUT /upload/x HTTP/1.1\r\nContent-Length: 1073741824\r\n\r\n" + std::string(100, 'a');
+    ASSERT_EQ(write(fd, head.data(), head.size()), static_cast<ssize_t>(head.size()));
+    announcing.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // each is read up to its 100 bytes
+  EXPECT_LT(ResidentBytes() - before, int64_t{64} << 20) << "3 x 1 GiB announced";
+  for (int fd : announcing) close(fd);
+
+  int fd = ConnectTo(server.port());
+  std::string body(20 << 20, 'b');
+  std::string answer =
+      Ask(fd, "PUT /upload/y HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_NE(answer.find("PUT /upload/y body=0 file=20971520"), std::string::npos) << answer.substr(0, 300);
+  // Small ones stay in memory, as before.
+  answer = Ask(fd, "PUT /upload/z HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_NE(answer.find("body=5:hello"), std::string::npos) << answer;
+  close(fd);
+  // The spooled file is gone once answered.
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    EXPECT_FALSE(StartsWith(entry.path().filename().string(), ".trainbench-upload-")) << entry.path();
+}
+
+// Slowloris: many connections sending their headers a byte at a time hold no worker, so
+// others are answered at once; each closes when its head's time is up, and beyond the
+// cap on connections that never passed a request the oldest of them close first.
+TEST(HttpServerLimits, SlowHeadsHoldNoWorkerAndCloseWhenTheirTimeIsUp) {
+  HttpServer server({Echo});
+  HttpServerOptions options;
+  options.workers = 2;
+  options.head_timeout_ms = 1500;
+  options.max_unproven_connections = 30;
+  ASSERT_TRUE(server.Start(options).ok());
+  std::vector<int> slow;
+  for (int i = 0; i < 40; ++i) slow.push_back(ConnectTo(server.port()));
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    const std::string head = "GET /slow HTTP/1.1\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+    for (size_t at = 0; at < head.size() && !stop; ++at) {
+      for (int fd : slow) (void)!send(fd, head.data() + at, 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Two workers, 40 slow clients: another client is still answered.
+  int fd = ConnectTo(server.port());
+  timeval limit{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  EXPECT_NE(Ask(fd, "GET /quick HTTP/1.1\r\n\r\n").find("GET /quick body=0"), std::string::npos);
+  close(fd);
+  // The oldest ten went beyond the cap of 30; the rest close when their head's time is up.
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(ClosedByServer(slow[static_cast<size_t>(i)], 1)) << i;
+  for (size_t i = 10; i < slow.size(); ++i) EXPECT_TRUE(ClosedByServer(slow[i], 5)) << i;
+  stop = true;
+  trickle.join();
+  for (int s : slow) close(s);
 }
 
 }  // namespace

@@ -408,9 +408,13 @@ Status DecodeChunk(std::string_view data, std::vector<Point>& out, std::string_v
   // are apart (whose values may take no byte at all: planes of width 0) is checked
   // against its times' own count before its values are allocated.
   bool apart = (flags & kFlagTimesApart) != 0;
-  if (!GetVarint(data, pos, count) || !GetVarint(data, pos, raw_size) || raw_size > (1u << 30) ||
-      (!apart && count > raw_size)) {
+  if (!GetVarint(data, pos, count) || !GetVarint(data, pos, raw_size) || (!apart && count > raw_size)) {
     return corrupt("bad header");
+  }
+  if (count > kMaxChunkPoints || raw_size > kMaxChunkColumnBytes) {
+    return Status::Corrupt("corrupt chunk: it says it holds " + std::to_string(count) + " points in " +
+                           std::to_string(raw_size) + " bytes; trainbench writes at most " +
+                           std::to_string(kMaxChunkPoints) + " points a chunk, so it was not written by it");
   }
   if (apart && times.empty()) return corrupt("its times are kept apart and were not given");
   std::string buffer;

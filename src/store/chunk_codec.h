@@ -36,7 +36,16 @@ struct Point {
   bool operator==(const Point&) const = default;
 };
 
-// Encodes `points` (any count, including 0). Times need not be increasing, but the
+// The most points a chunk holds: what SeriesWriter seals (series_writer.h). A stored chunk
+// that says it holds more, or whose columns would unpack to more bytes than that many
+// points can take, is refused as corrupt before anything is allocated for it: a hostile
+// store (a planted SQLite file, any writer to a shared PostgreSQL) cannot make a reader
+// allocate more than a chunk's worth (a 30 KB zstd frame once unpacked to 12 GB).
+inline constexpr size_t kMaxChunkPoints = 4096;
+// Bytes of columns a point takes at most: a time, a value and a step as 10-byte varints.
+inline constexpr size_t kMaxChunkColumnBytes = kMaxChunkPoints * 30 + 64;
+
+// Encodes `points` (any count up to kMaxChunkPoints, including 0). Times need not be increasing, but the
 // encoding is smallest when they are.
 // `compress` false skips zstd: for short-lived encodings such as journal entries.
 // `with_times` false leaves the time column out (a flag says so): for series sampled on

@@ -40,9 +40,10 @@ TEST(ChunkCodec, EmptyAndSingle) {
 TEST(ChunkCodec, DecimalsDecodeExactly) {
   std::vector<Point> points;
   int64_t t = 1763777000000;
-  for (int i = 0; i < 5000; ++i) {
-    t += 1000 + (i % 7) - 3;  // jittered 1 Hz
-    points.push_back({t, std::round((50 + 200 * std::sin(i * 0.1)) * 1000) / 1000, kNoStep});
+  for (size_t i = 0; i < kMaxChunkPoints; ++i) {
+    t += 1000 + static_cast<int64_t>(i % 7) - 3;  // jittered 1 Hz
+    points.push_back(
+        {t, std::round((50 + 200 * std::sin(static_cast<double>(i) * 0.1)) * 1000) / 1000, kNoStep});
   }
   ExpectRoundTrip(points);
   // Decimal values with jittered timestamps pack to a few bytes a point, not 16.
@@ -119,6 +120,30 @@ TEST(ChunkCodec, CorruptInputIsAnErrorNotACrash) {
       packed.substr(0, 2) + huge.substr(2, huge.size() - 5) + packed.substr(packed.size() - 20);
   EXPECT_FALSE(DecodeChunk(claim, out).ok());
   EXPECT_EQ(out.capacity(), 0u);
+}
+
+// A hostile store's chunk: a few KB of zstd that would unpack to gigabytes, or a chunk of
+// more points than trainbench writes, is refused before anything is allocated for it.
+TEST(ChunkCodec, AChunkLargerThanTrainbenchWritesIsRefused) {
+  std::vector<Point> out;
+  std::vector<Point> most(kMaxChunkPoints, Point{1, 1.5});
+  ASSERT_TRUE(DecodeChunk(EncodeChunk(most), out).ok());
+  EXPECT_EQ(out.size(), kMaxChunkPoints);
+
+  std::vector<Point> none;
+  std::vector<Point> more(kMaxChunkPoints + 1, Point{1, 1.5});
+  Status refused = DecodeChunk(EncodeChunk(more), none);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("at most 4096 points"), std::string::npos) << refused.message();
+  EXPECT_EQ(none.capacity(), 0u);
+
+  // The bomb: 3 million points of one repeated value, which zstd packs into a few KB.
+  std::vector<Point> bomb(3'000'000, Point{1, 1.5});
+  std::string packed = EncodeChunk(bomb);
+  ASSERT_LT(packed.size(), 64u << 10);
+  ASSERT_EQ(packed[1], 1);  // zstd
+  EXPECT_FALSE(DecodeChunk(packed, none).ok());
+  EXPECT_EQ(none.capacity(), 0u);
 }
 
 // Values past the ends of what a varint form saw: whole int64 mantissas and times as byte

@@ -84,8 +84,11 @@ Status SeriesWriter::WriteJournalLocked() {
   std::vector<std::pair<int64_t, std::string>> chunks;
   for (SeriesState& s : series_) {
     if (s.open.size() == s.journaled) continue;
-    std::span<const Point> fresh(s.open.data() + s.journaled, s.open.size() - s.journaled);
-    chunks.emplace_back(s.id, EncodeChunk(fresh, /*compress=*/false));
+    // In pieces a chunk may hold (a flush may bring more: a batch, an import).
+    for (size_t at = s.journaled; at < s.open.size(); at += kMaxChunkPoints) {
+      std::span<const Point> fresh(s.open.data() + at, std::min(kMaxChunkPoints, s.open.size() - at));
+      chunks.emplace_back(s.id, EncodeChunk(fresh, /*compress=*/false));
+    }
   }
   if (chunks.empty()) return Status::Ok();
   Result<int64_t> id = store_.AppendJournal(run_id_, EncodeJournalEntry(chunks));

@@ -1,13 +1,12 @@
 #include "store/store.h"
 
-#include <sys/random.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/secret.h"
 #include "base/strings.h"
 #include "store/chunk_summary.h"
 #include "store/varint.h"
@@ -99,21 +98,7 @@ std::vector<RunRecord> InOrderOfIds(const std::vector<std::string>& ids, std::ve
   return out;
 }
 
-std::string NewRunId() {
-  unsigned char bytes[16];
-  size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  static const char* kHex = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id += kHex[b >> 4];
-    id += kHex[b & 15];
-  }
-  return id;
-}
+std::string NewRunId() { return RandomHex(16); }
 
 Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkRecord> chunks,
                          std::span<const JournalEntry> journal, std::vector<Point>& out) {
@@ -272,7 +257,8 @@ Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<
     if (!GetVarint(data, pos, id) || !GetVarint(data, pos, size) || size > data.size() - pos) {
       return Status::Corrupt("corrupt journal entry");
     }
-    if (static_cast<int64_t>(id) == series_id) return DecodeChunk(data.substr(pos, size), out);
+    // A series' points may come in several pieces of one entry.
+    if (static_cast<int64_t>(id) == series_id) TB_RETURN_IF_ERROR(DecodeChunk(data.substr(pos, size), out));
     pos += size;
   }
   return Status::Ok();

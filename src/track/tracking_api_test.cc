@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "base/secret.h"
 #include "store/series_writer.h"
 #include "tests/helpers/scratch_directory.h"
 

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "base/strings.h"
@@ -117,9 +120,16 @@ ApiResponse TrackingApi::Call::Artifact(std::string_view rest) {
     if (!a.ok()) throw FromStatus(a.status());
     ApiResponse out{200, "application/octet-stream", a->content, nullptr, {}};
     if (!a->path.empty()) {
-      std::ifstream in(a->path, std::ios::binary);
-      if (!in) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "The file of artifact " + relative + " is gone"};
-      out.body.assign(std::istreambuf_iterator<char>(in), {});
+      // Streamed in pieces: a checkpoint of gigabytes is never held in memory.
+      auto in = std::make_shared<std::ifstream>(a->path, std::ios::binary);
+      if (!*in) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "The file of artifact " + relative + " is gone"};
+      out.stream = [in](std::string& piece) {
+        piece.resize(1 << 20);
+        in->read(piece.data(), static_cast<std::streamsize>(piece.size()));
+        piece.resize(static_cast<size_t>(in->gcount()));
+        if (in->bad()) throw std::runtime_error("cannot read the artifact");
+        return !in->eof();
+      };
     }
     return out;
   }
@@ -135,12 +145,26 @@ ApiResponse TrackingApi::Call::Artifact(std::string_view rest) {
   std::string file = *dir + "/" + relative;
   ThrowIfError(MakeDirectories(DirName(file)));
   std::string partial = file + ".partial";
-  {
+  int64_t size = static_cast<int64_t>(request_.body.size());
+  // A large upload the server spooled to a file moves into place (copied where the spool
+  // is on another file system), never through memory.
+  std::error_code ec;
+  if (!request_.body_file.empty()) {
+    size = static_cast<int64_t>(std::filesystem::file_size(request_.body_file, ec));
+    if (std::rename(request_.body_file.c_str(), partial.c_str()) != 0) {
+      std::filesystem::copy_file(request_.body_file, partial,
+                                 std::filesystem::copy_options::overwrite_existing, ec);
+      if (ec) {
+        std::remove(partial.c_str());  // a full disk leaves nothing half-written behind
+        throw ApiError{"INTERNAL_ERROR", "cannot write " + partial + " (is the disk full?)"};
+      }
+    }
+  } else {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     out.write(request_.body.data(), static_cast<std::streamsize>(request_.body.size()));
     out.flush();
     if (!out) {
-      std::remove(partial.c_str());  // a full disk leaves nothing half-written behind
+      std::remove(partial.c_str());
       throw ApiError{"INTERNAL_ERROR", "cannot write " + partial + " (is the disk full?)"};
     }
   }
@@ -148,8 +172,7 @@ ApiResponse TrackingApi::Call::Artifact(std::string_view rest) {
     std::remove(partial.c_str());
     throw ApiError{"INTERNAL_ERROR", "cannot write " + file};
   }
-  ThrowIfError(
-      api_.store_.PutArtifact({run_id, relative, static_cast<int64_t>(request_.body.size()), "", file}));
+  ThrowIfError(api_.store_.PutArtifact({run_id, relative, size, "", file}));
   return JsonAnswer(json::object());
 }
 
