@@ -1,5 +1,7 @@
 // Real Python processes (/usr/bin/python3) logging through the trainbench client and
 // through MLflow-shaped REST calls while `trainbench run` supervises them.
+#include <sys/stat.h>
+
 #include <cmath>
 #include <set>
 
@@ -247,10 +249,12 @@ TEST_F(TrackingTest, MlflowShapedCallsFromTheScriptLandInTheRun) {
 import json, os, shutil, time, urllib.request, urllib.parse
 base = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/"
 run_id = os.environ["MLFLOW_RUN_ID"]
+# What MLflow's client sends: MLFLOW_TRACKING_TOKEN as a bearer token.
+auth = {"Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"]}
 def call(method, endpoint, body=None, query=None):
     url = base + endpoint + ("?" + urllib.parse.urlencode(query) if query else "")
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url, data=data, method=method, headers=auth | {"Content-Type": "application/json"})
     with urllib.request.urlopen(req) as r:
         return json.loads(r.read())
 info = call("GET", "runs/get", query={"run_id": run_id})["run"]["info"]
@@ -267,9 +271,10 @@ uri = info["artifact_uri"]
 assert uri.startswith("mlflow-artifacts:/"), uri
 files = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow-artifacts/artifacts"
 root = uri[len("mlflow-artifacts:/"):]
-put = urllib.request.Request(files + "/" + root + "/model/weights.txt", data=b"0.1 0.2", method="PUT")
+put = urllib.request.Request(files + "/" + root + "/model/weights.txt", data=b"0.1 0.2", method="PUT", headers=auth)
 urllib.request.urlopen(put).read()
-with urllib.request.urlopen(files + "?" + urllib.parse.urlencode({"path": root + "/model"})) as r:
+listing = urllib.request.Request(files + "?" + urllib.parse.urlencode({"path": root + "/model"}), headers=auth)
+with urllib.request.urlopen(listing) as r:
     print([(f["path"], f["is_dir"], f["file_size"]) for f in json.loads(r.read())["files"]])
 history = call("GET", "metrics/get-history", query={"run_id": run_id, "metric_key": "loss"})["metrics"]
 print([m["value"] for m in history])
@@ -286,6 +291,95 @@ call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time":
   EXPECT_EQ(run.params.back(), (std::pair<std::string, std::string>{"hidden", "128"}));
   EXPECT_EQ(TagsBesideTheCost(run).size(), 2u);
   EXPECT_EQ(store->GetArtifact(run.id, "model/weights.txt")->size, 7);
+}
+
+// On a shared GPU server another user can find the run's port (/proc/net/tcp) but not
+// read the script's environment: without the token nothing is answered, and with it the
+// script reaches its own run and the runs it creates, not the rest of the store. What is
+// recorded keeps the token out, and is readable by its owner only.
+TEST_F(TrackingTest, OnlyTheScriptReachesItsPortAndOnlyItsOwnRuns) {
+  Script("earlier.py", "print('earlier')\n");
+  ASSERT_EQ(Trainbench("run -l top -e shared -p secret_param=42 --python " + kPython + " earlier.py").code,
+            0);
+  std::string earlier = OnlyRun(*OpenStore()).id;
+  Script("probe.py", R"(
+import json, os, subprocess, urllib.request, urllib.error
+uri = os.environ["MLFLOW_TRACKING_URI"]
+base = uri + "/api/2.0/mlflow/"
+token = os.environ["MLFLOW_TRACKING_TOKEN"]
+assert os.environ["TRAINBENCH_TOKEN"] == token
+print("token", token)
+def call(method, endpoint, body=None, token=token):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + endpoint, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+search = {"experiment_ids": [os.environ["MLFLOW_EXPERIMENT_ID"]], "max_results": 100}
+print("no token", call("POST", "runs/search", search, token=None)[0])
+# Another local user, through the same port.
+stranger = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c",
+    "import sys, urllib.request, urllib.error\n"
+    "req = urllib.request.Request(sys.argv[1] + '/api/2.0/mlflow/runs/search', data=b'{}', method='POST')\n"
+    "try:\n    urllib.request.urlopen(req)\n    print('answered')\n"
+    "except urllib.error.HTTPError as e:\n    print(e.code)\n", uri], capture_output=True, text=True)
+print("nobody", stranger.stdout.strip(), stranger.stderr.strip()[-200:])
+status, found = call("POST", "runs/search", search)
+print("search", status, sorted(r["info"]["run_id"] for r in found.get("runs", [])))
+print("other run", call("GET", "runs/get?run_id=" + os.environ["EARLIER"])[0])
+print("rename other", call("POST", "runs/update", {"run_id": os.environ["EARLIER"], "run_name": "mine"})[0])
+print("delete other", call("POST", "runs/delete", {"run_id": os.environ["EARLIER"]})[0])
+print("log to other", call("POST", "runs/log-metric", {"run_id": os.environ["EARLIER"], "key": "x",
+                                                        "value": 1, "timestamp": 1})[0])
+status, made = call("POST", "runs/create", {"experiment_id": os.environ["MLFLOW_EXPERIMENT_ID"]})
+print("create", status)
+status, found = call("POST", "runs/search", search)
+print("search after", len(found.get("runs", [])))
+)");
+  env_ += " EARLIER=" + earlier + " MLFLOW_TRACKING_PASSWORD=hunter2 MLFLOW_TRACKING_TOKEN=users-own-token";
+  Shell r = Trainbench("run -l top -e shared --python " + kPython + " probe.py");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("no token 401"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nobody 401"), std::string::npos) << r.out;
+  auto store = OpenStore();
+  std::string self;
+  for (const RunRecord& run : store->ListRuns("shared").value()) {
+    if (run.id != earlier && run.command.find("probe.py") != std::string::npos) self = run.id;
+  }
+  ASSERT_FALSE(self.empty());
+  EXPECT_NE(r.out.find("search 200 ['" + self + "']"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("other run 403"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rename other 403"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("delete other 403"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("log to other 403"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("create 200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("search after 2"), std::string::npos) << r.out;
+  RunRecord untouched = store->FindRun(earlier).value();
+  EXPECT_EQ(untouched.status, kFinished);
+  EXPECT_NE(untouched.name, "mine");
+
+  // The manifest (which serve serves) holds neither the port's token nor the user's secrets.
+  size_t at = r.out.find("token ");
+  ASSERT_NE(at, std::string::npos);
+  std::string token = r.out.substr(at + 6, 64);
+  std::string manifest = store->GetArtifact(self, "manifest.json")->content;
+  ASSERT_NE(manifest.find("MLFLOW_TRACKING_URI"), std::string::npos) << manifest;
+  EXPECT_EQ(manifest.find(token), std::string::npos);
+  EXPECT_EQ(manifest.find("hunter2"), std::string::npos);
+  EXPECT_NE(manifest.find("\"MLFLOW_TRACKING_TOKEN\": \"(secret, not recorded)\""), std::string::npos);
+
+  // The store and the run's logs are its owner's only.
+  struct stat st {};
+  ASSERT_EQ(stat(db_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << std::oct << st.st_mode;
+  std::string dir = store->ArtifactDirectory(self).value();
+  ASSERT_EQ(stat((dir + "/stdout.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << std::oct << st.st_mode;
 }
 
 TEST_F(TrackingTest, DigitsExampleTrainsWithRealPytorchAndLogsThroughTheClient) {

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import urllib.parse
+import uuid
 
 
 def json_value(value):
@@ -17,7 +18,10 @@ def json_value(value):
 
 
 class Endpoint:
-    """The tracking API at `uri`; TRAINBENCH_TOKEN, when set, goes with every request."""
+    """The tracking API at `uri`; TRAINBENCH_TOKEN (else MLFLOW_TRACKING_TOKEN), when set,
+    goes with every request as a bearer token. Each request carries an id of its own, the
+    same on its retry, so that a batch the server took before the connection broke is not
+    stored twice."""
 
     def __init__(self, uri):
         parsed = urllib.parse.urlsplit(uri)
@@ -25,12 +29,12 @@ class Endpoint:
         self.port = parsed.port or (443 if parsed.scheme == "https" else 80)
         self.https = parsed.scheme == "https"
         self.prefix = parsed.path.rstrip("/")
-        self.token = os.environ.get("TRAINBENCH_TOKEN")
+        self.token = os.environ.get("TRAINBENCH_TOKEN") or os.environ.get("MLFLOW_TRACKING_TOKEN")
         self.connection = None
 
     def request(self, method, path, body=None, content_type="application/json"):
         """Returns (status, parsed JSON or bytes); raises OSError when unreachable."""
-        headers = {"Content-Type": content_type}
+        headers = {"Content-Type": content_type, "X-Trainbench-Request": uuid.uuid4().hex}
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
         if body is not None and not isinstance(body, bytes):

@@ -55,4 +55,13 @@ bool IsSecretName(std::string_view name) {
          upper.find("SECRET") != std::string::npos || upper == "MYSQL_PWD";
 }
 
+std::string RedactedUri(const std::string& uri) {
+  size_t scheme = uri.find("://");
+  size_t at = uri.find('@');
+  if (scheme == std::string::npos || at == std::string::npos) return uri;
+  size_t colon = uri.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return uri;
+  return uri.substr(0, colon) + ":***" + uri.substr(at);
+}
+
 }  // namespace tb

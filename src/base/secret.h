@@ -19,6 +19,9 @@ bool SecretsEqual(std::string_view a, std::string_view b);
 // KEY, CREDENTIAL(S), AUTH or COOKIE in its name, words split at '_'; PATH is not one).
 bool IsSecretName(std::string_view name);
 
+// The URI without its password (scheme://user:***@host/...), for messages and records.
+std::string RedactedUri(const std::string& uri);
+
 // What is written in place of a secret's value.
 inline constexpr std::string_view kRedacted = "(secret, not recorded)";
 

@@ -286,6 +286,7 @@ int main(int argc, char** argv) {
   // A closed terminal or pipe (`trainbench run ... | head`) must not kill trainbench in the
   // middle of a run: writes then fail with EPIPE and the run's output still reaches its log.
   signal(SIGPIPE, SIG_IGN);
+  tb::RestrictFileModes();  // a store, its logs and artifacts are their owner's to read
   try {
     return tb::cli::Main(argc, argv);
   } catch (const std::exception& e) {

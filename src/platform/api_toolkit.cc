@@ -6,6 +6,7 @@ namespace {
 int StatusOfCode(std::string_view code) {
   if (code == "RESOURCE_DOES_NOT_EXIST" || code == "ENDPOINT_NOT_FOUND") return 404;
   if (code == "INTERNAL_ERROR") return 500;
+  if (code == "PERMISSION_DENIED") return 403;
   return 400;
 }
 

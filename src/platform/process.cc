@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -41,6 +42,7 @@ struct ChildStart {
   const char* working_directory;  // nullptr: ours
   bool new_process_group;
   int parent_death_signal;
+  mode_t umask;
   pid_t parent;
   int stdio[3][2];            // per stdin, stdout, stderr: {mode, the pipe's end to give}
   int error = 0;              // set by the child when a step before exec, or exec, fails
@@ -66,6 +68,7 @@ __attribute__((no_sanitize("address", "undefined"))) int StartChild(void* arg) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  umask(start->umask);  // the user's, not trainbench's own (RestrictFileModes)
   if (start->new_process_group && setpgid(0, 0) != 0) goto fail;
   if (start->parent_death_signal != 0) {
     if (prctl(PR_SET_PDEATHSIG, start->parent_death_signal) != 0) goto fail;
@@ -150,6 +153,7 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
       .working_directory = options.working_directory.empty() ? nullptr : options.working_directory.c_str(),
       .new_process_group = options.new_process_group,
       .parent_death_signal = options.parent_death_signal,
+      .umask = UserUmask(),
       .parent = getpid(),
       .stdio = {{static_cast<int>(options.stdin_mode), -1},
                 {static_cast<int>(options.stdout_mode), out_pipe[1]},
@@ -343,6 +347,16 @@ Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64
     size_t room = max_bytes - std::min(max_bytes, result.out.size());
     result.out.append(buf, std::min(room, static_cast<size_t>(n)));
   }
+  // Its output ended; the tool itself (or what it started, in its group) may still hang:
+  // it has the rest of the time, then the group is killed.
+  // Its output ended; the tool itself may still hang: it has the rest of the time. Then
+  // its group is killed, which also ends what it started and left running (before the
+  // tool is reaped, so that the group's id is still its own).
+  while (!result.timed_out && !child->HasExited()) {
+    if (MonotonicNanos() >= deadline) result.timed_out = true;
+    poll(nullptr, 0, 10);
+  }
+  child->Signal(SIGKILL);
   Result<ExitInfo> exit = child->Wait();
   if (!exit.ok()) return exit.status();
   result.exit = *exit;
@@ -353,6 +367,41 @@ std::string HostName() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
   return name;
+}
+
+namespace {
+mode_t user_umask = 022;
+bool umask_known = false;
+}  // namespace
+
+void RestrictFileModes() {
+  user_umask = umask(077);
+  umask_known = true;
+  mode_t mine = user_umask | 077;
+  if (const char* asked = std::getenv("TRAINBENCH_UMASK"); asked != nullptr && *asked != 0) {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(asked, &end, 8);
+    if (end != nullptr && *end == 0 && v <= 0777) {
+      mine = static_cast<mode_t>(v);
+    } else {
+      std::fprintf(stderr, "trainbench: TRAINBENCH_UMASK=%s is not an octal umask (e.g. 027); using 077\n",
+                   asked);
+    }
+  }
+  umask(mine);
+}
+
+mode_t UserUmask() {
+  if (!umask_known) {
+    user_umask = umask(0);
+    umask(user_umask);
+    umask_known = true;
+  }
+  return user_umask;
+}
+
+int OpenForWriting(const std::string& path) {
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
 }
 
 }  // namespace tb

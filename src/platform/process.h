@@ -112,4 +112,17 @@ Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64
 // This machine's host name (gethostname).
 std::string HostName();
 
+// Files and folders trainbench creates (stores, logs, artifacts, spooled uploads) are
+// readable by their owner only: the process's umask gains 077, unless TRAINBENCH_UMASK (an
+// octal umask, e.g. 027 for the owner's group to read) says otherwise. Commands trainbench
+// starts (the training script, tools) get the user's own umask back. Call once, first.
+void RestrictFileModes();
+// The umask the user started trainbench with.
+mode_t UserUmask();
+
+// Opens `path` to write it from the start (created 0666 less the umask), never through a
+// symbolic link at its end (another user's planted link in a shared folder): -1 with
+// errno (ELOOP) then.
+int OpenForWriting(const std::string& path);
+
 }  // namespace tb

@@ -78,6 +78,9 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
       "TRAINBENCH_RUN_ID=",   "TRAINBENCH_STORE=",     "TRAINBENCH_TRACKING_URI=", "TRAINBENCH_MAX_EPOCHS=",
       "MLFLOW_TRACKING_URI=", "MLFLOW_RUN_ID=",        "MLFLOW_EXPERIMENT_ID=",    "MLFLOW_EXPERIMENT_NAME=",
       "PYTHONPATH=",          "TRAINBENCH_NODE_RANK=", "TRAINBENCH_NODE="};
+  // Replaced when the tracking API is served: they are for another server.
+  static const char* const kTracking[] = {"TRAINBENCH_TOKEN=", "MLFLOW_TRACKING_TOKEN=",
+                                          "MLFLOW_TRACKING_USERNAME=", "MLFLOW_TRACKING_PASSWORD="};
   std::vector<std::string> env;
   bool has_unbuffered = false, has_device_order = false;
   std::string python_path;
@@ -86,6 +89,9 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
     if (StartsWith(kv, "PYTHONPATH=")) python_path = kv.substr(11);
     if (std::any_of(std::begin(kReplaced), std::end(kReplaced),
                     [&](const char* p) { return StartsWith(kv, p); }))
+      continue;
+    if (!c.tracking_uri.empty() && std::any_of(std::begin(kTracking), std::end(kTracking),
+                                               [&](const char* p) { return StartsWith(kv, p); }))
       continue;
     if (!c.cuda_visible_devices.empty() && StartsWith(kv, "CUDA_VISIBLE_DEVICES=")) continue;
     has_unbuffered |= StartsWith(kv, "PYTHONUNBUFFERED=");
@@ -99,6 +105,10 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
     env.push_back("MLFLOW_TRACKING_URI=" + c.tracking_uri);
     env.push_back("MLFLOW_RUN_ID=" + c.run_id);
     env.push_back("MLFLOW_EXPERIMENT_ID=" + c.experiment_id);
+    if (!c.tracking_token.empty()) {
+      env.push_back("TRAINBENCH_TOKEN=" + c.tracking_token);
+      env.push_back("MLFLOW_TRACKING_TOKEN=" + c.tracking_token);
+    }
   }
   if (c.max_epochs > 0) env.push_back("TRAINBENCH_MAX_EPOCHS=" + std::to_string(c.max_epochs));
   if (c.node_rank >= 0) {

@@ -37,7 +37,10 @@ KeyValues MergeParams(KeyValues base, const KeyValues& overrides);
 struct ChildSettings {
   std::string run_id;
   std::string store;
-  std::string tracking_uri;   // "" without the tracking API
+  std::string tracking_uri;  // "" without the tracking API
+  // The secret every request to it must carry: TRAINBENCH_TOKEN for trainbench's client,
+  // MLFLOW_TRACKING_TOKEN for MLflow's (sent as a bearer token).
+  std::string tracking_token = {};
   std::string experiment_id;  // as the tracking API names it (MlflowExperimentId)
   int max_epochs = 0;
   std::string python_dir;            // prepended to PYTHONPATH
@@ -49,7 +52,9 @@ struct ChildSettings {
 };
 
 // The command's environment: ours with ChildSettings. MLflow's client reads
-// MLFLOW_TRACKING_URI and MLFLOW_RUN_ID, so `mlflow.log_metric` logs into the run; CUDA
+// MLFLOW_TRACKING_URI, MLFLOW_TRACKING_TOKEN and MLFLOW_RUN_ID, so `mlflow.log_metric` logs
+// into the run (a user's MLFLOW_TRACKING_USERNAME and _PASSWORD, for another server, are
+// left out: MLflow's client would send them instead of the token); CUDA
 // numbers GPUs as NVML does (CUDA_DEVICE_ORDER=PCI_BUS_ID) unless told otherwise.
 std::vector<std::string> ChildEnvironment(const ChildSettings& settings);
 

@@ -11,6 +11,7 @@
 
 #include "analyze/phases.h"
 #include "base/log.h"
+#include "base/secret.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "collect/gpu_devices.h"
@@ -264,6 +265,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   ChildSettings settings{.run_id = run.id,
                          .store = store.Describe(),
                          .tracking_uri = "",  // set once the tracking server listens
+                         .tracking_token = "",
                          .experiment_id = MlflowExperimentId({*experiment, run.experiment, 0, {}}),
                          .max_epochs = options.max_epochs,
                          .python_dir = PythonClientDirectory(),
@@ -272,8 +274,14 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                          .node = part.node};
   if (options.tracking) {
     tracking_api.AttachRun(run.id, &writer);
+    // Only the script reaches the port: it alone is given the token (another user on the
+    // machine can find the port, not read the script's environment), and with it only its
+    // own run (TrackingApi::Confine).
+    tracking_api.Confine(run.id, run.experiment);
     HttpServerOptions server_options = TrackingApi::ServerOptions();
     server_options.workers = kTrackingWorkers;
+    server_options.token = RandomHex(32);
+    settings.tracking_token = server_options.token;
     Status listening = tracking_server.Start(server_options);
     if (listening.ok()) {
       settings.tracking_uri = tracking_server.Url();
@@ -311,7 +319,12 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   ManifestInput manifest_input{options.command, options.python, options.script, run.working_directory,
                                *spawn.environment};
   std::thread manifest_thread([&] {
-    std::string manifest = CollectManifest(manifest_input, context.files);
+    std::vector<std::string> timed_out;
+    std::string manifest = CollectManifest(manifest_input, context.files, &timed_out);
+    for (const std::string& tool : timed_out) {
+      LogWarning("the environment manifest lacks " + tool);
+      event("manifest", tool);
+    }
     Status s = store.PutArtifact(
         {run.id, prefix + "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
     if (!s.ok()) LogWarning("cannot store the environment manifest: " + s.message());

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/secret.h"
 #include "base/strings.h"
 #include "collect/proc_parsers.h"
 #include "platform/process.h"
@@ -13,13 +14,22 @@ namespace tb {
 namespace {
 
 // The tools run at the lowest priority, beside the training that has just started: they
-// take the CPU time it leaves, and have long to finish.
-constexpr int64_t kToolTimeoutMs = 60000;
+// take the CPU time it leaves. Each has a short deadline (a hung nvidia-smi on PATH once
+// held every run's end for a minute); then its process group is killed and the manifest
+// says which tool timed out.
+constexpr int64_t kToolTimeoutMs = 10000;
 constexpr int kToolNice = 19;
+
+// What the tools that did not answer were, for the manifest's "timed_out".
+thread_local std::vector<std::string>* timed_out_tools = nullptr;
 
 std::optional<std::string> ToolOutput(const std::vector<std::string>& argv, const std::string& cwd = "") {
   if (!FindExecutable(argv[0])) return std::nullopt;
   Result<CapturedOutput> r = RunAndCapture(argv, kToolTimeoutMs, 16 << 20, cwd, kToolNice);
+  if (r.ok() && r->timed_out && timed_out_tools != nullptr) {
+    timed_out_tools->push_back(JoinShellWords({argv[0], argv.size() > 1 ? argv[1] : ""}) + " (no answer in " +
+                               std::to_string(kToolTimeoutMs / 1000) + " s, killed)");
+  }
   if (!r.ok() || r->timed_out || r->exit.signaled || r->exit.exit_code != 0) return std::nullopt;
   return r->out;
 }
@@ -132,7 +142,10 @@ nlohmann::ordered_json EscapedStrings(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
-std::string CollectManifest(const ManifestInput& input, const HostFiles& files) {
+std::string CollectManifest(const ManifestInput& input, const HostFiles& files,
+                            std::vector<std::string>* timed_out) {
+  std::vector<std::string> late;
+  timed_out_tools = &late;
   nlohmann::ordered_json m;
   utsname u{};
   uname(&u);
@@ -189,9 +202,15 @@ std::string CollectManifest(const ManifestInput& input, const HostFiles& files) 
     size_t eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
     std::string name(kv.substr(0, eq));
-    if (IsRelevantEnvironmentVariable(name)) env[name] = std::string(kv.substr(eq + 1));
+    if (!IsRelevantEnvironmentVariable(name)) continue;
+    // A secret's value is not written where others read it (serve serves manifests); a
+    // password in a store's URI neither.
+    env[name] = IsSecretName(name) ? std::string(kRedacted) : RedactedUri(std::string(kv.substr(eq + 1)));
   }
   m["environment"] = env;
+  if (!late.empty()) m["timed_out"] = late;
+  timed_out_tools = nullptr;
+  if (timed_out != nullptr) *timed_out = late;
   return EscapedStrings(m).dump(2);
 }
 

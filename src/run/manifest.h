@@ -23,8 +23,12 @@ struct ManifestInput {
   std::vector<std::string> environment;  // the run's environment, "K=V"
 };
 
-// A JSON object, pretty-printed.
-std::string CollectManifest(const ManifestInput& input, const HostFiles& files);
+// A JSON object, pretty-printed. Environment variables named like secrets (IsSecretName)
+// are recorded as kRedacted, passwords in URIs as ***. Each tool asked (nvidia-smi -q, pip,
+// conda, git) has 10 s; those that did not answer are killed with their process group,
+// listed in the manifest's "timed_out" and in `timed_out`.
+std::string CollectManifest(const ManifestInput& input, const HostFiles& files,
+                            std::vector<std::string>* timed_out = nullptr);
 
 // Whether an environment variable belongs in the manifest.
 bool IsRelevantEnvironmentVariable(const std::string& name);

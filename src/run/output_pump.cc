@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/time.h"
+#include "platform/process.h"
 
 namespace tb {
 namespace {
@@ -38,7 +39,7 @@ Status OutputPump::Start(const std::string& stdout_log, const std::string& stder
   Status status;
   const std::string* paths[2] = {&stdout_log, &stderr_log};
   for (int i = 0; i < 2; ++i) {
-    logs_[i] = open(paths[i]->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    logs_[i] = OpenForWriting(*paths[i]);
     if (logs_[i] < 0 && status.ok()) status = Status::FromErrno("cannot create log " + *paths[i], errno);
   }
   if (pipe2(wake_, O_CLOEXEC) != 0) return Status::FromErrno("pipe", errno);

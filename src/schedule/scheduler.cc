@@ -261,7 +261,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     std::FILE* log = nullptr;
     if (Result<std::string> dir = (*store)->ArtifactDirectory(runs[0]->id); dir.ok() && setup.ok()) {
       workload_log = *dir + "/workload.log";
-      log = std::fopen(workload_log.c_str(), "w");
+      if (int fd = OpenForWriting(workload_log); fd >= 0) log = fdopen(fd, "w");
     }
     // The runs start together: each `trainbench run` sets itself up (store, listeners,
     // tracking) and starts its command once all are ready (platform/start_gate.h).

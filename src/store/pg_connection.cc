@@ -22,15 +22,6 @@ std::string Rows::Str(int row, int col) const {
                      static_cast<size_t>(Pq().PQgetlength(r_.get(), row, col)));
 }
 
-std::string Redacted(const std::string& uri) {
-  size_t scheme = uri.find("://");
-  size_t at = uri.find('@');
-  if (scheme == std::string::npos || at == std::string::npos) return uri;
-  size_t colon = uri.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return uri;
-  return uri.substr(0, colon) + ":***" + uri.substr(at);
-}
-
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri) {
   TB_RETURN_IF_ERROR(CLibraryAvailable<Libpq>());
   const char* keys[] = {"connect_timeout", "dbname", nullptr};
@@ -40,7 +31,7 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri) {
     std::string msg = c != nullptr ? Pq().PQerrorMessage(c) : "out of memory";
     Pq().PQfinish(c);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-    return Status::Unavailable("cannot reach the database " + Redacted(uri) + ": " + msg);
+    return Status::Unavailable("cannot reach the database " + RedactedUri(uri) + ": " + msg);
   }
   // Notices ("relation exists, skipping") are not for users.
   Pq().PQsetNoticeProcessor(
@@ -68,7 +59,7 @@ Result<ResultPtr> Connection::Exec(const Stmt& s, bool binary_result) {
   std::string msg = Pq().PQerrorMessage(conn_);
   while (!msg.empty() && msg.back() == '\n') msg.pop_back();
   if (!ok()) return Status::Unavailable(msg);
-  return Status::IoError("database " + Redacted(uri_) + ": " + msg);
+  return Status::IoError("database " + RedactedUri(uri_) + ": " + msg);
 }
 
 Result<Rows> Connection::Query(const Stmt& s) {
@@ -141,13 +132,13 @@ Status Connection::Migrate(const std::vector<std::string>& migrations) {
   // Read again under the lock: another machine may have migrated it meanwhile.
   Result<int> version = StoredSchemaVersion();
   if (!version.ok()) return fail(version.status());
-  Status known = CheckSchemaVersion(*version, Redacted(uri_));
+  Status known = CheckSchemaVersion(*version, RedactedUri(uri_));
   if (!known.ok()) return fail(known);
   for (int i = *version; i < target; ++i) {
     // A migration is a script of several statements: the simple query protocol takes it.
     ResultPtr r(Pq().PQexec(conn_, migrations[static_cast<size_t>(i)].c_str()), Pq().PQclear);
     if (Pq().PQresultStatus(r.get()) != PGRES_COMMAND_OK && Pq().PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
-      return fail(Status::IoError("cannot set up the database " + Redacted(uri_) + ": " +
+      return fail(Status::IoError("cannot set up the database " + RedactedUri(uri_) + ": " +
                                   Pq().PQerrorMessage(conn_)));
     }
   }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/secret.h"
 #include "base/status.h"
 #include "platform/c_library.h"
 #include "store/pg_spool.h"
@@ -69,9 +70,6 @@ struct Row {
   double Double(int col) const { return rows.Double(index, col); }
   std::string Text(int col) const { return rows.Str(index, col); }
 };
-
-// The URI without its password, for messages.
-std::string Redacted(const std::string& uri);
 
 // 63 bits of a hash of `s` (FNV-1a, then mixed): the id of what a name identifies, the
 // same on every machine, so that machines sharing a database agree on it.

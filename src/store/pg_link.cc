@@ -31,7 +31,7 @@ Link::~Link() {
   if (reconnector_.joinable()) reconnector_.join();
   std::lock_guard lock(mu_);
   if (spool_.active()) {
-    LogWarning("the database " + Redacted(uri_) +
+    LogWarning("the database " + RedactedUri(uri_) +
                " is still unreachable: what this run recorded meanwhile is in " + spool_.path() +
                ", written by the next trainbench command that reaches the database");
   }
@@ -75,7 +75,7 @@ Status Link::Write(const Batch& batch, std::vector<int64_t>* changed) {
   bool starting = !spool_.active();
   TB_RETURN_IF_ERROR(spool_.Append(batch));
   if (starting) {
-    LogWarning("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
+    LogWarning("the database " + RedactedUri(uri_) + " cannot be reached (" + offline_reason_ +
                "); the run goes on and its samples are kept in " + spool_.path() + " until it answers");
   }
   return Status::Ok();
@@ -95,7 +95,7 @@ Status Link::MigrateLocked() {
 }
 
 Status Link::Unreachable() const {
-  return Status::Unavailable("the database " + Redacted(uri_) + " cannot be reached (" + offline_reason_ +
+  return Status::Unavailable("the database " + RedactedUri(uri_) + " cannot be reached (" + offline_reason_ +
                              "); is the server running and the connection string right?");
 }
 
@@ -135,7 +135,7 @@ void Link::Reconnect() {
         if (conn_ && !conn_->ok()) conn_.reset();
         continue;
       }
-      LogInfo("the database " + Redacted(uri_) + " answers again: " + std::to_string(batches) +
+      LogInfo("the database " + RedactedUri(uri_) + " answers again: " + std::to_string(batches) +
               " spooled writes are in it");
     }
     ReplayOrphansLocked();

@@ -35,7 +35,7 @@ class Link {
   // OK while the database answers; otherwise an error that says what to check.
   Status Reachable();
   // The URI with its password hidden.
-  std::string Describe() const { return Redacted(uri_); }
+  std::string Describe() const { return RedactedUri(uri_); }
 
   Result<Rows> Query(const Stmt& s);
   // Applies `batch` in one transaction, or appends it to the spool while the database is

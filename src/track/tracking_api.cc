@@ -261,7 +261,28 @@ std::string TrackingApi::Call::RunIdField() {
   return *id;
 }
 
+void TrackingApi::Call::InScope(const std::string& run_id) {
+  if (!api_.RunInScope(run_id)) {
+    throw ApiError{
+        "PERMISSION_DENIED",
+        "Run " + run_id +
+            " is not this script's: trainbench run's tracking port serves the run it supervises and "
+            "the runs the script creates; read other runs with trainbench serve"};
+  }
+}
+
+void TrackingApi::Call::ExperimentInScope(const ExperimentInfo& e) {
+  if (!api_.ExperimentInScope(e.name)) {
+    throw ApiError{
+        "PERMISSION_DENIED",
+        "Experiment '" + e.name +
+            "' is not this script's to change: trainbench run's tracking port changes the run's own "
+            "experiment and those the script creates"};
+  }
+}
+
 RunRecord TrackingApi::Call::Run(const std::string& run_id) {
+  InScope(run_id);
   Result<RunRecord> run = api_.store_.FindRun(run_id);
   if (!run.ok() || run->id != run_id) {
     if (!run.ok() && run.status().code() != Status::Code::kNotFound &&
@@ -274,6 +295,7 @@ RunRecord TrackingApi::Call::Run(const std::string& run_id) {
 }
 
 void TrackingApi::Call::Exists(const std::string& run_id) {
+  InScope(run_id);
   {
     std::lock_guard lock(api_.mu_);
     auto it = api_.slots_.find(run_id);
@@ -283,6 +305,7 @@ void TrackingApi::Call::Exists(const std::string& run_id) {
 }
 
 std::shared_ptr<TrackingApi::RunSlot> TrackingApi::Call::Slot(const std::string& run_id) {
+  InScope(run_id);
   Status missing;
   std::shared_ptr<RunSlot> slot = api_.Slot(run_id, missing);
   if (slot == nullptr) throw FromStatus(missing);
@@ -376,6 +399,48 @@ void TrackingApi::DetachRun(const std::string& run_id) {
   slots_.erase(run_id);
 }
 
+void TrackingApi::Confine(const std::string& run_id, const std::string& experiment) {
+  std::lock_guard lock(mu_);
+  confined_ = true;
+  scope_runs_.insert(run_id);
+  scope_experiments_.insert(experiment);
+}
+
+bool TrackingApi::RunInScope(const std::string& run_id) {
+  std::lock_guard lock(mu_);
+  return !confined_ || scope_runs_.contains(run_id);
+}
+
+bool TrackingApi::ExperimentInScope(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return !confined_ || scope_experiments_.contains(name);
+}
+
+void TrackingApi::AddToScope(const std::string& run_id, const std::string& experiment) {
+  std::lock_guard lock(mu_);
+  if (!confined_) return;
+  if (!run_id.empty()) scope_runs_.insert(run_id);
+  if (!experiment.empty()) scope_experiments_.insert(experiment);
+}
+
+bool TrackingApi::Seen(const std::string& key) {
+  size_t h = std::hash<std::string>()(key);
+  std::lock_guard lock(mu_);
+  return seen_.contains(h);
+}
+
+void TrackingApi::Remember(const std::string& key) {
+  constexpr size_t kRemembered = 4096;
+  size_t h = std::hash<std::string>()(key);
+  std::lock_guard lock(mu_);
+  if (!seen_.insert(h).second) return;
+  seen_order_.push_back(h);
+  if (seen_order_.size() > kRemembered) {
+    seen_.erase(seen_order_.front());
+    seen_order_.pop_front();
+  }
+}
+
 Status TrackingApi::FlushRun(const std::string& run_id) {
   std::shared_ptr<RunSlot> slot;
   {
@@ -415,10 +480,25 @@ bool TrackingApi::Handles(std::string_view path) {
 }
 
 ApiResponse TrackingApi::Handle(const ApiRequest& request) {
-  return AnswerCall([&] {
+  // A repeat of a call that logs (a client's retry after a broken connection) is answered
+  // without being stored again: by the id trainbench's client gives each request, else,
+  // for MLflow's clients, by the whole body of a log-metric or log-batch.
+  std::string repeat_key;
+  if (request.method == "POST") {
+    for (const auto& [k, v] : request.headers) {
+      if (k == "x-trainbench-request" && !v.empty()) repeat_key = "id\n" + v;
+    }
+    if (repeat_key.empty() && (request.path == Concat({kMlflow, "runs/log-metric"}) ||
+                               request.path == Concat({kMlflow, "runs/log-batch"})))
+      repeat_key = request.path + "\n" + request.body;
+  }
+  if (!repeat_key.empty() && Seen(repeat_key)) return JsonAnswer(json::object());
+  ApiResponse answer = AnswerCall([&] {
     Call call(*this, request);
     return call.Dispatch();
   });
+  if (!repeat_key.empty() && answer.status == 200) Remember(repeat_key);
+  return answer;
 }
 
 }  // namespace tb

@@ -16,11 +16,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "platform/http_server.h"
 #include "store/series_writer.h"
@@ -56,6 +59,12 @@ class TrackingApi {
   void AttachRun(const std::string& run_id, SeriesWriter* writer);
   // Stops routing to the writer given by AttachRun (call before closing it).
   void DetachRun(const std::string& run_id);
+  // Confines the API to what one supervised run's script may touch (`trainbench run`'s
+  // port): the run, the runs created through this API, and, for changes, the run's
+  // experiment and those created through this API. Other runs are refused with
+  // PERMISSION_DENIED (403) and left out of searches; experiments stay readable by id and
+  // name (so that mlflow.set_experiment finds one), as their runs do not.
+  void Confine(const std::string& run_id, const std::string& experiment);
 
   static constexpr size_t kMaxArtifactBytes = size_t{1} << 30;  // checkpoints and models are large
   // The server's body limits for this API: JSON requests within kMaxRequestBytes' order,
@@ -85,9 +94,26 @@ class TrackingApi {
   // a search over thousands of finished runs would keep a writer for each).
   Status FlushRun(const std::string& run_id);
 
+  // Whether a confined API lets requests reach the run or change the experiment.
+  bool RunInScope(const std::string& run_id);
+  bool ExperimentInScope(const std::string& name);
+  void AddToScope(const std::string& run_id, const std::string& experiment);
+
+  // Whether a request with this id (x-trainbench-request header: the client's retry of a
+  // batch it may have sent already) or, for MLflow's clients, this exact body to the same
+  // call was answered already (Remember: the last 4,096). MLflow's stores keep one copy of
+  // a metric point logged twice (key, value, time and step equal), so answering a repeat
+  // without storing it again is what MLflow does.
+  bool Seen(const std::string& key);
+  void Remember(const std::string& key);
+
   Store& store_;
-  std::mutex mu_;  // guards slots_; writers are thread-safe themselves
+  std::mutex mu_;  // guards slots_, the scope and the requests seen; writers are thread-safe
   std::unordered_map<std::string, std::shared_ptr<RunSlot>> slots_;
+  bool confined_ = false;
+  std::set<std::string> scope_runs_, scope_experiments_;
+  std::deque<size_t> seen_order_;
+  std::unordered_set<size_t> seen_;
   friend class Call;
 };
 

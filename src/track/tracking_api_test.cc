@@ -663,6 +663,71 @@ TEST_F(TrackingApiTest, ASupervisedRunKeepsTheStatusItsProcessEarns) {
 }  // namespace tb
 
 namespace tb {
+// A client whose connection broke after the server took its batch sends it again: the
+// batch is stored once (by the id trainbench's client gives each request; for MLflow's
+// clients, which send none, by the body, as MLflow keeps one copy of a point logged twice).
+TEST_F(TrackingApiTest, ARetriedBatchIsStoredOnce) {
+  std::string run_id = CreateRun();
+  json batch{{"run_id", run_id},
+             {"metrics", json::array({{{"key", "loss"}, {"value", 0.5}, {"timestamp", 1}, {"step", 1}},
+                                      {{"key", "loss"}, {"value", 0.4}, {"timestamp", 2}, {"step", 2}}})}};
+  EXPECT_EQ(Post("runs/log-batch", batch).status, 200);
+  EXPECT_EQ(Post("runs/log-batch", batch).status, 200);  // MLflow's client retrying
+  EXPECT_EQ(History(run_id, "loss")["metrics"].size(), 2u);
+
+  json next{{"run_id", run_id},
+            {"metrics", json::array({{{"key", "loss"}, {"value", 0.3}, {"timestamp", 3}, {"step", 3}}})}};
+  httplib::Headers once{{"X-Trainbench-Request", "b1"}};
+  for (int attempt = 0; attempt < 2; ++attempt)
+    EXPECT_EQ(client_->Post("/api/2.0/mlflow/runs/log-batch", once, next.dump(), "application/json")->status,
+              200);
+  EXPECT_EQ(History(run_id, "loss")["metrics"].size(), 3u);
+  // Another request of trainbench's client with the same points is another batch.
+  httplib::Headers other{{"X-Trainbench-Request", "b2"}};
+  EXPECT_EQ(client_->Post("/api/2.0/mlflow/runs/log-batch", other, next.dump(), "application/json")->status,
+            200);
+  EXPECT_EQ(History(run_id, "loss")["metrics"].size(), 4u);
+  // A refused batch is not remembered: sent again once the run exists, it is stored.
+  json early = next;
+  early["run_id"] = "0123456789abcdef0123456789abcdef";
+  EXPECT_EQ(Post("runs/log-batch", early).status, 404);
+}
+
+// The API of `trainbench run`'s port, confined to its run: others are neither found by a
+// search nor reachable by id, and experiments other than its own cannot be changed.
+TEST_F(TrackingApiTest, AConfinedApiReachesItsRunAndTheRunsItCreates) {
+  std::string other = CreateRun("theirs");
+  std::string mine = CreateRun("mine");
+  api_->Confine(mine, "mine");
+  ExpectError(Get("runs/get?run_id=" + other), 403, "PERMISSION_DENIED");
+  ExpectError(Post("runs/update", json{{"run_id", other}, {"run_name", "x"}}), 403, "PERMISSION_DENIED");
+  ExpectError(Post("runs/set-tag", json{{"run_id", other}, {"key", "k"}, {"value", "v"}}), 403,
+              "PERMISSION_DENIED");
+  EXPECT_EQ(Get("runs/get?run_id=" + mine).status, 200);
+  std::string theirs_id =
+      Get("experiments/get-by-name?experiment_name=theirs").body["experiment"]["experiment_id"];
+  std::string mine_id =
+      Get("experiments/get-by-name?experiment_name=mine").body["experiment"]["experiment_id"];
+  ExpectError(Post("experiments/update", json{{"experiment_id", theirs_id}, {"new_name", "x"}}), 403,
+              "PERMISSION_DENIED");
+  ExpectError(Post("experiments/delete", json{{"experiment_id", theirs_id}}), 403, "PERMISSION_DENIED");
+  Answer found = Post("runs/search", json{{"experiment_ids", json::array({theirs_id, mine_id})}});
+  ASSERT_EQ(found.status, 200);
+  ASSERT_EQ(found.body["runs"].size(), 1u) << found.body.dump();
+  EXPECT_EQ(found.body["runs"][0]["info"]["run_id"], mine);
+  // What the script makes is its own.
+  Answer made = Post("runs/create", json{{"experiment_id", theirs_id}});
+  ASSERT_EQ(made.status, 200);
+  std::string made_id = made.body["run"]["info"]["run_id"];
+  EXPECT_EQ(Post("runs/set-tag", json{{"run_id", made_id}, {"key", "k"}, {"value", "v"}}).status, 200);
+  Answer created = Post("experiments/create", json{{"name", "new"}});
+  ASSERT_EQ(created.status, 200);
+  EXPECT_EQ(Post("experiments/update",
+                 json{{"experiment_id", created.body["experiment_id"]}, {"new_name", "newer"}})
+                .status,
+            200);
+}
+
 namespace {
 
 // `serve --host` without a token only where the address is this machine's loopback.

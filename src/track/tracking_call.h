@@ -106,6 +106,11 @@ class TrackingApi::Call {
 
   RunRecord Run(const std::string& run_id);
 
+  // Throws PERMISSION_DENIED when a confined API (TrackingApi::Confine) may not reach the
+  // run, or change the experiment.
+  void InScope(const std::string& run_id);
+  void ExperimentInScope(const ExperimentInfo& e);
+
   // That the run exists: a run this process supervises does (and needs no read of a
   // store that may be away for a moment); another is looked up.
   void Exists(const std::string& run_id);

@@ -22,6 +22,7 @@ void Change(Store& store, const ExperimentInfo& e, const ExperimentChange& chang
 
 ApiResponse TrackingApi::Call::DeleteExperiment() {
   ExperimentInfo e = ExperimentById(Required("experiment_id"));
+  ExperimentInScope(e);
   if (e.name == kDefaultExperiment) {
     throw InvalidParameter(
         "Cannot delete the default experiment '0': runs started without an experiment go there");
@@ -33,6 +34,7 @@ ApiResponse TrackingApi::Call::DeleteExperiment() {
 
 ApiResponse TrackingApi::Call::RestoreExperiment() {
   ExperimentInfo e = ExperimentById(Required("experiment_id"));
+  ExperimentInScope(e);
   if (IsDeleted(e))
     Change(api_.store_, e, {.name = std::nullopt, .set_tags = {}, .delete_tags = {std::string(kDeletedTag)}});
   return JsonAnswer(json::object());
@@ -40,6 +42,7 @@ ApiResponse TrackingApi::Call::RestoreExperiment() {
 
 ApiResponse TrackingApi::Call::UpdateExperiment() {
   ExperimentInfo e = ExperimentById(Required("experiment_id"));
+  ExperimentInScope(e);
   std::optional<std::string> name = Text("new_name");
   if (!name || *name == e.name) return JsonAnswer(json::object());
   if (name->empty()) throw InvalidParameter("Invalid experiment name: ''. The name must not be empty.");
@@ -56,6 +59,7 @@ ApiResponse TrackingApi::Call::UpdateExperiment() {
 
 ApiResponse TrackingApi::Call::SetExperimentTag() {
   ExperimentInfo e = ExperimentById(Required("experiment_id"));
+  ExperimentInScope(e);
   std::string key = Required("key");
   if (auto bad = BadName("tag", key)) throw InvalidParameter(*bad);
   if (key == kDeletedTag) throw InvalidParameter("'" + key + "' is trainbench's own; use experiments/delete");
@@ -71,6 +75,7 @@ ApiResponse TrackingApi::Call::SetExperimentTag() {
 
 ApiResponse TrackingApi::Call::DeleteExperimentTag() {
   ExperimentInfo e = ExperimentById(Required("experiment_id"));
+  ExperimentInScope(e);
   std::string key = Required("key");
   bool has = false;
   for (const auto& [k, v] : e.tags) has |= k == key && k != kDeletedTag;

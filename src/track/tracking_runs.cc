@@ -64,6 +64,7 @@ ApiResponse TrackingApi::Call::CreateExperiment() {
   }
   Result<int64_t> id = api_.store_.EnsureExperiment(name);
   ThrowIfError(id.status());
+  api_.AddToScope("", name);
   return JsonAnswer({{"experiment_id", ApiExperimentId({*id, name, 0, {}})}});
 }
 
@@ -177,6 +178,7 @@ ApiResponse TrackingApi::Call::CreateRun() {
   }
   if (run.name.empty()) run.name = run.id.substr(0, 8);
   ThrowIfError(api_.store_.CreateRun(run));
+  api_.AddToScope(run.id, "");
   return JsonAnswer({{"run", RunJson(Run(run.id))}});
 }
 

@@ -131,6 +131,7 @@ ApiResponse TrackingApi::Call::SearchRuns() {
     Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(e.name);
     ThrowIfError(runs.status());
     for (const RunRecord& r : *runs) {
+      if (!api_.RunInScope(r.id)) continue;  // not this script's (TrackingApi::Confine)
       // A deleted experiment's runs are deleted with it.
       if (!InView(view, IsDeleted(r) || IsDeleted(e))) continue;
       json run = RunJson(r);
