@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/strings.h"
 #include "platform/process.h"
 #include "query/summary.h"
 #include "store/store.h"
@@ -110,6 +111,31 @@ TEST_F(CliTest, ListingsShowWhatIsStoredSafely) {
 // Bytes that are not UTF-8 (a Latin-1 argument, a legacy-encoded folder, an environment
 // variable) do not abort a run: the command runs, the run finishes, and the manifest is
 // JSON holding each such byte as \xHH.
+// A hung nvidia-smi on PATH (a driver in trouble) costs a run at most the tool's
+// deadline: it is killed with what it started, and the run says what timed out.
+TEST_F(CliTest, AHungToolForTheManifestIsKilledWithItsChildrenAndSaid) {
+  std::filesystem::create_directories(dir_ / "bin");
+  std::ofstream(dir_ / "bin" / "nvidia-smi")
+      << "#!/bin/sh\nsleep 300 &\necho $! > " << (dir_ / "child.pid").string() << "\nsleep 300\n";
+  std::filesystem::permissions(dir_ / "bin" / "nvidia-smi", std::filesystem::perms::owner_all);
+  env_ += " PATH=" + (dir_ / "bin").string() + ":$PATH";
+  Shell r = Trainbench("run -l top -- sleep 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("nvidia-smi -q (no answer in 10 s, killed)"), std::string::npos) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  bool said = false;
+  for (const EventRecord& e : store->ListEvents(run.id).value())
+    said |= e.kind == "manifest" && e.label.find("nvidia-smi") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_NE(store->GetArtifact(run.id, "manifest.json")->content.find("\"timed_out\""), std::string::npos);
+  // What the tool started is gone with it.
+  std::string pid = Slurp(dir_ / "child.pid");
+  ASSERT_FALSE(pid.empty());
+  EXPECT_FALSE(std::filesystem::exists("/proc/" + std::string(Trim(pid)) + "/cmdline") &&
+               Slurp("/proc/" + std::string(Trim(pid)) + "/cmdline").find("sleep") != std::string::npos);
+}
+
 TEST_F(CliTest, BytesThatAreNotUtf8RunAndAreRecordedEscaped) {
   fs::create_directory(dir_ / "d\xe9");
   Shell r = Run("(cd 'd\xe9' && CUDA_FOO=$(printf '\\377') " + kTrainbench + " run --store " + db_ +

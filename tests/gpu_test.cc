@@ -282,6 +282,25 @@ TEST_F(GpuTest, ASlowNvmlCallDoesNotStallTheRun) {
   EXPECT_GE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=0").size(), 3u);
 }
 
+// A driver in deep trouble (200 ms a call, a second or more a tick): NVML ticks on its own
+// thread, so the host listeners keep their samples, and the run says NVML is late.
+TEST_F(GpuTest, AVerySlowNvmlStarvesNoOtherListenerAndIsReportedLate) {
+  json gpu = Gpu0();
+  gpu["call_delay_us"] = 200000;
+  UseScenario({{"gpus", {gpu}}});
+  Shell r = Trainbench("run -q -i 500ms -l top+nvml -- sleep 6");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  // About 12 ticks of top in 6 s (one thread for all once gave it 3).
+  EXPECT_GE(Series(*store, run.id, "host.memory.used_bytes").size(), 10u);
+  EXPECT_GE(Series(*store, run.id, "gpu.power.draw_watts", "gpu=0").size(), 1u);
+  bool late = false;
+  for (const EventRecord& e : store->ListEvents(run.id).value())
+    late |= e.kind == "listener" && e.label.find("listener nvml is late") != std::string::npos;
+  EXPECT_TRUE(late);
+}
+
 TEST_F(GpuTest, DevicesCommandListsGpusMigAndListeners) {
   UseScenario({{"gpus", {Gpu0(), Gpu1()}}, {"driver_version", "550.54.15"}, {"cuda_driver_version", 12040}});
   Shell r = Trainbench("devices");

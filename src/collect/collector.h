@@ -46,6 +46,10 @@ class Collector {
   // Reads the source once. On failure nothing partial is promised; the sampler records
   // the failure and calls again on the next tick.
   virtual Status Collect(const Tick& tick, SampleSink& sink) = 0;
+  // True for a listener whose reading can block for long (a driver call that may take a
+  // second: NVML): the sampler gives it a thread of its own, so it never holds up the
+  // others' ticks.
+  virtual bool may_block() const { return false; }
 };
 
 }  // namespace tb

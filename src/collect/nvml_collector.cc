@@ -37,6 +37,7 @@ class NvmlCollector : public Collector {
       : nvml_(std::move(nvml)), indices_(std::move(indices)), runs_sharing_(runs_sharing) {}
 
   std::string_view name() const override { return "nvml"; }
+  bool may_block() const override { return true; }
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
     if (!opened_) TB_RETURN_IF_ERROR(OpenDevices());

@@ -1,9 +1,14 @@
 // The sampling loop: on its own thread, every interval, asks each listener for samples,
 // measures what each listener cost (thread CPU time, recorded as the series
 // trainbench.listener.cpu_seconds), and flushes the writer about once a second.
-// A failing listener is reported once (log line and event) and retried every tick; it
-// never stops the others. Ticks follow an absolute schedule, so a slow tick does not
-// shift the ones after it. Start/Stop from one controlling thread.
+// A listener whose calls may block (Collector::may_block: NVML) ticks on a thread of its
+// own on the same schedule, so a slow driver never starves the others; when one of its
+// ticks takes longer than the interval, that is reported once (log line and event: which
+// listener, how long), and its missed ticks are skipped. A failing listener is reported
+// once and retried every tick; it never stops the others. Ticks follow an absolute
+// schedule, so a slow tick does not shift the ones after it. Start/Stop from one
+// controlling thread; Stop takes every listener's final tick, the slow ones' beside the
+// others'.
 #pragma once
 
 #include <condition_variable>
@@ -54,7 +59,18 @@ class Sampler {
   std::vector<ListenerHealth> Health() const;
 
  private:
-  void Loop();
+  // Collectors ticked together on one thread, with their own view of the process tree.
+  struct Lane {
+    std::vector<size_t> collectors;  // indexes into collectors_
+    std::optional<ProcessTree> tree;
+    std::mutex mu;  // held while the lane ticks
+    std::thread thread;
+    bool reported_late = false;
+  };
+
+  // Ticks the lane's collectors; `flush`: the lane that writes the writer out.
+  void Loop(Lane& lane, bool flush);
+  void TickLane(Lane& lane, int64_t time_ms, int64_t monotonic_ns, bool final);
   void FlushWriter();
 
   std::vector<std::unique_ptr<Collector>> collectors_;
@@ -62,12 +78,12 @@ class Sampler {
   SeriesWriter& writer_;
   int64_t interval_ms_;
   EventCallback on_event_;
-  std::optional<ProcessTree> tree_;
+  // lanes_[0]: the listeners that do not block; then one for each that may.
+  std::vector<std::unique_ptr<Lane>> lanes_;
 
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // guards stopping_ and health_
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::thread thread_;
   std::vector<ListenerHealth> health_;
   int64_t last_flush_ns_ = 0;
   bool flush_failing_ = false;
