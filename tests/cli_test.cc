@@ -136,6 +136,15 @@ TEST_F(CliTest, AHungToolForTheManifestIsKilledWithItsChildrenAndSaid) {
                Slurp("/proc/" + std::string(Trim(pid)) + "/cmdline").find("sleep") != std::string::npos);
 }
 
+// trainbench's own messages never pass a script's or tool's escape sequences to the
+// terminal (they could clear it, retitle the window, hide text).
+TEST_F(CliTest, EscapeSequencesInWhatTrainbenchSaysAreShownNotObeyed) {
+  Shell r = Trainbench("run -l top -- sh -c 'exit 3' \"$(printf 'clear\\033[2J')\"");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err.find('\033'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\\x1b[2J"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTest, BytesThatAreNotUtf8RunAndAreRecordedEscaped) {
   fs::create_directory(dir_ / "d\xe9");
   Shell r = Run("(cd 'd\xe9' && CUDA_FOO=$(printf '\\377') " + kTrainbench + " run --store " + db_ +

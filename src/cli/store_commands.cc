@@ -52,8 +52,8 @@ int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
   if (Result<std::vector<ExperimentInfo>> probe = (*to)->ListExperiments(); !probe.ok())
     return Fail(probe.status());
   Result<MigrationResult> done = MigrateRuns(**from, **to, [](const RunRecord& r) {
-    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), r.experiment.c_str(),
-                r.workload.empty() ? "-" : r.workload.c_str(), r.name.c_str());
+    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), Printable(r.experiment).c_str(),
+                r.workload.empty() ? "-" : Printable(r.workload).c_str(), Printable(r.name).c_str());
     std::fflush(stdout);
   });
   if (!done.ok()) return Fail(done.status());
@@ -71,16 +71,19 @@ int CommandImportMlflow(const std::string& source, const std::string& store_uri)
   if (Result<std::vector<ExperimentInfo>> probe = (*to)->ListExperiments(); !probe.ok())
     return Fail(probe.status());
   Result<ImportResult> done = ImportMlflow(source, **to, [](const RunRecord& r) {
-    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), r.experiment.c_str(),
-                r.workload.empty() ? "-" : r.workload.c_str(), r.name.c_str());
+    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), Printable(r.experiment).c_str(),
+                r.workload.empty() ? "-" : Printable(r.workload).c_str(), Printable(r.name).c_str());
     std::fflush(stdout);
   });
   if (!done.ok()) return Fail(done.status());
+  for (const std::string& why : done->refused) std::fprintf(stderr, "trainbench: left out %s\n", why.c_str());
   std::printf(
       "trainbench: %d run%s imported (%lld points), %d already there, %d deleted in MLflow left out, into "
-      "%s\n",
+      "%s%s\n",
       done->imported, done->imported == 1 ? "" : "s", static_cast<long long>(done->points), done->skipped,
-      done->deleted, (*to)->Describe().c_str());
+      done->deleted, (*to)->Describe().c_str(),
+      done->refused.empty() ? ""
+                            : ("; " + std::to_string(done->refused.size()) + " left out (above)").c_str());
   return 0;
 }
 

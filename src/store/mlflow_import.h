@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "store/store.h"
 
@@ -26,6 +27,9 @@ struct ImportResult {
   int skipped = 0;  // imported whole before
   int deleted = 0;  // deleted in MLflow, left behind
   int64_t points = 0;
+  // Runs left behind because trainbench cannot keep them, each said with its id and why:
+  // an id not of MLflow's shape, an experiment name the store refuses.
+  std::vector<std::string> refused;
 };
 
 // Where one of radT's metrics goes: a catalog series with its labels, its values times

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -192,6 +193,38 @@ TEST_F(MlflowImportTest, ARecordedRadtRunArrivesWholeInTrainbenchsUnits) {
   for (const SeriesInfo& s : store_->ListSeries(run).value()) {
     EXPECT_FALSE(s.metric.starts_with("train.")) << s.metric << ": a radT column left unmapped";
   }
+}
+
+// A hostile or damaged MLflow database: a run id shaped like a path (which would have made
+// the store's own folder a run's artifacts), an experiment name trainbench cannot keep,
+// infinities in a series. Each bad run is skipped and said by name; the rest arrive.
+TEST_F(MlflowImportTest, BadRunsAreSkippedByNameAndTheRestArrive) {
+  Sql({"INSERT INTO experiments VALUES (9, 'bad' || char(7) || 'name', 'x', 'active', 1, 1)",
+       "INSERT INTO runs VALUES ('..', 'up', 'LOCAL', '', '', 'x', 'FINISHED', 1700000000000, 1700000001000, "
+       "NULL, "
+       "NULL, 'active', '', 0)",
+       "INSERT INTO runs VALUES ('e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0', 'in bad', 'LOCAL', '', '', 'x', "
+       "'FINISHED', "
+       "1700000000000, 1700000001000, NULL, NULL, 'active', '', 9)",
+       "INSERT INTO runs VALUES ('f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0', 'infinite', 'LOCAL', '', '', 'x', "
+       "'FINISHED', 1700000000000, 1700000001000, NULL, NULL, 'active', '', 0)",
+       "INSERT INTO metrics VALUES ('loss', 9e999, 1700000000100, 'f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0', 0, 0), "
+       "('loss', -9e999, 1700000000200, 'f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0', 1, 0), "
+       "('loss', 0.5, 1700000000300, 'f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0', 2, 0)"});
+  Result<ImportResult> done = ImportMlflow("sqlite:///" + mlflow_, *store_);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(done->imported, 4);  // the three of the fixture, and the one with infinities
+  ASSERT_EQ(done->refused.size(), 2u);
+  EXPECT_NE(done->refused[0].find("'..'"), std::string::npos) << done->refused[0];
+  EXPECT_NE(done->refused[0].find("not an MLflow run id"), std::string::npos) << done->refused[0];
+  EXPECT_NE(done->refused[1].find("e0e0e0e0"), std::string::npos) << done->refused[1];
+  EXPECT_NE(done->refused[1].find("control characters"), std::string::npos) << done->refused[1];
+  EXPECT_FALSE(store_->FindRun("..").ok() && store_->FindRun("..")->id == "..");
+  std::vector<Point> loss = Points("f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0", "train.loss", "");
+  ASSERT_EQ(loss.size(), 3u);
+  EXPECT_EQ(loss[0].value, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(loss[1].value, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(loss[2].value, 0.5);
 }
 
 TEST(RadtLetter, DevicesNumberAndCollocation) {

@@ -26,7 +26,9 @@ ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sea
     if (std::isnan(p.value)) continue;
     c.min = c.min ? std::min(*c.min, p.value) : p.value;
     c.max = c.max ? std::max(*c.max, p.value) : p.value;
-    c.sum += p.value;
+    // +inf and -inf in one series (a diverging loss) would make the sum NaN, which a
+    // database keeps as NULL: the sum is the finite values', the extremes show the others.
+    if (std::isfinite(p.value)) c.sum += p.value;
   }
   c.data = EncodeChunk(points, true, times_series == 0);
   c.times_series = times_series;

@@ -94,8 +94,8 @@ struct ChunkRecord {
   int64_t series_id = 0;
   int64_t first_ms = 0, last_ms = 0;
   int64_t count = 0;
-  std::optional<double> min, max;  // over non-NaN values
-  double sum = 0;                  // over non-NaN values
+  std::optional<double> min, max;  // over non-NaN values (infinities too)
+  double sum = 0;                  // over finite values
   bool sealed = false;             // false: a provisional chunk a later sealed one replaces
   std::string data;                // EncodeChunk output
   // EncodeSummary of a sealed chunk's points ("" for none): written to its series'
