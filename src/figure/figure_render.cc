@@ -366,6 +366,7 @@ double DefaultHeight(const Figure& figure, const FigureSpec& spec) {
 Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format) {
   TB_RETURN_IF_ERROR(CLibraryAvailable<PangoCairo>());
   double height = spec.height_pt > 0 ? spec.height_pt : DefaultHeight(figure, spec);
+  if (format == FigureFormat::kPng) TB_RETURN_IF_ERROR(CheckFigurePixels(spec.width_pt, height, spec.dpi));
   Status drawn = Status::Ok();
   Result<std::string> out = RenderPages(
       format, spec.width_pt, height, spec.dpi, figure.title.empty() ? figure.y_title : figure.title,

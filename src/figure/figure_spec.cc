@@ -195,7 +195,20 @@ Result<FigureSpec> FigureSpecFromJson(const json& j) {
   if (utc) s.utc_offset_min = static_cast<int>(*utc);
   if (s.height_pt != 0 && (s.height_pt < 36 || s.height_pt > 72 * 40))
     return Wrong("height", "0.5in to 40in");
+  if (s.width_pt < 36 || s.width_pt > 72 * 40) return Wrong("width", "0.5in to 40in");
   return s;
+}
+
+Status CheckFigurePixels(double width_pt, double height_pt, int dpi) {
+  double pixels = width_pt / 72 * dpi * (height_pt / 72 * dpi);
+  if (pixels <= static_cast<double>(kMaxFigurePixels)) return Status::Ok();
+  int fits =
+      static_cast<int>(std::sqrt(static_cast<double>(kMaxFigurePixels) / (width_pt / 72 * height_pt / 72)));
+  return Status::InvalidArgument(
+      "figure: " + std::to_string(static_cast<int64_t>(pixels / 1e6)) + " million pixels at " +
+      std::to_string(dpi) + " dpi; at most " + std::to_string(kMaxFigurePixels / 1000000) +
+      " million are drawn (a PNG of that size): ask for dpi " + std::to_string(fits) +
+      " or less, a smaller size, or a PDF or SVG, which scale without pixels");
 }
 
 Result<FigureSpec> ParseFigureSpec(std::string_view text) {

@@ -7,6 +7,7 @@
 // to JSON so that a figure reruns from a file.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -63,6 +64,13 @@ struct FigureSpec {
 // an error names the field and what it takes.
 Result<FigureSpec> FigureSpecFromJson(const nlohmann::json& j);
 Result<FigureSpec> ParseFigureSpec(std::string_view text);
+
+// The most pixels a PNG figure is drawn with: 50 million (7 in x 7 in at 1000 dpi); one of
+// 24 in x 24 in at 1000 dpi took 2.3 GB and 15 s of CPU.
+inline constexpr int64_t kMaxFigurePixels = 50'000'000;
+// An error saying the limit and the dpi that would fit, when a PNG of that size and dpi
+// has more pixels than kMaxFigurePixels.
+Status CheckFigurePixels(double width_pt, double height_pt, int dpi);
 // Writes every field, so that the file documents the figure and reruns it.
 std::string FigureSpecJson(const FigureSpec& spec);
 

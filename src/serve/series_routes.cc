@@ -219,7 +219,17 @@ ApiResponse ServeApi::Call::Series() {
   return out;
 }
 
+ServeApi::HeavySlot::HeavySlot(ServeApi& api) : api_(api) {
+  if (api_.heavy_.fetch_add(1) >= kMaxHeavyRequests) {
+    api_.heavy_.fetch_sub(1);
+    throw ApiError{429, "TOO_MANY_REQUESTS",
+                   std::to_string(kMaxHeavyRequests) +
+                       " figures and aggregates are being made, the most at once; ask again in a moment"};
+  }
+}
+
 ApiResponse ServeApi::Call::AggregateWorkloads() {
+  HeavySlot slot(api_);
   std::optional<std::string> spec = Param("workloads");
   if (!spec || spec->empty())
     throw InvalidParameter("'workloads' is required: EXPERIMENT:WORKLOAD separated by commas");
@@ -347,6 +357,7 @@ ApiResponse ServeApi::Call::Export() {
 }
 
 ApiResponse ServeApi::Call::FigureFile() {
+  HeavySlot slot(api_);
   std::optional<std::string> text = Param("spec");
   if (!text) throw InvalidParameter("'spec' is required: the figure's description as JSON (docs/API.md)");
   Result<FigureSpec> spec = ParseFigureSpec(*text);

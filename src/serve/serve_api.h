@@ -25,6 +25,7 @@
 // text. Sealed chunks are decoded once and kept in a bounded cache.
 #pragma once
 
+#include <atomic>
 #include <future>
 #include <list>
 #include <memory>
@@ -46,6 +47,9 @@ class ServeApi {
   // What one aggregate request may cost: workloads in it, and buckets per workload.
   static constexpr size_t kMaxAggregateWorkloads = 32;
   static constexpr size_t kMaxAggregateBuckets = 10000;
+  // Heavy requests (a figure rendered, a workload aggregate) answered at once at most;
+  // beyond, 429 with Retry-After, so that a burst of them cannot take the server's memory.
+  static constexpr int kMaxHeavyRequests = 4;
 
   // `cache_points`: decoded points kept in memory, across series.
   explicit ServeApi(Store& store, size_t cache_points = 32u << 20);
@@ -69,6 +73,18 @@ class ServeApi {
   // the run again (each chart of a page asks for its runs' phases at once).
   std::unordered_map<std::string, std::shared_future<Result<std::string>>> analysing_;
   SpareThread& spare_ = SpareThread::OfProcess();  // a second core for a chart's series
+  std::atomic<int> heavy_{0};                      // heavy requests being answered
+  // Holds one of the kMaxHeavyRequests places while alive; throws 429 when none is free.
+  class HeavySlot {
+   public:
+    explicit HeavySlot(ServeApi& api);
+    ~HeavySlot() { api_.heavy_.fetch_sub(1); }
+    HeavySlot(const HeavySlot&) = delete;
+    HeavySlot& operator=(const HeavySlot&) = delete;
+
+   private:
+    ServeApi& api_;
+  };
 };
 
 }  // namespace tb

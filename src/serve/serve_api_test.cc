@@ -112,6 +112,25 @@ class ServeApiTest : public ::testing::Test {
   std::unique_ptr<ServeApi> api_;
 };
 
+// A figure request cannot ask for gigabytes: a PNG beyond 50 million pixels is refused
+// saying the dpi that would fit; the same size as SVG (no pixels) is drawn.
+TEST_F(ServeApiTest, AFigureOfTooManyPixelsIsRefusedSayingWhatFits) {
+  SeriesWriter writer(*store_, run_.id);
+  for (int i = 0; i < 10; ++i) writer.Append("train.loss", "", Point{kStart + i * 1000, 1.0 / (i + 1)});
+  ASSERT_TRUE(writer.Close().ok());
+  std::string spec = R"({"runs": [")" + run_.id +
+                     R"("], "metric": "train.loss", "width": "24in", "height": "24in", "dpi": 1000})";
+  ApiResponse png = Call("figure", {{"spec", spec}, {"format", "png"}});
+  EXPECT_EQ(png.status, 400) << png.body.substr(0, 200);
+  EXPECT_NE(png.body.find("576 million pixels"), std::string::npos) << png.body;
+  EXPECT_NE(png.body.find("dpi 294 or less"), std::string::npos) << png.body;
+  EXPECT_EQ(Call("figure", {{"spec", spec}, {"format", "svg"}}).status, 200);
+  std::string wide = R"({"runs": [")" + run_.id + R"("], "metric": "train.loss", "width": "400in"})";
+  ApiResponse refused = Call("figure", {{"spec", wide}, {"format", "svg"}});
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("0.5in to 40in"), std::string::npos) << refused.body;
+}
+
 TEST_F(ServeApiTest, APointIsAnsweredOnceWhetherInTheJournalAProvisionalOrASealedChunk) {
   // Chunks seal at 64 points: the run's points move while the cache keeps what it decoded.
   SeriesWriter writer(*store_, run_.id, /*seal_points=*/64, /*checkpoint_flushes=*/2);
