@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analyze/report.h"
 #include "base/strings.h"
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
@@ -200,6 +201,16 @@ TEST_F(ScheduleTest, CtrlCStopsTheRunsInFlightAndTheNextStartResumes) {
   EXPECT_NE(after.rows[0].run, f.rows[0].run);
   EXPECT_EQ(Outcome(after.rows[1]), "FINISHED");
   EXPECT_EQ(RunCount(), 4u);
+  // The report counts the attempt that finished, not the interrupted one.
+  Result<ExperimentReport> report = BuildReport(*OpenStore(), "e");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->workloads.size(), 2u);
+  EXPECT_EQ(report->workloads[0].runs.size(), 1u);
+  EXPECT_EQ(report->workloads[0].runs[0].id, after.rows[0].run);
+  EXPECT_EQ(report->workloads[0].collocation, "alone");
+  bool said = false;
+  for (const std::string& c : report->caveats) said |= c.find("interrupted attempt left out") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST_F(ScheduleTest, BadFilesAreRefusedBeforeAnythingRunsAndDryRunChangesNothing) {

@@ -162,7 +162,28 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
   ExperimentReport report;
   report.experiment = experiment;
   std::set<std::string> caveats;
+  // A workload interrupted and resumed (schedule after Ctrl-C) ran each of its runs again:
+  // of the runs of one letter, only the latest attempt's counts.
+  auto letter_of = [](const RunRecord& r) {
+    for (const auto& [k, v] : r.tags) {
+      if (k == "trainbench.letter") return v;
+    }
+    return std::string();
+  };
+  std::map<std::pair<std::string, std::string>, int64_t> latest;
   for (const RunRecord& r : *runs) {
+    std::string letter = letter_of(r);
+    if (letter.empty()) continue;
+    int64_t& start = latest.try_emplace({r.workload, letter}, r.start_ms).first->second;
+    start = std::max(start, r.start_ms);
+  }
+  std::map<std::string, int> superseded;
+  for (const RunRecord& r : *runs) {
+    std::string letter = letter_of(r);
+    if (!letter.empty() && r.start_ms < latest[{r.workload, letter}]) {
+      ++superseded[r.workload];
+      continue;
+    }
     auto it = std::find_if(report.workloads.begin(), report.workloads.end(),
                            [&](const WorkloadReport& w) { return w.workload == r.workload; });
     if (it == report.workloads.end()) {
@@ -175,6 +196,10 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     for (const std::string& c : a->caveats) caveats.insert(c);
     it->runs.push_back(r);
     it->analyses.push_back(std::move(*a));
+  }
+  for (const auto& [workload, n] : superseded) {
+    caveats.insert("workload " + workload + ": " + std::to_string(n) + " run" + (n == 1 ? "" : "s") +
+                   " of an earlier, interrupted attempt left out (the attempt run after it counts)");
   }
   report.caveats.assign(caveats.begin(), caveats.end());
   for (WorkloadReport& w : report.workloads) {
