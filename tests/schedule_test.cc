@@ -106,8 +106,10 @@ const char* kTwoWorkloads =
 
 TEST_F(ScheduleTest, WorkloadsRunInOrderTheirRunsTogetherAndStatusesAreWrittenBack) {
   File(kTwoWorkloads);
-  Shell r = Trainbench("exp.csv");  // radT's form
-  EXPECT_EQ(r.code, 1) << r.err;    // one run failed; the experiment went on
+  fs::permissions(dir_ / "exp.csv", fs::perms(0644));  // shared with the group, as the user set it
+  Shell r = Trainbench("exp.csv");                     // radT's form
+  EXPECT_EQ(r.code, 1) << r.err;                       // one run failed; the experiment went on
+  EXPECT_EQ(fs::status(dir_ / "exp.csv").permissions(), fs::perms(0644));  // written back, mode kept
   ExperimentFile f = Read();
   ASSERT_EQ(f.rows.size(), 3u);
   EXPECT_EQ(Outcome(f.rows[0]), "FINISHED");
@@ -209,7 +211,8 @@ TEST_F(ScheduleTest, CtrlCStopsTheRunsInFlightAndTheNextStartResumes) {
   EXPECT_EQ(report->workloads[0].runs[0].id, after.rows[0].run);
   EXPECT_EQ(report->workloads[0].collocation, "alone");
   bool said = false;
-  for (const std::string& c : report->caveats) said |= c.find("interrupted attempt left out") != std::string::npos;
+  for (const std::string& c : report->caveats)
+    said |= c.find("interrupted attempt left out") != std::string::npos;
   EXPECT_TRUE(said);
 }
 

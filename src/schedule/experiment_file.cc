@@ -90,6 +90,8 @@ Result<ExperimentFile> ParseExperimentFile(std::string_view text, const std::str
     file.byte_order_mark = true;
     text.remove_prefix(3);
   }
+  size_t lf = text.find('\n');
+  file.crlf = lf != std::string_view::npos && lf > 0 && text[lf - 1] == '\r';
   for (std::string_view line : Split(text, '\n')) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     file.lines.emplace_back(line);
@@ -170,7 +172,7 @@ std::string UpdateStatusAndRun(const ExperimentFile& file, const std::vector<Cel
     line = ReplaceCell(line, run, u.run);
   }
   std::string out = file.byte_order_mark ? "\xEF\xBB\xBF" : "";
-  for (const std::string& line : lines) out += line + "\n";
+  for (const std::string& line : lines) out += line + (file.crlf ? "\r\n" : "\n");
   return out;
 }
 

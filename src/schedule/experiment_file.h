@@ -32,6 +32,7 @@ struct ExperimentFile {
   std::map<std::string, size_t> columns;  // header name (trimmed) -> cell index
   std::vector<ExperimentRow> rows;        // data rows in file order
   bool byte_order_mark = false;           // the file began with UTF-8's (Excel writes one); kept
+  bool crlf = false;                      // its lines end in CR LF (Windows, Excel); kept
 };
 
 // Parses `text`; errors name `path`, the line and the column, and say what is wrong.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/strings.h"
 #include "schedule/gpu_sharing.h"
 
 namespace tb {
@@ -82,6 +83,27 @@ TEST(ExperimentFile, ByteOrderMarksQuotesAndLineBreaksInValues) {
                         .status();
   EXPECT_NE(unclosed.message().find("x.csv:2: a quote is not closed"), std::string::npos)
       << unclosed.message();
+}
+
+// A file saved on Windows (Excel) keeps its CR LF line ends when statuses are written
+// back: every other line of it is byte for byte as it was.
+TEST(ExperimentFile, WriteBackKeepsWindowsLineEnds) {
+  std::string crlf;
+  for (std::string_view line : Split(kRadtFile, '\n')) {
+    if (!line.empty()) crlf += std::string(line) + "\r\n";
+  }
+  ExperimentFile f = ParseExperimentFile(crlf, "exp.csv").value();
+  std::string out = UpdateStatusAndRun(f, {{3, "FINISHED", "0123abcd"}});
+  std::vector<std::string_view> before = Split(crlf, '\n'), after = Split(out, '\n');
+  ASSERT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (i == 2) {
+      EXPECT_TRUE(after[i].ends_with("\r"));
+      EXPECT_NE(after[i].find("FINISHED"), std::string_view::npos);
+    } else {
+      EXPECT_EQ(after[i], before[i]) << "line " << i + 1;
+    }
+  }
 }
 
 TEST(ExperimentFile, ParamsReachTheScriptAsWrittenAsRadtGivesThem) {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +57,9 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
       return Status::IoError("cannot write " + tmp + " (is the disk full?)");
     }
   }
+  // The user's file keeps its mode (trainbench's own files are created owner-only).
+  struct stat was {};
+  if (stat(path.c_str(), &was) == 0) chmod(tmp.c_str(), was.st_mode & 07777);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int error = errno;
     std::remove(tmp.c_str());
