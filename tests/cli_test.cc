@@ -145,6 +145,32 @@ TEST_F(CliTest, EscapeSequencesInWhatTrainbenchSaysAreShownNotObeyed) {
   EXPECT_NE(r.err.find("\\x1b[2J"), std::string::npos) << r.err;
 }
 
+// trainbench killed outright (SIGKILL, the OOM killer) leaves nothing of its run running:
+// a wrapper script's own children included, which the parent death signal never reached.
+TEST_F(CliTest, WhenTrainbenchIsKilledTheWholeCommandGoesWithIt) {
+  std::string pid_file = (dir_ / "grandchild.pid").string();
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c",
+            "cd " + dir_.string() + " && TRAINBENCH_STORE=" + db_ + " exec " + TRAINBENCH_BINARY +
+                " run -q -l top -- sh -c 'sleep 300 & echo $! > " + pid_file + "; wait'"};
+  ChildProcess tb = ChildProcess::Spawn(o).value();
+  for (int i = 0; i < 100 && Slurp(pid_file).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string pid(Trim(Slurp(pid_file)));
+  ASSERT_FALSE(pid.empty());
+  ASSERT_TRUE(fs::exists("/proc/" + pid));
+  kill(tb.pid(), SIGKILL);
+  tb.Wait();
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone =
+        !fs::exists("/proc/" + pid) || Slurp("/proc/" + pid + "/cmdline").find("sleep") == std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "sleep " << pid << " outlived trainbench";
+  if (!gone) kill(std::stoi(pid), SIGKILL);
+}
+
 TEST_F(CliTest, BytesThatAreNotUtf8RunAndAreRecordedEscaped) {
   fs::create_directory(dir_ / "d\xe9");
   Shell r = Run("(cd 'd\xe9' && CUDA_FOO=$(printf '\\377') " + kTrainbench + " run --store " + db_ +

@@ -93,7 +93,50 @@ fail:
   _exit(127);
 }
 
+// Forks the guard of SpawnOptions::guard_group for the process group `group`. Between fork
+// and _exit the guard makes async-signal-safe calls only (this process has threads).
+void StartGroupGuard(pid_t group, pid_t& guard_pid, int& guard_fd) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);  // Ctrl-C and the like are trainbench's to handle
+    dup2(fds[0], 0);
+    close_range(1, ~0U, 0);  // holds no store, socket or pipe of trainbench's
+    char byte;
+    ssize_t n;
+    do {
+      n = read(0, &byte, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n == 1) _exit(0);  // released: trainbench saw the child end
+    kill(-group, SIGTERM);
+    timespec grace{5, 0};
+    while (nanosleep(&grace, &grace) != 0 && errno == EINTR) {
+    }
+    kill(-group, SIGKILL);
+    _exit(0);
+  }
+  close(fds[0]);
+  if (pid < 0) {
+    close(fds[1]);
+    return;
+  }
+  guard_pid = pid;
+  guard_fd = fds[1];
+}
+
 }  // namespace
+
+void ChildProcess::ReleaseGuard() {
+  if (guard_pid_ < 0) return;
+  (void)!write(guard_fd_, "x", 1);
+  CloseFd(guard_fd_);
+  while (waitpid(guard_pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  guard_pid_ = -1;
+}
 
 std::optional<std::string> FindExecutable(const std::string& name) {
   if (name.empty()) return std::nullopt;
@@ -212,6 +255,8 @@ Result<ChildProcess> ChildProcess::Spawn(const SpawnOptions& options) {
   child.own_group_ = options.new_process_group;
   child.stdout_fd_ = out_pipe[0];
   child.stderr_fd_ = err_pipe[0];
+  if (options.guard_group && options.new_process_group)
+    StartGroupGuard(child.pid_, child.guard_pid_, child.guard_fd_);
   return child;
 }
 
@@ -226,9 +271,13 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
     reaped_ = other.reaped_;
     stdout_fd_ = other.stdout_fd_;
     stderr_fd_ = other.stderr_fd_;
+    guard_pid_ = other.guard_pid_;
+    guard_fd_ = other.guard_fd_;
     other.pid_ = -1;
     other.stdout_fd_ = -1;
     other.stderr_fd_ = -1;
+    other.guard_pid_ = -1;
+    other.guard_fd_ = -1;
   }
   return *this;
 }
@@ -272,6 +321,7 @@ Result<ExitInfo> ChildProcess::Wait() {
     if (errno != EINTR) return Status::FromErrno("wait4", errno);
   }
   reaped_ = true;
+  ReleaseGuard();
   return DecodeStatus(status, usage);
 }
 
@@ -289,6 +339,7 @@ std::optional<ExitInfo> ChildProcess::TryWait() {
   pid_t r = wait4(pid_, &status, WNOHANG, &usage);
   if (r != pid_) return std::nullopt;
   reaped_ = true;
+  ReleaseGuard();
   return DecodeStatus(status, usage);
 }
 
@@ -304,6 +355,7 @@ SpawnOptions SpawnOptions::Watched(std::vector<std::string> argv, std::vector<st
   SpawnOptions o = Helper(std::move(argv));
   o.environment = std::move(environment);
   o.parent_death_signal = SIGTERM;
+  o.guard_group = true;
   o.stderr_mode = Stdio::kPipe;
   return o;
 }

@@ -34,10 +34,17 @@ struct SpawnOptions {
   // Added to the child's niceness (setpriority): a helper that must not take CPU time
   // from the training it runs beside. 0: ours.
   int nice = 0;
+  // With new_process_group: a small guard process (forked, it runs no code but a read and
+  // kill) that, should trainbench die without ending the child (SIGKILL, the OOM killer),
+  // sends the child's whole group SIGTERM and, 5 s later, SIGKILL. The parent death signal
+  // reaches the child alone; a wrapper script's children (`sh train.sh` starting python)
+  // would be orphaned. Wait() releases the guard.
+  bool guard_group = false;
 
   // The command trainbench watches over (a run's, or a `trainbench run` under schedule):
   // its own process group, so that a signal reaches all it started; SIGTERM when
-  // trainbench dies; no terminal input; stdout and stderr on pipes.
+  // trainbench dies, to it and through the guard to its group; no terminal input; stdout
+  // and stderr on pipes.
   static SpawnOptions Watched(std::vector<std::string> argv, std::vector<std::string> environment);
   // A helper tool whose output trainbench reads (nvidia-smi, dcgmi, pip): its own process
   // group, no terminal input, stdout on a pipe, stderr dropped unless asked for.
@@ -90,6 +97,9 @@ class ChildProcess {
   bool reaped_ = false;
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
+  pid_t guard_pid_ = -1;  // SpawnOptions::guard_group
+  int guard_fd_ = -1;     // closing it without a byte written makes the guard act
+  void ReleaseGuard();
 };
 
 // Full path of an executable found on PATH (or `name` itself when it contains '/' and is
