@@ -523,6 +523,14 @@ TEST_F(ServeTest, OtherAddressesNeedATokenAndEveryRequestCarriesIt) {
   EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", cookie}}).status, 200);
   EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", "trainbench_session=nope"}}).status, 401);
   EXPECT_EQ(Get("/api/v1/experiments", {{"Cookie", "trainbench_token=s3cret"}}).status, 401);
+
+  // The token from a file, out of every user's `ps`.
+  StopServer();
+  std::string file = (scratch_.path() / "token").string();
+  std::ofstream(file) << "fr0m-a-file\n";
+  StartServer("--host 127.0.0.1 --token-file " + file);
+  EXPECT_EQ(Get("/api/v1/experiments").status, 401);
+  EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer fr0m-a-file"}}).status, 200);
 }
 
 // What the server answers on a raw connection to `request` (status line and on).

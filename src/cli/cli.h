@@ -71,6 +71,7 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string token;
+  std::string token_file;
   std::string web;
 };
 

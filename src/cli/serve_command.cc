@@ -53,12 +53,28 @@ std::string WebDirectory(const std::string& given) {
 }
 
 int CommandServe(ServeArgs a) {
+  // The token from a file (a command line is in every user's `ps`), else the environment.
+  if (!a.token_file.empty()) {
+    if (!a.token.empty()) return Fail(Status::InvalidArgument("give --token or --token-file, not both"));
+    std::ifstream in(a.token_file);
+    std::string line;
+    if (!in || !std::getline(in, line) || Trim(line).empty()) {
+      return Fail(
+          Status::InvalidArgument("--token-file " + a.token_file +
+                                  ": cannot read a token from it; write one with: openssl rand -hex 16 > " +
+                                  a.token_file + " && chmod 600 " + a.token_file));
+    }
+    a.token = std::string(Trim(line));
+  } else if (!a.token.empty()) {
+    LogWarning(
+        "--token on the command line is in every local user's `ps`; prefer --token-file or TRAINBENCH_TOKEN");
+  }
   if (a.token.empty()) {
     if (const char* t = std::getenv("TRAINBENCH_TOKEN")) a.token = t;
   }
   if (!IsLoopbackHost(a.host) && a.token.empty()) {
     return Fail(Status::InvalidArgument("serving on " + a.host +
-                                        " lets other machines in: give an access token with --token or "
+                                        " lets other machines in: give an access token with --token-file or "
                                         "TRAINBENCH_TOKEN (every request must then carry it)"));
   }
   if (a.port < 0 || a.port > 65535) return Fail(Status::InvalidArgument("--port must be 0 to 65535"));
