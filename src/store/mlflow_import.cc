@@ -3,7 +3,6 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <map>
 #include <memory>
@@ -295,15 +294,6 @@ Result<std::vector<MlflowRun>> ReadRuns(Database& db) {
   return runs;
 }
 
-// MLflow's own rule for a run id (mlflow/utils/validation.py): a letter or digit, then
-// letters, digits, '_' or '-', 256 characters at most.
-bool IsMlflowRunId(std::string_view id) {
-  if (id.empty() || id.size() > 256 || !std::isalnum(static_cast<unsigned char>(id[0]))) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
-}
-
 bool Imported(const Result<RunRecord>& there, const std::string& id) {
   if (!there.ok() || there->id != id) return false;
   return std::any_of(there->tags.begin(), there->tags.end(),
@@ -381,9 +371,9 @@ Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
       ++result.skipped;
       continue;
     }
-    if (!IsMlflowRunId(m.record.id)) {
-      result.refused.push_back("run '" + Printable(m.record.id) +
-                               "' (not an MLflow run id: letters, digits, '_' and '-', at most 256)");
+    if (Status id = CheckRunId(m.record.id); !id.ok()) {
+      result.refused.push_back("run '" + Printable(m.record.id) + "' (not an MLflow run id: " + id.message() +
+                               ")");
       continue;
     }
     if (Status name = CheckExperimentName(m.record.experiment); !name.ok()) {

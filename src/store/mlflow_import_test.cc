@@ -217,6 +217,13 @@ TEST_F(MlflowImportTest, BadRunsAreSkippedByNameAndTheRestArrive) {
   ASSERT_EQ(done->refused.size(), 2u);
   EXPECT_NE(done->refused[0].find("'..'"), std::string::npos) << done->refused[0];
   EXPECT_NE(done->refused[0].find("not an MLflow run id"), std::string::npos) << done->refused[0];
+  // Nor can any other way put such a run in the store, or give it a folder.
+  RunRecord up;
+  up.id = "..";
+  up.experiment = "Default";
+  EXPECT_FALSE(store_->CreateRun(up).ok());
+  EXPECT_FALSE(store_->ArtifactDirectory("..").ok());
+  EXPECT_FALSE(store_->ArtifactDirectory("a/../../x").ok());
   EXPECT_NE(done->refused[1].find("e0e0e0e0"), std::string::npos) << done->refused[1];
   EXPECT_NE(done->refused[1].find("control characters"), std::string::npos) << done->refused[1];
   EXPECT_FALSE(store_->FindRun("..").ok() && store_->FindRun("..")->id == "..");

@@ -76,6 +76,7 @@ class PostgresStore : public Store {
   std::string Describe() const override { return link_.Describe(); }
 
   Result<std::string> ArtifactDirectory(const std::string& run_id) override {
+    TB_RETURN_IF_ERROR(CheckRunId(run_id));
     std::error_code ec;
     fs::path dir = fs::path(options_.artifact_root) / run_id;
     fs::create_directories(dir, ec);
@@ -97,6 +98,7 @@ class PostgresStore : public Store {
   }
 
   Status CreateRun(const RunRecord& run) override {
+    TB_RETURN_IF_ERROR(CheckRunId(run.id));
     std::vector<Stmt> batch = {
         {"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
          {Int(HashId("experiment\n" + run.experiment)), Text(run.experiment), Int(WallMillis())}},

@@ -161,6 +161,7 @@ class SqliteStore : public Store {
   std::string Describe() const override { return "sqlite://" + path_; }
 
   Result<std::string> ArtifactDirectory(const std::string& run_id) override {
+    TB_RETURN_IF_ERROR(CheckRunId(run_id));
     std::string top = path_ + ".artifacts";
     std::string dir = top + "/" + run_id;
     for (const std::string& d : {top, dir}) {
@@ -184,6 +185,7 @@ class SqliteStore : public Store {
   }
 
   Status CreateRun(const RunRecord& run) override {
+    TB_RETURN_IF_ERROR(CheckRunId(run.id));
     std::lock_guard lock(mu_);
     return InTransaction([&] { return InsertRun(run); });
   }

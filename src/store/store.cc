@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
@@ -264,6 +265,16 @@ Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<
     pos += size;
   }
   return Status::Ok();
+}
+
+Status CheckRunId(std::string_view id) {
+  bool ok = !id.empty() && id.size() <= 256 && std::isalnum(static_cast<unsigned char>(id[0])) &&
+            std::all_of(id.begin(), id.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+            });
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument(
+      "'" + Printable(id) + "' is not a run id (letters, digits, '_' and '-', at most 256, as MLflow's)");
 }
 
 Status CheckExperimentName(std::string_view name) {

@@ -189,6 +189,9 @@ bool IsRunRecordArtifact(std::string_view name);
 // names short in C tools; newlines break experiment files and listings).
 constexpr size_t kMaxExperimentName = 256;
 Status CheckExperimentName(std::string_view name);
+// A run id names a folder of artifacts: MLflow's shape only (a letter or digit, then
+// letters, digits, '_' or '-', 256 at most); "..", "/" and the like are refused.
+Status CheckRunId(std::string_view id);
 
 class Store {
  public:
