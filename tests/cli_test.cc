@@ -171,6 +171,19 @@ TEST_F(CliTest, WhenTrainbenchIsKilledTheWholeCommandGoesWithIt) {
   if (!gone) kill(std::stoi(pid), SIGKILL);
 }
 
+// One version: the binary's (CMakeLists.txt) is the Python client's and the web UI's.
+TEST_F(CliTest, TheBinaryTheClientAndTheWebUiShowOneVersion) {
+  Shell r = Trainbench("--version");
+  ASSERT_EQ(r.code, 0);
+  std::string version(Trim(r.out.substr(r.out.find(' ') + 1)));
+  ASSERT_FALSE(version.empty());
+  std::string root = TRAINBENCH_SOURCE_DIR;
+  EXPECT_NE(Slurp(root + "/python/pyproject.toml").find("version = \"" + version + "\""), std::string::npos);
+  EXPECT_NE(Slurp(root + "/python/trainbench/__init__.py").find("__version__ = \"" + version + "\""),
+            std::string::npos);
+  EXPECT_NE(Slurp(root + "/web/package.json").find("\"version\": \"" + version + "\""), std::string::npos);
+}
+
 TEST_F(CliTest, BytesThatAreNotUtf8RunAndAreRecordedEscaped) {
   fs::create_directory(dir_ / "d\xe9");
   Shell r = Run("(cd 'd\xe9' && CUDA_FOO=$(printf '\\377') " + kTrainbench + " run --store " + db_ +

@@ -298,16 +298,15 @@ std::string ReportTable(const ExperimentReport& r) {
 
 std::string ReportCsv(const ExperimentReport& r) {
   std::string out = "experiment";
-  for (const ReportColumn& c : kColumns) out += std::string(",") + c.title;
+  for (const ReportColumn& c : kColumns) out += "," + CsvField(c.title);
   out += "\n";
   for (const WorkloadReport& w : r.workloads) {
-    out += r.experiment;
+    out += CsvField(r.experiment);
     for (const ReportColumn& c : kColumns) {
       std::string v = c.get(w);
       if (v == "-") v.clear();
       if (!v.empty() && v.back() == 'x' && c.title != std::string_view("collocation")) v.pop_back();
-      bool quote = v.find_first_of(",\"") != std::string::npos;
-      out += "," + (quote ? "\"" + v + "\"" : v);
+      out += "," + CsvField(v);
     }
     out += "\n";
   }

@@ -138,6 +138,16 @@ std::string XmlEscape(std::string_view s) {
   return out;
 }
 
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string JsonQuote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -240,6 +250,12 @@ std::string EscapeInvalidUtf8(std::string_view s) {
 std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 uint64_t Fnv1a64(std::string_view s) {

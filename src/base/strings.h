@@ -34,11 +34,17 @@ std::string ShellQuote(std::string_view s);
 std::string JoinShellWords(const std::vector<std::string>& words);
 // `s` as a JSON string literal, quotes included (control characters escaped).
 std::string JsonQuote(std::string_view s);
+// `s` as one CSV field (RFC 4180): as it is, or, when it holds a comma, a quote or a line
+// break, in double quotes with each quote doubled. Every CSV trainbench writes uses it.
+std::string CsvField(std::string_view s);
 // `s` as text of HTML, XML or SVG: & < > " escaped.
 std::string XmlEscape(std::string_view s);
 
 // The last part of a path: "train.py" of "/home/me/train.py".
 std::string BaseName(const std::string& path);
+// The folder of a path, as POSIX dirname: "/home/me" of "/home/me/train.py", "/" of "/x",
+// "." of "train.py".
+std::string DirName(const std::string& path);
 
 // The 64-bit FNV-1a hash of `s`: the same on every machine and build (ids derived from
 // names must agree between processes and versions).

@@ -21,5 +21,21 @@ TEST(EscapeInvalidUtf8, KeepsUtf8AndWritesOtherBytesAsHex) {
   EXPECT_EQ(EscapeInvalidUtf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
 }
 
+TEST(Strings, CsvFieldsQuoteOnlyWhatNeedsIt) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
+}
+
+TEST(Strings, DirNameIsPosixDirname) {
+  EXPECT_EQ(DirName("/home/me/train.py"), "/home/me");
+  EXPECT_EQ(DirName("/x"), "/");
+  EXPECT_EQ(DirName("train.py"), ".");
+  EXPECT_EQ(DirName("runs/a/stdout.log"), "runs/a");
+}
+
 }  // namespace
 }  // namespace tb

@@ -49,7 +49,7 @@ int Main(int argc, char** argv) {
       "radT's form works too: trainbench [-e N -w N -d DEVICES -c COLLOCATION -l LISTENERS\n"
       "-i EPOCHS -t MINUTES] train.py [ARGS...], and trainbench [-r -i EPOCHS -t MINUTES] exp.csv."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "trainbench 0.1.0");
+  app.set_version_flag("--version", "trainbench " TRAINBENCH_VERSION);
 
   RunArgs ra;
   CLI::App* run = app.add_subcommand("run",

@@ -13,14 +13,6 @@ constexpr std::array<std::string_view, 10> kSubcommands = {
 
 bool IsFile(std::string_view word) { return word.ends_with(".py") || word.ends_with(".csv"); }
 
-// A CSV cell holding `text` as it is.
-std::string CsvCell(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // The script's words as a Params cell that SplitWords gives back unchanged (a word with
 // both kinds of quote cannot be written so; it is refused before).
 std::string ParamsCell(const std::vector<std::string>& words) {
@@ -139,9 +131,9 @@ std::optional<Result<RadtCommand>> ParseRadtForm(const std::vector<std::string>&
 std::string ScriptAsExperiment(const RadtCommand& c, bool has_gpu) {
   std::string devices = !c.devices.empty() ? c.devices : has_gpu ? "0" : "-";
   return Concat({"Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n",
-                 CsvCell(c.experiment), ",", CsvCell(c.workload), ",,,", CsvCell(devices), ",",
-                 CsvCell(c.collocation), ",", CsvCell(c.file), ",", CsvCell(c.listeners), ",",
-                 CsvCell(ParamsCell(c.script_args)), "\n"});
+                 CsvField(c.experiment), ",", CsvField(c.workload), ",,,", CsvField(devices), ",",
+                 CsvField(c.collocation), ",", CsvField(c.file), ",", CsvField(c.listeners), ",",
+                 CsvField(ParamsCell(c.script_args)), "\n"});
 }
 
 ScheduleOptions ScheduleFor(const RadtCommand& c, bool has_gpu) {

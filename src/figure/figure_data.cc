@@ -482,17 +482,11 @@ std::string FigureCsv(const Figure& figure) {
       index[c][x] = (*columns[c].y)[i];
     }
   }
-  auto field = [](const std::string& s) {
-    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-  };
   std::string out = figure.x == XAxis::kRelative ? "seconds_since_start"
                     : figure.x == XAxis::kWall   ? "time_ms"
                                                  : "step";
   for (const Column& c : columns)
-    out += "," + field(c.name + (figure.unit.empty() ? "" : " (" + figure.unit + ")"));
+    out += "," + CsvField(c.name + (figure.unit.empty() ? "" : " (" + figure.unit + ")"));
   out += "\n";
   for (double x : xs) {
     out += FormatDouble(x);

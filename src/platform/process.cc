@@ -371,8 +371,10 @@ SpawnOptions SpawnOptions::Helper(std::vector<std::string> argv) {
 }
 
 Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
-                                     size_t max_bytes, const std::string& working_directory, int nice) {
+                                     size_t max_bytes, const std::string& working_directory, int nice,
+                                     const std::optional<std::vector<std::string>>& environment) {
   SpawnOptions options = SpawnOptions::Helper(argv);
+  options.environment = environment;
   options.working_directory = working_directory;
   options.nice = nice;
   Result<ChildProcess> child = ChildProcess::Spawn(options);

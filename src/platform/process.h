@@ -115,9 +115,10 @@ struct CapturedOutput {
 // Runs a helper tool to completion, capturing stdout (stderr is discarded). Kills it
 // with SIGKILL after `timeout_ms`. For short informational tools (git, pip, nvidia-smi).
 // `nice`: as in SpawnOptions.
-Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64_t timeout_ms,
-                                     size_t max_bytes = 64 << 20, const std::string& working_directory = "",
-                                     int nice = 0);
+Result<CapturedOutput> RunAndCapture(
+    const std::vector<std::string>& argv, int64_t timeout_ms, size_t max_bytes = 64 << 20,
+    const std::string& working_directory = "", int nice = 0,
+    const std::optional<std::vector<std::string>>& environment = std::nullopt);
 
 // This machine's host name (gethostname).
 std::string HostName();

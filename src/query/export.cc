@@ -10,16 +10,6 @@
 namespace tb {
 namespace {
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // Appends `v` as text; `json`: NaN and infinities as JSON strings.
 char* WriteValue(char* w, double v, bool json) {
   if (std::isfinite(v)) return std::to_chars(w, w + 32, v).ptr;

@@ -97,12 +97,6 @@ PythonDetails AskPython(const std::string& python) {
   return details;
 }
 
-std::string DirectoryOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 }  // namespace
 
 bool IsRelevantEnvironmentVariable(const std::string& name) {
@@ -183,7 +177,7 @@ std::string CollectManifest(const ManifestInput& input, const HostFiles& files,
   if (auto conda = ToolOutput({"conda", "list"})) m["conda_list"] = *conda;
   if (auto smi = ToolOutput({"nvidia-smi", "-q"})) m["nvidia_smi_q"] = *smi;
 
-  std::string repo_dir = input.script.empty() ? input.working_directory : DirectoryOf(input.script);
+  std::string repo_dir = input.script.empty() ? input.working_directory : DirName(input.script);
   if (auto head = ToolOutput({"git", "-C", repo_dir, "rev-parse", "HEAD", "--show-toplevel"})) {
     nlohmann::ordered_json git;
     std::vector<std::string_view> lines = Split(Trim(*head), '\n');

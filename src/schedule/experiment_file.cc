@@ -65,11 +65,7 @@ std::string ReplaceCell(std::string_view line, size_t column, std::string_view v
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
-  if (text.find_first_of(",\"") != std::string::npos) {
-    std::string quoted = "\"";
-    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    text = quoted + "\"";
-  }
+  text = CsvField(text);
   // Padded cells keep their width where the new value fits: radT's files line up columns.
   bool padded = lead == std::string::npos || lead > 0;
   size_t width = raw.size() - after.size();

@@ -137,6 +137,18 @@ TEST(ExperimentFile, RowsAreFoundAgainAfterTheUserMovedThem) {
   EXPECT_FALSE(MatchRow(edited, before.rows[0], {}));
 }
 
+// A hung nvidia-smi mig or nvidia-cuda-mps-control never hangs the scheduler: the tool is
+// killed at its deadline and the failure says so.
+TEST(GpuSharing, AToolThatHangsIsKilledAtItsDeadlineAndSaidSo) {
+  Result<ToolResult> r = RunTool({"sleep", "30"}, {}, 300);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("sleep 30 did not answer"), std::string::npos) << r.status().message();
+  Result<ToolResult> quick = RunTool({"sh", "-c", "echo out; echo err >&2; exit 4"});
+  ASSERT_TRUE(quick.ok());
+  EXPECT_EQ(quick->code, 4);
+  EXPECT_EQ(quick->out, "out\nerr\n");
+}
+
 TEST(GpuSharing, NvidiaSmiListingsAndMigProfilesAreRead) {
   std::vector<SmiGpu> gpus = ParseGpuQuery(
       "0, GPU-3f6c2a91-5b1e-4d0a-9c7e-1a2b3c4d5e60, Disabled\n1, GPU-8d1e7b42-0c3f-4e9a-a5b6-7c8d9e0f1a21, "

@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/strings.h"
+#include "base/time.h"
 #include "platform/process.h"
 
 extern char** environ;
@@ -32,24 +33,18 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) 
   return env;
 }
 
-Result<ToolResult> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& extra) {
+Result<ToolResult> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& extra,
+                           int64_t timeout_ms) {
   // stderr joins stdout: the tools print their errors on either.
   std::vector<std::string> shell = {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"};
   shell.insert(shell.end(), argv.begin(), argv.end());
-  SpawnOptions spawn = SpawnOptions::Helper(std::move(shell));
-  spawn.environment = EnvironmentWith(extra);
-  Result<ChildProcess> child = ChildProcess::Spawn(spawn);
-  if (!child.ok()) return child.status();
-  ToolResult result;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(child->stdout_fd(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
-    if (n > 0) result.out.append(buf, static_cast<size_t>(n));
+  Result<CapturedOutput> r = RunAndCapture(shell, timeout_ms, 1 << 20, "", 0, EnvironmentWith(extra));
+  if (!r.ok()) return r.status();
+  if (r->timed_out) {
+    return Status::Unavailable(JoinShellWords(argv) + " did not answer in " + FormatDuration(timeout_ms) +
+                               " and was killed (is the GPU driver hung? nvidia-smi would hang too)");
   }
-  Result<ExitInfo> exit = child->Wait();
-  if (!exit.ok()) return exit.status();
-  result.code = exit->ShellCode();
-  return result;
+  return ToolResult{r->exit.ShellCode(), std::move(r->out)};
 }
 
 std::vector<SmiGpu> ParseGpuQuery(std::string_view csv) {

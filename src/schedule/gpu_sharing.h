@@ -95,13 +95,18 @@ class DcgmProfilingPause {
   bool paused_ = false;
 };
 
-// Runs argv with our environment plus `extra` (KEY=VALUE overriding ours), stdin from
-// /dev/null; its exit code and stdout.
 struct ToolResult {
   int code = -1;
   std::string out;
 };
-Result<ToolResult> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& extra = {});
+// How long a GPU tool (nvidia-smi mig, nvidia-cuda-mps-control, dcgmi) may take: MIG
+// changes take seconds; a tool still running after this is killed with its process group
+// and RunTool fails saying so, so a hung driver never hangs the scheduler.
+inline constexpr int64_t kToolTimeoutMs = 30000;
+// Runs argv with our environment plus `extra` (KEY=VALUE overriding ours), stdin from
+// /dev/null; its exit code and its stdout and stderr together.
+Result<ToolResult> RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& extra = {},
+                           int64_t timeout_ms = kToolTimeoutMs);
 
 // A Devices cell ("1", "1+2", GPU UUIDs) as CUDA_VISIBLE_DEVICES names them unambiguously:
 // each GPU's UUID, comma-separated, looked up with nvidia-smi. InvalidArgument for a GPU

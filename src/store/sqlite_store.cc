@@ -40,13 +40,6 @@ constexpr const char* kAddToOverview =
     "ON CONFLICT(series_id, block) DO UPDATE SET points = points + excluded.points, "
     "data = CAST(data || excluded.data AS BLOB)";
 
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 // The bytes a row takes on a table's leaf page in SQLite's file format, for a record of
 // `data` bytes and between `least` and `most` more (its other columns and its header): a
 // record larger than the page less 35 bytes keeps a part of it on the leaf (the least

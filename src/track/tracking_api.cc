@@ -143,11 +143,6 @@ bool InView(const std::string& view_type, bool deleted) {
   return view_type == "ALL" || deleted == (view_type == "DELETED_ONLY");
 }
 
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
 Status MakeDirectories(const std::string& dir) {
   size_t pos = 1;
   while (pos != std::string::npos) {

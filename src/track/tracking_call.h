@@ -72,8 +72,6 @@ inline std::string ApiExperimentId(const ExperimentInfo& e) { return MlflowExper
 // The experiment's JSON as MLflow returns it.
 json ExperimentJson(const ExperimentInfo& e);
 
-std::string DirName(const std::string& path);
-
 // A run's artifact URI as an MLflow server that serves artifacts gives it: MLflow's clients
 // resolve it against the tracking URI and upload, list and download through this API.
 std::string MlflowArtifactUri(const std::string& experiment_id, const std::string& run_id);
