@@ -75,13 +75,21 @@ void ExpectTotalsOfEveryChunk(Store& store, const std::string& run_id) {
   }
 }
 
-// One throw-away PostgreSQL server for the whole test program, started on first use.
+// One throw-away PostgreSQL server for the whole test program, started on first use
+// (only: a test of the program that needs none, run alone as CTest runs each, starts none).
+PostgresCluster*& ClusterSlot() {
+  static PostgresCluster* cluster = nullptr;
+  return cluster;
+}
 PostgresCluster& Cluster() {
-  static PostgresCluster* cluster = new PostgresCluster();
-  return *cluster;
+  if (ClusterSlot() == nullptr) ClusterSlot() = new PostgresCluster();
+  return *ClusterSlot();
 }
 struct StopCluster : ::testing::Environment {
-  void TearDown() override { delete &Cluster(); }
+  void TearDown() override {
+    delete ClusterSlot();
+    ClusterSlot() = nullptr;
+  }
 };
 
 // The tests every backend must pass: "sqlite" (a file) and "postgresql" (a database of a
