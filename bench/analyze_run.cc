@@ -34,8 +34,8 @@ int Main(int argc, char** argv) {
   run.name = "three-hours";
   run.command = "train.py";
   run.start_ms = 1763777000000;
-  store->EnsureExperiment("bench");
-  store->CreateRun(run);
+  Must(store->EnsureExperiment("bench"));
+  Must(store->CreateRun(run));
   std::vector<std::string> metrics(AnalyzedMetrics().begin(), AnalyzedMetrics().end());
   for (int i = 0; metrics.size() < 30; ++i) metrics.push_back("host.other.metric_" + std::to_string(i));
   {
@@ -49,9 +49,9 @@ int Main(int argc, char** argv) {
                       Point{run.start_ms + i * 1000, v});
       }
     }
-    writer.Close();
+    Must(writer.Close());
   }
-  store->FinishRun(run.id, run.start_ms + n * 1000, kFinished, 0, std::nullopt, "");
+  Must(store->FinishRun(run.id, run.start_ms + n * 1000, kFinished, 0, std::nullopt, ""));
   run = store->FindRun(run.id).value();
 
   std::vector<double> whole, analysis;

@@ -5,12 +5,26 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string_view>
 #include <vector>
 
 #include "collect/collector.h"
 
 namespace tb {
+
+// A benchmark's setup that fails ends it at once, saying why: its figures would be wrong.
+inline void Must(const Status& s) {
+  if (s.ok()) return;
+  std::fprintf(stderr, "benchmark setup failed: %s\n", s.message().c_str());
+  std::exit(1);
+}
+template <typename T>
+T Must(Result<T> r) {
+  Must(r.status());
+  return std::move(r.value());
+}
 
 // The middle value (the upper one of the two middles for an even count).
 inline double Median(std::vector<double> v) {

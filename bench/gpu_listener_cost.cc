@@ -292,10 +292,10 @@ int main(int argc, char** argv) {
   nvml_1hz.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
   Ticking shared = RunTicks(nvml_1hz, tree.pid(), slow_ticks, 1000);
   nvml_1hz.clear();
-  other.Signal(SIGTERM);
+  (void)other.Signal(SIGTERM);
   (void)other.Wait();
   double before = EveryFieldEveryTick(*nvml, std::min(slow_ticks, 20), 1000);
-  tree.Signal(SIGTERM);
+  (void)tree.Signal(SIGTERM);
   (void)tree.Wait();
   std::remove(scenario.c_str());
   std::printf("nvml CPU per GPU per 1-s tick: %.2f ms\n", goal.cpu_ns / 8 / 1e6);

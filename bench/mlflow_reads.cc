@@ -45,7 +45,7 @@ int Main(int argc, char** argv) {
       std::filesystem::temp_directory_path() / ("tb-mlflow-reads-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto store = Store::Open((dir / "s.db").string()).value();
-  store->EnsureExperiment("Default");
+  Must(store->EnsureExperiment("Default"));
   std::vector<std::string> ids;
   auto t = std::chrono::steady_clock::now();
   for (int r = 0; r < runs; ++r) {
@@ -64,7 +64,7 @@ int Main(int argc, char** argv) {
       }
     }
     if (!writer.Close().ok()) return 1;
-    store->FinishRun(run.id, run.start_ms + int64_t{250} * steps, kFinished, 0, std::nullopt, "");
+    Must(store->FinishRun(run.id, run.start_ms + int64_t{250} * steps, kFinished, 0, std::nullopt, ""));
   }
   std::printf("%d runs of 3 metrics x %d steps (%.1f s to write)\n", runs, steps, Ms(t) / 1000);
   TrackingApi api(*store);

@@ -52,12 +52,12 @@ std::vector<std::string> WriteRuns(Store& store, int runs, int64_t points,
     run.name = "r" + std::to_string(r);
     run.command = "bench";
     run.start_ms = 1763777000000;
-    store.CreateRun(run);
+    Must(store.CreateRun(run));
     SeriesWriter writer(store, run.id);
     for (int64_t i = 0; i < points; ++i)
       writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{run.start_ms + i * 1000, Value(i, r)});
-    writer.Close();
-    store.FinishRun(run.id, run.start_ms + points * 1000, kFinished, 0, std::nullopt, "");
+    Must(writer.Close());
+    Must(store.FinishRun(run.id, run.start_ms + points * 1000, kFinished, 0, std::nullopt, ""));
     ids.push_back(run.id);
   }
   return ids;
@@ -134,13 +134,13 @@ std::vector<std::string> WriteRunningRuns(Store& store, int runs, int64_t points
     run.name = "r" + std::to_string(r);
     run.command = "bench";
     run.start_ms = end_ms - (points - 1) * 100;
-    store.CreateRun(run);
+    Must(store.CreateRun(run));
     auto& writer = writers.emplace_back(std::make_unique<SeriesWriter>(store, run.id));
     for (int64_t i = 0; i < points; ++i) {
       writer->Append("gpu.utilization.gpu_ratio", "gpu=0", Point{run.start_ms + i * 100, Value(i, r)});
-      if (i % 10 == 9) writer->Flush();
+      if (i % 10 == 9) Must(writer->Flush());
     }
-    writer->Flush();
+    Must(writer->Flush());
     ids.push_back(run.id);
   }
   return ids;

@@ -136,10 +136,10 @@ int main(int argc, char** argv) {
     parse_top.push_back(pt);
     parse_ps.push_back(pp);
   }
-  tree.Signal(SIGTERM);
+  (void)tree.Signal(SIGTERM);
   (void)tree.Wait();
   if (crowd) {
-    crowd->Signal(SIGTERM);
+    (void)crowd->Signal(SIGTERM);
     (void)crowd->Wait();
   }
 

@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> series_ids;
   {
     auto store = Store::Open(db).value();
-    store->EnsureExperiment("bench");
+    Must(store->EnsureExperiment("bench"));
     std::mt19937_64 rng(3);
     std::normal_distribution<double> noise(0, 2);
     for (int r = 0; r < runs; ++r) {
@@ -195,14 +195,14 @@ int main(int argc, char** argv) {
       run.workload = std::to_string(r / 2);
       run.name = "run" + std::to_string(r);
       run.start_ms = 1763777000000;
-      store->CreateRun(run);
+      Must(store->CreateRun(run));
       SeriesWriter writer(*store, run.id);
       for (int i = 0; i < points; ++i) {
         double v = std::round((85 + noise(rng) + (i % 997 == 0 ? -80 : 0)) * 10) / 1000;  // 0.xxx, dips
         writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{run.start_ms + i * 100, v});
       }
-      writer.Close();
-      store->FinishRun(run.id, run.start_ms + points * 100, kFinished, 0, std::nullopt, "");
+      Must(writer.Close());
+      Must(store->FinishRun(run.id, run.start_ms + points * 100, kFinished, 0, std::nullopt, ""));
       ids.push_back(run.id);
       series_ids.push_back(store->ListSeries(run.id).value()[0].id);
     }
@@ -471,7 +471,7 @@ int main(int argc, char** argv) {
       }
       if (!writer.Close().ok()) return 1;
     }
-    big_store->FinishRun(run.id, run.start_ms + big * 100, kFinished, 0, std::nullopt, "");
+    Must(big_store->FinishRun(run.id, run.start_ms + big * 100, kFinished, 0, std::nullopt, ""));
     int64_t big_series = big_store->ListSeries(run.id).value()[0].id;
     std::vector<double> big_raw, big_cold;
     for (int round = 0; round < 3; ++round) {
@@ -516,7 +516,7 @@ int main(int argc, char** argv) {
       }
       if (!writer.Close().ok()) return 1;
     }
-    week_store->FinishRun(run.id, run.start_ms + kTicks * 1000 / kHz, kFinished, 0, std::nullopt, "");
+    Must(week_store->FinishRun(run.id, run.start_ms + kTicks * 1000 / kHz, kFinished, 0, std::nullopt, ""));
     double write_s = static_cast<double>(MonotonicNanos() - t0) / 1e9;
     std::string chart = "/api/v1/series?runs=" + run.id + "&metric=gpu.utilization.gpu_ratio&x=relative";
     std::vector<std::pair<std::string, std::string>> requests = {
@@ -571,7 +571,7 @@ int main(int argc, char** argv) {
     std::string kept =
         AnalysisJson(AnalyzeStoredRun(*week_store, week_store->FindRun(run.id).value()).value());
     double analysis_ms = static_cast<double>(MonotonicNanos() - t0) / 1e6;
-    week_store->PutArtifact({run.id, "phases.json", static_cast<int64_t>(kept.size()), kept, ""});
+    Must(week_store->PutArtifact({run.id, "phases.json", static_cast<int64_t>(kept.size()), kept, ""}));
     std::vector<double> kept_ms;
     for (int round = 0; round < 3; ++round) kept_ms.push_back(cold_get(week_db, phases));
     std::printf("  %-66s %10.1f   (the analysis in-process: %.1f)\n",

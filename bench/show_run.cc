@@ -106,8 +106,8 @@ int Main(int argc, char** argv) {
   run.name = "long";
   run.command = "python3 train.py";
   run.start_ms = 1763777000000;
-  store->EnsureExperiment("bench");
-  store->CreateRun(run);
+  Must(store->EnsureExperiment("bench"));
+  Must(store->CreateRun(run));
   auto ticks = static_cast<int64_t>(hours * 3600 * hz);
   auto t = std::chrono::steady_clock::now();
   {
@@ -123,7 +123,7 @@ int Main(int argc, char** argv) {
     }
     if (!writer.Close().ok()) return 1;
   }
-  store->FinishRun(run.id, run.start_ms + ticks * 1000 / hz, kFinished, 0, std::nullopt, "");
+  Must(store->FinishRun(run.id, run.start_ms + ticks * 1000 / hz, kFinished, 0, std::nullopt, ""));
   run = store->FindRun(run.id).value();
   if (!KeepAnalysisJson(*store, run, AnalysisJson(AnalyzeStoredRun(*store, run).value())).ok()) return 1;
   std::printf(

@@ -64,8 +64,8 @@ Setup NewStore(const fs::path& dir) {
   run.experiment = "bench";
   run.name = "ingest";
   run.start_ms = WallMillis();
-  s.store->EnsureExperiment("bench");
-  s.store->CreateRun(run);
+  Must(s.store->EnsureExperiment("bench"));
+  Must(s.store->CreateRun(run));
   s.run_id = run.id;
   return s;
 }

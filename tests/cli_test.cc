@@ -160,7 +160,7 @@ TEST_F(CliTest, WhenTrainbenchIsKilledTheWholeCommandGoesWithIt) {
   ASSERT_FALSE(pid.empty());
   ASSERT_TRUE(fs::exists("/proc/" + pid));
   kill(tb.pid(), SIGKILL);
-  tb.Wait();
+  (void)tb.Wait();  // killed: its exit is known
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {
     gone =

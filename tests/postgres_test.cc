@@ -103,8 +103,8 @@ TEST_F(PostgresTest, SeveralProcessesWriteAtOnceAndEveryRunIsComplete) {
                     "/api/v1/runs?experiment=shared&summary=0' '" + url + "/api/v1/series?runs=" + id +
                     "&metric=train.value' > got.txt 2>&1";
   EXPECT_EQ(std::system(get.c_str()), 0);
-  server.Signal(SIGTERM);
-  server.Wait();
+  ASSERT_TRUE(server.Signal(SIGTERM).ok());
+  ASSERT_TRUE(server.Wait().ok());
   EXPECT_EQ(Slurp(dir_ / "got.txt"), "3 40\n");
 }
 

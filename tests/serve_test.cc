@@ -43,8 +43,8 @@ class ServeTest : public ::testing::Test {
     for (int w = 1; w <= 2; ++w) {
       for (int r = 0; r < 2; ++r) synthetic_.push_back(SyntheticRun(*store, w, r));
     }
-    store->AddEvent({synthetic_[0].id, kStart + 5000, "epoch", "epoch 1"});
-    store->PutArtifact({synthetic_[0].id, "notes.txt", 5, "hello", ""});
+    ASSERT_TRUE(store->AddEvent({synthetic_[0].id, kStart + 5000, "epoch", "epoch 1"}).ok());
+    ASSERT_TRUE(store->PutArtifact({synthetic_[0].id, "notes.txt", 5, "hello", ""}).ok());
   }
   void TearDown() override { StopServer(); }
 
@@ -111,8 +111,8 @@ class ServeTest : public ::testing::Test {
   }
   void StopServer() {
     if (!server_) return;
-    server_->Signal(SIGTERM);
-    server_->Wait();
+    EXPECT_TRUE(server_->Signal(SIGTERM).ok());
+    EXPECT_TRUE(server_->Wait().ok());
     server_.reset();
   }
 

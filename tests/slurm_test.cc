@@ -163,7 +163,7 @@ TEST_F(SlurmTest, AnInterruptedSubmitterFollowsItsJobInsteadOfSubmittingItAgain)
       << Slurp(dir_ / "submit.out");
   std::string job = std::string(SplitWhitespace(Rows().rows[0].status)[1]);
   kill(submitter.pid(), SIGKILL);  // the submitting machine goes away; the job goes on
-  submitter.Wait();
+  EXPECT_TRUE(submitter.Wait().ok());
   EXPECT_TRUE(WaitFor([&] { return JobState(job) == "RUNNING"; }, 30)) << JobState(job);
 
   Shell again = Trainbench(Schedule());

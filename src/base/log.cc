@@ -35,4 +35,8 @@ void Log(LogLevel level, std::string_view message) {
   (void)ignored;
 }
 
+void WarnIfFailed(const Status& s, std::string_view doing) {
+  if (!s.ok()) LogWarning("cannot " + std::string(doing) + ": " + s.message());
+}
+
 }  // namespace tb

@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "base/status.h"
+
 namespace tb {
 
 enum class LogLevel { kDebug, kInfo, kWarning, kError };
@@ -14,5 +16,8 @@ void Log(LogLevel level, std::string_view message);
 inline void LogInfo(std::string_view m) { Log(LogLevel::kInfo, m); }
 inline void LogWarning(std::string_view m) { Log(LogLevel::kWarning, m); }
 inline void LogError(std::string_view m) { Log(LogLevel::kError, m); }
+// For a failure that must not stop what is under way (a record of a run that goes on): a
+// warning "cannot DOING: why" when `s` failed.
+void WarnIfFailed(const Status& s, std::string_view doing);
 
 }  // namespace tb

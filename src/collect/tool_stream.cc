@@ -57,10 +57,10 @@ Status ToolStream::Start(const std::vector<std::string>& argv, LineFn on_line) {
 
 void ToolStream::Stop() {
   if (child_) {
-    child_->Signal(SIGTERM);
+    (void)child_->Signal(SIGTERM);  // gone already: nothing to stop
     for (int i = 0; i < 50 && !child_->HasExited(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!child_->HasExited()) child_->Signal(SIGKILL);
+    if (!child_->HasExited()) (void)child_->Signal(SIGKILL);
     (void)child_->Wait();
     child_.reset();
   }

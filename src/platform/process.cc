@@ -388,7 +388,7 @@ Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64
     int64_t left_ms = (deadline - MonotonicNanos()) / 1000000;
     if (left_ms <= 0) {
       result.timed_out = true;
-      child->Signal(SIGKILL);
+      (void)child->Signal(SIGKILL);  // a tool that just ended needs none
       break;
     }
     pollfd p{fd, POLLIN, 0};
@@ -410,7 +410,7 @@ Result<CapturedOutput> RunAndCapture(const std::vector<std::string>& argv, int64
     if (MonotonicNanos() >= deadline) result.timed_out = true;
     poll(nullptr, 0, 10);
   }
-  child->Signal(SIGKILL);
+  (void)child->Signal(SIGKILL);  // a group already gone needs none
   Result<ExitInfo> exit = child->Wait();
   if (!exit.ok()) return exit.status();
   result.exit = *exit;

@@ -87,7 +87,7 @@ void Supervisor::RequestStop(int sig, const std::string& reason) {
 
 void Supervisor::Send(int sig) {
   for (ChildProcess* c : children_) {
-    if (!c->HasExited()) c->Signal(sig);
+    if (!c->HasExited()) (void)c->Signal(sig);  // one already gone needs none
   }
 }
 

@@ -59,7 +59,8 @@ void RecordArtifactFiles(Store& store, const std::string& run_id, const std::str
                                               [&](const ArtifactRecord& a) { return a.name == name; });
     if (recorded) continue;
     int64_t size = static_cast<int64_t>(it->file_size(ec));
-    store.PutArtifact({run_id, name, ec ? 0 : size, "", it->path().string()});
+    WarnIfFailed(store.PutArtifact({run_id, name, ec ? 0 : size, "", it->path().string()}),
+                 "record artifact " + name);
   }
 }
 
@@ -246,11 +247,12 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   TB_RETURN_IF_ERROR(store.PutArtifact({run.id, prefix + "stdout.log", 0, "", stdout_log}));
   TB_RETURN_IF_ERROR(store.PutArtifact({run.id, prefix + "stderr.log", 0, "", stderr_log}));
   auto event = [&](const std::string& kind, const std::string& label) {
-    store.AddEvent({run.id, WallMillis(), kind, label});
+    WarnIfFailed(store.AddEvent({run.id, WallMillis(), kind, label}), "record an event");
   };
   if (part.distributed()) {
-    store.AddEvent(PartStartEvent(run.id, part, WallMillis()));
-    store.SetTags(run.id, {{"trainbench.node." + std::to_string(part.index), part.node}});
+    WarnIfFailed(store.AddEvent(PartStartEvent(run.id, part, WallMillis())), "record the part's start");
+    WarnIfFailed(store.SetTags(run.id, {{"trainbench.node." + std::to_string(part.index), part.node}}),
+                 "tag the run with its node");
   }
   for (const std::string& notice : notices)
     event("listener", (part.distributed() ? part.node + ": " : "") + notice);
@@ -357,13 +359,16 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     event("store", not_stored);
   }
   manifest_thread.join();
-  store.SetTags(run.id, RunCostTags(CostOf(exit, sampler, tracking_server),
-                                    part.distributed() ? "node-" + part.node + "." : ""));
+  WarnIfFailed(store.SetTags(run.id, RunCostTags(CostOf(exit, sampler, tracking_server),
+                                                 part.distributed() ? "node-" + part.node + "." : "")),
+               "record what trainbench cost the run");
 
   Ending ending = EndingOf(run.id, exit, supervisor, not_stored);
   RecordArtifactFiles(store, run.id, *artifact_dir);
-  store.PutArtifact({run.id, prefix + "stdout.log", pump.stdout_bytes(), "", stdout_log});
-  store.PutArtifact({run.id, prefix + "stderr.log", pump.stderr_bytes(), "", stderr_log});
+  WarnIfFailed(store.PutArtifact({run.id, prefix + "stdout.log", pump.stdout_bytes(), "", stdout_log}),
+               "record the size of stdout.log");
+  WarnIfFailed(store.PutArtifact({run.id, prefix + "stderr.log", pump.stderr_bytes(), "", stderr_log}),
+               "record the size of stderr.log");
   const std::string& status = ending.outcome.status;
   const std::string& reason = ending.reason;
   if (part.distributed()) return EndDistributedPart(store, run, part, ending, end_ms);

@@ -308,7 +308,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     for (ChildProcess& c : children) watched.push_back(&c);
     supervisor.Watch(watched);
     interrupted |= supervisor.stop_requested();
-    for (ChildProcess& c : children) c.Wait();
+    for (ChildProcess& c : children) (void)c.Wait();  // each run's outcome is read from the store
     for (std::thread& t : readers) t.join();
     if (log != nullptr) std::fclose(log);
     dcgm_pause.Resume();

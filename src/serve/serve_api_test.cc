@@ -253,7 +253,7 @@ TEST_F(ServeApiTest, TheRowsOfManyRunsComeInOneAnswerInTheOrderAsked) {
     SeriesWriter writer(*store_, run_.id);
     for (int i = 0; i < 3; ++i)
       writer.Append("gpu.energy.consumed_joules", "gpu=0", {kStart + i * 1000, 100.0 + 40 * i, kNoStep});
-    writer.Close();
+    ASSERT_TRUE(writer.Close().ok());
   }
   RunRecord b = SecondRun(5000);
   RunRecord c = b;

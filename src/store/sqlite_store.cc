@@ -390,7 +390,7 @@ class SqliteStore : public Store {
     }
     if (!ok) {
       Status s = Error("cannot write samples");
-      Exec("ROLLBACK");
+      (void)Exec("ROLLBACK");  // the error that made it roll back is the one returned
       return s;
     }
     return Exec("COMMIT");
@@ -715,7 +715,7 @@ class SqliteStore : public Store {
     TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
     Status s = body();
     if (!s.ok()) {
-      Exec("ROLLBACK");
+      (void)Exec("ROLLBACK");  // the error that made it roll back is the one returned
       return s;
     }
     return Exec("COMMIT");
@@ -774,7 +774,7 @@ class SqliteStore : public Store {
     TB_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
     Status s = MigrateLocked();
     if (!s.ok()) {
-      Exec("ROLLBACK");
+      (void)Exec("ROLLBACK");  // the error that made it roll back is the one returned
       return s;
     }
     return Exec("COMMIT");

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "platform/api_toolkit.h"
@@ -377,7 +378,7 @@ TrackingApi::TrackingApi(Store& store) : store_(store) {}
 
 TrackingApi::~TrackingApi() {
   for (auto& [id, slot] : slots_) {
-    if (slot->owned) slot->owned->Close();
+    if (slot->owned) WarnIfFailed(slot->owned->Close(), "write out the metrics of run " + id);
   }
 }
 

@@ -80,7 +80,10 @@ std::string SyntheticRun(Store& store, int workload, int r) {
       writer.Append("train.loss", "", loss);
       writer.Append("train.throughput_samples_per_second", "", Point{t, 1000.0 * workload + 50 * r});
     }
-    if (i % 120 == 0) store.AddEvent({run.id, t, "epoch", "epoch " + std::to_string(i / 120 + 1)});
+    if (i % 120 == 0 && !store.AddEvent({run.id, t, "epoch", "epoch " + std::to_string(i / 120 + 1)}).ok()) {
+      std::fprintf(stderr, "cannot record an event of run %s\n", run.name.c_str());
+      std::exit(1);
+    }
   }
   Finish(store, writer, run, kStart + 600000);
   return run.id;
