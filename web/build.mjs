@@ -12,8 +12,11 @@ mkdirSync(out, { recursive: true });
 
 // Metric names are defined once, in src/metrics/names.h; the UI gets them as a module.
 const header = readFileSync(join(here, "..", "src", "metrics", "names.h"), "utf8");
-const names = [...header.matchAll(/inline constexpr std::string_view (k\w+) = ("[^"]*");/g)];
-if (names.length === 0) throw new Error("no metric names found in src/metrics/names.h");
+// A declaration may wrap after its "=" (clang-format breaks long ones): \s* spans the break.
+const names = [...header.matchAll(/inline constexpr std::string_view (k\w+) =\s*("[^"]*");/g)];
+const declared = [...header.matchAll(/inline constexpr std::string_view k\w+ =/g)].length;
+if (names.length === 0 || names.length !== declared)
+  throw new Error(`src/metrics/names.h declares ${declared} metric names, ${names.length} were read: fix the pattern`);
 const generated = join(here, "src", "generated");
 mkdirSync(generated, { recursive: true });
 writeFileSync(
