@@ -13,8 +13,9 @@ namespace tb {
 enum class MetricKind { kGauge, kCounter };
 
 struct MetricInfo {
-  std::string_view name;
-  std::string_view unit;  // "ratio", "bytes", "bytes/s", "1/s", "cores", "s", "1"
+  std::string_view name;   // a metric:: constant of names.h, never a literal
+  std::string_view title;  // for people: "GPU utilization", "SM active"
+  std::string_view unit;   // "ratio", "bytes", "bytes/s", "1/s", "cores", "s", "1"
   MetricKind kind;
   std::string_view listener;
   std::string_view labels;  // label keys it carries, "" for none

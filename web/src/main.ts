@@ -2,6 +2,7 @@
 // selected runs side by side in a table, and charts (src/chart.ts). The view (selection
 // and charts) is kept in this browser, downloadable as JSON and shareable as a link.
 import * as api from "./api";
+import * as metric from "./generated/metric_names";
 import { ChartPanel, type ChartHost } from "./chart";
 import { download } from "./download";
 import { ago, duration, esc } from "./format";
@@ -154,11 +155,11 @@ class App implements ChartHost {
   quickComparison() {
     if (!this.view.selected.length) return this.message("Select runs first (or press Compare on an experiment).");
     const wanted = [
-      ["gpu.sm.active_ratio", "gpu.utilization.gpu_ratio", "proc.cpu.utilization_ratio"],
-      ["gpu.power.draw_watts"],
-      ["gpu.memory.used_bytes", "proc.memory.rss_bytes"],
-      ["train.throughput_samples_per_second"],
-      ["train.loss"],
+      [metric.kGpuSmActiveRatio, metric.kGpuUtilizationGpuRatio, metric.kProcCpuUtilizationRatio],
+      [metric.kGpuPowerDrawWatts],
+      [metric.kGpuMemoryUsedBytes, metric.kProcMemoryRssBytes],
+      [metric.kTrainThroughputSamplesPerSecond],
+      [metric.kTrainLoss],
     ];
     const open = new Set(this.view.charts.map((c) => c.metric));
     let added = 0;
@@ -219,7 +220,7 @@ class App implements ChartHost {
     const html = [...groups].filter(([, o]) => o.length).map(([g, o]) => `<optgroup label="${esc(g)}">${o.join("")}</optgroup>`);
     select.innerHTML = html.join("") || "<option value=''>no metric matches</option>";
     const values = [...select.options].map((o) => o.value);
-    const preferred = ["gpu.sm.active_ratio", "gpu.utilization.gpu_ratio", "train.loss", "proc.cpu.utilization_ratio"];
+    const preferred = [metric.kGpuSmActiveRatio, metric.kGpuUtilizationGpuRatio, metric.kTrainLoss, metric.kProcCpuUtilizationRatio];
     if (values.includes(previous)) select.value = previous;
     else select.value = preferred.find((p) => values.includes(p)) ?? values[0] ?? "";
   }
