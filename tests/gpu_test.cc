@@ -11,6 +11,7 @@
 #include "analyze/phases.h"
 #include "metrics/catalog.h"
 #include "query/energy.h"
+#include "store/run_tags.h"
 #include "tests/helpers/cli_fixture.h"
 #include "tests/helpers/recorded_trace.h"
 

@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "metrics/names.h"
 #include "metrics/sample.h"
+#include "store/run_tags.h"
 
 namespace tb {
 namespace {
@@ -501,8 +502,7 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   RunGrids grids;
   grids.start_ms = run.start_ms;
   grids.end_ms = run.end_ms > 0 ? run.end_ms : run.start_ms;
-  grids.simulated_gpu = std::any_of(run.tags.begin(), run.tags.end(),
-                                    [](const auto& kv) { return kv.first == kSimulatedGpuTag; });
+  grids.simulated_gpu = HasTag(run, kSimulatedGpuTag);
   // What the run holds before it is read (were more to arrive meanwhile, a kept copy is
   // made again rather than trusted).
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);

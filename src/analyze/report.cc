@@ -9,6 +9,7 @@
 
 #include "base/strings.h"
 #include "metrics/names.h"
+#include "store/run_tags.h"
 
 namespace tb {
 namespace {
@@ -119,7 +120,7 @@ const std::vector<ReportColumn> kColumns = {
          // A run across several nodes names each part's node (trainbench.node.N).
          bool parts = false;
          for (const auto& [key, value] : r.tags) {
-           if (!key.starts_with("trainbench.node.")) continue;
+           if (!key.starts_with(kNodeTagPrefix)) continue;
            hosts.insert(value);
            parts = true;
          }
@@ -164,22 +165,16 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
   std::set<std::string> caveats;
   // A workload interrupted and resumed (schedule after Ctrl-C) ran each of its runs again:
   // of the runs of one letter, only the latest attempt's counts.
-  auto letter_of = [](const RunRecord& r) {
-    for (const auto& [k, v] : r.tags) {
-      if (k == "trainbench.letter") return v;
-    }
-    return std::string();
-  };
   std::map<std::pair<std::string, std::string>, int64_t> latest;
   for (const RunRecord& r : *runs) {
-    std::string letter = letter_of(r);
+    std::string letter = TagValue(r, kLetterTag);
     if (letter.empty()) continue;
     int64_t& start = latest.try_emplace({r.workload, letter}, r.start_ms).first->second;
     start = std::max(start, r.start_ms);
   }
   std::map<std::string, int> superseded;
   for (const RunRecord& r : *runs) {
-    std::string letter = letter_of(r);
+    std::string letter = TagValue(r, kLetterTag);
     if (!letter.empty() && r.start_ms < latest[{r.workload, letter}]) {
       ++superseded[r.workload];
       continue;
@@ -206,7 +201,7 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     std::set<std::string> colloc;
     for (const RunRecord& r : w.runs) {
       for (const auto& [k, v] : r.tags) {
-        if (k == "trainbench.collocation") colloc.insert(v);
+        if (k == kCollocationTag) colloc.insert(v);
       }
     }
     w.collocation = colloc.empty() ? (w.runs.size() > 1 ? "-" : "alone") : "";

@@ -35,6 +35,7 @@
 #include "serve/serve_api.h"
 #include "store/migrate.h"
 #include "store/mlflow_import.h"
+#include "store/run_tags.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
 
@@ -180,8 +181,7 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
   if (!found.ok()) return Fail(found.status());
   const RunRecord& r = *found;
   std::string status = DisplayStatus(r);
-  bool simulated = false;
-  for (const auto& [k, v] : r.tags) simulated |= k == kSimulatedGpuTag && v == "true";
+  bool simulated = TagValue(r, kSimulatedGpuTag) == "true";
   if (r.exit_code) status += " (exit code " + std::to_string(*r.exit_code) + ")";
   if (r.signal) status += " (signal " + std::to_string(*r.signal) + ")";
   std::string duration = RunDuration(r, DisplayStatus(r));
@@ -202,7 +202,7 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
     std::printf("trainbench  %s\n", DescribeRunCost(*cost).c_str());
   }
   for (const auto& [k, node] : r.tags) {  // each part of a run across nodes
-    if (!StartsWith(k, "trainbench.node.")) continue;
+    if (!StartsWith(k, kNodeTagPrefix)) continue;
     if (std::optional<RunCost> cost = RunCostOfTags(r.tags, "node-" + node + "."))
       std::printf("trainbench  on %s: %s\n", Printable(node).c_str(), DescribeRunCost(*cost).c_str());
   }
@@ -212,9 +212,7 @@ int CommandShow(const std::string& store_uri, const std::string& key) {
     std::printf("GPU energy  %.1f J over %d GPU%s%s%s\n", e.joules, e.gpus, e.gpus == 1 ? "" : "s",
                 e.integrated ? " (power integrated over time where no energy counter)" : "",
                 simulated ? "  [simulated GPU]" : "");
-    bool mps = std::any_of(r.tags.begin(), r.tags.end(), [](const auto& kv) {
-      return kv.first == "trainbench.collocation" && kv.second.starts_with("MPS");
-    });
+    bool mps = TagValue(r, kCollocationTag).starts_with("MPS");
     if (e.run_share_joules)
       std::printf(
           "run energy  %.1f J, this run's share of the GPU energy by its share of the GPUs' activity%s\n",

@@ -13,19 +13,13 @@
 #include "query/downsample.h"
 #include "query/export.h"
 #include "query/workload_mean.h"
+#include "store/run_tags.h"
 
 namespace tb {
 namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMaxRunsMarked = 12;  // events and phases of at most this many runs
-
-std::string Tag(const RunRecord& r, std::string_view key) {
-  for (const auto& [k, v] : r.tags) {
-    if (k == key) return v;
-  }
-  return "";
-}
 
 std::string Param(const RunRecord& r, std::string_view key) {
   for (const auto& [k, v] : r.params) {
@@ -107,7 +101,7 @@ std::string FillLegend(std::string_view pattern, const Source& s) {
       if (key == "name")
         value = r.name;
       else if (key == "letter")
-        value = Tag(r, "trainbench.letter");
+        value = TagValue(r, kLetterTag);
       else if (key == "workload")
         value = r.workload;
       else if (key == "experiment")
@@ -175,7 +169,7 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
     std::string same = out[i];
     for (size_t k = i; k < out.size(); ++k) {
       if (out[k] != same || sources[k].run == nullptr) continue;
-      std::string who = Tag(*sources[k].run, "trainbench.letter");
+      std::string who = TagValue(*sources[k].run, kLetterTag);
       if (who.empty() || who == "-") who = sources[k].run->name;
       out[k] = Concat({same, " (", who, ")"});
     }
@@ -194,7 +188,7 @@ std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>
   for (const RunRecord* r : runs) {
     Result<std::vector<EventRecord>> events = store.ListEvents(r->id);
     if (!events.ok()) continue;
-    std::string letter = Tag(*r, "trainbench.letter");
+    std::string letter = TagValue(*r, kLetterTag);
     if (letter.empty()) letter = r->id.substr(0, 4);
     for (const EventRecord& e : *events) {
       if (e.kind == "listener" || e.kind == "tracking") continue;

@@ -27,6 +27,7 @@
 #include "run/output_pump.h"
 #include "run/run_cost.h"
 #include "sample/sampler.h"
+#include "store/run_tags.h"
 #include "store/series_writer.h"
 #include "track/tracking_api.h"
 
@@ -86,7 +87,7 @@ RunRecord NewRunRecord(const RunOptions& options, const GpuSetup& gpu) {
   run.devices = options.devices;
   if (options.part.distributed()) {
     run.supervisor_pid = 0;  // one trainbench per node: no single process watches the run
-    run.tags.emplace_back("trainbench.nodes", std::to_string(options.part.count));
+    run.tags.emplace_back(kNodesTag, std::to_string(options.part.count));
   }
   if (gpu.simulated) run.tags.emplace_back(kSimulatedGpuTag, "true");
   // Inside a Slurm job: which job and step, on which node, so runs can be compared by node.
@@ -251,7 +252,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   };
   if (part.distributed()) {
     WarnIfFailed(store.AddEvent(PartStartEvent(run.id, part, WallMillis())), "record the part's start");
-    WarnIfFailed(store.SetTags(run.id, {{"trainbench.node." + std::to_string(part.index), part.node}}),
+    WarnIfFailed(store.SetTags(run.id, {{kNodeTagPrefix + std::to_string(part.index), part.node}}),
                  "tag the run with its node");
   }
   for (const std::string& notice : notices)

@@ -5,11 +5,12 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "store/run_tags.h"
 
 namespace tb {
 namespace {
 
-constexpr std::string_view kPrefix = "trainbench.cpu_seconds.";
+constexpr std::string_view kPrefix = kCpuSecondsTagPrefix;
 
 std::array<std::pair<const char*, double RunCost::*>, 5> Fields() {
   return {{{"command", &RunCost::command},

@@ -26,6 +26,7 @@
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
 #include "schedule/gpu_sharing.h"
+#include "store/run_tags.h"
 #include "store/store.h"
 
 namespace tb {
@@ -95,8 +96,8 @@ std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, 
       "--workload",     r.row.workload,
       "--name",         fs::path(r.row.file).filename().string() + " " + r.letter,
       "--run-id",       r.id,
-      "--tag",          "trainbench.letter=" + r.letter,
-      "--tag",          "trainbench.collocation=" + (c.empty() ? "-" : c)};
+      "--tag",          std::string(kLetterTag) + "=" + r.letter,
+      "--tag",          std::string(kCollocationTag) + "=" + (c.empty() ? "-" : c)};
   if (!r.listeners.empty()) argv.insert(argv.end(), {"--listeners", r.listeners});
   if (!devices.empty()) argv.insert(argv.end(), {"--devices", devices});
   std::string max_time = r.row.max_time.empty() ? o.max_time : r.row.max_time;

@@ -22,6 +22,7 @@
 #include "query/export.h"
 #include "query/series_reader.h"
 #include "serve/serve_call.h"
+#include "store/run_tags.h"
 
 namespace tb {
 namespace {
@@ -32,13 +33,6 @@ using json = nlohmann::json;
 constexpr int64_t kLiveAnalysisMinMs = 30000;
 
 int64_t Duration(const RunRecord& r) { return (r.end_ms > 0 ? r.end_ms : WallMillis()) - r.start_ms; }
-
-std::string TagValue(const RunRecord& r, std::string_view key) {
-  for (const auto& [k, v] : r.tags) {
-    if (k == key) return v;
-  }
-  return "";
-}
 
 json KeyValuesJson(const KeyValues& kvs) {
   json out = json::object();
@@ -138,8 +132,8 @@ json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {
             {"command", r.command},
             {"host", r.host},
             {"devices", r.devices},
-            {"collocation", TagValue(r, "trainbench.collocation")},
-            {"letter", TagValue(r, "trainbench.letter")},
+            {"collocation", TagValue(r, kCollocationTag)},
+            {"letter", TagValue(r, kLetterTag)},
             {"simulated_gpu", TagValue(r, kSimulatedGpuTag) == "true"},
             {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
             {"reason", r.reason},
@@ -218,7 +212,7 @@ ApiResponse ServeApi::Call::Workloads(const ExperimentInfo& e) {
     json& entry = by_workload[w];
     entry["runs"].push_back({{"id", r.id},
                              {"name", r.name},
-                             {"letter", TagValue(r, "trainbench.letter")},
+                             {"letter", TagValue(r, kLetterTag)},
                              {"status", r.status},
                              {"start_ms", r.start_ms},
                              {"duration_ms", Duration(r)}});

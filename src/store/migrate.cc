@@ -4,13 +4,12 @@
 
 #include "base/strings.h"
 #include "store/chunk_codec.h"
+#include "store/run_tags.h"
 
 namespace tb {
 namespace {
 
-bool Complete(const RunRecord& r) {
-  return std::any_of(r.tags.begin(), r.tags.end(), [](const auto& kv) { return kv.first == kMigratedTag; });
-}
+bool Complete(const RunRecord& r) { return HasTag(r, kMigratedTag); }
 
 Status CopyRun(Store& from, Store& to, const RunRecord& run, int64_t& points) {
   Result<RunRecord> existing = to.FindRun(run.id);

@@ -28,6 +28,4 @@ Result<MigrationResult> MigrateRuns(Store& from, Store& to,
 Status WriteSealedSeries(Store& to, const std::string& run_id, const std::string& metric,
                          const std::string& labels, std::span<const Point> points);
 
-inline constexpr const char* kMigratedTag = "trainbench.migrated";
-
 }  // namespace tb

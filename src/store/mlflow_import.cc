@@ -14,6 +14,7 @@
 #include "metrics/sample.h"
 #include "store/migrate.h"
 #include "store/pg_connection.h"
+#include "store/run_tags.h"
 #include "store/sqlite_statement.h"
 
 namespace tb {
@@ -243,8 +244,8 @@ void ShapeRun(RunRecord& r, const std::string& mlflow_status) {
     RadtLetter l = ParseRadtLetter(letter);
     r.devices = l.devices;
     r.listeners = Param(r.params, "listeners");
-    r.tags.emplace_back("trainbench.letter", letter);
-    r.tags.emplace_back("trainbench.collocation", l.collocation.empty() ? "-" : l.collocation);
+    r.tags.emplace_back(kLetterTag, letter);
+    r.tags.emplace_back(kCollocationTag, l.collocation.empty() ? "-" : l.collocation);
   }
   if (r.name.empty()) r.name = r.id.substr(0, 8);
   if (mlflow_status == kFinished || mlflow_status == kFailed || mlflow_status == kKilled) {
@@ -296,8 +297,7 @@ Result<std::vector<MlflowRun>> ReadRuns(Database& db) {
 
 bool Imported(const Result<RunRecord>& there, const std::string& id) {
   if (!there.ok() || there->id != id) return false;
-  return std::any_of(there->tags.begin(), there->tags.end(),
-                     [](const auto& kv) { return kv.first == kImportedTag; });
+  return HasTag(there.value(), kImportedTag);
 }
 
 Status ImportRun(Database& db, Store& to, const RunRecord& run, int64_t& points) {

@@ -53,6 +53,4 @@ RadtLetter ParseRadtLetter(std::string_view letter);
 Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
                                   const std::function<void(const RunRecord&)>& progress = nullptr);
 
-inline constexpr const char* kImportedTag = "trainbench.imported";
-
 }  // namespace tb

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "store/run_tags.h"
 #include "store/sqlite_store.h"
 #include "tests/helpers/mlflow_database.h"
 #include "tests/helpers/recorded_trace.h"

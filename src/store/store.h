@@ -29,9 +29,6 @@ inline constexpr const char* kFinished = "FINISHED";
 inline constexpr const char* kFailed = "FAILED";
 inline constexpr const char* kKilled = "KILLED";
 
-// The tag a run carries when its GPU metrics came from the simulated GPU of sim/.
-inline constexpr const char* kSimulatedGpuTag = "trainbench.simulated_gpu";
-
 struct RunRecord {
   std::string id;  // 32 hex digits, unique across machines
   std::string experiment;

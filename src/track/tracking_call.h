@@ -15,6 +15,7 @@
 #include "metrics/names.h"
 #include "metrics/sample.h"
 #include "platform/http_server.h"
+#include "store/run_tags.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
 
@@ -49,15 +50,9 @@ std::optional<std::string> BadName(std::string_view kind, std::string_view name)
 
 inline constexpr std::string_view kDefaultExperiment = "Default";
 
-// A run deleted through runs/delete (MLflow's lifecycle stage "deleted") carries this tag;
-// runs/restore removes it. It is not shown among the run's tags.
-inline constexpr std::string_view kDeletedTag = "trainbench.deleted";
-inline bool IsDeleted(const RunRecord& r) {
-  for (const auto& [k, v] : r.tags) {
-    if (k == kDeletedTag) return true;
-  }
-  return false;
-}
+// A run deleted through runs/delete (MLflow's lifecycle stage "deleted") carries
+// kDeletedTag; runs/restore removes it. It is not shown among the run's tags.
+inline bool IsDeleted(const RunRecord& r) { return HasTag(r, kDeletedTag); }
 inline bool IsDeleted(const ExperimentInfo& e) {
   for (const auto& [k, v] : e.tags) {
     if (k == kDeletedTag) return true;

@@ -1,0 +1,43 @@
+// The tags trainbench itself writes on runs, by key, and the one way to read a tag. Every
+// folder that writes or reads one of these names it from here.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "store/store.h"
+
+namespace tb {
+
+// The run's letter in its workload (radT's "0_A_mps", "1", ...) and its collocation
+// ("-", "mps", "mig", "naive" ...), set by schedule and by import.
+inline constexpr const char* kLetterTag = "trainbench.letter";
+inline constexpr const char* kCollocationTag = "trainbench.collocation";
+// A distributed run: how many nodes ran it, and each part's node (kNodeTagPrefix + index).
+inline constexpr const char* kNodesTag = "trainbench.nodes";
+inline constexpr const char* kNodeTagPrefix = "trainbench.node.";
+// Its GPU metrics came from the simulated GPU of sim/.
+inline constexpr const char* kSimulatedGpuTag = "trainbench.simulated_gpu";
+// Copied whole by `import --mlflow`, by `migrate`.
+inline constexpr const char* kImportedTag = "trainbench.imported";
+inline constexpr const char* kMigratedTag = "trainbench.migrated";
+// Deleted through the tracking API (MLflow's lifecycle stage "deleted"); not shown.
+inline constexpr const char* kDeletedTag = "trainbench.deleted";
+// What trainbench's listeners cost the run (run/run_cost.h): kCpuSecondsTagPrefix + part.
+inline constexpr const char* kCpuSecondsTagPrefix = "trainbench.cpu_seconds.";
+
+// The value of the run's tag `key`, "" when it has none.
+inline std::string TagValue(const RunRecord& r, std::string_view key) {
+  for (const auto& [k, v] : r.tags) {
+    if (k == key) return v;
+  }
+  return "";
+}
+inline bool HasTag(const RunRecord& r, std::string_view key) {
+  for (const auto& [k, v] : r.tags) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+}  // namespace tb
