@@ -15,26 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "analyze/phases.h"
-#include "analyze/report.h"
 #include "base/log.h"
-#include "base/strings.h"
-#include "base/time.h"
 #include "cli/cli.h"
-#include "collect/gpu_tool_collectors.h"
-#include "metrics/catalog.h"
-#include "platform/http_server.h"
-#include "platform/nvml.h"
 #include "platform/process.h"
-#include "query/energy.h"
-#include "query/export.h"
-#include "query/summary.h"
-#include "run/launcher.h"
-#include "schedule/scheduler.h"
-#include "serve/serve_api.h"
-#include "store/migrate.h"
-#include "store/store.h"
-#include "track/tracking_api.h"
 
 namespace tb::cli {
 
