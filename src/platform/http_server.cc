@@ -25,6 +25,13 @@
 #include "platform/http_parse.h"
 
 namespace tb {
+
+// A request as read from the connection.
+struct HttpRequest : HttpHead {
+  std::string body;
+  std::string body_file;  // the body spooled to this file instead (HttpServerOptions::spool_bytes)
+};
+
 namespace {
 
 std::string ContentType(std::string_view path) {
@@ -70,11 +77,6 @@ constexpr int kNextRequestGraceMs = 2;
 // Bodies are read in pieces of this size, so memory grows with the bytes that arrived,
 // never with what Content-Length announces.
 constexpr size_t kReadPiece = 64 << 10;
-// A request as read from the connection.
-struct Request : HttpHead {
-  std::string body;
-  std::string body_file;  // the body spooled to this file instead (HttpServerOptions::spool_bytes)
-};
 
 const char* Reason(int status) {
   switch (status) {
@@ -97,7 +99,7 @@ const char* Reason(int status) {
     case 304:
       return "Not Modified";
     case 400:
-      return "Bad Request";
+      return "Bad HttpRequest";
     case 401:
       return "Unauthorized";
     case 403:
@@ -107,7 +109,7 @@ const char* Reason(int status) {
     case 405:
       return "Method Not Allowed";
     case 408:
-      return "Request Timeout";
+      return "HttpRequest Timeout";
     case 409:
       return "Conflict";
     case 411:
@@ -121,7 +123,7 @@ const char* Reason(int status) {
     case 429:
       return "Too Many Requests";
     case 431:
-      return "Request Header Fields Too Large";
+      return "HttpRequest Header Fields Too Large";
     case 500:
       return "Internal Server Error";
     case 501:
@@ -304,13 +306,13 @@ namespace {
 constexpr const char* kSessionCookie = "trainbench_session";
 
 // The bearer token the request carries, "" for none.
-std::string BearerToken(const Request& req) {
+std::string BearerToken(const HttpRequest& req) {
   std::string auth = req.Header("authorization");
   return StartsWith(auth, "Bearer ") ? auth.substr(7) : "";
 }
 
 // The session the request's cookie names, "" for none.
-std::string SessionCookie(const Request& req) {
+std::string SessionCookie(const HttpRequest& req) {
   std::string cookies = req.Header("cookie");
   for (std::string_view c : Split(cookies, ';')) {
     c = Trim(c);
@@ -321,7 +323,7 @@ std::string SessionCookie(const Request& req) {
 }
 
 // The path and query of a request without its `token` parameter, to redirect to.
-std::string WithoutToken(const Request& req) {
+std::string WithoutToken(const HttpRequest& req) {
   std::string query;
   for (const auto& [k, v] : req.params) {
     if (k == "token") continue;
@@ -361,7 +363,7 @@ bool Compressible(std::string_view type) {
 // Writes the answer; false when the connection must close after it (or broke).
 // `head_only`: a HEAD request's answer, the headers a GET would get. `gzip`: the client
 // accepts gzip, and large bodies are sent compressed.
-bool Send(HttpConnection& c, ApiResponse response, const Request& req, bool keep_alive, bool gzip = false,
+bool Send(HttpConnection& c, ApiResponse response, const HttpRequest& req, bool keep_alive, bool gzip = false,
           bool head_only = false) {
   std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " + Reason(response.status) + "\r\n";
   for (const auto& [k, v] : response.headers) {
@@ -420,7 +422,7 @@ bool Send(HttpConnection& c, ApiResponse response, const Request& req, bool keep
 // handler may move into place; the server removes what is left of it after the answer.
 class BodySink {
  public:
-  BodySink(Request& req, const HttpServerOptions& o, bool may_spool)
+  BodySink(HttpRequest& req, const HttpServerOptions& o, bool may_spool)
       : req_(req), options_(o), may_spool_(may_spool) {}
   ~BodySink() {
     if (fd_ >= 0) close(fd_);
@@ -461,7 +463,7 @@ class BodySink {
     return t != nullptr && *t != 0 ? t : "/tmp";
   }
 
-  Request& req_;
+  HttpRequest& req_;
   const HttpServerOptions& options_;
   bool may_spool_;
   int fd_ = -1;
@@ -703,145 +705,182 @@ std::string HttpServer::NewSession() {
   return session;
 }
 
-void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
-  HttpConnection& c = *held;
+// --- one connection's requests: framing, policy, body, dispatch ---
+
+HttpServer::Framing HttpServer::ReadHead(HttpConnection& c, HttpRequest& req) {
+  // The request line and headers, after any empty lines a client sent between requests.
+  std::optional<HeadBounds> bounds;
+  for (;;) {
+    if ((bounds = FindHead(c.in))) break;
+    size_t skip = c.in.find_first_not_of("\r\n");
+    c.in.erase(0, skip == std::string::npos ? c.in.size() : skip);
+    if (c.in.size() > kMaxHeadBytes) {
+      HttpRequest none;
+      Send(c, JsonError(431, "REQUEST_TOO_LARGE", "the request's line and headers exceed 64 KiB"), none,
+           false);
+      c.Linger();
+      return Framing::kClose;
+    }
+    int64_t now = MonotonicNanos();
+    if (!c.in.empty() && c.head_deadline == 0) c.head_deadline = now + HeadNanos();
+    if (c.head_deadline != 0 && now > c.head_deadline) return Framing::kClose;  // too slow
+    // A client that goes quiet, between requests or within one, waits in the accepting
+    // thread's poll rather than holding this worker.
+    if (!c.Readable(kNextRequestGraceMs)) return Framing::kPark;
+    if (!c.Fill(0)) return Framing::kClose;
+  }
+  c.head_deadline = 0;
+  std::string why;
+  int refused =
+      ParseHead(std::string_view(c.in).substr(bounds->begin, bounds->end - bounds->begin), req, why);
+  c.in.erase(0, bounds->body);
+  if (refused != 0) {
+    Send(c, JsonError(refused, refused == 431 ? "REQUEST_TOO_LARGE" : "BAD_REQUEST", why), req, false);
+    c.Linger();
+    return Framing::kClose;
+  }
+  return Framing::kRequest;
+}
+
+HttpServer::Admission HttpServer::Admit(HttpConnection& c, const HttpRequest& req) {
+  Admission out;
+  if (!Authorized(BearerToken(req), SessionCookie(req))) {
+    // A person opening the page with ?token=: a session cookie (never the token itself),
+    // and the same page without the token.
+    auto token = req.params.find("token");
+    if (req.method == "GET" && !StartsWith(req.path, "/api/") && token != req.params.end() &&
+        SecretsEqual(token->second, options_.token)) {
+      ApiResponse redirect{303, "", "", nullptr, {}};
+      redirect.headers = {{"Location", WithoutToken(req)},
+                          {"Set-Cookie", std::string(kSessionCookie) + "=" + NewSession() +
+                                             "; Path=/; HttpOnly; SameSite=Strict"}};
+      c.proven = true;
+      out.redirect = std::move(redirect);
+      return out;
+    }
+    out.refusal =
+        JsonError(401, "UNAUTHENTICATED",
+                  "this server needs its access token: send 'Authorization: Bearer TOKEN' (MLflow "
+                  "clients: set MLFLOW_TRACKING_TOKEN; trainbench's client: TRAINBENCH_TOKEN), or open "
+                  "the web UI once as /?token=TOKEN");
+    return out;
+  }
+  c.proven = true;
+  out.limit = BodyLimit(options_, req.path);
   size_t largest = options_.max_body_bytes;
   for (const auto& [prefix, limit] : options_.large_bodies) largest = std::max(largest, limit);
+  out.chunked = ToLower(req.Header("transfer-encoding")).find("chunked") != std::string::npos;
+  if (req.HasHeader("transfer-encoding") && !out.chunked) {
+    out.refusal = JsonError(501, "NOT_IMPLEMENTED", "send the body with a Content-Length header");
+  } else if (!out.chunked && req.HasHeader("content-length")) {
+    out.length = ParseUint(req.Header("content-length"));
+    if (!out.length) {
+      out.refusal = JsonError(400, "BAD_REQUEST", "Content-Length is not a number of bytes");
+    } else if (*out.length > out.limit) {
+      out.refusal = TooLarge(req, out.limit);
+    }
+  } else if (out.chunked && out.limit < largest) {
+    out.refusal = JsonError(411, "LENGTH_REQUIRED", "send the body with a Content-Length header");
+  }
+  return out;
+}
+
+ApiResponse HttpServer::TooLarge(const HttpRequest& req, size_t limit) {
+  return JsonError(413, "REQUEST_TOO_LARGE",
+                   "the request body is larger than the " + std::to_string(limit) + " bytes accepted at " +
+                       req.path + "; split it into several requests");
+}
+
+std::optional<ApiResponse> HttpServer::ReadBody(HttpConnection& c, HttpRequest& req, const Admission& a,
+                                                bool& broken) {
+  if (!req.http10 && ToLower(req.Header("expect")) == "100-continue" &&
+      (a.chunked || a.length.value_or(0) > 0)) {
+    if (!c.Write({"HTTP/1.1 100 Continue\r\n\r\n"})) {
+      broken = true;
+      return std::nullopt;
+    }
+  }
+  // Bodies allowed beyond max_body_bytes (uploads) go to a file once large.
+  BodySink sink(req, options_, a.limit > options_.max_body_bytes);
+  if (a.chunked) {
+    int status = ReadChunked(c, a.limit, sink);
+    if (status == 413) return TooLarge(req, a.limit);
+    if (status != 0) return JsonError(status, "BAD_REQUEST", "the request's chunked body is malformed");
+  } else if (a.length &&
+             !c.Take(static_cast<size_t>(*a.length), [&](std::string_view p) { return sink(p); })) {
+    broken = true;
+  }
+  return std::nullopt;
+}
+
+ApiResponse HttpServer::Dispatch(HttpRequest& req) {
+  ApiRequest request;
+  request.method = req.method == "HEAD" ? "GET" : req.method;
+  request.path = req.path;
+  for (const auto& [k, v] : req.params) {
+    if (k != "token") request.query.emplace(k, v);
+  }
+  for (const auto& [k, v] : req.headers) {
+    if (StartsWith(k, "x-trainbench-")) request.headers.emplace_back(k, v);
+  }
+  request.body = std::move(req.body);
+  request.body_file = req.body_file;
+  for (const ApiHandler& h : handlers_) {
+    if (std::optional<ApiResponse> answer = h(request)) return std::move(*answer);
+  }
+  if (request.method == "GET" && !options_.static_dir.empty() && !StartsWith(req.path, "/api/")) {
+    std::optional<std::string> file = StaticFile(options_.static_dir, req.path);
+    if (!file) return JsonError(400, "INVALID_PATH", "the path leaves the web directory");
+    if (std::ifstream in(*file, std::ios::binary); in) {
+      std::ostringstream content;
+      content << in.rdbuf();
+      return ApiResponse{200, ContentType(*file), content.str(), nullptr, {}};
+    }
+  }
+  return JsonError(404, "ENDPOINT_NOT_FOUND", "nothing at " + req.method + " " + req.path);
+}
+
+void HttpServer::Serve(std::shared_ptr<HttpConnection> held) {
+  HttpConnection& c = *held;
   for (;;) {
-    // The request line and headers, after any empty lines a client sent between requests.
-    std::optional<HeadBounds> bounds;
-    for (;;) {
-      if ((bounds = FindHead(c.in))) break;
-      size_t skip = c.in.find_first_not_of("\r\n");
-      c.in.erase(0, skip == std::string::npos ? c.in.size() : skip);
-      if (c.in.size() > kMaxHeadBytes) {
-        Request none;
-        Send(c, JsonError(431, "REQUEST_TOO_LARGE", "the request's line and headers exceed 64 KiB"), none,
-             false);
-        c.Linger();
-        return;
-      }
-      int64_t now = MonotonicNanos();
-      if (!c.in.empty() && c.head_deadline == 0) c.head_deadline = now + HeadNanos();
-      if (c.head_deadline != 0 && now > c.head_deadline) return;  // too slow: closed
-      // A client that goes quiet, between requests or within one, waits in the accepting
-      // thread's poll rather than holding this worker.
-      if (!c.Readable(kNextRequestGraceMs)) return Park(std::move(held));
-      if (!c.Fill(0)) return;
-    }
-    c.head_deadline = 0;
-    Request req;
-    std::string why;
-    int refused =
-        ParseHead(std::string_view(c.in).substr(bounds->begin, bounds->end - bounds->begin), req, why);
-    c.in.erase(0, bounds->body);
-    if (refused != 0) {
-      Send(c, JsonError(refused, refused == 431 ? "REQUEST_TOO_LARGE" : "BAD_REQUEST", why), req, false);
-      c.Linger();
-      return;
-    }
+    HttpRequest req;
+    Framing framing = ReadHead(c, req);
+    if (framing == Framing::kPark) return Park(std::move(held));
+    if (framing == Framing::kClose) return;
     std::string connection = ToLower(req.Header("connection"));
     bool keep_alive = req.http10 ? connection.find("keep-alive") != std::string::npos
                                  : connection.find("close") == std::string::npos;
     // The token and the body's size are checked before the body is read; a refused
     // request's body is not read, so its connection closes.
-    auto refuse = [&](const ApiResponse& answer) {
-      Send(c, answer, req, false);
+    Admission admission = Admit(c, req);
+    if (admission.redirect) {
+      if (!req.HasHeader("content-length") && !req.HasHeader("transfer-encoding") &&
+          Send(c, *admission.redirect, req, keep_alive))
+        continue;
+      return;
+    }
+    if (admission.refusal) {
+      Send(c, *admission.refusal, req, false);
       c.Linger();
-    };
-    if (!Authorized(BearerToken(req), SessionCookie(req))) {
-      // A person opening the page with ?token=: a session cookie (never the token itself),
-      // and the same page without the token.
-      auto token = req.params.find("token");
-      if (req.method == "GET" && !StartsWith(req.path, "/api/") && token != req.params.end() &&
-          SecretsEqual(token->second, options_.token)) {
-        ApiResponse redirect{303, "", "", nullptr, {}};
-        redirect.headers = {{"Location", WithoutToken(req)},
-                            {"Set-Cookie", std::string(kSessionCookie) + "=" + NewSession() +
-                                               "; Path=/; HttpOnly; SameSite=Strict"}};
-        c.proven = true;
-        if (!req.HasHeader("content-length") && !req.HasHeader("transfer-encoding") &&
-            Send(c, redirect, req, keep_alive))
-          continue;
-        return;
-      }
-      return refuse(JsonError(
-          401, "UNAUTHENTICATED",
-          "this server needs its access token: send 'Authorization: Bearer TOKEN' (MLflow clients: set "
-          "MLFLOW_TRACKING_TOKEN; trainbench's client: TRAINBENCH_TOKEN), or open the web UI once as "
-          "/?token=TOKEN"));
+      return;
     }
-    c.proven = true;
-    size_t limit = BodyLimit(options_, req.path);
-    auto too_large = [&] {
-      return JsonError(413, "REQUEST_TOO_LARGE",
-                       "the request body is larger than the " + std::to_string(limit) +
-                           " bytes accepted at " + req.path + "; split it into several requests");
-    };
-    bool chunked = ToLower(req.Header("transfer-encoding")).find("chunked") != std::string::npos;
-    std::optional<uint64_t> length;
-    if (req.HasHeader("transfer-encoding") && !chunked)
-      return refuse(JsonError(501, "NOT_IMPLEMENTED", "send the body with a Content-Length header"));
-    if (!chunked && req.HasHeader("content-length")) {
-      length = ParseUint(req.Header("content-length"));
-      if (!length) return refuse(JsonError(400, "BAD_REQUEST", "Content-Length is not a number of bytes"));
-      if (*length > limit) return refuse(too_large());
-    } else if (chunked && limit < largest) {
-      return refuse(JsonError(411, "LENGTH_REQUIRED", "send the body with a Content-Length header"));
-    }
-    if (!req.http10 && ToLower(req.Header("expect")) == "100-continue" &&
-        (chunked || length.value_or(0) > 0)) {
-      if (!c.Write({"HTTP/1.1 100 Continue\r\n\r\n"})) return;
-    }
-    // Bodies allowed beyond max_body_bytes (uploads) go to a file once large.
+    // A spooled upload's file is gone once the request is answered.
     struct Unlink {
       std::string& file;
       ~Unlink() {
         if (!file.empty()) unlink(file.c_str());
       }
     } unlink_spool{req.body_file};
-    {
-      BodySink sink(req, options_, limit > options_.max_body_bytes);
-      if (chunked) {
-        int status = ReadChunked(c, limit, sink);
-        if (status == 413) return refuse(too_large());
-        if (status != 0)
-          return refuse(JsonError(status, "BAD_REQUEST", "the request's chunked body is malformed"));
-      } else if (length &&
-                 !c.Take(static_cast<size_t>(*length), [&](std::string_view p) { return sink(p); })) {
-        return;
-      }
+    bool broken = false;
+    if (std::optional<ApiResponse> refused = ReadBody(c, req, admission, broken)) {
+      Send(c, *refused, req, false);
+      c.Linger();
+      return;
     }
-
+    if (broken) return;
     bool head_only = req.method == "HEAD";
     bool gzip = req.Header("accept-encoding").find("gzip") != std::string::npos;
-    ApiRequest request;
-    request.method = head_only ? "GET" : req.method;
-    request.path = req.path;
-    for (const auto& [k, v] : req.params) {
-      if (k != "token") request.query.emplace(k, v);
-    }
-    for (const auto& [k, v] : req.headers) {
-      if (StartsWith(k, "x-trainbench-")) request.headers.emplace_back(k, v);
-    }
-    request.body = std::move(req.body);
-    request.body_file = req.body_file;
-    std::optional<ApiResponse> answer;
-    for (const ApiHandler& h : handlers_) {
-      if ((answer = h(request))) break;
-    }
-    if (!answer && request.method == "GET" && !options_.static_dir.empty() &&
-        !StartsWith(req.path, "/api/")) {
-      if (std::optional<std::string> file = StaticFile(options_.static_dir, req.path); !file) {
-        answer = JsonError(400, "INVALID_PATH", "the path leaves the web directory");
-      } else if (std::ifstream in(*file, std::ios::binary); in) {
-        std::ostringstream content;
-        content << in.rdbuf();
-        answer = ApiResponse{200, ContentType(*file), content.str(), nullptr, {}};
-      }
-    }
-    if (!answer) answer = JsonError(404, "ENDPOINT_NOT_FOUND", "nothing at " + req.method + " " + req.path);
-    if (!Send(c, std::move(*answer), req, keep_alive, gzip, head_only)) return;
+    if (!Send(c, Dispatch(req), req, keep_alive, gzip, head_only)) return;
   }
 }
 

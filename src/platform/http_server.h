@@ -1,10 +1,19 @@
 // An HTTP/1.1 server for trainbench's APIs: transport-free handlers answer parsed
 // requests; the server adds the socket, the threads, an optional access token and static
-// files. Its own, on POSIX sockets: a library server would bring its TLS library into every
-// trainbench process (Debian's cpp-httplib links OpenSSL, whose loading and start-up were
-// 10 ms of each command's 20 before main, and of the start a training script waits for). `trainbench run`
-// serves the tracking API with it on 127.0.0.1; `trainbench serve` the JSON API, the tracking API and the web
-// UI.
+// files. `trainbench run` serves the tracking API with it on 127.0.0.1 (its script's port);
+// `trainbench serve` the JSON API, the tracking API and the web UI.
+//
+// Why its own rather than a library's: it links no TLS library into every trainbench
+// process (TLS belongs to a proxy in front of `serve`), and it parks idle keep-alive
+// connections, and requests whose heads are still arriving, in one polling thread rather
+// than on a worker each: browsers and MLflow's clients hold connections open for minutes,
+// and a client trickling its headers (slowloris) holds no worker. Parsing is pure and
+// fuzzed (http_parse.h); a connection's requests go through framing, policy (token,
+// session, limits), body and dispatch, each a member below.
+//
+// Threads: Start() and Stop() from one controlling thread; handlers run on the workers,
+// several at once. Failure: Start() says why it cannot listen; a request that breaks a
+// rule gets a 4xx naming the rule and its connection closes.
 #pragma once
 
 #include <atomic>
@@ -93,6 +102,7 @@ struct HttpServerOptions {
 };
 
 class HttpConnection;  // one client's socket and what it sent that is not read yet
+struct HttpRequest;    // a request's head and body as read from it
 
 class HttpServer {
  public:
@@ -119,6 +129,26 @@ class HttpServer {
   // the accepting thread) or closes.
   void Serve(std::shared_ptr<HttpConnection> c);
   void Park(std::shared_ptr<HttpConnection> c);  // hands a quiet connection back
+
+  // A connection's requests in four steps. Framing: a request's line and headers, or the
+  // connection is parked (nothing more arrived) or closed (malformed, too slow, gone).
+  enum class Framing { kRequest, kPark, kClose };
+  Framing ReadHead(HttpConnection& c, HttpRequest& req);
+  // Policy, before any body is read: the token or session (or the redirect that sets a
+  // session), the body's framing and its limit.
+  struct Admission {
+    std::optional<ApiResponse> redirect, refusal;
+    size_t limit = 0;
+    bool chunked = false;
+    std::optional<uint64_t> length;
+  };
+  Admission Admit(HttpConnection& c, const HttpRequest& req);
+  static ApiResponse TooLarge(const HttpRequest& req, size_t limit);
+  // The body, into memory or a spool file: a refusal to send, or `broken` when the
+  // client stopped sending.
+  std::optional<ApiResponse> ReadBody(HttpConnection& c, HttpRequest& req, const Admission& a, bool& broken);
+  // The answer: the first handler's that answers, else a static file, else 404.
+  ApiResponse Dispatch(HttpRequest& req);
   // Whether a request with this bearer token or session cookie may pass.
   bool Authorized(const std::string& bearer, const std::string& session);
   // A session id for a browser that showed the token, remembered (kMaxSessions at most).
