@@ -60,7 +60,7 @@ void Sampler::Stop() {
   for (size_t i = lanes_.size(); i-- > 0;) {
     if (lanes_[i]->thread.joinable()) lanes_[i]->thread.join();
   }
-  if (!lanes_.empty() && !lanes_[0]->collectors.empty()) FlushWriter();
+  FlushWriter();  // every lane's final samples, whichever lanes there are
 }
 
 void Sampler::Loop(Lane& lane, bool flush) {
