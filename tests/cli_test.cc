@@ -184,6 +184,21 @@ TEST_F(CliTest, TheBinaryTheClientAndTheWebUiShowOneVersion) {
   EXPECT_NE(Slurp(root + "/web/package.json").find("\"version\": \"" + version + "\""), std::string::npos);
 }
 
+// docs/ARCHITECTURE.md is the map a newcomer reads: every source folder has its row.
+TEST_F(CliTest, TheArchitectureMapNamesEverySourceFolder) {
+  std::string map = Slurp(std::string(TRAINBENCH_SOURCE_DIR) + "/docs/ARCHITECTURE.md");
+  ASSERT_FALSE(map.empty());
+  int folders = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(TRAINBENCH_SOURCE_DIR) + "/src")) {
+    if (!entry.is_directory()) continue;
+    ++folders;
+    std::string name = entry.path().filename().string();
+    EXPECT_NE(map.find("| `" + name + "/` |"), std::string::npos)
+        << name << "/ has no row in docs/ARCHITECTURE.md";
+  }
+  EXPECT_GT(folders, 10);
+}
+
 TEST_F(CliTest, BytesThatAreNotUtf8RunAndAreRecordedEscaped) {
   fs::create_directory(dir_ / "d\xe9");
   Shell r = Run("(cd 'd\xe9' && CUDA_FOO=$(printf '\\377') " + kTrainbench + " run --store " + db_ +
