@@ -23,40 +23,11 @@
 #include "base/time.h"
 #include "platform/http_parse.h"
 #include "platform/http_wire.h"
+#include "platform/static_files.h"
 
 namespace tb {
 
 namespace {
-
-std::string ContentType(std::string_view path) {
-  static const std::pair<const char*, const char*> kTypes[] = {{".html", "text/html; charset=utf-8"},
-                                                               {".js", "text/javascript"},
-                                                               {".css", "text/css"},
-                                                               {".svg", "image/svg+xml"},
-                                                               {".png", "image/png"},
-                                                               {".json", "application/json"},
-                                                               {".woff2", "font/woff2"},
-                                                               {".ico", "image/x-icon"},
-                                                               {".map", "application/json"}};
-  for (auto [ext, type] : kTypes) {
-    if (path.ends_with(ext)) return type;
-  }
-  return "application/octet-stream";
-}
-
-// The file under `root` a URL path names, or nullopt when it would leave `root` or holds
-// a control character (a NUL would cut the path short).
-std::optional<std::string> StaticFile(const std::string& root, std::string_view path) {
-  for (unsigned char c : path) {
-    if (c < 0x20 || c == 0x7f) return std::nullopt;
-  }
-  if (path.empty() || path == "/") path = "/index.html";
-  for (std::string_view part : Split(path.substr(1), '/')) {
-    if (part.empty() || part == "." || part == ".." || part.find('\\') != std::string_view::npos)
-      return std::nullopt;
-  }
-  return root + std::string(path);
-}
 
 // How long a worker that answered a request waits for the next before it hands the
 // connection back to the accepting thread: a client asking in a loop (MLflow's
@@ -441,13 +412,8 @@ ApiResponse HttpServer::Dispatch(HttpRequest& req) {
     if (std::optional<ApiResponse> answer = h(request)) return std::move(*answer);
   }
   if (request.method == "GET" && !options_.static_dir.empty() && !StartsWith(req.path, "/api/")) {
-    std::optional<std::string> file = StaticFile(options_.static_dir, req.path);
-    if (!file) return JsonError(400, "INVALID_PATH", "the path leaves the web directory");
-    if (std::ifstream in(*file, std::ios::binary); in) {
-      std::ostringstream content;
-      content << in.rdbuf();
-      return ApiResponse{200, ContentType(*file), content.str(), nullptr, {}};
-    }
+    if (std::optional<ApiResponse> file = StaticFileAnswer(options_.static_dir, req.path))
+      return std::move(*file);
   }
   return JsonError(404, "ENDPOINT_NOT_FOUND", "nothing at " + req.method + " " + req.path);
 }
