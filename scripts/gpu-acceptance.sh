@@ -12,6 +12,9 @@
 #
 #   scripts/gpu-acceptance.sh [path/to/trainbench]
 #
+# TB_ACCEPTANCE_KEEP=DIR keeps the store and the schedulers' logs in DIR (to look at them
+# on another machine: scripts/gpu-pack.sh says how a build travels to a GPU server).
+#
 # CI runs it against the simulated GPU of sim/ (TRAINBENCH_NVML_LIBRARY, TRAINBENCH_SIM_SCENARIO
 # and sim/bin first on PATH), so it cannot rot. The workload is a small CUDA-or-CPU loop
 # (tb_gpu_load in python/, or `sleep` when no interpreter with PyTorch is around).
@@ -20,7 +23,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 tb="${1:-$here/build/trainbench}"
 [ -x "$tb" ] || { echo "gpu-acceptance: no trainbench at $tb (build first: scripts/build.sh)" >&2; exit 2; }
 work="$(mktemp -d /tmp/trainbench-gpu-acceptance-XXXXXX)"
-trap 'rm -rf "$work"' EXIT
+keep="${TB_ACCEPTANCE_KEEP:-}"
+trap '[ -z "$keep" ] || { mkdir -p "$keep" && cp -r "$work"/. "$keep"/; }; rm -rf "$work"' EXIT
 store="$work/acceptance.db"
 failed=0
 printf '%-46s %-6s %s\n' "check" "result" "figures"
