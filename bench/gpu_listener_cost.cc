@@ -1,9 +1,10 @@
-// The GPU listeners on 8 simulated GPUs whose NVML calls cost what NVIDIA's do: each call
+// The GPU listeners on `gpus` simulated GPUs (8 by default) whose NVML calls cost what NVIDIA's do: each call
 // spends the CPU time a real H200's driver charged (sim/scenario.h: NvmlCpuCost, 3.85 ms
 // for the energy counter, 2.2 ms for per-process utilization, 0.7 ms for PCIe throughput,
 // microseconds for the rest) and waits `call_delay_us`, each PCIe throughput call blocks
 // 20 ms (nvml.h: the counter is read over a 20 ms window), nvmlInit waits `nvml_init_ms`.
-// Each GPU runs one process of the run's tree (one run a GPU). Measured:
+// Each GPU runs the run's two processes, one of them with `threads` threads as PyTorch's
+// training process has (one run a GPU). Measured:
 //   - the goal's figure, one line "nvml CPU per GPU per 1-s tick: N.NN ms": the `nvml`
 //     listener ticking at 1 Hz for `slow_ticks` ticks (its slowest field, the energy
 //     counter, is read at the ends and every 2 minutes), the process's CPU time (the PCIe
@@ -21,8 +22,7 @@
 //     one core.
 //
 //   build/bench/gpu_listener_cost [ticks=100, 0: only the goal's figure] [call_delay_us=75] [pcie_call_ms=20]
-//   [nvml_init_ms=0]
-//                                 [slow_ticks=120]
+//                                 [nvml_init_ms=0] [slow_ticks=120] [threads=64] [gpus=8]
 //
 // nvmlInit's cost on real GPUs is not documented (it is far longer without persistence
 // mode); 0 keeps the nvidia-smi baseline as cheap as it can be.
@@ -169,9 +169,11 @@ int main(int argc, char** argv) {
   int pcie_ms = argc > 3 ? std::atoi(argv[3]) : 20;
   int init_ms = argc > 4 ? std::atoi(argv[4]) : 0;
   int slow_ticks = argc > 5 ? std::atoi(argv[5]) : 120;
+  int threads = argc > 6 ? std::atoi(argv[6]) : 64;
+  int gpu_count = argc > 7 ? std::atoi(argv[7]) : 8;
   std::string scenario = "/tmp/tb-gpu-bench-" + std::to_string(getpid()) + ".json";
   nlohmann::json gpus = nlohmann::json::array();
-  for (int g = 0; g < 8; ++g) {
+  for (int g = 0; g < gpu_count; ++g) {
     gpus.push_back(
         {{"name", "NVIDIA A100-SXM4-80GB"},
          {"uuid", "GPU-00000000-0000-0000-0000-00000000000" + std::to_string(g)},
@@ -191,16 +193,25 @@ int main(int argc, char** argv) {
            {"pcie_tx_kbps", 40960},
            {"pcie_rx_kbps", 163840},
            {"throttle_reasons", 0}}},
-         // The run's processes (the `sleep`s below): one run on each GPU.
-         {"processes", {{{"match", "sleep"}, {"memory_used_mib", 30720}, {"sm_util_percent", 90}}}}});
+         // The run's processes (the `python3`s below): one run on each GPU.
+         {"processes", {{{"match", "python3"}, {"memory_used_mib", 30720}, {"sm_util_percent", 90}}}}});
   }
   std::ofstream(scenario) << nlohmann::json{{"gpus", gpus}, {"nvml_init_ms", init_ms}}.dump();
   setenv("TRAINBENCH_SIM_SCENARIO", scenario.c_str(), 1);
   setenv("TRAINBENCH_NVML_LIBRARY", TRAINBENCH_SIM_NVML, 1);
   setenv("PATH", (std::string(TRAINBENCH_SIM_BIN) + ":" + std::getenv("PATH")).c_str(), 1);
 
+  // The run: a training process with as many threads as PyTorch starts (OpenMP's per core,
+  // CUDA's, the autograd engine's: `threads` in the device check's gpu.txt), and a worker.
+  std::string threaded =
+      "python3 -c 'import threading, time\n"
+      "for _ in range(" +
+      std::to_string(threads) +
+      "): threading.Thread(target=time.sleep, "
+      "args=(600,), daemon=True).start()\n"
+      "time.sleep(600)'";
   SpawnOptions o;
-  o.argv = {"sh", "-c", "sleep 600 & sleep 600 & wait"};
+  o.argv = {"sh", "-c", threaded + " & python3 -c 'import time; time.sleep(600)' & wait"};
   o.new_process_group = true;
   ChildProcess tree = ChildProcess::Spawn(o).value();
   std::shared_ptr<Nvml> nvml = Nvml::Open().value();
@@ -243,9 +254,9 @@ int main(int argc, char** argv) {
     all.clear();
     double n = Median(nvml_cpu), s = Median(smi_cpu), a = Median(all_cpu);
     std::printf(
-        "8 simulated GPUs; each NVML call waits %d us, a PCIe throughput call %d ms, nvmlInit %d ms; "
+        "%d simulated GPUs; each NVML call waits %d us, a PCIe throughput call %d ms, nvmlInit %d ms; "
         "median of 3 rounds of %d ticks at 10 Hz:\n",
-        delay_us, pcie_ms, init_ms, ticks);
+        gpu_count, delay_us, pcie_ms, init_ms, ticks);
     std::printf(
         "  nvml listener         CPU %8.1f us a tick (%.2f%% of a core); wall a tick %.1f us, at most %.1f "
         "us; "
@@ -287,7 +298,7 @@ int main(int argc, char** argv) {
   nvml_1hz.clear();
   // Collocated: another run's process (outside the tree) on every GPU beside this run's.
   SpawnOptions other_run;
-  other_run.argv = {"sleep", "600"};
+  other_run.argv = {"python3", "-c", "import time; time.sleep(600)"};
   ChildProcess other = ChildProcess::Spawn(other_run).value();
   nvml_1hz.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
   Ticking shared = RunTicks(nvml_1hz, tree.pid(), slow_ticks, 1000);
@@ -298,12 +309,13 @@ int main(int argc, char** argv) {
   (void)tree.Signal(SIGTERM);
   (void)tree.Wait();
   std::remove(scenario.c_str());
-  std::printf("nvml CPU per GPU per 1-s tick: %.2f ms\n", goal.cpu_ns / 8 / 1e6);
+  std::printf("nvml CPU per GPU per 1-s tick: %.2f ms (the run's process with %d threads)\n",
+              goal.cpu_ns / gpu_count / 1e6, threads);
   std::printf("  with another run's process on every GPU (collocated): %.2f ms, late ticks %d\n",
-              shared.cpu_ns / 8 / 1e6, shared.late);
+              shared.cpu_ns / gpu_count / 1e6, shared.late);
   std::printf(
-      "  (8 GPUs, one run each, H200 call costs, %d ticks at 1 Hz, late ticks %d; every field every tick, "
+      "  (%d GPUs, one run each, H200 call costs, %d ticks at 1 Hz, late ticks %d; every field every tick, "
       "as before: %.2f ms)\n",
-      slow_ticks, goal.late, before / 8 / 1e6);
+      gpu_count, slow_ticks, goal.late, before / gpu_count / 1e6);
   return 0;
 }

@@ -14,7 +14,10 @@ export PATH="/usr/local/nvidia/bin:/usr/local/cuda/bin:$PATH"
   date -u '+%Y-%m-%d %H:%M:%S UTC'
   nvidia-smi --query-gpu=name,driver_version,memory.total,mig.mode.current,compute_mode,persistence_mode --format=csv
   nvidia-smi | sed -n 3p
-  command -v python3 && python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
+  command -v python3 && python3 -c 'import os, torch
+print("torch", torch.__version__, "cuda", torch.cuda.is_available())
+x = torch.randn(2048, 2048, device="cuda" if torch.cuda.is_available() else "cpu"); (x @ x).sum().item()
+print("threads of a PyTorch process after its first kernel:", len(os.listdir("/proc/self/task")))'
 } > "$out/gpu.txt" 2>&1
 "$tb" --version >> "$out/gpu.txt" 2>&1
 "$tb" devices > "$out/devices.txt" 2>&1

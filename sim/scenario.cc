@@ -9,8 +9,10 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "base/read_file.h"
@@ -131,6 +133,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
         r.memory_used_bytes = static_cast<uint64_t>(p.value("memory_used_mib", 0.0) * 1048576);
       }
       r.sm_util_percent = p.value("sm_util_percent", 0u);
+      r.idle_first_s = p.value("idle_first_s", 0.0);
       gpu.processes.push_back(r);
     }
     s.gpus.push_back(std::move(gpu));
@@ -252,6 +255,22 @@ std::string CommOf(long pid) {
   return name;
 }
 
+// Seconds since the process started: /proc/uptime against /proc/PID/stat's starttime
+// (field 22, clock ticks after boot).
+double AgeOf(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  double uptime = 0;
+  std::ifstream("/proc/uptime") >> uptime;
+  return uptime - std::strtod(field.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 // A client of MPS: its CUDA_MPS_PIPE_DIRECTORY holds a running control daemon.
 bool MpsClient(long pid) {
   std::string pipe = EnvironOf(pid, "CUDA_MPS_PIPE_DIRECTORY");
@@ -272,6 +291,7 @@ struct ScannedProcess {
   long pid;
   std::string comm;
   bool on_this_machine, mps_client;
+  double age_s = 0;  // since the process started
 };
 
 class ProcessScanner {
@@ -347,6 +367,7 @@ class ProcessScanner {
       if (!wanted || !scenario.OnThisMachine(p.pid)) continue;
       p.on_this_machine = true;
       p.mps_client = MpsClient(p.pid);
+      p.age_s = AgeOf(p.pid);
     }
   }
 
@@ -385,7 +406,7 @@ std::vector<GpuProcess> Scenario::Processes(const Gpu& gpu) const {
     }
     if (rule == nullptr) continue;
     out.push_back({static_cast<pid_t>(p.pid + host_pid_offset), rule, p.mps_client, rule->memory_used_bytes,
-                   rule->sm_util_percent});
+                   p.age_s < rule->idle_first_s ? 0U : rule->sm_util_percent});
   }
   unsigned served = 0;
   bool clients = false;

@@ -41,6 +41,9 @@ struct ProcessRule {
   uint64_t memory_used_bytes = 0;
   bool memory_not_available = false;  // usedGpuMemory answers NVML_VALUE_NOT_AVAILABLE
   unsigned sm_util_percent = 0;
+  // 0 % SM for this long after the process started: a PyTorch process is listed with its
+  // CUDA context before its first kernel (the H200 showed a run at 0 % for seconds).
+  double idle_first_s = 0;
 };
 
 struct Gpu {

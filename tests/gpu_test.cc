@@ -518,6 +518,32 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
   EXPECT_NE(show.out.find("run energy "), std::string::npos) << show.out;
 }
 
+// On the H200 a run collocated with another was listed on the GPU with its CUDA context
+// seconds before its first kernel, so its first per-process sample read 0 %; fetched again
+// only 10 s later, the whole short run was given no share. A newcomer is asked about again
+// after 1, 2, 4 and 8 s, so the run's share follows its real activity within seconds.
+TEST_F(GpuTest, ARunThatStartsComputingAfterItJoinedTheGpuGetsItsShareWithinSeconds) {
+  json gpu = Gpu0();
+  gpu["processes"][0]["idle_first_s"] = 1.5;
+  gpu["processes"].push_back(
+      json::parse(R"({"match": "tb_stranger", "memory_used_mib": 512, "sm_util_percent": 15})"));
+  UseScenario({{"gpus", {gpu}}});
+  auto stranger = StartStranger();
+  Shell r = Trainbench("run -q -i 200ms -l nvml -- " + kBurner + " --duty 0.1 --seconds 6");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::vector<Point> share = Series(*store, run.id, "proc.gpu.share_ratio", "gpu=0");
+  ASSERT_GE(share.size(), 20u);
+  EXPECT_EQ(share.front().value, 0) << "its first sample reads 0 %, as the driver said";
+  // 45 of 45 + 15 once it computes: reached within 4 s of the run's start, and kept to the
+  // end (its last tick aside, when the process has left the GPU).
+  auto first = std::find_if(share.begin(), share.end(), [](const Point& p) { return p.value == 0.75; });
+  ASSERT_NE(first, share.end()) << "the run never got its share";
+  EXPECT_LE(first->time_ms - share.front().time_ms, 4000);
+  for (auto it = first; it + 1 < share.end(); ++it) EXPECT_EQ(it->value, 0.75) << it->time_ms;
+}
+
 // In a container with its own PID namespace NVML still lists host PIDs, which name no
 // process here: the run's share is not guessed (no 0 share, no 0 energy), and the user is
 // told once why and what to do.

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "base/time.h"
 #include "collect/gpu_share.h"
@@ -26,6 +26,7 @@ using nvml::kSuccess;
 // counter); every other field costs microseconds and is read every tick.
 constexpr int64_t kEnergyEveryMs = 120000;             // a cumulative counter: its ends lose nothing
 constexpr int64_t kProcessUtilizationEveryMs = 10000;  // the driver buffers samples meanwhile
+constexpr int64_t kFirstRefetchMs = 1000;              // after a process came, doubling up to the above
 constexpr int64_t kPcieEveryMs = 30000;                // on its own thread
 
 // /proc/PID/comm of the MPS server (nvidia-cuda-mps-server, cut to 15 characters).
@@ -41,12 +42,9 @@ class NvmlCollector : public Collector {
 
   Status Collect(const Tick& tick, SampleSink& sink) override {
     if (!opened_) TB_RETURN_IF_ERROR(OpenDevices());
-    std::unordered_set<pid_t> tree;
-    if (tick.tree != nullptr) {
-      for (const PidStat& p : tick.tree->Processes()) tree.insert(p.pid);
-    }
+    mine_.clear();
     for (GpuState& g : gpus_) {
-      if (!g.lost) SampleGpu(g, tree, tick, sink);
+      if (!g.lost) SampleGpu(g, tick, sink);
       if (!g.lost) SampleEnergy(g, tick, sink);
     }
     if (pcie_) pcie_->Emit(sink);
@@ -61,6 +59,8 @@ class NvmlCollector : public Collector {
     bool lost = false;
     unsigned long long last_process_sample_us = 0;
     int64_t last_process_fetch_ms = 0;
+    int64_t next_process_fetch_ms = 0;
+    int64_t fetch_step_ms = kProcessUtilizationEveryMs;
     std::set<unsigned> fetched_for;        // the processes on the GPU at the last fetch
     std::optional<double> power_watts;     // this tick's reading, for the run's energy share
     std::optional<double> share;           // this tick's share of the GPU, when the run is on it
@@ -119,7 +119,16 @@ class NvmlCollector : public Collector {
     return fn != nullptr && g.unsupported.count(key) == 0;
   }
 
-  void SampleGpu(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick, SampleSink& sink) {
+  // Whether a process NVML lists belongs to the run, asked once a tick per process: its
+  // parents are walked rather than the whole tree listed (a PyTorch process's dozens of
+  // threads made that walk most of this listener's cost on a real H200).
+  bool Mine(unsigned pid, const Tick& tick) {
+    auto [it, added] = mine_.try_emplace(pid, false);
+    if (added) it->second = tick.tree->Contains(static_cast<pid_t>(pid));
+    return it->second;
+  }
+
+  void SampleGpu(GpuState& g, const Tick& tick, SampleSink& sink) {
     const nvml::Functions& f = nvml_->fn();
     nvml::Device d = g.info.handle;
     const Labels& l = g.labels;
@@ -172,7 +181,7 @@ class NvmlCollector : public Collector {
       }
     }
     g.share.reset();
-    if (!g.lost && tick.tree != nullptr) SampleProcesses(g, tree, tick, sink);
+    if (!g.lost && tick.tree != nullptr) SampleProcesses(g, tick, sink);
     if (!g.lost) SampleMig(g, tick, sink);
   }
 
@@ -333,8 +342,7 @@ class NvmlCollector : public Collector {
   // part of the server's. The run's share is its tree's activity over every party's; with
   // nothing computing (or while no utilization was needed), an equal part per party; with
   // no party on the GPU, an equal part per run started on it (DeviceSelection).
-  void SampleProcesses(GpuState& g, const std::unordered_set<pid_t>& tree, const Tick& tick,
-                       SampleSink& sink) {
+  void SampleProcesses(GpuState& g, const Tick& tick, SampleSink& sink) {
     auto labels = [&](unsigned pid) { return Labels(g.labels).Add("pid", pid); };
     std::vector<std::pair<unsigned, unsigned long long>> procs;
     if (!ListProcesses(g, tick, procs)) return;
@@ -356,7 +364,7 @@ class NvmlCollector : public Collector {
         continue;
       }
       present.insert(pid);
-      bool mine = tree.count(static_cast<pid_t>(pid)) != 0;
+      bool mine = Mine(pid, tick);
       tree_parties += mine;
       others |= !mine;
       if (clients.count(pid) == 0) ++plain_parties;
@@ -388,18 +396,23 @@ class NvmlCollector : public Collector {
     // Per-process utilization costs milliseconds a call: only asked for when the run
     // shares the GPU with a process that NVML measures on its own.
     bool utilization_needed = others && plain_parties > 0 && tree_parties > 0;
-    // Every 10 s, and at once when a process came onto the GPU since the last fetch.
+    // At once when a process came onto the GPU since the last fetch, then after 1, 2, 4 and 8 s
+    // (a newcomer is listed with its CUDA context seconds before its first kernel: on the
+    // H200 its first samples read 0 %), then every 10 s.
     bool newcomer = std::any_of(present.begin(), present.end(),
                                 [&](unsigned pid) { return g.fetched_for.count(pid) == 0; });
-    if (utilization_needed && (newcomer || g.last_process_fetch_ms == 0 ||
-                               tick.time_ms - g.last_process_fetch_ms >= kProcessUtilizationEveryMs)) {
+    if (utilization_needed &&
+        (newcomer || g.last_process_fetch_ms == 0 || tick.time_ms >= g.next_process_fetch_ms)) {
       FetchProcessUtilization(g, tick);
+      g.fetch_step_ms =
+          newcomer ? kFirstRefetchMs : std::min(2 * g.fetch_step_ms, kProcessUtilizationEveryMs);
+      g.next_process_fetch_ms = tick.time_ms + g.fetch_step_ms;
       g.fetched_for = present;
     }
     std::vector<GpuParty> parties;
     for (unsigned pid : present) {
       GpuParty& p = parties.emplace_back();
-      p.mine = tree.count(static_cast<pid_t>(pid)) != 0;
+      p.mine = Mine(pid, tick);
       p.mps_client = clients.count(pid) != 0;
       if (auto it = g.sm_by_pid.find(pid); it != g.sm_by_pid.end() && !p.mps_client) {
         p.sm_percent = it->second;
@@ -469,6 +482,7 @@ class NvmlCollector : public Collector {
   bool opened_ = false;
   std::vector<GpuState> gpus_;
   std::vector<nvml::ProcessInfoV2> processes_ = std::vector<nvml::ProcessInfoV2>(64);
+  std::unordered_map<unsigned, bool> mine_;  // this tick: whether a listed process is the run's
   std::vector<nvml::ProcessInfoV1> processes_v1_ = std::vector<nvml::ProcessInfoV1>(64);
   std::vector<nvml::ProcessUtilizationSample> samples_ = std::vector<nvml::ProcessUtilizationSample>(64);
 

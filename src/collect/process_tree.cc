@@ -17,15 +17,34 @@ Status ListThreads(HostFiles& files, const PidStat& process, std::vector<std::st
 
 ProcessTree::ProcessTree(HostFiles files, pid_t root) : files_(std::move(files)), root_(root) {}
 
+void ProcessTree::Invalidate() {
+  fresh_ = false;
+  files_.CloseUnused();
+}
+
 const std::vector<PidStat>& ProcessTree::Processes() {
   if (!fresh_) {
     processes_.clear();
     if (have_children_file_) Walk();
     if (!have_children_file_) ScanAll();
-    files_.CloseUnused();
     fresh_ = true;
   }
   return processes_;
+}
+
+bool ProcessTree::Contains(pid_t pid) {
+  // Deeper than any real tree: a loop in a malformed /proc ends here.
+  constexpr int kMaxGenerations = 256;
+  for (int generation = 0; generation < kMaxGenerations && pid > 1; ++generation) {
+    if (pid == root_) return true;
+    PidStat stat;
+    if (!files_.ReadKeepOpen(Concat({"/proc/", std::to_string(pid), "/stat"}), buffer_).ok() ||
+        !ParsePidStat(buffer_, stat).ok()) {
+      return false;  // exited, or its parent did
+    }
+    pid = stat.ppid;
+  }
+  return false;
 }
 
 void ProcessTree::Walk() {

@@ -21,10 +21,16 @@ class ProcessTree {
  public:
   ProcessTree(HostFiles files, pid_t root);
 
-  // Forgets the previous tick's answer; the next Processes() call walks /proc again.
-  void Invalidate() { fresh_ = false; }
-  // The /proc/PID/stat of every live process in the tree, root first.
+  // Forgets the previous tick's answer; the next Processes() call walks /proc again. Closes
+  // the files the previous tick did not read.
+  void Invalidate();
+  // The /proc/PID/stat of every live process in the tree, root first. Its cost grows with
+  // the tree's threads (a children file each): a PyTorch process has dozens.
   const std::vector<PidStat>& Processes();
+  // Whether `pid` is the root or one of its descendants, found by walking its parents
+  // (/proc/PID/stat): a file per generation, whatever the tree's size. What a listener
+  // that asks about a few processes (those NVML lists on a GPU) uses.
+  bool Contains(pid_t pid);
   pid_t root() const { return root_; }
   const HostFiles& files() const { return files_; }
 

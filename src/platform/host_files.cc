@@ -85,6 +85,7 @@ void HostFiles::CloseUnused() {
 }
 
 std::string HostFiles::Resolve(std::string_view path) const {
+  ++touched_;
   std::string full = root_;
   full.append(path);
   return full;
