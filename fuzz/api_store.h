@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "platform/http_server.h"
+#include "http/http_server.h"
 #include "store/series_writer.h"
 #include "store/store.h"
 

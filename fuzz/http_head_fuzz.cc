@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "platform/http_parse.h"
+#include "http/http_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);

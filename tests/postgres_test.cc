@@ -7,8 +7,8 @@
 
 #include <thread>
 
+#include "import/migrate.h"
 #include "platform/process.h"
-#include "store/migrate.h"
 #include "tests/helpers/cli_fixture.h"
 #include "tests/helpers/mlflow_database.h"
 #include "tests/helpers/postgres_cluster.h"

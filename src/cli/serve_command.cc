@@ -20,8 +20,9 @@
 #include "base/time.h"
 #include "cli/cli.h"
 #include "collect/gpu_tool_collectors.h"
+#include "http/http_server.h"
+#include "import/migrate.h"
 #include "metrics/catalog.h"
-#include "platform/http_server.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
 #include "query/energy.h"
@@ -30,7 +31,6 @@
 #include "run/launcher.h"
 #include "schedule/scheduler.h"
 #include "serve/serve_api.h"
-#include "store/migrate.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
 

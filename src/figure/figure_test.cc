@@ -14,13 +14,13 @@
 #include <sstream>
 
 #include "analyze/phases.h"
-#include "analyze/report_document.h"
 #include "figure/axis.h"
 #include "figure/bar_chart.h"
 #include "figure/render.h"
 #include "query/chart_series.h"
 #include "query/downsample.h"
 #include "query/series_reader.h"
+#include "report/report_document.h"
 #include "store/series_writer.h"
 #include "tests/helpers/bucket_slack.h"
 #include "tests/helpers/counting_store.h"

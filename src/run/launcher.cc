@@ -26,7 +26,7 @@
 #include "run/manifest.h"
 #include "run/output_pump.h"
 #include "run/run_cost.h"
-#include "sample/sampler.h"
+#include "run/sampler.h"
 #include "store/run_tags.h"
 #include "store/series_writer.h"
 #include "track/tracking_api.h"

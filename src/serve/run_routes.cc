@@ -11,16 +11,16 @@
 
 #include "analyze/phases.h"
 #include "analyze/report.h"
-#include "analyze/report_document.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "http/api_toolkit.h"
 #include "metrics/catalog.h"
-#include "platform/api_toolkit.h"
 #include "query/chart_series.h"
 #include "query/downsample.h"
 #include "query/energy.h"
 #include "query/export.h"
 #include "query/series_reader.h"
+#include "report/report_document.h"
 #include "serve/serve_call.h"
 #include "store/run_tags.h"
 

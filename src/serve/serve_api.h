@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "base/spare_thread.h"
-#include "platform/http_server.h"
+#include "http/http_server.h"
 #include "query/series_reader.h"
 #include "store/store.h"
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "platform/http_server.h"
+#include "http/http_server.h"
 #include "query/chart_series.h"
 #include "serve/serve_api.h"
 #include "store/store.h"

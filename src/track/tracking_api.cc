@@ -11,7 +11,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "platform/api_toolkit.h"
+#include "http/api_toolkit.h"
 #include "track/tracking_call.h"
 
 namespace tb {

@@ -12,7 +12,7 @@
 // scripts' metrics sit apart from the listeners' in the metric namespace.
 //
 // Transport-free: Handle() takes a parsed request, so the API is tested without sockets
-// and mounted on an HttpServer (platform/http_server.h) with Handler().
+// and mounted on an HttpServer (http/http_server.h) with Handler().
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "platform/http_server.h"
+#include "http/http_server.h"
 #include "store/series_writer.h"
 #include "store/store.h"
 

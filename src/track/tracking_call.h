@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "http/http_server.h"
 #include "metrics/names.h"
 #include "metrics/sample.h"
-#include "platform/http_server.h"
 #include "store/run_tags.h"
 #include "store/store.h"
 #include "track/tracking_api.h"

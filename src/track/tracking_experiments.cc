@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
-#include "platform/api_toolkit.h"
+#include "http/api_toolkit.h"
 #include "track/tracking_call.h"
 
 namespace tb {

@@ -14,7 +14,7 @@
 
 #include "base/strings.h"
 #include "base/time.h"
-#include "platform/api_toolkit.h"
+#include "http/api_toolkit.h"
 #include "track/tracking_call.h"
 
 namespace tb {

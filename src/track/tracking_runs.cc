@@ -15,7 +15,7 @@
 #include "base/spare_thread.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "platform/api_toolkit.h"
+#include "http/api_toolkit.h"
 #include "track/tracking_call.h"
 
 namespace tb {

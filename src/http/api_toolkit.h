@@ -2,7 +2,7 @@
 // that handlers throw and that becomes one JSON answer ({"error_code", "message"}, the
 // HTTP status following MLflow's codes), a Status turned into it, JSON answers, query
 // parameters, and the call that catches it all. The access token and body limits are
-// checked by HttpServer before a handler runs (platform/http_server.h).
+// checked by HttpServer before a handler runs (http/http_server.h).
 #pragma once
 
 #include <functional>
@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "platform/http_server.h"
+#include "http/http_server.h"
 
 namespace tb {
 

@@ -1,7 +1,7 @@
 // End to end against a captured machine: two snapshots of /proc (testdata/proc-tree/a and
 // b, one second apart) of a CPU burner with two child processes, sampled through the real
 // listeners into a real store. Expected figures were worked out by hand from the files.
-#include "sample/sampler.h"
+#include "run/sampler.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

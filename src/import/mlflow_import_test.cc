@@ -1,4 +1,4 @@
-#include "store/mlflow_import.h"
+#include "import/mlflow_import.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

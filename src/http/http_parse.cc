@@ -1,4 +1,4 @@
-#include "platform/http_parse.h"
+#include "http/http_parse.h"
 
 #include <algorithm>
 #include <cctype>

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "platform/http_server.h"
+#include "http/http_server.h"
 
 namespace tb {
 

@@ -1,4 +1,4 @@
-#include "platform/http_wire.h"
+#include "http/http_wire.h"
 
 #include <libdeflate.h>
 

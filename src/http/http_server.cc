@@ -1,4 +1,4 @@
-#include "platform/http_server.h"
+#include "http/http_server.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,9 +21,9 @@
 #include "base/secret.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "platform/http_parse.h"
-#include "platform/http_wire.h"
-#include "platform/static_files.h"
+#include "http/http_parse.h"
+#include "http/http_wire.h"
+#include "http/static_files.h"
 
 namespace tb {
 

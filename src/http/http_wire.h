@@ -22,8 +22,8 @@
 #include <string_view>
 
 #include "base/time.h"
-#include "platform/http_parse.h"
-#include "platform/http_server.h"
+#include "http/http_parse.h"
+#include "http/http_server.h"
 
 namespace tb {
 

@@ -1,4 +1,4 @@
-#include "platform/static_files.h"
+#include "http/static_files.h"
 
 #include <fstream>
 #include <sstream>

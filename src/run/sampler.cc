@@ -1,4 +1,4 @@
-#include "sample/sampler.h"
+#include "run/sampler.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 // The HTTP server as clients meet it on the wire: browsers, MLflow's Python client
 // (requests), curl, Node's fetch. Raw sockets, so what is asserted is the bytes sent.
-#include "platform/http_server.h"
+#include "http/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "store/migrate.h"
+#include "import/migrate.h"
 
 #include <algorithm>
 

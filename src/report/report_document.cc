@@ -1,4 +1,4 @@
-#include "analyze/report_document.h"
+#include "report/report_document.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "platform/api_toolkit.h"
+#include "http/api_toolkit.h"
 
 namespace tb {
 namespace {

@@ -1,4 +1,4 @@
-#include "store/mlflow_import.h"
+#include "import/mlflow_import.h"
 
 #include <sqlite3.h>
 
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "import/migrate.h"
 #include "metrics/names.h"
 #include "metrics/sample.h"
-#include "store/migrate.h"
 #include "store/pg_connection.h"
 #include "store/run_tags.h"
 #include "store/sqlite_statement.h"
