@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,7 +15,25 @@
 #include "schedule/scheduler.h"
 #include "store/store.h"
 
+namespace CLI {
+class App;
+}
+
 namespace tb::cli {
+
+// A subcommand as main() sees it. Each command file adds its own to the parser (the
+// options, their help, the values they fill, kept alive by `run`) and says what runs once
+// it was chosen; `command` is what followed "--" on the command line, if there was one.
+struct Subcommand {
+  CLI::App* parser = nullptr;
+  std::function<int(std::optional<std::vector<std::string>> command)> run;
+};
+void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out);  // run, devices
+void AddStoreCommands(CLI::App& app,
+                      std::vector<Subcommand>& out);  // ls, show, export, report, migrate, import
+void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out);
+void AddScheduleCommand(CLI::App& app, std::vector<Subcommand>& out);
+void AddServeCommand(CLI::App& app, std::vector<Subcommand>& out);
 
 inline constexpr const char* kDefaultStore = "trainbench.db";
 inline constexpr int64_t kMinIntervalMs = 100;

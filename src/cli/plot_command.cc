@@ -1,5 +1,6 @@
 // trainbench plot: one figure for a paper from the command line, drawn by the same renderer
 // as the web UI's exports, so that a paper's figures are a script that reruns.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -128,6 +129,51 @@ int CommandPlot(const PlotArgs& a) {
   std::printf("trainbench: %s written (%zu line%s, %zu points)%s\n", a.output.c_str(), figure->lines.size(),
               figure->lines.size() == 1 ? "" : "s", points, also.c_str());
   return 0;
+}
+
+void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
+  auto pa = std::make_shared<PlotArgs>();
+  CLI::App* plot =
+      app.add_subcommand("plot", "Draw one figure for a paper (PDF, SVG or PNG) from runs or workload means");
+  plot->add_option("runs", pa->runs, "Runs to plot: ids, unique id prefixes or names");
+  plot->add_option("-w,--workload", pa->workloads,
+                   "EXPERIMENT:WORKLOAD: the mean of its runs with a min-max band (repeatable)");
+  plot->add_option("-m,--metric", pa->metric, "Metric to plot (trainbench show RUN lists a run's)");
+  plot->add_option("--labels", pa->labels,
+                   "Only the series with these labels (gpu=0); default: every series");
+  plot->add_option("-o,--output", pa->output, "Figure file: .pdf, .svg or .png")->required();
+  plot->add_option("--spec", pa->spec_file,
+                   "Figure description (JSON, as --save-spec writes it); options override it");
+  plot->add_option("--x", pa->x, "x axis: relative (time since start, default), wall or step");
+  plot->add_option("--from", pa->from, "x range start (seconds, Unix ms or step)");
+  plot->add_option("--to", pa->to, "x range end");
+  plot->add_option("--smooth", pa->smoothing, "Exponential moving average weight, 0-99 (as on screen)");
+  plot->add_option("--width", pa->width, "Figure width: 3.3in (default), 8.4cm, 85mm, 240pt");
+  plot->add_option("--height", pa->height,
+                   "Figure height (default: 0.62 of the width, taller for a legend of many lines)");
+  plot->add_option("--font-size", pa->font_size, "Text size in points (default 8)");
+  plot->add_option("--line-width", pa->line_width, "Line width in points (default 1)");
+  plot->add_option("--dpi", pa->dpi, "PNG resolution (default 300)");
+  plot->add_option("--title", pa->title, "Title above the plot (default: none)");
+  plot->add_option("--x-title", pa->x_title, "x axis title (default: from the axis, with its unit)");
+  plot->add_option("--y-title", pa->y_title, "y axis title (default: the metric's name and unit)");
+  plot->add_option("--legend", pa->legend,
+                   "Legend names from params and fields: '{batch-size}', '{name}', '{letter}', '{workload}'");
+  plot->add_option("--y-min", pa->y_min, "y axis minimum, in the units shown (values below are clipped)");
+  plot->add_option("--y-max", pa->y_max, "y axis maximum, in the units shown");
+  plot->add_flag("--log-y", pa->log_y, "Logarithmic y axis");
+  plot->add_flag("--mono", pa->mono, "Black and grey lines with dash patterns, for print");
+  plot->add_flag("--no-events", pa->no_events, "Leave out the runs' events (epochs, signals)");
+  plot->add_flag("--phases", pa->phases, "Shade the runs' phases (warm-up, idle, stalls)");
+  plot->add_flag("--no-legend", pa->no_legend, "Leave out the legend");
+  plot->add_flag("--ratio", pa->ratio, "Show ratios as 0-1 instead of percent");
+  plot->add_flag("--csv", pa->csv, "Also write the plotted values beside the figure (fig.csv)");
+  plot->add_flag("--save-spec", pa->save_spec,
+                 "Also write the figure description (fig.figure.json) to rerun it");
+  plot->add_option("--store", pa->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+
+  out.push_back({plot, [pa](std::optional<std::vector<std::string>>) { return CommandPlot(*pa); }});
 }
 
 }  // namespace tb::cli

@@ -177,4 +177,68 @@ int CommandDevices(bool call_costs) {
   return 0;
 }
 
+void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
+  auto ra = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand("run",
+                                     "Run a training command and record it.\n"
+                                     "  trainbench run [options] -- COMMAND [ARGS...]\n"
+                                     "  trainbench run [options] train.py [ARGS...]   (runs with --python)\n"
+                                     "The script's --key value arguments are recorded as params.");
+  run->add_option("--store", ra->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+  run->add_option("-e,--experiment", ra->experiment, "Experiment name; created on first use")
+      ->capture_default_str();
+  run->add_option("-w,--workload", ra->workload, "Workload id within the experiment");
+  run->add_option("-n,--name", ra->name, "Run name (default: the script's file name)");
+  run->add_option("-p,--param", ra->params, "Param KEY=VALUE (repeatable; overrides parsed arguments)")
+      ->allow_extra_args(false);
+  run->add_option("-t,--tag", ra->tags, "Tag KEY=VALUE (repeatable)")->allow_extra_args(false);
+  run->add_option("-l,--listeners", ra->listeners,
+                  "Listeners joined with '+': top, ps, iostat, net, nvml, smi, dcgmi "
+                  "(default: top+iostat+net, plus nvml where NVML finds a GPU and dcgmi where a DCGM "
+                  "host engine answers)");
+  run->add_option("-d,--devices", ra->devices,
+                  "GPUs the run uses: 0, 1+2, GPU-/MIG- UUIDs (default: CUDA_VISIBLE_DEVICES, else all); "
+                  "sets CUDA_VISIBLE_DEVICES for the command");
+  run->add_option("-i,--interval", ra->interval, "Sampling interval, at least 100ms (250ms, 1s, ...)")
+      ->capture_default_str();
+  run->add_option("--max-time", ra->max_time, "Stop the run after this long (SIGTERM, then SIGKILL)");
+  run->add_option("--kill-grace", ra->kill_grace, "Time between SIGTERM and SIGKILL")->capture_default_str();
+  run->add_option("--python", ra->python,
+                  "Interpreter for .py scripts (env TRAINBENCH_PYTHON; default python3)");
+  run->add_option("--proc-root", ra->proc_root, "Read /proc and /sys under this directory (for testing)")
+      ->capture_default_str();
+  run->add_flag("-q,--quiet", ra->quiet, "Do not echo the command's output (it is still stored)");
+  run->add_option("--max-epochs", ra->max_epochs,
+                  "End the script cleanly once it logs epoch N through the trainbench client");
+  run->add_option("--run-id", ra->run_id, "The run's id, 32 hex digits (default: a new random one)");
+  run->add_flag("--no-tracking", ra->no_tracking,
+                "Do not serve the tracking API (MLFLOW_TRACKING_URI) to the script");
+  run->add_flag("--distributed", ra->distributed,
+                "This node's part of one run across several nodes: start it on every node "
+                "(srun --ntasks-per-node=1 trainbench run --distributed ...); series get a node label");
+  run->add_option("--nodes", ra->nodes, "With --distributed outside Slurm: how many nodes run it");
+  run->add_option("--node-rank", ra->node_rank,
+                  "With --distributed outside Slurm: this node's rank, 0 to --nodes - 1 (0 records the run)");
+  run->add_option("--node", ra->node,
+                  "With --distributed: this node's name on its series (default: Slurm's node name, "
+                  "else the host name)");
+  run->prefix_command();
+
+  out.push_back({run, [ra, run](std::optional<std::vector<std::string>> command) {
+                   return CommandRun(*ra, command ? std::move(*command) : run->remaining());
+                 }});
+
+  CLI::App* devices =
+      app.add_subcommand("devices", "GPUs and MIG devices found, driver and CUDA versions, usable listeners");
+  auto call_costs = std::make_shared<bool>(false);
+  devices->add_flag(
+      "--call-costs", *call_costs,
+      "Also time each NVML call trainbench makes on GPU 0 (CPU and wall time per call, this driver)");
+
+  out.push_back({devices, [call_costs](std::optional<std::vector<std::string>>) {
+                   return CommandDevices(*call_costs);
+                 }});
+}
+
 }  // namespace tb::cli

@@ -2,6 +2,7 @@
 // (`trainbench [-r] exp.csv`, `trainbench [-e N -c mps ...] train.py ARGS`).
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 
 #include "cli/cli.h"
@@ -33,6 +34,48 @@ int CommandRadt(const RadtCommand& c) {
   ScheduleOptions o = ScheduleFor(c, has_gpu);
   o.store = c.store;
   return CommandSchedule(o);
+}
+
+void AddScheduleCommand(CLI::App& app, std::vector<Subcommand>& out) {
+  auto so = std::make_shared<ScheduleOptions>();
+  so->store = StoreFromEnvironment();
+  CLI::App* schedule = app.add_subcommand(
+      "schedule", "Run an experiment file (radT's CSV): workloads in order, the runs of each together");
+  schedule
+      ->add_option("file", so->file,
+                   "Experiment CSV (Experiment,Workload,Status,Run,Devices,Collocation,File,...)")
+      ->required();
+  schedule->add_option("--store", so->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+  schedule->add_option("--python", so->python,
+                       "Interpreter for the File column's scripts (default: python3)");
+  schedule->add_flag("--dry-run", so->dry_run,
+                     "Print the plan (workloads, runs, commands) and change nothing");
+  schedule->add_flag("--rerun", so->rerun,
+                     "Run workloads with a FAILED row again, all their rows together (as radT)");
+  schedule->add_option("--max-epochs", so->max_epochs,
+                       "End each run after N epochs (scripts that log epochs through trainbench's client)");
+  schedule->add_option("--max-time", so->max_time,
+                       "Each run's time limit (90s, 30m, 2h) unless its MaxTime cell says otherwise");
+  schedule->add_flag("--drop-caches", so->drop_caches,
+                     "Drop the page cache before each workload, so each reads its data cold (needs root)");
+  schedule->add_flag(
+      "--slurm", so->slurm,
+      "Each workload as a Slurm job (sbatch), its runs together on one node; needs a PostgreSQL "
+      "--store the nodes reach (docs/SLURM.md)");
+  schedule->add_option("--partition", so->slurm_partition, "With --slurm: the partition to submit to");
+  schedule->add_option("--account", so->slurm_account, "With --slurm: the account to charge");
+  schedule->add_option("--time-limit", so->slurm_time,
+                       "With --slurm: each job's time limit, as sbatch --time takes it");
+  schedule->add_option("--sbatch-arg", so->sbatch_args, "With --slurm: one more sbatch argument (repeatable)")
+      ->allow_extra_args(false);
+  schedule
+      ->add_option("--max-jobs", so->slurm_max_jobs,
+                   "With --slurm: workloads queued or running at once (default 1: one after another, so "
+                   "that no two interfere)")
+      ->check(CLI::PositiveNumber);
+
+  out.push_back({schedule, [so](std::optional<std::vector<std::string>>) { return CommandSchedule(*so); }});
 }
 
 }  // namespace tb::cli

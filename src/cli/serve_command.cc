@@ -105,4 +105,22 @@ int CommandServe(ServeArgs a) {
   return 0;
 }
 
+void AddServeCommand(CLI::App& app, std::vector<Subcommand>& out) {
+  auto sa = std::make_shared<ServeArgs>();
+  CLI::App* serve =
+      app.add_subcommand("serve", "Serve the web UI, its JSON API (/api/v1) and the tracking API");
+  serve->add_option("--store", sa->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+  serve->add_option("--host", sa->host, "Address to listen on; other than loopback needs a token")
+      ->capture_default_str();
+  serve->add_option("--port", sa->port, "Port (0: a free one)")->capture_default_str();
+  serve->add_option(
+      "--token-file", sa->token_file,
+      "File whose first line is the access token every request must carry (or env TRAINBENCH_TOKEN)");
+  serve->add_option("--token", sa->token, "The access token itself (visible in ps; prefer --token-file)");
+  serve->add_option("--web", sa->web, "Directory of the web UI's files (default: web/ of this build)");
+
+  out.push_back({serve, [sa](std::optional<std::vector<std::string>>) { return CommandServe(*sa); }});
+}
+
 }  // namespace tb::cli

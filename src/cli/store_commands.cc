@@ -331,4 +331,78 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
   return s.ok() ? 0 : Fail(s);
 }
 
+void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
+  using Command = std::optional<std::vector<std::string>>;
+  auto ls_store = std::make_shared<std::string>(StoreFromEnvironment());
+  auto experiment = std::make_shared<std::string>();
+  CLI::App* ls = app.add_subcommand("ls", "List experiments, their workloads and runs");
+  ls->add_option("experiment", *experiment, "Only this experiment");
+  ls->add_option("--store", *ls_store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+
+  out.push_back({ls, [ls_store, experiment](Command) { return CommandLs(*ls_store, *experiment); }});
+
+  auto show_store = std::make_shared<std::string>(StoreFromEnvironment());
+  auto run = std::make_shared<std::string>();
+  CLI::App* show =
+      app.add_subcommand("show", "Show a run: params, status, events, artifacts, metric statistics");
+  show->add_option("run", *run, "Run id, unique id prefix, or run name")->required();
+  show->add_option("--store", *show_store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+
+  out.push_back({show, [show_store, run](Command) { return CommandShow(*show_store, *run); }});
+
+  struct Export {
+    std::string store = StoreFromEnvironment(), run, metric, format = "csv", output;
+  };
+  auto e = std::make_shared<Export>();
+  CLI::App* exp = app.add_subcommand("export", "Export a run's samples at full resolution");
+  exp->add_option("run", e->run, "Run id, unique id prefix, or run name")->required();
+  exp->add_option("-m,--metric", e->metric, "Only this metric");
+  exp->add_option("-f,--format", e->format, "csv or json")->capture_default_str();
+  exp->add_option("-o,--output", e->output, "File to write (default: standard output)");
+  exp->add_option("--store", e->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
+      ->capture_default_str();
+
+  out.push_back(
+      {exp, [e](Command) { return CommandExport(e->store, e->run, e->metric, e->format, e->output); }});
+
+  struct Report {
+    std::string store = StoreFromEnvironment(), experiment, format, output;
+  };
+  auto r = std::make_shared<Report>();
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Per workload: throughput, epoch times, steady-state GPU figures, energy, collocation speed-up");
+  report->add_option("experiment", r->experiment, "Experiment name")->required();
+  report->add_option("--store", r->store, "Store URI or SQLite file (env TRAINBENCH_STORE)");
+  report->add_option("--format", r->format,
+                     "table, csv, html (charts as SVG) or pdf (A4 pages, fonts embedded); default: from the "
+                     "--output file's extension, else table");
+  report->add_option("-o,--output", r->output,
+                     "File to write (default: standard output; a PDF needs a file or a pipe)");
+  out.push_back(
+      {report, [r](Command) { return CommandReport(r->store, r->experiment, r->format, r->output); }});
+
+  auto from = std::make_shared<std::string>(), to = std::make_shared<std::string>();
+  CLI::App* migrate = app.add_subcommand(
+      "migrate", "Copy the runs of one store into another (a SQLite file into the shared PostgreSQL store)");
+  migrate->add_option("--from", *from, "Store to read: a SQLite file or sqlite:///path")->required();
+  migrate->add_option("--to", *to, "Store to write: postgresql://user@host/db (or another SQLite file)")
+      ->required();
+  out.push_back({migrate, [from, to](Command) { return CommandMigrate(*from, *to); }});
+
+  auto source = std::make_shared<std::string>();
+  auto store = std::make_shared<std::string>(StoreFromEnvironment());
+  CLI::App* import_mlflow = app.add_subcommand(
+      "import", "Bring in the runs of an MLflow tracking database (radT's runs become workloads and runs)");
+  import_mlflow
+      ->add_option(
+          "--mlflow", *source,
+          "MLflow's database: an SQLite file (sqlite:///path/mlflow.db) or postgresql://user@host/db")
+      ->required();
+  import_mlflow->add_option("--store", *store, "Store URI or SQLite file to write (env TRAINBENCH_STORE)");
+  out.push_back({import_mlflow, [source, store](Command) { return CommandImportMlflow(*source, *store); }});
+}
+
 }  // namespace tb::cli
