@@ -140,7 +140,7 @@ if [ -n "$mps_gpu" ] && [ -x "$py" ] && command -v nvidia-cuda-mps-control > /de
   else
     skip "MPS clients' energy adds up to the GPU" "no energy counter readings"
   fi
-  grep -q "split equally" <<< "$("$tb" show --store "$store" $(echo "$mps_runs" | head -1) 2>/dev/null)"
+  grep -q "split equally" <<< "$("$tb" show --store "$store" "$(echo "$mps_runs" | head -1)" 2>/dev/null)"
   check "MPS run says how its share was split" $? "$(echo "$mps_runs" | wc -w) runs"
 else
   skip "MPS on one GPU" "needs nvidia-cuda-mps-control and $py"

@@ -10,7 +10,10 @@ trap 'rm -rf "$scratch"' EXIT
 fail=0
 # folder, a header below it (must compile), a header above it (must not)
 while read -r folder below above; do
-  src="$here/src/$folder/$(ls "$here/src/$folder" | grep -v _test | grep -m1 '\.cc$')"
+  src=""
+  for f in "$here/src/$folder"/*.cc; do
+    case "$f" in *_test.cc) ;; *) src="$f"; break ;; esac
+  done
   cmd="$(python3 -c 'import json,sys
 for e in json.load(open(sys.argv[1])):
     if e["file"] == sys.argv[2]: print(e["command"]); break' "$build/compile_commands.json" "$src")"
