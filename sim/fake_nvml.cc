@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "platform/nvml_abi.h"
 #include "sim/scenario.h"
 
 namespace {
@@ -21,21 +22,26 @@ using tb::sim::Gpu;
 using tb::sim::MigInstance;
 using tb::sim::Scenario;
 
-// nvmlReturn_t (nvml.h).
-enum Return : int {
-  kSuccess = 0,
-  kUninitialized = 1,
-  kInvalidArgument = 2,
-  kNotSupported = 3,
-  kNoPermission = 4,
-  kNotFound = 6,
-  kInsufficientSize = 7,
-  kDriverNotLoaded = 9,
-  kGpuIsLost = 15,
-  kNoData = 21,
-  kArgumentVersionMismatch = 25,
-  kUnknown = 999,
-};
+// NVML's return codes and structures, as platform/nvml_abi.h declares them with the calls.
+using tb::nvml::kArgumentVersionMismatch;
+using tb::nvml::kDriverNotLoaded;
+using tb::nvml::kGpuIsLost;
+using tb::nvml::kInsufficientSize;
+using tb::nvml::kInvalidArgument;
+using tb::nvml::kMemoryV2Version;
+using tb::nvml::kNoData;
+using tb::nvml::kNoPermission;
+using tb::nvml::kNotFound;
+using tb::nvml::kNotSupported;
+using tb::nvml::kSuccess;
+using tb::nvml::kUninitialized;
+using tb::nvml::Memory;
+using tb::nvml::MemoryV2;
+using tb::nvml::ProcessInfoV1;
+using tb::nvml::ProcessInfoV2;
+using tb::nvml::ProcessUtilizationSample;
+using tb::nvml::Utilization;
+using Handle = tb::nvml::Device;  // what callers hold: a Device below
 
 bool IsRoot() { return geteuid() == 0; }
 
@@ -81,12 +87,12 @@ void Delay(const Gpu& gpu) {
 }
 
 // Resolves a handle; sets `code` to why not when it cannot be used.
-const Gpu* Resolve(void* handle, const MigInstance** mig, int* code) {
+const Gpu* Resolve(Handle handle, const MigInstance** mig, int* code) {
   if (!g_state.scenario) {
     *code = kUninitialized;
     return nullptr;
   }
-  auto* d = static_cast<Device*>(handle);
+  auto* d = reinterpret_cast<Device*>(handle);
   if (d == nullptr || d->gpu < 0 || d->gpu >= static_cast<int>(g_state.scenario->gpus.size())) {
     *code = kInvalidArgument;
     return nullptr;
@@ -106,7 +112,7 @@ const Gpu* Resolve(void* handle, const MigInstance** mig, int* code) {
 // Runs `body(gpu, mig)` under the lock on a usable device (mig is null for a whole GPU),
 // or answers why the device cannot be used.
 template <typename Body>
-int OnDevice(void* device, Body body) {
+int OnDevice(Handle device, Body body) {
   std::lock_guard lock(g_mu);
   int code;
   const MigInstance* mig = nullptr;
@@ -124,7 +130,7 @@ int CopyString(const std::string& s, char* out, unsigned length) {
 
 // Reads one metric into *out as an unsigned value scaled by `scale`.
 template <typename T>
-int ReadMetric(void* device, const char* key, double scale, T* out) {
+int ReadMetric(Handle device, const char* key, double scale, T* out) {
   if (out == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     std::optional<double> v = g_state.scenario->Value(*gpu, key);
@@ -245,32 +251,32 @@ int nvmlDeviceGetCount_v2(unsigned int* count) {
 
 int nvmlDeviceGetCount(unsigned int* count) { return nvmlDeviceGetCount_v2(count); }
 
-int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
+int nvmlDeviceGetHandleByIndex_v2(unsigned int index, Handle* device) {
   std::lock_guard lock(g_mu);
   if (!g_state.scenario) return kUninitialized;
   if (device == nullptr || index >= g_state.gpus.size()) return kInvalidArgument;
   // A GPU hidden by a cgroup is counted but cannot be opened.
   if (g_state.scenario->gpus[index].no_permission) return kNoPermission;
-  *device = g_state.gpus[index].get();
+  *device = reinterpret_cast<Handle>(g_state.gpus[index].get());
   return kSuccess;
 }
-int nvmlDeviceGetHandleByIndex(unsigned int index, void** device) {
+int nvmlDeviceGetHandleByIndex(unsigned int index, Handle* device) {
   return nvmlDeviceGetHandleByIndex_v2(index, device);
 }
 
-int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
+int nvmlDeviceGetHandleByUUID(const char* uuid, Handle* device) {
   std::lock_guard lock(g_mu);
   if (!g_state.scenario) return kUninitialized;
   if (uuid == nullptr || device == nullptr) return kInvalidArgument;
   for (size_t i = 0; i < g_state.scenario->gpus.size(); ++i) {
     const Gpu& gpu = g_state.scenario->gpus[i];
     if (gpu.uuid == uuid) {
-      *device = g_state.gpus[i].get();
+      *device = reinterpret_cast<Handle>(g_state.gpus[i].get());
       return kSuccess;
     }
     for (size_t m = 0; m < gpu.mig.size(); ++m) {
       if (gpu.mig[m].uuid == uuid) {
-        *device = g_state.migs[i][m].get();
+        *device = reinterpret_cast<Handle>(g_state.migs[i][m].get());
         return kSuccess;
       }
     }
@@ -278,23 +284,19 @@ int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
   return kNotFound;
 }
 
-int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
+int nvmlDeviceGetName(Handle device, char* name, unsigned int length) {
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     return CopyString(mig != nullptr ? gpu->name + " MIG " + mig->profile : gpu->name, name, length);
   });
 }
 
-int nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length) {
+int nvmlDeviceGetUUID(Handle device, char* uuid, unsigned int length) {
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     return CopyString(mig != nullptr ? mig->uuid : gpu->uuid, uuid, length);
   });
 }
 
-struct Utilization {
-  unsigned int gpu;
-  unsigned int memory;
-};
-int nvmlDeviceGetUtilizationRates(void* device, Utilization* utilization) {
+int nvmlDeviceGetUtilizationRates(Handle device, Utilization* utilization) {
   if (utilization == nullptr) return kInvalidArgument;
   // NVML has no utilization for a GPU in MIG mode nor for a MIG device.
   int mig = OnDevice(device, [&](const Gpu* gpu, const MigInstance* m) -> int {
@@ -306,14 +308,9 @@ int nvmlDeviceGetUtilizationRates(void* device, Utilization* utilization) {
   return ReadMetric(device, "util_mem_pct", 1, &utilization->memory);
 }
 
-struct Memory {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
 // v1's `used` includes what the driver reserves; v2 reports it apart (nvidia-smi's
 // memory.used is v2's `used`, the scenario's mem_used_mib).
-int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
+int nvmlDeviceGetMemoryInfo(Handle device, Memory* memory) {
   if (memory == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     if (mig != nullptr) {
@@ -330,15 +327,7 @@ int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
   });
 }
 
-struct MemoryV2 {
-  unsigned int version;
-  unsigned long long total;
-  unsigned long long reserved;
-  unsigned long long free;
-  unsigned long long used;
-};
-constexpr unsigned int kMemoryV2Version = static_cast<unsigned int>(sizeof(MemoryV2)) | (2U << 24);
-int nvmlDeviceGetMemoryInfo_v2(void* device, MemoryV2* memory) {
+int nvmlDeviceGetMemoryInfo_v2(Handle device, MemoryV2* memory) {
   if (memory == nullptr) return kInvalidArgument;
   if (memory->version != kMemoryV2Version) return kArgumentVersionMismatch;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
@@ -358,11 +347,11 @@ int nvmlDeviceGetMemoryInfo_v2(void* device, MemoryV2* memory) {
   });
 }
 
-int nvmlDeviceGetPowerUsage(void* device, unsigned int* milliwatts) {
+int nvmlDeviceGetPowerUsage(Handle device, unsigned int* milliwatts) {
   return ReadMetric(device, "power_w", 1000, milliwatts);
 }
 
-int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* millijoules) {
+int nvmlDeviceGetTotalEnergyConsumption(Handle device, unsigned long long* millijoules) {
   if (millijoules == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     BurnCpu(g_state.scenario->cpu_cost.energy_us);
@@ -373,26 +362,26 @@ int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* millij
   });
 }
 
-int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* celsius) {
+int nvmlDeviceGetTemperature(Handle device, int sensor, unsigned int* celsius) {
   if (sensor != 0) return kInvalidArgument;  // NVML_TEMPERATURE_GPU
   return ReadMetric(device, "temp_c", 1, celsius);
 }
 
-int nvmlDeviceGetClockInfo(void* device, int type, unsigned int* mhz) {
+int nvmlDeviceGetClockInfo(Handle device, int type, unsigned int* mhz) {
   // NVML_CLOCK_GRAPHICS 0, NVML_CLOCK_SM 1, NVML_CLOCK_MEM 2
   if (type == 1 || type == 0) return ReadMetric(device, "clock_sm_mhz", 1, mhz);
   if (type == 2) return ReadMetric(device, "clock_mem_mhz", 1, mhz);
   return kNotSupported;
 }
 
-int nvmlDeviceGetPerformanceState(void* device, int* pstate) {
+int nvmlDeviceGetPerformanceState(Handle device, int* pstate) {
   return ReadMetric(device, "pstate", 1, pstate);
 }
 
 // NVML measures PCIe throughput over a 20 ms window per call: the call blocks that long
 // (the scenario's pcie_call_ms), outside the library's lock as the real driver lets other
 // calls through meanwhile.
-int nvmlDeviceGetPcieThroughput(void* device, int counter, unsigned int* kilobytes_per_second) {
+int nvmlDeviceGetPcieThroughput(Handle device, int counter, unsigned int* kilobytes_per_second) {
   // NVML_PCIE_UTIL_TX_BYTES 0, NVML_PCIE_UTIL_RX_BYTES 1
   if (counter != 0 && counter != 1) return kInvalidArgument;
   if (kilobytes_per_second == nullptr) return kInvalidArgument;
@@ -407,23 +396,13 @@ int nvmlDeviceGetPcieThroughput(void* device, int counter, unsigned int* kilobyt
   return ReadMetric(device, counter == 0 ? "pcie_tx_kbps" : "pcie_rx_kbps", 1, kilobytes_per_second);
 }
 
-int nvmlDeviceGetCurrentClocksEventReasons(void* device, unsigned long long* reasons) {
+int nvmlDeviceGetCurrentClocksEventReasons(Handle device, unsigned long long* reasons) {
   return ReadMetric(device, "throttle_reasons", 1, reasons);
 }
-int nvmlDeviceGetCurrentClocksThrottleReasons(void* device, unsigned long long* reasons) {
+int nvmlDeviceGetCurrentClocksThrottleReasons(Handle device, unsigned long long* reasons) {
   return nvmlDeviceGetCurrentClocksEventReasons(device, reasons);
 }
 
-struct ProcessInfoV2 {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId;
-  unsigned int computeInstanceId;
-};
-struct ProcessInfoV1 {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-};
 constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
 
 }  // extern "C"
@@ -432,7 +411,7 @@ constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAI
 // only root may list them. The compute list holds every process on the GPU, the MPS
 // server among them; the MPS list (`mps_only`) only the clients of MPS, as on a real H200.
 template <typename Put>
-int ListProcesses(void* device, unsigned int* count, bool have_buffer, bool mps_only, Put put) {
+int ListProcesses(Handle device, unsigned int* count, bool have_buffer, bool mps_only, Put put) {
   if (count == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     if (gpu->mig_mode == "Enabled" && !IsRoot()) return kNoPermission;
@@ -453,47 +432,39 @@ int ListProcesses(void* device, unsigned int* count, bool have_buffer, bool mps_
 
 extern "C" {
 
-int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
+int nvmlDeviceGetComputeRunningProcesses_v2(Handle device, unsigned int* count, ProcessInfoV2* infos) {
   return ListProcesses(device, count, infos != nullptr, false,
                        [&](size_t i, unsigned pid, unsigned long long memory) {
                          infos[i] = ProcessInfoV2{pid, memory, 0xFFFFFFFF, 0xFFFFFFFF};
                        });
 }
 
-int nvmlDeviceGetComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* infos) {
+int nvmlDeviceGetComputeRunningProcesses(Handle device, unsigned int* count, ProcessInfoV1* infos) {
   return ListProcesses(device, count, infos != nullptr, false,
                        [&](size_t i, unsigned pid, unsigned long long memory) {
                          infos[i] = ProcessInfoV1{pid, memory};
                        });
 }
 
-int nvmlDeviceGetMPSComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* infos) {
+int nvmlDeviceGetMPSComputeRunningProcesses_v2(Handle device, unsigned int* count, ProcessInfoV2* infos) {
   return ListProcesses(device, count, infos != nullptr, true,
                        [&](size_t i, unsigned pid, unsigned long long memory) {
                          infos[i] = ProcessInfoV2{pid, memory, 0xFFFFFFFF, 0xFFFFFFFF};
                        });
 }
 
-int nvmlDeviceGetMPSComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* infos) {
+int nvmlDeviceGetMPSComputeRunningProcesses(Handle device, unsigned int* count, ProcessInfoV1* infos) {
   return ListProcesses(device, count, infos != nullptr, true,
                        [&](size_t i, unsigned pid, unsigned long long memory) {
                          infos[i] = ProcessInfoV1{pid, memory};
                        });
 }
 
-struct ProcessUtilizationSample {
-  unsigned int pid;
-  unsigned long long timeStamp;  // microseconds
-  unsigned int smUtil;
-  unsigned int memUtil;
-  unsigned int encUtil;
-  unsigned int decUtil;
-};
 // The driver keeps one utilization sample per process per second; only samples newer
 // than `last_seen` (microseconds) are returned, and NOT_FOUND when there are none, as real
 // drivers answer. Under MPS the only sample is the server's (the H200 showed so): its
 // clients have none of their own.
-int nvmlDeviceGetProcessUtilization(void* device, ProcessUtilizationSample* samples, unsigned int* count,
+int nvmlDeviceGetProcessUtilization(Handle device, ProcessUtilizationSample* samples, unsigned int* count,
                                     unsigned long long last_seen) {
   if (count == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, const MigInstance* mig) -> int {
@@ -518,7 +489,7 @@ int nvmlDeviceGetProcessUtilization(void* device, ProcessUtilizationSample* samp
   });
 }
 
-int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending) {
+int nvmlDeviceGetMigMode(Handle device, unsigned int* current, unsigned int* pending) {
   if (current == nullptr || pending == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     if (mig != nullptr || gpu->mig_mode == "[N/A]") return kNotSupported;
@@ -527,7 +498,7 @@ int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pend
   });
 }
 
-int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
+int nvmlDeviceGetMaxMigDeviceCount(Handle device, unsigned int* count) {
   if (count == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
     *count = gpu->mig_mode == "Enabled" ? 7 : 0;  // an A100 can hold up to 7 MIG devices
@@ -535,19 +506,19 @@ int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
   });
 }
 
-int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned int index, void** mig_device) {
+int nvmlDeviceGetMigDeviceHandleByIndex(Handle device, unsigned int index, Handle* mig_device) {
   if (mig_device == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu* gpu, [[maybe_unused]] const MigInstance* mig) -> int {
-    auto* d = static_cast<Device*>(device);
+    auto* d = reinterpret_cast<Device*>(device);
     if (index >= gpu->mig.size()) return kNotFound;  // an empty slot
     // A GPU instance without a compute instance is no device CUDA or NVML can use.
     if (gpu->mig[index].compute_instance_id < 0) return kNotFound;
-    *mig_device = g_state.migs[static_cast<size_t>(d->gpu)][index].get();
+    *mig_device = reinterpret_cast<Handle>(g_state.migs[static_cast<size_t>(d->gpu)][index].get());
     return kSuccess;
   });
 }
 
-int nvmlDeviceGetGpuInstanceId(void* device, unsigned int* id) {
+int nvmlDeviceGetGpuInstanceId(Handle device, unsigned int* id) {
   if (id == nullptr) return kInvalidArgument;
   return OnDevice(device, [&](const Gpu*, const MigInstance* mig) -> int {
     if (mig == nullptr) return kNotSupported;

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/nvml_abi.h"
 #include "sim/scenario.h"
 
 namespace {
@@ -81,29 +82,8 @@ std::vector<size_t> SelectGpus(const Scenario& s, const std::string& ids) {
 // nvidia-smi is built on NVML: the simulated one reads every value of --query-gpu through
 // the simulated libnvidia-ml it is linked with, so it pays the same call latencies
 // (call_delay_us, nvml_init_ms) and meets the same faults as a program calling NVML itself.
-extern "C" {
-struct SmiUtilization {
-  unsigned int gpu, memory;
-};
-struct SmiMemoryV2 {
-  unsigned int version;
-  unsigned long long total, reserved, free, used;
-};
-int nvmlInit_v2(void);
-int nvmlShutdown(void);
-int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device);
-int nvmlDeviceGetName(void* device, char* name, unsigned int length);
-int nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length);
-int nvmlDeviceGetPowerUsage(void* device, unsigned int* milliwatts);
-int nvmlDeviceGetUtilizationRates(void* device, SmiUtilization* utilization);
-int nvmlDeviceGetMemoryInfo_v2(void* device, SmiMemoryV2* memory);
-int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* celsius);
-int nvmlDeviceGetClockInfo(void* device, int type, unsigned int* mhz);
-int nvmlDeviceGetPerformanceState(void* device, int* pstate);
-int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending);
-}
-
-constexpr int kNvmlNotSupported = 3;
+// (Its calls and types: platform/nvml_abi.h, as trainbench and the simulated library see them.)
+constexpr int kNvmlNotSupported = tb::nvml::kNotSupported;
 constexpr const char* kSmiFields[] = {"timestamp",
                                       "index",
                                       "name",
@@ -126,7 +106,7 @@ bool IsSmiField(const std::string& field) {
 }
 
 // One --query-gpu field of one GPU (its NVML handle), as nvidia-smi prints it with nounits.
-std::string SmiField(void* device, const Gpu& g, size_t index, const std::string& field) {
+std::string SmiField(tb::nvml::Device device, const Gpu& g, size_t index, const std::string& field) {
   // What nvidia-smi prints for a value NVML would not give.
   auto failed = [&](int code) -> std::string {
     if (code != kNvmlNotSupported) return "[Unknown Error]";
@@ -153,13 +133,13 @@ std::string SmiField(void* device, const Gpu& g, size_t index, const std::string
     return number(code, "%.2f", u / 1000.0);
   }
   if (field == "utilization.gpu" || field == "utilization.memory") {
-    SmiUtilization rates{};
+    tb::nvml::Utilization rates{};
     int code = nvmlDeviceGetUtilizationRates(device, &rates);
     return number(code, "%.0f", field == "utilization.gpu" ? rates.gpu : rates.memory);
   }
   if (field == "memory.used" || field == "memory.total") {
-    SmiMemoryV2 memory{};
-    memory.version = static_cast<unsigned int>(sizeof memory) | (2U << 24);
+    tb::nvml::MemoryV2 memory{};
+    memory.version = tb::nvml::kMemoryV2Version;
     int code = nvmlDeviceGetMemoryInfo_v2(device, &memory);
     double mib = static_cast<double>(field == "memory.used" ? memory.used : memory.total) / 1048576;
     return number(code, "%.0f", std::floor(mib));
@@ -423,7 +403,7 @@ int NvidiaSmi(Scenario& s, int argc, char** argv) {
     for (size_t index : SelectGpus(s, ids)) {
       if (index >= s.gpus.size() || s.gpus[index].no_permission) continue;
       const Gpu& g = s.gpus[index];
-      void* device = nullptr;
+      tb::nvml::Device device = nullptr;
       if (s.Lost(g) || nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned int>(index), &device) != 0) {
         std::printf(
             "Unable to determine the device handle for GPU %s: GPU is lost.  Reboot the system to recover "

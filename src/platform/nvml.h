@@ -14,101 +14,42 @@
 #include <vector>
 
 #include "base/status.h"
+#include "platform/nvml_abi.h"
 
 namespace tb {
 
 namespace nvml {
-using Return = int;
-inline constexpr Return kSuccess = 0;
-inline constexpr Return kInvalidArgument = 2;
-inline constexpr Return kNotSupported = 3;
-inline constexpr Return kNoPermission = 4;
-inline constexpr Return kNotFound = 6;
-inline constexpr Return kInsufficientSize = 7;
-inline constexpr Return kGpuIsLost = 15;
-inline constexpr Return kNoData = 21;
-inline constexpr Return kArgumentVersionMismatch = 25;
-
-// usedGpuMemory when the driver cannot tell (NVML_VALUE_NOT_AVAILABLE, -1 as unsigned).
-inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
-
-using Device = struct DeviceOpaque*;  // nvmlDevice_t
-
-struct Utilization {  // nvmlUtilization_t
-  unsigned int gpu;
-  unsigned int memory;
-};
-struct Memory {  // nvmlMemory_t
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
-struct MemoryV2 {  // nvmlMemory_v2_t: `used` leaves out what the driver reserves
-  unsigned int version;
-  unsigned long long total;
-  unsigned long long reserved;
-  unsigned long long free;
-  unsigned long long used;
-};
-// nvmlMemory_v2: NVML_STRUCT_VERSION(Memory, 2), the structure's size with 2 in the top byte.
-inline constexpr unsigned int kMemoryV2Version = static_cast<unsigned int>(sizeof(MemoryV2)) | (2U << 24);
-struct ProcessInfoV1 {  // nvmlProcessInfo_v1_t
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-};
-struct ProcessInfoV2 {  // nvmlProcessInfo_v2_t
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId;
-  unsigned int computeInstanceId;
-};
-struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t
-  unsigned int pid;
-  unsigned long long timeStamp;  // microseconds
-  unsigned int smUtil;
-  unsigned int memUtil;
-  unsigned int encUtil;
-  unsigned int decUtil;
-};
-inline constexpr int kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
-inline constexpr int kClockSm = 1;         // NVML_CLOCK_SM
-inline constexpr int kClockMem = 2;        // NVML_CLOCK_MEM
-inline constexpr int kPcieTxBytes = 0;     // NVML_PCIE_UTIL_TX_BYTES
-inline constexpr int kPcieRxBytes = 1;     // NVML_PCIE_UTIL_RX_BYTES
-
 // The calls trainbench uses; null when the library lacks them.
 struct Functions {
-  Return (*Init)() = nullptr;
-  Return (*Shutdown)() = nullptr;
-  const char* (*ErrorString)(Return) = nullptr;
-  Return (*SystemGetDriverVersion)(char*, unsigned int) = nullptr;
-  Return (*SystemGetCudaDriverVersion)(int*) = nullptr;
-  Return (*DeviceGetCount)(unsigned int*) = nullptr;
-  Return (*DeviceGetHandleByIndex)(unsigned int, Device*) = nullptr;
-  Return (*DeviceGetHandleByUUID)(const char*, Device*) = nullptr;
-  Return (*DeviceGetName)(Device, char*, unsigned int) = nullptr;
-  Return (*DeviceGetUUID)(Device, char*, unsigned int) = nullptr;
-  Return (*DeviceGetUtilizationRates)(Device, Utilization*) = nullptr;
-  Return (*DeviceGetMemoryInfo)(Device, Memory*) = nullptr;
-  Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*) = nullptr;                      // drivers from R510 on
-  Return (*DeviceGetPowerUsage)(Device, unsigned int*) = nullptr;                    // mW
-  Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;  // mJ
-  Return (*DeviceGetTemperature)(Device, int, unsigned int*) = nullptr;
-  Return (*DeviceGetClockInfo)(Device, int, unsigned int*) = nullptr;  // MHz
-  Return (*DeviceGetPerformanceState)(Device, int*) = nullptr;
-  Return (*DeviceGetPcieThroughput)(Device, int, unsigned int*) = nullptr;  // KB/s
-  Return (*DeviceGetClocksEventReasons)(Device, unsigned long long*) = nullptr;
-  Return (*DeviceGetComputeRunningProcessesV2)(Device, unsigned int*, ProcessInfoV2*) = nullptr;
-  Return (*DeviceGetComputeRunningProcessesV1)(Device, unsigned int*, ProcessInfoV1*) = nullptr;
-  // The clients of MPS only (the running list also holds the MPS server).
-  Return (*DeviceGetMPSComputeRunningProcessesV2)(Device, unsigned int*, ProcessInfoV2*) = nullptr;
-  Return (*DeviceGetProcessUtilization)(Device, ProcessUtilizationSample*, unsigned int*,
-                                        unsigned long long) = nullptr;
-  Return (*DeviceGetMigMode)(Device, unsigned int*, unsigned int*) = nullptr;
-  Return (*DeviceGetMaxMigDeviceCount)(Device, unsigned int*) = nullptr;
-  Return (*DeviceGetMigDeviceHandleByIndex)(Device, unsigned int, Device*) = nullptr;
-  Return (*DeviceGetGpuInstanceId)(Device, unsigned int*) = nullptr;
-  Return (*DeviceGetPciBusId)(Device, char*, unsigned int) = nullptr;
+  decltype(&nvmlInit_v2) Init = nullptr;
+  decltype(&nvmlShutdown) Shutdown = nullptr;
+  decltype(&nvmlErrorString) ErrorString = nullptr;
+  decltype(&nvmlSystemGetDriverVersion) SystemGetDriverVersion = nullptr;
+  decltype(&nvmlSystemGetCudaDriverVersion_v2) SystemGetCudaDriverVersion = nullptr;
+  decltype(&nvmlDeviceGetCount_v2) DeviceGetCount = nullptr;
+  decltype(&nvmlDeviceGetHandleByIndex_v2) DeviceGetHandleByIndex = nullptr;
+  decltype(&nvmlDeviceGetHandleByUUID) DeviceGetHandleByUUID = nullptr;
+  decltype(&nvmlDeviceGetName) DeviceGetName = nullptr;
+  decltype(&nvmlDeviceGetUUID) DeviceGetUUID = nullptr;
+  decltype(&nvmlDeviceGetUtilizationRates) DeviceGetUtilizationRates = nullptr;
+  decltype(&nvmlDeviceGetMemoryInfo) DeviceGetMemoryInfo = nullptr;
+  decltype(&nvmlDeviceGetMemoryInfo_v2) DeviceGetMemoryInfoV2 = nullptr;
+  decltype(&nvmlDeviceGetPowerUsage) DeviceGetPowerUsage = nullptr;
+  decltype(&nvmlDeviceGetTotalEnergyConsumption) DeviceGetTotalEnergyConsumption = nullptr;
+  decltype(&nvmlDeviceGetTemperature) DeviceGetTemperature = nullptr;
+  decltype(&nvmlDeviceGetClockInfo) DeviceGetClockInfo = nullptr;
+  decltype(&nvmlDeviceGetPerformanceState) DeviceGetPerformanceState = nullptr;
+  decltype(&nvmlDeviceGetPcieThroughput) DeviceGetPcieThroughput = nullptr;
+  decltype(&nvmlDeviceGetCurrentClocksEventReasons) DeviceGetClocksEventReasons = nullptr;
+  decltype(&nvmlDeviceGetComputeRunningProcesses_v2) DeviceGetComputeRunningProcessesV2 = nullptr;
+  decltype(&nvmlDeviceGetComputeRunningProcesses) DeviceGetComputeRunningProcessesV1 = nullptr;
+  decltype(&nvmlDeviceGetMPSComputeRunningProcesses_v2) DeviceGetMPSComputeRunningProcessesV2 = nullptr;
+  decltype(&nvmlDeviceGetProcessUtilization) DeviceGetProcessUtilization = nullptr;
+  decltype(&nvmlDeviceGetMigMode) DeviceGetMigMode = nullptr;
+  decltype(&nvmlDeviceGetMaxMigDeviceCount) DeviceGetMaxMigDeviceCount = nullptr;
+  decltype(&nvmlDeviceGetMigDeviceHandleByIndex) DeviceGetMigDeviceHandleByIndex = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceId) DeviceGetGpuInstanceId = nullptr;
+  decltype(&nvmlDeviceGetPciBusId_v2) DeviceGetPciBusId = nullptr;
 };
 }  // namespace nvml
 
