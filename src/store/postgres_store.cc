@@ -199,12 +199,7 @@ class PostgresStore : public Store {
         Result<pg::Rows> rows =
             Query({"SELECT value FROM params WHERE run_id = $1 AND key = $2", {Text(run_id), Text(k)}});
         if (!rows.ok()) break;
-        if (rows->size() > 0 && rows->Str(0, 0) != v) {
-          return Status::InvalidArgument(
-              Concat({"Changing param values is not allowed. Param with key='", k,
-                      "' was already logged with value='", rows->Str(0, 0), "' for run ID='", run_id,
-                      "'. Attempted logging new value '", v, "'."}));
-        }
+        if (rows->size() > 0) TB_RETURN_IF_ERROR(CheckParamUnchanged(run_id, k, rows->Str(0, 0), v));
       }
     }
     std::vector<Stmt> batch;

@@ -730,10 +730,8 @@ class SqliteStore : public Store {
       std::string existing = rc == SQLITE_ROW ? get.Text(0) : "";
       get.Reset();
       if (rc == SQLITE_ROW) {
-        if (existing == v) continue;
-        return Status::InvalidArgument(Concat(
-            {"Changing param values is not allowed. Param with key='", k, "' was already logged with value='",
-             existing, "' for run ID='", run_id, "'. Attempted logging new value '", v, "'."}));
+        TB_RETURN_IF_ERROR(CheckParamUnchanged(run_id, k, existing, v));
+        continue;
       }
       if (rc != SQLITE_DONE) return Error("cannot read params");
       put.Bind(1, run_id).Bind(2, k).Bind(3, v);

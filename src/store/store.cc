@@ -267,6 +267,14 @@ Status DecodeJournalEntry(std::string_view data, int64_t series_id, std::vector<
   return Status::Ok();
 }
 
+Status CheckParamUnchanged(std::string_view run_id, std::string_view key, std::string_view logged,
+                           std::string_view wanted) {
+  if (logged == wanted) return Status::Ok();
+  return Status::InvalidArgument(Concat({"Changing param values is not allowed. Param with key='", key,
+                                         "' was already logged with value='", logged, "' for run ID='",
+                                         run_id, "'. Attempted logging new value '", wanted, "'."}));
+}
+
 Status CheckRunId(std::string_view id) {
   bool ok = !id.empty() && id.size() <= 256 && std::isalnum(static_cast<unsigned char>(id[0])) &&
             std::all_of(id.begin(), id.end(), [](char c) {

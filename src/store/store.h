@@ -189,6 +189,10 @@ Status CheckExperimentName(std::string_view name);
 // A run id names a folder of artifacts: MLflow's shape only (a letter or digit, then
 // letters, digits, '_' or '-', 256 at most); "..", "/" and the like are refused.
 Status CheckRunId(std::string_view id);
+// A param is logged once: the same value again is accepted, another one refused with
+// MLflow's message (both stores ask this with the value they hold).
+Status CheckParamUnchanged(std::string_view run_id, std::string_view key, std::string_view logged,
+                           std::string_view wanted);
 
 class Store {
  public:
