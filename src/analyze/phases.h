@@ -74,6 +74,10 @@ RunAnalysis AnalyzeRun(const RunSamples& run);
 // points are read from their first and last chunks only.
 Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run);
 
+// The points in chunks of a run's analysed series (all listeners), from the totals kept
+// beside each series: the extent an analysis was made of.
+Result<int64_t> AnalysedPoints(Store& store, const RunRecord& run, const std::vector<SeriesInfo>& series);
+
 // The version of the method: a copy kept with a run (phases.json) that says another was
 // made by an older trainbench and is analysed again. Raise it with every change to what
 // the analysis finds.

@@ -21,12 +21,15 @@ class App;
 
 namespace tb::cli {
 
+// What followed "--" on the command line (run's command), if there was one.
+using DashedCommand = std::optional<std::vector<std::string>>;
+
 // A subcommand as main() sees it. Each command file adds its own to the parser (the
 // options, their help, the values they fill, kept alive by `run`) and says what runs once
-// it was chosen; `command` is what followed "--" on the command line, if there was one.
+// it was chosen.
 struct Subcommand {
   CLI::App* parser = nullptr;
-  std::function<int(std::optional<std::vector<std::string>> command)> run;
+  std::function<int(const DashedCommand& command)> run;
 };
 void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out);  // run, devices
 void AddStoreCommands(CLI::App& app,

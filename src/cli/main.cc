@@ -38,7 +38,7 @@ int Main(int argc, char** argv) {
     return CommandRadt(**radt);
   }
   // Everything after the first "--" is the command to run, untouched by option parsing.
-  std::optional<std::vector<std::string>> command;
+  DashedCommand command;
   if (auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
     command.emplace(dashes + 1, args.end());
     args.erase(dashes, args.end());
@@ -50,7 +50,7 @@ int Main(int argc, char** argv) {
     return app.exit(e);
   }
   for (Subcommand& s : subcommands) {
-    if (s.parser->parsed()) return s.run(std::move(command));
+    if (s.parser->parsed()) return s.run(command);
   }
   return 2;
 }

@@ -173,7 +173,7 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("--store", pa->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
-  out.push_back({plot, [pa](std::optional<std::vector<std::string>>) { return CommandPlot(*pa); }});
+  out.push_back({plot, [pa](const DashedCommand&) { return CommandPlot(*pa); }});
 }
 
 }  // namespace tb::cli

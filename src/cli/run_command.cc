@@ -225,8 +225,8 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
                   "else the host name)");
   run->prefix_command();
 
-  out.push_back({run, [ra, run](std::optional<std::vector<std::string>> command) {
-                   return CommandRun(*ra, command ? std::move(*command) : run->remaining());
+  out.push_back({run, [ra, run](const DashedCommand& command) {
+                   return CommandRun(*ra, command ? *command : run->remaining());
                  }});
 
   CLI::App* devices =
@@ -236,9 +236,7 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
       "--call-costs", *call_costs,
       "Also time each NVML call trainbench makes on GPU 0 (CPU and wall time per call, this driver)");
 
-  out.push_back({devices, [call_costs](std::optional<std::vector<std::string>>) {
-                   return CommandDevices(*call_costs);
-                 }});
+  out.push_back({devices, [call_costs](const DashedCommand&) { return CommandDevices(*call_costs); }});
 }
 
 }  // namespace tb::cli

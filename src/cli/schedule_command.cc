@@ -75,7 +75,7 @@ void AddScheduleCommand(CLI::App& app, std::vector<Subcommand>& out) {
                    "that no two interfere)")
       ->check(CLI::PositiveNumber);
 
-  out.push_back({schedule, [so](std::optional<std::vector<std::string>>) { return CommandSchedule(*so); }});
+  out.push_back({schedule, [so](const DashedCommand&) { return CommandSchedule(*so); }});
 }
 
 }  // namespace tb::cli

@@ -120,7 +120,7 @@ void AddServeCommand(CLI::App& app, std::vector<Subcommand>& out) {
   serve->add_option("--token", sa->token, "The access token itself (visible in ps; prefer --token-file)");
   serve->add_option("--web", sa->web, "Directory of the web UI's files (default: web/ of this build)");
 
-  out.push_back({serve, [sa](std::optional<std::vector<std::string>>) { return CommandServe(*sa); }});
+  out.push_back({serve, [sa](const DashedCommand&) { return CommandServe(*sa); }});
 }
 
 }  // namespace tb::cli

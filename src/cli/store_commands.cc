@@ -332,7 +332,6 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
 }
 
 void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
-  using Command = std::optional<std::vector<std::string>>;
   auto ls_store = std::make_shared<std::string>(StoreFromEnvironment());
   auto experiment = std::make_shared<std::string>();
   CLI::App* ls = app.add_subcommand("ls", "List experiments, their workloads and runs");
@@ -340,7 +339,8 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
   ls->add_option("--store", *ls_store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
-  out.push_back({ls, [ls_store, experiment](Command) { return CommandLs(*ls_store, *experiment); }});
+  out.push_back(
+      {ls, [ls_store, experiment](const DashedCommand&) { return CommandLs(*ls_store, *experiment); }});
 
   auto show_store = std::make_shared<std::string>(StoreFromEnvironment());
   auto run = std::make_shared<std::string>();
@@ -350,7 +350,7 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
   show->add_option("--store", *show_store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
-  out.push_back({show, [show_store, run](Command) { return CommandShow(*show_store, *run); }});
+  out.push_back({show, [show_store, run](const DashedCommand&) { return CommandShow(*show_store, *run); }});
 
   struct Export {
     std::string store = StoreFromEnvironment(), run, metric, format = "csv", output;
@@ -364,8 +364,9 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
   exp->add_option("--store", e->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
-  out.push_back(
-      {exp, [e](Command) { return CommandExport(e->store, e->run, e->metric, e->format, e->output); }});
+  out.push_back({exp, [e](const DashedCommand&) {
+                   return CommandExport(e->store, e->run, e->metric, e->format, e->output);
+                 }});
 
   struct Report {
     std::string store = StoreFromEnvironment(), experiment, format, output;
@@ -381,8 +382,9 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
                      "--output file's extension, else table");
   report->add_option("-o,--output", r->output,
                      "File to write (default: standard output; a PDF needs a file or a pipe)");
-  out.push_back(
-      {report, [r](Command) { return CommandReport(r->store, r->experiment, r->format, r->output); }});
+  out.push_back({report, [r](const DashedCommand&) {
+                   return CommandReport(r->store, r->experiment, r->format, r->output);
+                 }});
 
   auto from = std::make_shared<std::string>(), to = std::make_shared<std::string>();
   CLI::App* migrate = app.add_subcommand(
@@ -390,7 +392,7 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
   migrate->add_option("--from", *from, "Store to read: a SQLite file or sqlite:///path")->required();
   migrate->add_option("--to", *to, "Store to write: postgresql://user@host/db (or another SQLite file)")
       ->required();
-  out.push_back({migrate, [from, to](Command) { return CommandMigrate(*from, *to); }});
+  out.push_back({migrate, [from, to](const DashedCommand&) { return CommandMigrate(*from, *to); }});
 
   auto source = std::make_shared<std::string>();
   auto store = std::make_shared<std::string>(StoreFromEnvironment());
@@ -402,7 +404,8 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
           "MLflow's database: an SQLite file (sqlite:///path/mlflow.db) or postgresql://user@host/db")
       ->required();
   import_mlflow->add_option("--store", *store, "Store URI or SQLite file to write (env TRAINBENCH_STORE)");
-  out.push_back({import_mlflow, [source, store](Command) { return CommandImportMlflow(*source, *store); }});
+  out.push_back({import_mlflow,
+                 [source, store](const DashedCommand&) { return CommandImportMlflow(*source, *store); }});
 }
 
 }  // namespace tb::cli
