@@ -134,6 +134,195 @@ void PrintSummary(const std::vector<Outcome>& outcomes) {
   }
 }
 
+// The GPU set up for one workload's sharing: an MPS daemon, MIG instances, DCGM profiling
+// paused for Nsight, and the device cell each run is started with. Undone when it goes out
+// of scope, however the workload ends.
+struct GpuSetup {
+  MpsDaemon mps;
+  bool mps_started = false;  // when it did not, the error names its log: the log stays
+  std::map<unsigned, MigInstances> migs;
+  DcgmProfilingPause dcgm_pause;
+  std::vector<std::string> devices;  // per run
+};
+
+// Starts the MPS daemon the workload's MPS runs share; its clients name their GPUs by
+// UUID, as an index would count within the daemon's remapped set, not the machine's.
+Status StartMps(const std::vector<const PlannedRun*>& runs, GpuSetup& gpu) {
+  auto mps_run =
+      std::find_if(runs.begin(), runs.end(), [](const PlannedRun* r) { return IsMps(r->row.collocation); });
+  if (mps_run == runs.end()) return Status::Ok();
+  std::string on = (*mps_run)->devices;
+  Status started = gpu.mps.Start(on);
+  gpu.mps_started = started.ok();
+  if (!started.ok()) return started;
+  std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n", on.empty() ? "all" : on.c_str(),
+              gpu.mps.env()[0].c_str());
+  if (on.empty()) return Status::Ok();
+  Result<std::string> uuids = DevicesAsUuids(on);
+  if (!uuids.ok()) return uuids.status();
+  std::string cell = *uuids;
+  std::replace(cell.begin(), cell.end(), ',', '+');
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (IsMps(runs[i]->row.collocation)) gpu.devices[i] = cell;
+  }
+  return Status::Ok();
+}
+
+// Creates a MIG instance for each MIG run, all of one GPU's at once, and gives each run its
+// instance's UUID.
+Status CreateMigInstances(const std::vector<const PlannedRun*>& runs, GpuSetup& gpu) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i]->mig_gpu || gpu.migs.count(*runs[i]->mig_gpu) != 0) continue;
+    unsigned index = *runs[i]->mig_gpu;
+    std::vector<size_t> members;
+    std::vector<std::string> profiles;
+    for (size_t j = i; j < runs.size(); ++j) {
+      if (runs[j]->mig_gpu == index) {
+        members.push_back(j);
+        profiles.push_back(runs[j]->row.collocation);
+      }
+    }
+    Result<std::vector<std::string>> uuids = gpu.migs[index].Create(index, profiles);
+    if (!uuids.ok()) return uuids.status();
+    for (size_t k = 0; k < members.size(); ++k) {
+      gpu.devices[members[k]] = (*uuids)[k];
+      std::printf("trainbench: MIG %s instance %s created on GPU %u for run %s\n", profiles[k].c_str(),
+                  (*uuids)[k].c_str(), index, runs[members[k]]->letter.c_str());
+    }
+  }
+  return Status::Ok();
+}
+
+Status SetUpGpus(const std::vector<const PlannedRun*>& runs, GpuSetup& gpu) {
+  gpu.devices.resize(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) gpu.devices[i] = runs[i]->devices;
+  Status setup = StartMps(runs, gpu);
+  if (setup.ok()) setup = CreateMigInstances(runs, gpu);
+  if (setup.ok() &&
+      std::any_of(runs.begin(), runs.end(), [](const PlannedRun* r) { return !r->profiler.empty(); }) &&
+      gpu.dcgm_pause.Pause()) {
+    std::printf("trainbench: DCGM profiling paused while Nsight profiles this workload\n");
+  }
+  return setup;
+}
+
+// Undoes SetUpGpus. The MPS daemon's logs go with the runs that used it ("mps-control.log",
+// ...), and its directory in /tmp goes once they are kept.
+void TearDownGpus(const std::vector<const PlannedRun*>& runs, Store& store, GpuSetup& gpu) {
+  gpu.dcgm_pause.Resume();
+  gpu.mps.Stop();
+  for (auto& [index, instances] : gpu.migs) instances.Destroy();
+  if (!gpu.mps_started) return;
+  bool kept = true;
+  for (const std::string& log_file : gpu.mps.LogFiles()) {
+    for (const PlannedRun* r : runs) {
+      if (IsMps(r->row.collocation) && store.FindRun(r->id).ok())
+        kept &= KeepFileWithRun(store, r->id, "mps-" + fs::path(log_file).filename().string(), log_file);
+    }
+  }
+  if (kept) gpu.mps.RemoveDirectory();
+}
+
+// The workload's runs in flight: `trainbench run` children and the threads passing their
+// output on.
+struct Children {
+  std::vector<ChildProcess> processes;
+  std::vector<std::thread> readers;
+  std::mutex out_mu;
+};
+
+// Starts each run of the workload as a `trainbench run` child, its output behind its
+// letter (coloured with --color) and into `log`. Stops at the first that cannot start.
+Status StartRuns(const ScheduleOptions& o, const Workload& w, const std::vector<const PlannedRun*>& runs,
+                 const GpuSetup& gpu, const StartGate& gate, Store& store, std::FILE* log,
+                 Children& children) {
+  static const char* const kColors[] = {"\033[36m", "\033[35m", "\033[33m",
+                                        "\033[32m", "\033[34m", "\033[31m"};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const PlannedRun& r = *runs[i];
+    Result<std::string> dir = store.ArtifactDirectory(r.id);
+    std::string report = (dir.ok() ? *dir : std::string(".")) + "/" + r.profiler + "_" + w.experiment + "_" +
+                         w.workload + "_" + r.letter;
+    std::vector<std::string> extra = r.env;
+    if (IsMps(r.row.collocation)) extra.insert(extra.end(), gpu.mps.env().begin(), gpu.mps.env().end());
+    extra.push_back(gate.Environment());
+    // The runs of the workload on the same GPUs split their idle energy (gpu_devices.h).
+    extra.push_back("TRAINBENCH_GPU_RUNS=" +
+                    std::to_string(std::count_if(runs.begin(), runs.end(), [&](const PlannedRun* peer) {
+                      return peer->devices == r.devices && !peer->mig_gpu;
+                    })));
+    Result<ChildProcess> child = ChildProcess::Spawn(
+        SpawnOptions::Watched(RunArgv(r, o, gpu.devices[i], report), EnvironmentWith(extra)));
+    if (!child.ok()) {
+      LogError(Concat({o.file, ":", std::to_string(r.row.line), ": ", r.letter,
+                       " cannot start: ", child.status().message()}));
+      return child.status();
+    }
+    std::string plain = "[" + r.letter + "] ";
+    std::string prefix = o.color ? std::string(kColors[i % 6]) + "[" + r.letter + "]\033[0m " : plain;
+    children.readers.emplace_back(PrefixLines, child->ReleaseStdout(), prefix, plain, stdout, log,
+                                  std::ref(children.out_mu));
+    children.readers.emplace_back(PrefixLines, child->ReleaseStderr(), prefix, plain, stderr, log,
+                                  std::ref(children.out_mu));
+    children.processes.push_back(std::move(child.value()));
+  }
+  return Status::Ok();
+}
+
+// Runs one workload's runs together and waits for them; true when interrupted. Each run's
+// outcome is read from the store afterwards; the workload's interleaved output is kept
+// with each run as workload.log.
+bool RunWorkload(const ScheduleOptions& o, const Workload& w, const std::vector<const PlannedRun*>& runs,
+                 Store& store, StopSignals& signals, std::string& workload_log) {
+  GpuSetup gpu;
+  Status setup = SetUpGpus(runs, gpu);
+  if (!setup.ok())
+    LogError("workload " + w.experiment + "/" + w.workload + " cannot run: " + setup.message());
+
+  // The workload's log, in the first run's artifact directory, later linked into the others'.
+  std::FILE* log = nullptr;
+  if (Result<std::string> dir = store.ArtifactDirectory(runs[0]->id); dir.ok() && setup.ok()) {
+    workload_log = *dir + "/workload.log";
+    if (int fd = OpenForWriting(workload_log); fd >= 0) log = fdopen(fd, "w");
+  }
+  // The runs start together: each `trainbench run` sets itself up (store, listeners,
+  // tracking) and starts its command once all are ready (platform/start_gate.h).
+  StartGate gate;
+  if (setup.ok()) setup = gate.Create();
+  Children children;
+  if (setup.ok()) (void)StartRuns(o, w, runs, gpu, gate, store, log, children);  // logged there
+  gate.OpenWhenReady(children.processes.size());
+  // Each `trainbench run` stops its run cleanly on a signal (a second Ctrl-C kills at once).
+  Supervisor supervisor(signals, {.what = "the runs in flight",
+                                  .max_time_ms = 0,  // each run keeps its own
+                                  .escalate = false,
+                                  .kill_grace_ms = 0,
+                                  .on_signal = nullptr});
+  std::vector<ChildProcess*> watched;
+  watched.reserve(children.processes.size());
+  for (ChildProcess& c : children.processes) watched.push_back(&c);
+  supervisor.Watch(watched);
+  for (ChildProcess& c : children.processes) (void)c.Wait();  // each run's outcome is read from the store
+  for (std::thread& t : children.readers) t.join();
+  if (log != nullptr) std::fclose(log);
+  TearDownGpus(runs, store, gpu);
+  return supervisor.stop_requested();
+}
+
+// The progress line before a workload: where the schedule is, and about how long is left.
+void SayProgress(const Workload& w, size_t index, size_t total, size_t runs, size_t todo, size_t done,
+                 int finished, int failed, int64_t started_ms) {
+  int64_t elapsed = WallMillis() - started_ms;
+  std::string left =
+      done > 0 ? "; about " + FormatDuration(elapsed / done * static_cast<int64_t>(todo - done)) + " left"
+               : "";
+  std::printf(
+      "trainbench: workload %zu of %zu (%s/%s): %zu run%s; %d finished, %d failed so far; elapsed %s%s\n",
+      index, total, w.experiment.c_str(), w.workload.c_str(), runs, runs == 1 ? "" : "s", finished, failed,
+      FormatDuration(elapsed).c_str(), left.c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 Result<int> RunSchedule(const ScheduleOptions& o) {
@@ -162,10 +351,6 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   if (!store.ok()) return store.status();
 
   StopSignals signals;  // passed on to the runs in flight by each workload's supervisor
-
-  static const char* const kColors[] = {"\033[36m", "\033[35m", "\033[33m",
-                                        "\033[32m", "\033[34m", "\033[31m"};
-  std::mutex out_mu;
   bool interrupted = false, cache_warned = false;
   int failed = 0, finished = 0;
   int64_t started_ms = WallMillis();
@@ -179,155 +364,10 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       if (Runnable(w, o.rerun)) runs.push_back(&r);
     }
     if (runs.empty()) continue;
-    int64_t elapsed = WallMillis() - started_ms;
-    std::string left =
-        done_workloads > 0
-            ? "; about " +
-                  FormatDuration(elapsed / done_workloads * static_cast<int64_t>(todo - done_workloads)) +
-                  " left"
-            : "";
-    std::printf(
-        "trainbench: workload %zu of %zu (%s/%s): %zu run%s; %d finished, %d failed so far; elapsed %s%s\n",
-        index, total, w.experiment.c_str(), w.workload.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
-        finished, failed, FormatDuration(elapsed).c_str(), left.c_str());
-    std::fflush(stdout);
+    SayProgress(w, index, total, runs.size(), todo, done_workloads, finished, failed, started_ms);
     if (o.drop_caches) DropPageCache(cache_warned);
-
-    // The GPU set up for sharing: an MPS daemon, MIG instances, DCGM profiling paused for
-    // Nsight. Undone when this scope ends, however the workload ends.
-    MpsDaemon mps;
-    bool mps_started = false;  // when it did not, the error names its log: the log stays
-    std::map<unsigned, MigInstances> migs;
-    DcgmProfilingPause dcgm_pause;
-    std::vector<std::string> devices(runs.size());
-    Status setup = Status::Ok();
-    for (size_t i = 0; i < runs.size(); ++i) devices[i] = runs[i]->devices;
-    auto mps_run =
-        std::find_if(runs.begin(), runs.end(), [](const PlannedRun* r) { return IsMps(r->row.collocation); });
-    if (mps_run != runs.end()) {
-      std::string on = (*mps_run)->devices;
-      setup = mps.Start(on);
-      mps_started = setup.ok();
-      if (setup.ok())
-        std::printf("trainbench: MPS control daemon started for GPU %s (%s)\n",
-                    on.empty() ? "all" : on.c_str(), mps.env()[0].c_str());
-      // Its clients name their GPUs by UUID: an index would count within the daemon's
-      // remapped set, not the machine's.
-      if (setup.ok() && !on.empty()) {
-        Result<std::string> uuids = DevicesAsUuids(on);
-        if (uuids.ok()) {
-          std::string cell = *uuids;
-          std::replace(cell.begin(), cell.end(), ',', '+');
-          for (size_t i = 0; i < runs.size(); ++i) {
-            if (IsMps(runs[i]->row.collocation)) devices[i] = cell;
-          }
-        } else {
-          setup = uuids.status();
-        }
-      }
-    }
-    for (size_t i = 0; i < runs.size() && setup.ok(); ++i) {
-      if (!runs[i]->mig_gpu || migs.count(*runs[i]->mig_gpu) != 0) continue;
-      unsigned gpu = *runs[i]->mig_gpu;
-      std::vector<size_t> members;
-      std::vector<std::string> profiles;
-      for (size_t j = i; j < runs.size(); ++j) {
-        if (runs[j]->mig_gpu == gpu) {
-          members.push_back(j);
-          profiles.push_back(runs[j]->row.collocation);
-        }
-      }
-      Result<std::vector<std::string>> uuids = migs[gpu].Create(gpu, profiles);
-      if (!uuids.ok()) {
-        setup = uuids.status();
-        break;
-      }
-      for (size_t k = 0; k < members.size(); ++k) {
-        devices[members[k]] = (*uuids)[k];
-        std::printf("trainbench: MIG %s instance %s created on GPU %u for run %s\n", profiles[k].c_str(),
-                    (*uuids)[k].c_str(), gpu, runs[members[k]]->letter.c_str());
-      }
-    }
-    if (setup.ok() &&
-        std::any_of(runs.begin(), runs.end(), [](const PlannedRun* r) { return !r->profiler.empty(); }) &&
-        dcgm_pause.Pause()) {
-      std::printf("trainbench: DCGM profiling paused while Nsight profiles this workload\n");
-    }
-    if (!setup.ok())
-      LogError("workload " + w.experiment + "/" + w.workload + " cannot run: " + setup.message());
-
-    // The workload's log, in the first run's artifact directory, later linked into the others'.
     std::string workload_log;
-    std::FILE* log = nullptr;
-    if (Result<std::string> dir = (*store)->ArtifactDirectory(runs[0]->id); dir.ok() && setup.ok()) {
-      workload_log = *dir + "/workload.log";
-      if (int fd = OpenForWriting(workload_log); fd >= 0) log = fdopen(fd, "w");
-    }
-    // The runs start together: each `trainbench run` sets itself up (store, listeners,
-    // tracking) and starts its command once all are ready (platform/start_gate.h).
-    StartGate gate;
-    if (setup.ok()) setup = gate.Create();
-    std::vector<ChildProcess> children;
-    std::vector<std::thread> readers;
-    for (size_t i = 0; i < runs.size() && setup.ok(); ++i) {
-      const PlannedRun& r = *runs[i];
-      Result<std::string> dir = (*store)->ArtifactDirectory(r.id);
-      std::string report = (dir.ok() ? *dir : std::string(".")) + "/" + r.profiler + "_" + w.experiment +
-                           "_" + w.workload + "_" + r.letter;
-      std::vector<std::string> extra = r.env;
-      if (IsMps(r.row.collocation)) extra.insert(extra.end(), mps.env().begin(), mps.env().end());
-      extra.push_back(gate.Environment());
-      // The runs of the workload on the same GPUs split their idle energy (gpu_devices.h).
-      extra.push_back("TRAINBENCH_GPU_RUNS=" +
-                      std::to_string(std::count_if(runs.begin(), runs.end(), [&](const PlannedRun* peer) {
-                        return peer->devices == r.devices && !peer->mig_gpu;
-                      })));
-      Result<ChildProcess> child = ChildProcess::Spawn(
-          SpawnOptions::Watched(RunArgv(r, o, devices[i], report), EnvironmentWith(extra)));
-      if (!child.ok()) {
-        setup = child.status();
-        LogError(Concat(
-            {o.file, ":", std::to_string(r.row.line), ": ", r.letter, " cannot start: ", setup.message()}));
-        break;
-      }
-      std::string plain = "[" + r.letter + "] ";
-      std::string prefix = o.color ? std::string(kColors[i % 6]) + "[" + r.letter + "]\033[0m " : plain;
-      readers.emplace_back(PrefixLines, child->ReleaseStdout(), prefix, plain, stdout, log, std::ref(out_mu));
-      readers.emplace_back(PrefixLines, child->ReleaseStderr(), prefix, plain, stderr, log, std::ref(out_mu));
-      children.push_back(std::move(child.value()));
-    }
-    gate.OpenWhenReady(children.size());
-    // Each `trainbench run` stops its run cleanly on a signal (a second Ctrl-C kills at once).
-    Supervisor supervisor(signals, {.what = "the runs in flight",
-                                    .max_time_ms = 0,  // each run keeps its own
-                                    .escalate = false,
-                                    .kill_grace_ms = 0,
-                                    .on_signal = nullptr});
-    std::vector<ChildProcess*> watched;
-    watched.reserve(children.size());
-    for (ChildProcess& c : children) watched.push_back(&c);
-    supervisor.Watch(watched);
-    interrupted |= supervisor.stop_requested();
-    for (ChildProcess& c : children) (void)c.Wait();  // each run's outcome is read from the store
-    for (std::thread& t : readers) t.join();
-    if (log != nullptr) std::fclose(log);
-    dcgm_pause.Resume();
-    mps.Stop();
-    for (auto& [gpu, instances] : migs) instances.Destroy();
-
-    // The MPS daemon's logs go with the runs that used it ("mps-control.log", ...), and its
-    // directory in /tmp goes.
-    if (mps_started) {
-      bool kept = true;
-      for (const std::string& log_file : mps.LogFiles()) {
-        for (const PlannedRun* r : runs) {
-          if (IsMps(r->row.collocation) && (*store)->FindRun(r->id).ok())
-            kept &=
-                KeepFileWithRun(**store, r->id, "mps-" + fs::path(log_file).filename().string(), log_file);
-        }
-      }
-      if (kept) mps.RemoveDirectory();
-    }
+    interrupted |= RunWorkload(o, w, runs, **store, signals, workload_log);
 
     // Status and Run back into the file, re-read so that edits made meanwhile are kept.
     for (const PlannedRun* r : runs) {

@@ -176,21 +176,200 @@ std::string SlurmBatchScript(const SlurmJob& job) {
   return s + "\n";
 }
 
+namespace {
+
+// The workloads' jobs as they go through Slurm: submitted up to the limit, looked at every
+// poll, their outcomes written back into the experiment file as each ends.
+class SlurmQueue {
+ public:
+  SlurmQueue(const ScheduleOptions& o, const ExperimentFile& file, std::vector<Job> jobs)
+      : o_(o), file_(file), jobs_(std::move(jobs)), started_(WallMillis()) {}
+
+  // Looks at every job until all ended, or the error that stopped submitting.
+  Status Run(StopSignals& signals);
+  int End() const { return EndSchedule(o_.file, unwritten_.size(), finished_, failed_, started_, stopping_); }
+
+ private:
+  struct Counts {
+    size_t active = 0, running = 0, queued = 0, ended = 0;
+    std::string running_note;
+  };
+  void Write(const Job& j, const std::vector<std::pair<std::string, std::string>>& outcomes);
+  void Collect(Job& j);
+  Status Submit(Job& j);
+  Counts Look();
+  void Cancel(int sig);
+
+  const ScheduleOptions& o_;
+  const ExperimentFile& file_;
+  std::vector<Job> jobs_;
+  std::vector<Unwritten> unwritten_;
+  int finished_ = 0, failed_ = 0;
+  bool stopping_ = false;
+  int64_t started_, stop_at_ = 0;
+};
+
+void SlurmQueue::Write(const Job& j, const std::vector<std::pair<std::string, std::string>>& outcomes) {
+  for (size_t i = 0; i < j.runs.size(); ++i)
+    unwritten_.push_back({j.runs[i], outcomes[i].first, outcomes[i].second});
+  WriteBack(o_.file, unwritten_);
+}
+
+// A job that ended: its runs' outcomes from its file, Slurm's where they wrote none.
+void SlurmQueue::Collect(Job& j) {
+  j.ended = true;
+  Result<std::string> text = ReadFile(j.csv);
+  Result<ExperimentFile> done =
+      text.ok() ? ParseExperimentFile(*text, j.csv) : Result<ExperimentFile>(text.status());
+  std::vector<std::pair<std::string, std::string>> outcomes;
+  for (size_t i = 0; i < j.runs.size(); ++i) {
+    const ExperimentRow* row = done.ok() && i < done->rows.size() ? &done->rows[i] : nullptr;
+    std::string word = row != nullptr ? StatusWord(row->status) : "";
+    std::string status = row != nullptr ? row->status : "", run = row != nullptr ? row->run : "";
+    if (word != kFinished && word != kFailed && word != kKilled) {
+      status = SlurmOutcome(j.last);
+    } else if (word != kFinished && j.last.EndedBySlurm()) {
+      status += " (Slurm: " + j.last.state + ")";
+    }
+    (StatusWord(status) == kFinished ? finished_ : failed_) += 1;
+    outcomes.emplace_back(status, run);
+  }
+  Write(j, outcomes);
+  std::printf("trainbench: Slurm job %s (%s/%s) %s on %s%s\n", j.id.c_str(), j.workload->experiment.c_str(),
+              j.workload->workload.c_str(), j.last.state.c_str(), j.last.nodes.c_str(),
+              j.last.state == "COMPLETED" ? "" : ("; its output: " + j.out).c_str());
+  std::error_code ec;
+  if (j.last.state == "COMPLETED") {
+    fs::remove(j.csv, ec);
+    fs::remove(ScriptOf(j), ec);
+  }
+}
+
+// Writes the job's experiment file and batch script and gives it to sbatch: the job runs
+// `trainbench schedule` on that file on its node.
+Status SlurmQueue::Submit(Job& j) {
+  if (Status s = WriteJobFile(file_, *j.workload, j.csv); !s.ok()) return s;
+  std::vector<std::string> command = {SelfExecutable(), "schedule", j.csv, "--store", o_.store};
+  if (!o_.python.empty()) command.insert(command.end(), {"--python", o_.python});
+  if (!o_.max_time.empty()) command.insert(command.end(), {"--max-time", o_.max_time});
+  if (o_.max_epochs > 0) command.insert(command.end(), {"--max-epochs", std::to_string(o_.max_epochs)});
+  if (o_.drop_caches) command.push_back("--drop-caches");
+  SlurmJob job{"trainbench:" + FileSafe(j.workload->experiment) + "/" + FileSafe(j.workload->workload),
+               j.out,
+               GpusOfWorkload(*j.workload),
+               o_.slurm_partition,
+               o_.slurm_account,
+               o_.slurm_time,
+               command};
+  std::string script = ScriptOf(j);
+  if (Status s = WriteFileAtomically(script, SlurmBatchScript(job)); !s.ok()) return s;
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), o_.sbatch_args.begin(), o_.sbatch_args.end());
+  argv.push_back(script);
+  Result<CapturedOutput> sent = Slurm(argv);
+  if (!sent.ok()) return sent.status();
+  std::string answer = FirstLine(sent->out);
+  if (sent->exit.ShellCode() != 0 || answer.empty() || !std::isdigit(static_cast<unsigned char>(answer[0])))
+    return Status::Unavailable(Concat({"sbatch refused workload ", j.workload->workload, ": ", answer}));
+  j.id = answer.substr(0, answer.find(';'));  // "ID;CLUSTER" on federations
+  Write(j, std::vector<std::pair<std::string, std::string>>(j.runs.size(), {"SLURM " + j.id, ""}));
+  std::printf("trainbench: workload %s/%s submitted as Slurm job %s\n", j.workload->experiment.c_str(),
+              j.workload->workload.c_str(), j.id.c_str());
+  return Status::Ok();
+}
+
+// Asks Slurm about every submitted job; those that ended are collected.
+SlurmQueue::Counts SlurmQueue::Look() {
+  Counts c;
+  for (Job& j : jobs_) {
+    if (j.ended) {
+      ++c.ended;
+      continue;
+    }
+    if (j.id.empty()) continue;
+    Result<SlurmJobState> state = QueryJob(j.id);
+    j.last =
+        state.ok() ? *state : SlurmJobState{"UNKNOWN", std::string(state.status().message()), "", "", ""};
+    if (!state.ok() || !j.last.Active()) {
+      Collect(j);
+      ++c.ended;
+      continue;
+    }
+    ++c.active;
+    if (j.last.state == "PENDING") {
+      ++c.queued;
+    } else {
+      ++c.running;
+      c.running_note = Concat(
+          {"; ", j.workload->workload, " on ", j.last.nodes, " for ", j.last.run_time,
+           j.last.time_limit.empty() || j.last.time_limit == "UNLIMITED" ? "" : " of " + j.last.time_limit});
+    }
+  }
+  return c;
+}
+
+// A stop signal: cancels our jobs; their runs stop and write their outcomes.
+void SlurmQueue::Cancel(int sig) {
+  stopping_ = true;
+  stop_at_ = WallMillis();
+  std::vector<std::string> cancel = {"scancel"};
+  for (const Job& j : jobs_) {
+    if (!j.id.empty() && !j.ended) cancel.push_back(j.id);
+  }
+  std::printf("trainbench: %s: cancelling %zu Slurm job(s); waiting for their runs to stop\n", strsignal(sig),
+              cancel.size() - 1);
+  if (cancel.size() > 1) (void)Slurm(cancel);
+}
+
+Status SlurmQueue::Run(StopSignals& signals) {
+  size_t next = 0;
+  std::string last_line;
+  while (true) {
+    // Jobs that ended since the last look; then new ones, up to the limit.
+    Counts c = Look();
+    while (!stopping_ && next < jobs_.size() &&
+           c.active < static_cast<size_t>(std::max(1, o_.slurm_max_jobs))) {
+      Job& j = jobs_[next++];
+      if (!j.id.empty()) continue;  // submitted by an earlier trainbench: followed above
+      if (Status error = Submit(j); !error.ok()) return error;
+      ++c.active, ++c.queued;
+    }
+    if (c.active == 0 && (next >= jobs_.size() || stopping_)) return Status::Ok();
+    std::string line = Concat({"trainbench: Slurm: ", std::to_string(c.queued), " queued, ",
+                               std::to_string(c.running), " running, ", std::to_string(c.ended), " of ",
+                               std::to_string(jobs_.size()), " done", c.running_note});
+    if (line != last_line)
+      std::printf("%s; elapsed %s\n", line.c_str(), FormatDuration(WallMillis() - started_).c_str());
+    last_line = line;
+    std::fflush(stdout);
+    if (stopping_ && WallMillis() > stop_at_ + kCancelWaitMs) {
+      LogError(
+          "cancelled Slurm jobs have not ended after 2 minutes; their rows keep 'SLURM <id>': run the same "
+          "command again to follow them");
+      return Status::Ok();
+    }
+    // Wait for the next look, or a stop signal.
+    timespec wait{o_.slurm_poll_ms / 1000, (o_.slurm_poll_ms % 1000) * 1000000L};
+    int sig = sigtimedwait(&signals.set(), nullptr, &wait);
+    if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) && !stopping_) Cancel(sig);
+  }
+}
+
+}  // namespace
+
 Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
                        const std::vector<Workload>& plan) {
   if (!o.store.starts_with("postgres")) {
     return Status::InvalidArgument(
         "--slurm runs the workloads on other machines, which write to the store: give a store they all "
-        "reach, "
-        "--store postgresql://USER@HOST/DB (or TRAINBENCH_STORE); see docs/SLURM.md");
+        "reach, --store postgresql://USER@HOST/DB (or TRAINBENCH_STORE); see docs/SLURM.md");
   }
   if (o.text.size() > 0) return Status::InvalidArgument("--slurm takes an experiment file");
   Result<CapturedOutput> version = Slurm({"sbatch", "--version"});
   if (!version.ok() || version->exit.ShellCode() != 0) {
     return Status::NotFound(
         "sbatch cannot be run here: --slurm needs Slurm's client commands (sbatch, scontrol, scancel) on "
-        "this "
-        "machine, set up for the cluster (Debian: slurm-client)");
+        "this machine, set up for the cluster (Debian: slurm-client)");
   }
   fs::path experiment = fs::absolute(o.file);
   std::string stem = experiment.stem().string();
@@ -216,154 +395,9 @@ Result<int> RunOnSlurm(const ScheduleOptions& o, const ExperimentFile& file,
               jobs.size(), jobs.size() == 1 ? "" : "s", o.slurm_max_jobs);
 
   StopSignals signals;
-  std::vector<Unwritten> unwritten;
-  int finished = 0, failed = 0;
-  bool stopping = false;
-  int64_t started = WallMillis(), stop_at = 0;
-  std::string last_line;
-  auto write = [&](Job& j, const std::vector<std::pair<std::string, std::string>>& outcomes) {
-    for (size_t i = 0; i < j.runs.size(); ++i)
-      unwritten.push_back({j.runs[i], outcomes[i].first, outcomes[i].second});
-    WriteBack(o.file, unwritten);
-  };
-  // A job that ended: its runs' outcomes from its file, Slurm's where they wrote none.
-  auto collect = [&](Job& j) {
-    j.ended = true;
-    Result<std::string> text = ReadFile(j.csv);
-    Result<ExperimentFile> done =
-        text.ok() ? ParseExperimentFile(*text, j.csv) : Result<ExperimentFile>(text.status());
-    std::vector<std::pair<std::string, std::string>> outcomes;
-    for (size_t i = 0; i < j.runs.size(); ++i) {
-      const ExperimentRow* row = done.ok() && i < done->rows.size() ? &done->rows[i] : nullptr;
-      std::string word = row != nullptr ? StatusWord(row->status) : "";
-      std::string status = row != nullptr ? row->status : "", run = row != nullptr ? row->run : "";
-      if (word != kFinished && word != kFailed && word != kKilled) {
-        status = SlurmOutcome(j.last);
-      } else if (word != kFinished && j.last.EndedBySlurm()) {
-        status += " (Slurm: " + j.last.state + ")";
-      }
-      (StatusWord(status) == kFinished ? finished : failed) += 1;
-      outcomes.emplace_back(status, run);
-    }
-    write(j, outcomes);
-    std::printf("trainbench: Slurm job %s (%s/%s) %s on %s%s\n", j.id.c_str(), j.workload->experiment.c_str(),
-                j.workload->workload.c_str(), j.last.state.c_str(), j.last.nodes.c_str(),
-                j.last.state == "COMPLETED" ? "" : ("; its output: " + j.out).c_str());
-    std::error_code ec;
-    if (j.last.state == "COMPLETED") {
-      fs::remove(j.csv, ec);
-      fs::remove(ScriptOf(j), ec);
-    }
-  };
-  auto submit = [&](Job& j) -> Status {
-    if (Status s = WriteJobFile(file, *j.workload, j.csv); !s.ok()) return s;
-    std::vector<std::string> command = {SelfExecutable(), "schedule", j.csv, "--store", o.store};
-    if (!o.python.empty()) command.insert(command.end(), {"--python", o.python});
-    if (!o.max_time.empty()) command.insert(command.end(), {"--max-time", o.max_time});
-    if (o.max_epochs > 0) command.insert(command.end(), {"--max-epochs", std::to_string(o.max_epochs)});
-    if (o.drop_caches) command.push_back("--drop-caches");
-    SlurmJob job{"trainbench:" + FileSafe(j.workload->experiment) + "/" + FileSafe(j.workload->workload),
-                 j.out,
-                 GpusOfWorkload(*j.workload),
-                 o.slurm_partition,
-                 o.slurm_account,
-                 o.slurm_time,
-                 command};
-    std::string script = ScriptOf(j);
-    if (Status s = WriteFileAtomically(script, SlurmBatchScript(job)); !s.ok()) return s;
-    std::vector<std::string> argv = {"sbatch", "--parsable"};
-    argv.insert(argv.end(), o.sbatch_args.begin(), o.sbatch_args.end());
-    argv.push_back(script);
-    Result<CapturedOutput> sent = Slurm(argv);
-    if (!sent.ok()) return sent.status();
-    std::string answer = FirstLine(sent->out);
-    if (sent->exit.ShellCode() != 0 || answer.empty() || !std::isdigit(static_cast<unsigned char>(answer[0])))
-      return Status::Unavailable(Concat({"sbatch refused workload ", j.workload->workload, ": ", answer}));
-    j.id = answer.substr(0, answer.find(';'));  // "ID;CLUSTER" on federations
-    write(j, std::vector<std::pair<std::string, std::string>>(j.runs.size(), {"SLURM " + j.id, ""}));
-    std::printf("trainbench: workload %s/%s submitted as Slurm job %s\n", j.workload->experiment.c_str(),
-                j.workload->workload.c_str(), j.id.c_str());
-    return Status::Ok();
-  };
-
-  size_t next = 0;
-  Status error = Status::Ok();
-  while (true) {
-    // Jobs that ended since the last look; then new ones, up to the limit.
-    size_t active = 0, running = 0, queued = 0, ended = 0;
-    std::string running_note;
-    for (Job& j : jobs) {
-      if (j.ended) {
-        ++ended;
-        continue;
-      }
-      if (j.id.empty()) continue;
-      Result<SlurmJobState> state = QueryJob(j.id);
-      if (!state.ok()) {
-        j.last = {"UNKNOWN", std::string(state.status().message()), "", "", ""};
-        collect(j);
-        ++ended;
-        continue;
-      }
-      j.last = *state;
-      if (!j.last.Active()) {
-        collect(j);
-        ++ended;
-        continue;
-      }
-      ++active;
-      if (j.last.state == "PENDING") {
-        ++queued;
-      } else {
-        ++running;
-        running_note = Concat({"; ", j.workload->workload, " on ", j.last.nodes, " for ", j.last.run_time,
-                               j.last.time_limit.empty() || j.last.time_limit == "UNLIMITED"
-                                   ? ""
-                                   : " of " + j.last.time_limit});
-      }
-    }
-    if (!stopping) {
-      while (next < jobs.size() && active < static_cast<size_t>(std::max(1, o.slurm_max_jobs))) {
-        Job& j = jobs[next++];
-        if (!j.id.empty()) continue;  // submitted by an earlier trainbench: followed above
-        error = submit(j);
-        if (!error.ok()) break;
-        ++active, ++queued;
-      }
-    }
-    if (!error.ok()) break;
-    if (active == 0 && (next >= jobs.size() || stopping)) break;
-    std::string line = Concat({"trainbench: Slurm: ", std::to_string(queued), " queued, ",
-                               std::to_string(running), " running, ", std::to_string(ended), " of ",
-                               std::to_string(jobs.size()), " done", running_note});
-    if (line != last_line)
-      std::printf("%s; elapsed %s\n", line.c_str(), FormatDuration(WallMillis() - started).c_str());
-    last_line = line;
-    std::fflush(stdout);
-    if (stopping && WallMillis() > stop_at + kCancelWaitMs) {
-      LogError(
-          "cancelled Slurm jobs have not ended after 2 minutes; their rows keep 'SLURM <id>': run the same "
-          "command again to follow them");
-      break;
-    }
-    // Wait for the next look, or a stop signal: cancel our jobs and wait for their runs to end.
-    timespec wait{o.slurm_poll_ms / 1000, (o.slurm_poll_ms % 1000) * 1000000L};
-    int sig = sigtimedwait(&signals.set(), nullptr, &wait);
-    bool stop_signal = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
-    if (stop_signal && !stopping) {
-      stopping = true;
-      stop_at = WallMillis();
-      std::vector<std::string> cancel = {"scancel"};
-      for (const Job& j : jobs) {
-        if (!j.id.empty() && !j.ended) cancel.push_back(j.id);
-      }
-      std::printf("trainbench: %s: cancelling %zu Slurm job(s); waiting for their runs to stop\n",
-                  strsignal(sig), cancel.size() - 1);
-      if (cancel.size() > 1) (void)Slurm(cancel);
-    }
-  }
-  if (!error.ok()) return error;
-  return EndSchedule(o.file, unwritten.size(), finished, failed, started, stopping);
+  SlurmQueue queue(o, file, std::move(jobs));
+  if (Status error = queue.Run(signals); !error.ok()) return error;
+  return queue.End();
 }
 
 }  // namespace tb
