@@ -205,16 +205,12 @@ Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
   return names;
 }
 
-Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
-  if (options.command.empty()) return Status::InvalidArgument("no command to run");
+namespace {
+
+// The listeners' collectors, over the GPUs that SetUpGpuListeners chose.
+Result<std::vector<std::unique_ptr<Collector>>> MakeCollectors(const ListenerContext& context,
+                                                               GpuSetup& gpu) {
   std::vector<std::unique_ptr<Collector>> collectors;
-  std::vector<std::string> notices;  // recorded as events once the run exists
-  GpuSetup gpu = SetUpGpuListeners(options, notices);
-  if (!gpu.status.ok()) return gpu.status;
-  ListenerContext context{.files = HostFiles(options.proc_root),
-                          .nvml = gpu.nvml,
-                          .devices = gpu.selection,
-                          .interval_ms = options.interval_ms};
   for (const std::string& name : gpu.listeners) {
     const ListenerInfo* listener = FindListener(name);
     if (listener == nullptr) return Status::InvalidArgument("unknown listener '" + name + "'");
@@ -222,45 +218,159 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     if (std::unique_ptr<Collector> c = listener->make(context)) collectors.push_back(std::move(c));
     if (!listener->tool.empty()) gpu.simulated |= IsSimulatedTool(std::string(listener->tool));
   }
+  return collectors;
+}
 
-  const RunPart& part = options.part;
-  RunRecord run = NewRunRecord(options, gpu);
-  if (part.distributed() && part.index > 0) {
-    // Part 0 records the run; this part attaches to it.
-    Result<RunRecord> stored = AwaitRun(store, run.id, kAttachTimeoutMs);
-    if (!stored.ok()) return stored.status();
-    run.experiment = stored->experiment;
-    run.start_ms = stored->start_ms;
-  }
-  Result<int64_t> experiment = store.EnsureExperiment(run.experiment);
-  if (!experiment.ok()) return experiment.status();
-  if (!part.distributed() || part.index == 0) TB_RETURN_IF_ERROR(store.CreateRun(run));
-  Result<std::string> artifact_dir = store.ArtifactDirectory(run.id);
-  if (!artifact_dir.ok()) return artifact_dir.status();
-  // A part other than 0 keeps its files under node-NAME/.
-  std::string prefix = part.distributed() ? part.ArtifactPrefix() : "";
-  if (!prefix.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(*artifact_dir + "/" + prefix, ec);
-  }
-  std::string stdout_log = *artifact_dir + "/" + prefix + "stdout.log";
-  std::string stderr_log = *artifact_dir + "/" + prefix + "stderr.log";
-  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, prefix + "stdout.log", 0, "", stdout_log}));
-  TB_RETURN_IF_ERROR(store.PutArtifact({run.id, prefix + "stderr.log", 0, "", stderr_log}));
-  auto event = [&](const std::string& kind, const std::string& label) {
+// The run as recorded before its command starts, and where its files go.
+struct RecordedRun {
+  RunRecord run;
+  int64_t experiment_id = 0;
+  std::string artifact_dir;
+  std::string prefix;  // a part other than 0 of a distributed run keeps its files under node-NAME/
+  std::string stdout_log, stderr_log;
+
+  void Event(Store& store, const std::string& kind, const std::string& label) const {
     WarnIfFailed(store.AddEvent({run.id, WallMillis(), kind, label}), "record an event");
-  };
+  }
+};
+
+// Records the run (part 0 of a distributed run; the others attach to it), its logs as
+// artifacts and the listeners' notices as events.
+Result<RecordedRun> RecordRun(Store& store, const RunOptions& options, const GpuSetup& gpu,
+                              const std::vector<std::string>& notices) {
+  const RunPart& part = options.part;
+  RecordedRun r;
+  r.run = NewRunRecord(options, gpu);
+  if (part.distributed() && part.index > 0) {
+    Result<RunRecord> stored = AwaitRun(store, r.run.id, kAttachTimeoutMs);
+    if (!stored.ok()) return stored.status();
+    r.run.experiment = stored->experiment;
+    r.run.start_ms = stored->start_ms;
+  }
+  Result<int64_t> experiment = store.EnsureExperiment(r.run.experiment);
+  if (!experiment.ok()) return experiment.status();
+  r.experiment_id = *experiment;
+  if (!part.distributed() || part.index == 0) TB_RETURN_IF_ERROR(store.CreateRun(r.run));
+  Result<std::string> artifact_dir = store.ArtifactDirectory(r.run.id);
+  if (!artifact_dir.ok()) return artifact_dir.status();
+  r.artifact_dir = *artifact_dir;
+  r.prefix = part.distributed() ? part.ArtifactPrefix() : "";
+  if (!r.prefix.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(r.artifact_dir + "/" + r.prefix, ec);
+  }
+  r.stdout_log = r.artifact_dir + "/" + r.prefix + "stdout.log";
+  r.stderr_log = r.artifact_dir + "/" + r.prefix + "stderr.log";
+  TB_RETURN_IF_ERROR(store.PutArtifact({r.run.id, r.prefix + "stdout.log", 0, "", r.stdout_log}));
+  TB_RETURN_IF_ERROR(store.PutArtifact({r.run.id, r.prefix + "stderr.log", 0, "", r.stderr_log}));
   if (part.distributed()) {
-    WarnIfFailed(store.AddEvent(PartStartEvent(run.id, part, WallMillis())), "record the part's start");
-    WarnIfFailed(store.SetTags(run.id, {{kNodeTagPrefix + std::to_string(part.index), part.node}}),
+    WarnIfFailed(store.AddEvent(PartStartEvent(r.run.id, part, WallMillis())), "record the part's start");
+    WarnIfFailed(store.SetTags(r.run.id, {{kNodeTagPrefix + std::to_string(part.index), part.node}}),
                  "tag the run with its node");
   }
   for (const std::string& notice : notices)
-    event("listener", (part.distributed() ? part.node + ": " : "") + notice);
+    r.Event(store, "listener", (part.distributed() ? part.node + ": " : "") + notice);
+  return r;
+}
 
-  StopSignals signals;  // taken by this thread; the threads started below inherit the mask
+// The tracking API for the script, MLflow's calls and the Python client landing in this
+// run. Only the script reaches the port: it alone is given the token (another user on the
+// machine can find the port, not read the script's environment), and with it only its own
+// run (TrackingApi::Confine). Fills in the settings' URI and token once it listens.
+void StartTracking(Store& store, const RecordedRun& r, SeriesWriter& writer, TrackingApi& api,
+                   HttpServer& server, ChildSettings& settings) {
+  api.AttachRun(r.run.id, &writer);
+  api.Confine(r.run.id, r.run.experiment);
+  HttpServerOptions server_options = TrackingApi::ServerOptions();
+  server_options.workers = kTrackingWorkers;
+  server_options.token = RandomHex(32);
+  Status listening = server.Start(server_options);
+  if (!listening.ok()) {
+    LogWarning("the script's own metrics cannot be tracked: " + listening.message());
+    r.Event(store, "tracking", listening.message());
+    return;
+  }
+  settings.tracking_uri = server.Url();
+  settings.tracking_token = server_options.token;
+}
 
-  // The tracking API for the script: MLflow's calls and the Python client land in this run.
+// A command that could not start: the run FAILED with the shell's code (127 not found,
+// 126 not runnable).
+Result<RunOutcome> FailToStart(Store& store, const RecordedRun& r, const RunPart& part, const Status& why) {
+  int code = why.code() == Status::Code::kNotFound ? 127 : 126;
+  LogError(why.message());
+  r.Event(store, "start", why.message());
+  if (part.distributed()) {
+    Ending failed{{r.run.id, kFailed, code}, code, std::nullopt, why.message()};
+    return EndDistributedPart(store, r.run, part, failed, WallMillis());
+  }
+  TB_RETURN_IF_ERROR(store.FinishRun(r.run.id, WallMillis(), kFailed, code, std::nullopt, why.message()));
+  return RunOutcome{r.run.id, kFailed, code};
+}
+
+// The environment manifest, collected beside the running command and kept as an artifact.
+std::thread CollectManifestInBackground(Store& store, const RecordedRun& r, const RunOptions& options,
+                                        const HostFiles& files, const std::vector<std::string>& environment) {
+  return std::thread([&store, &r, &options, &files, environment] {
+    ManifestInput input{options.command, options.python, options.script, r.run.working_directory,
+                        environment};
+    std::vector<std::string> timed_out;
+    std::string manifest = CollectManifest(input, files, &timed_out);
+    for (const std::string& tool : timed_out) {
+      LogWarning("the environment manifest lacks " + tool);
+      r.Event(store, "manifest", tool);
+    }
+    Status s = store.PutArtifact(
+        {r.run.id, r.prefix + "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
+    if (!s.ok()) LogWarning("cannot store the environment manifest: " + s.message());
+  });
+}
+
+// The run's end in the store: its logs' sizes, its status and what it recorded, analysed.
+Result<RunOutcome> RecordEnd(Store& store, const RecordedRun& r, const RunPart& part, const Ending& ending,
+                             int64_t end_ms, const OutputPump& pump) {
+  const RunRecord& run = r.run;
+  RecordArtifactFiles(store, run.id, r.artifact_dir);
+  WarnIfFailed(store.PutArtifact({run.id, r.prefix + "stdout.log", pump.stdout_bytes(), "", r.stdout_log}),
+               "record the size of stdout.log");
+  WarnIfFailed(store.PutArtifact({run.id, r.prefix + "stderr.log", pump.stderr_bytes(), "", r.stderr_log}),
+               "record the size of stderr.log");
+  const std::string& status = ending.outcome.status;
+  const std::string& reason = ending.reason;
+  if (part.distributed()) return EndDistributedPart(store, run, part, ending, end_ms);
+  if (Status finished = store.FinishRun(run.id, end_ms, status, ending.exit_code, ending.signal, reason);
+      !finished.ok()) {
+    return Status::IoError(finished.message() + "; the command ended " + status +
+                           (reason.empty() ? "" : " (" + reason + ")") +
+                           ". Free space where the store is, then `trainbench show` the run");
+  }
+  StoreAnalysis(store, run, end_ms, status);
+  LogInfo("run " + run.id + " " + status + " after " + FormatDuration(end_ms - run.start_ms) +
+          (reason.empty() ? "" : " (" + reason + ")") + "; details: trainbench show " + run.id.substr(0, 8));
+  return ending.outcome;
+}
+
+}  // namespace
+
+Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
+  if (options.command.empty()) return Status::InvalidArgument("no command to run");
+  std::vector<std::string> notices;  // recorded as events once the run exists
+  GpuSetup gpu = SetUpGpuListeners(options, notices);
+  if (!gpu.status.ok()) return gpu.status;
+  ListenerContext context{.files = HostFiles(options.proc_root),
+                          .nvml = gpu.nvml,
+                          .devices = gpu.selection,
+                          .interval_ms = options.interval_ms};
+  Result<std::vector<std::unique_ptr<Collector>>> collectors = MakeCollectors(context, gpu);
+  if (!collectors.ok()) return collectors.status();
+  const RunPart& part = options.part;
+  Result<RecordedRun> recorded = RecordRun(store, options, gpu, notices);
+  if (!recorded.ok()) return recorded.status();
+  const RecordedRun& r = *recorded;
+  const RunRecord& run = r.run;
+  auto event = [&](const std::string& kind, const std::string& label) { r.Event(store, kind, label); };
+
+  StopSignals signals;                 // taken by this thread; the threads started below inherit the mask
   SeriesWriter writer(store, run.id);  // declared first: the server stops before it goes
   if (part.distributed()) writer.AddSampleLabels(Labels{{"node", part.node}});
   TrackingApi tracking_api(store);
@@ -269,70 +379,28 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                          .store = store.Describe(),
                          .tracking_uri = "",  // set once the tracking server listens
                          .tracking_token = "",
-                         .experiment_id = MlflowExperimentId({*experiment, run.experiment, 0, {}}),
+                         .experiment_id = MlflowExperimentId({r.experiment_id, run.experiment, 0, {}}),
                          .max_epochs = options.max_epochs,
                          .python_dir = PythonClientDirectory(),
                          .cuda_visible_devices = gpu.selection.cuda_visible_devices,
                          .node_rank = part.distributed() ? part.index : -1,
                          .node = part.node};
-  if (options.tracking) {
-    tracking_api.AttachRun(run.id, &writer);
-    // Only the script reaches the port: it alone is given the token (another user on the
-    // machine can find the port, not read the script's environment), and with it only its
-    // own run (TrackingApi::Confine).
-    tracking_api.Confine(run.id, run.experiment);
-    HttpServerOptions server_options = TrackingApi::ServerOptions();
-    server_options.workers = kTrackingWorkers;
-    server_options.token = RandomHex(32);
-    settings.tracking_token = server_options.token;
-    Status listening = tracking_server.Start(server_options);
-    if (listening.ok()) {
-      settings.tracking_uri = tracking_server.Url();
-    } else {
-      LogWarning("the script's own metrics cannot be tracked: " + listening.message());
-      event("tracking", listening.message());
-    }
-  }
+  if (options.tracking) StartTracking(store, r, writer, tracking_api, tracking_server, settings);
 
   WaitAtStartGate(options.start_gate);
   SpawnOptions spawn = SpawnOptions::Watched(options.command, ChildEnvironment(settings));
   Result<ChildProcess> child = ChildProcess::Spawn(spawn);
-  if (!child.ok()) {
-    int code = child.status().code() == Status::Code::kNotFound ? 127 : 126;
-    LogError(child.status().message());
-    event("start", child.status().message());
-    if (part.distributed()) {
-      Ending failed{{run.id, kFailed, code}, code, std::nullopt, child.status().message()};
-      return EndDistributedPart(store, run, part, failed, WallMillis());
-    }
-    TB_RETURN_IF_ERROR(
-        store.FinishRun(run.id, WallMillis(), kFailed, code, std::nullopt, child.status().message()));
-    return RunOutcome{run.id, kFailed, code};
-  }
+  if (!child.ok()) return FailToStart(store, r, part, child.status());
   LogInfo("run " + run.id + " started (experiment " + run.experiment + "): " + run.command);
 
   OutputPump pump(child->ReleaseStdout(), child->ReleaseStderr(), options.echo_output);
-  Status pump_started = pump.Start(stdout_log, stderr_log);
+  Status pump_started = pump.Start(r.stdout_log, r.stderr_log);
   if (!pump_started.ok()) LogWarning(pump_started.message());
-
-  Sampler sampler(std::move(collectors), writer, options.interval_ms, event);
+  Sampler sampler(std::move(*collectors), writer, options.interval_ms, event);
   sampler.WatchProcessTree(context.files, child->pid());
   sampler.Start();
-
-  ManifestInput manifest_input{options.command, options.python, options.script, run.working_directory,
-                               *spawn.environment};
-  std::thread manifest_thread([&] {
-    std::vector<std::string> timed_out;
-    std::string manifest = CollectManifest(manifest_input, context.files, &timed_out);
-    for (const std::string& tool : timed_out) {
-      LogWarning("the environment manifest lacks " + tool);
-      event("manifest", tool);
-    }
-    Status s = store.PutArtifact(
-        {run.id, prefix + "manifest.json", static_cast<int64_t>(manifest.size()), manifest, ""});
-    if (!s.ok()) LogWarning("cannot store the environment manifest: " + s.message());
-  });
-
+  std::thread manifest_thread =
+      CollectManifestInBackground(store, r, options, context.files, *spawn.environment);
   Supervisor supervisor(signals, {.what = "the run",
                                   .max_time_ms = options.max_time_ms,
                                   .escalate = true,
@@ -363,26 +431,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   WarnIfFailed(store.SetTags(run.id, RunCostTags(CostOf(exit, sampler, tracking_server),
                                                  part.distributed() ? "node-" + part.node + "." : "")),
                "record what trainbench cost the run");
-
-  Ending ending = EndingOf(run.id, exit, supervisor, not_stored);
-  RecordArtifactFiles(store, run.id, *artifact_dir);
-  WarnIfFailed(store.PutArtifact({run.id, prefix + "stdout.log", pump.stdout_bytes(), "", stdout_log}),
-               "record the size of stdout.log");
-  WarnIfFailed(store.PutArtifact({run.id, prefix + "stderr.log", pump.stderr_bytes(), "", stderr_log}),
-               "record the size of stderr.log");
-  const std::string& status = ending.outcome.status;
-  const std::string& reason = ending.reason;
-  if (part.distributed()) return EndDistributedPart(store, run, part, ending, end_ms);
-  if (Status finished = store.FinishRun(run.id, end_ms, status, ending.exit_code, ending.signal, reason);
-      !finished.ok()) {
-    return Status::IoError(finished.message() + "; the command ended " + status +
-                           (reason.empty() ? "" : " (" + reason + ")") +
-                           ". Free space where the store is, then `trainbench show` the run");
-  }
-  StoreAnalysis(store, run, end_ms, status);
-  LogInfo("run " + run.id + " " + status + " after " + FormatDuration(end_ms - run.start_ms) +
-          (reason.empty() ? "" : " (" + reason + ")") + "; details: trainbench show " + run.id.substr(0, 8));
-  return ending.outcome;
+  return RecordEnd(store, r, part, EndingOf(run.id, exit, supervisor, not_stored), end_ms, pump);
 }
 
 }  // namespace tb
