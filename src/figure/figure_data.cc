@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "figure/axis.h"
 #include "figure/figure.h"
+#include "figure/legend.h"
 #include "metrics/catalog.h"
 #include "query/downsample.h"
 #include "query/export.h"
@@ -20,13 +21,6 @@ namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMaxRunsMarked = 12;  // events and phases of at most this many runs
-
-std::string Param(const RunRecord& r, std::string_view key) {
-  for (const auto& [k, v] : r.params) {
-    if (k == key) return v;
-  }
-  return "";
-}
 
 // An exponential moving average as the screen draws it (TensorBoard's: debiased, gaps kept).
 void Smooth(std::vector<double>& y, int weight) {
@@ -40,141 +34,6 @@ void Smooth(std::vector<double>& y, int weight) {
     debias = debias * w + (1 - w);
     v = last / debias;
   }
-}
-
-struct Source {
-  const RunRecord* run = nullptr;  // nullptr for a workload mean
-  std::string labels;
-  std::string workload;  // "EXP:W" for a workload mean
-  size_t run_count = 0;
-};
-
-// Each line's colour and dash, as the web page gives them: by the place of its workload
-// (means first) or its run in what the figure was asked for, so that a run keeps its colour
-// in every figure of the same runs whichever runs before it have the metric; where a run
-// has several lines (a line per GPU), by the line's place, every line its own.
-std::vector<size_t> StylesBySpec(const std::vector<Source>& sources,
-                                 const std::vector<std::string>& workloads,
-                                 const std::vector<RunRecord>& runs) {
-  std::vector<size_t> styles(sources.size());
-  std::set<std::string> seen;
-  bool repeated = false;
-  for (const Source& s : sources) repeated = repeated || (s.run != nullptr && !seen.insert(s.run->id).second);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const Source& s = sources[i];
-    size_t at =
-        s.run == nullptr
-            ? std::find(workloads.begin(), workloads.end(), s.workload) - workloads.begin()
-            : workloads.size() + (std::find_if(runs.begin(), runs.end(),
-                                               [&](const RunRecord& r) { return r.id == s.run->id; }) -
-                                  runs.begin());
-    bool known = s.run == nullptr ? at < workloads.size() : at < workloads.size() + runs.size();
-    styles[i] = repeated || !known ? i : at;
-  }
-  return styles;
-}
-
-// The legend's name for a line from a template: {param}, {name}, {letter}, {workload},
-// {experiment}, {labels}, {id}, {runs} (a workload's run count).
-std::string FillLegend(std::string_view pattern, const Source& s) {
-  std::string out;
-  size_t i = 0;
-  while (i < pattern.size()) {
-    size_t open = pattern.find('{', i);
-    size_t close = open == std::string_view::npos ? open : pattern.find('}', open);
-    if (close == std::string_view::npos) {
-      out.append(pattern.substr(i));
-      break;
-    }
-    out.append(pattern.substr(i, open - i));
-    std::string key(pattern.substr(open + 1, close - open - 1));
-    std::string value;
-    if (s.run == nullptr) {
-      std::string_view w = s.workload;
-      size_t colon = w.rfind(':');
-      if (key == "workload") value = std::string(w.substr(colon + 1));
-      if (key == "experiment") value = std::string(w.substr(0, colon));
-      if (key == "runs") value = std::to_string(s.run_count);
-      if (key == "name") value = std::string(w.substr(colon + 1)) + " mean";
-    } else {
-      const RunRecord& r = *s.run;
-      if (key == "name")
-        value = r.name;
-      else if (key == "letter")
-        value = TagValue(r, kLetterTag);
-      else if (key == "workload")
-        value = r.workload;
-      else if (key == "experiment")
-        value = r.experiment;
-      else if (key == "labels")
-        value = s.labels;
-      else if (key == "id")
-        value = r.id.substr(0, 8);
-      else
-        value = Param(r, key);
-    }
-    out += value;
-    i = close + 1;
-  }
-  return out;
-}
-
-// Legend names when none is asked for: what tells the lines apart (the params that differ
-// between the runs, the labels when a run has several series), else the run's name.
-std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
-  std::vector<const RunRecord*> runs;
-  std::set<std::string> labels;
-  for (const Source& s : sources) {
-    if (s.run == nullptr) continue;
-    if (std::find(runs.begin(), runs.end(), s.run) == runs.end()) runs.push_back(s.run);
-    labels.insert(s.labels);
-  }
-  std::vector<std::string> differing;
-  if (runs.size() > 1) {
-    std::set<std::string> keys;
-    for (const RunRecord* r : runs) {
-      for (const auto& [k, v] : r->params) keys.insert(k);
-    }
-    for (const std::string& k : keys) {
-      std::set<std::string> values;
-      for (const RunRecord* r : runs) values.insert(Param(*r, k));
-      if (values.size() > 1) differing.push_back(k);
-    }
-  }
-  std::set<std::string> names;
-  for (const RunRecord* r : runs) names.insert(r->name);
-  std::vector<std::string> out;
-  for (const Source& s : sources) {
-    if (s.run == nullptr) {
-      std::string_view w = std::string_view(s.workload).substr(s.workload.rfind(':') + 1);
-      bool number = !w.empty() && w.find_first_not_of("0123456789") == std::string_view::npos;
-      out.push_back(FillLegend(Concat({number ? "workload " : "", "{workload}, ",
-                                       s.run_count == 1 ? "1 run" : "mean of {runs} runs"}),
-                               s));
-      continue;
-    }
-    std::string name;
-    for (const std::string& k : differing) {
-      if (!name.empty()) name += ", ";
-      name += k + "=" + Param(*s.run, k);
-    }
-    if (name.empty())
-      name = names.size() == runs.size() ? s.run->name : s.run->name + " " + s.run->id.substr(0, 6);
-    if (labels.size() > 1 && !s.labels.empty()) name += " [" + s.labels + "]";
-    out.push_back(name);
-  }
-  // Names that still collide (runs with the same params) take the run's letter or name.
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (sources[i].run == nullptr || std::count(out.begin(), out.end(), out[i]) < 2) continue;
-    std::string same = out[i];
-    for (size_t k = i; k < out.size(); ++k) {
-      if (out[k] != same || sources[k].run == nullptr) continue;
-      std::string who = TagValue(*sources[k].run, kLetterTag);
-      if (who.empty() || who == "-") who = sources[k].run->name;
-      out[k] = Concat({same, " (", who, ")"});
-    }
-  }
-  return out;
 }
 
 std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>& runs, XAxis axis) {
@@ -247,22 +106,23 @@ Result<std::shared_ptr<const std::vector<Point>>> PointsToDraw(SeriesReader& rea
   return part->points;
 }
 
-}  // namespace
-
-Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpec& spec) {
-  Figure f;
-  f.x = spec.x;
+// What a figure collects before it is named and scaled: its lines, what each shows, the
+// catalog unit of each line's series.
+struct Collected {
   std::vector<FigureLine> lines;
   std::vector<Source> sources;
-  std::vector<std::string> units;  // the catalog unit of each line's series
-  const double from = spec.from.value_or(-std::numeric_limits<double>::infinity());
-  const double to = spec.to.value_or(std::numeric_limits<double>::infinity());
-  const size_t budget = std::max<size_t>(400, static_cast<size_t>(spec.width_pt / 72 * 600));
-  // A workload mean's buckets as wide as a line's (budget / 4, as on screen).
-  const size_t mean_buckets = std::max<size_t>(1, budget / 4);
+  std::vector<std::string> units;
+};
 
-  // Workload means first, as on screen: each workload's runs and their series, then what
-  // all of them read in a few queries, then each mean.
+// A workload mean's buckets as wide as a line's (budget / 4, as on screen).
+size_t LineBudget(const FigureSpec& spec) {
+  return std::max<size_t>(400, static_cast<size_t>(spec.width_pt / 72 * 600));
+}
+
+// The workload means asked for, first, as on screen: each workload's runs and their
+// series, then what all of them read in a few queries, then each mean.
+Status CollectWorkloadMeans(Store& store, SeriesReader& reader, const FigureSpec& spec, Collected& c) {
+  const size_t mean_buckets = std::max<size_t>(1, LineBudget(spec) / 4);
   struct Asked {
     std::string key;
     std::vector<std::pair<RunRecord, SeriesInfo>> series;  // the first of each run
@@ -303,10 +163,9 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
     if (a.series.empty())
       return Status::NotFound(Concat({"the runs of workload '", w, "' have no metric '", spec.metric, "'"}));
   }
-  if (!asked.empty()) {
-    TB_RETURN_IF_ERROR(
-        ReadAheadForWorkloadMeans(reader, every_mean_series, spec.x, spec.from.has_value(), mean_buckets));
-  }
+  if (asked.empty()) return Status::Ok();
+  TB_RETURN_IF_ERROR(
+      ReadAheadForWorkloadMeans(reader, every_mean_series, spec.x, spec.from.has_value(), mean_buckets));
   for (const Asked& a : asked) {
     std::vector<XYSeries> aligned;
     double longest = 0;
@@ -325,19 +184,18 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
     line.lo = band.min;
     line.hi = band.max;
     line.runs = band.runs;
-    lines.push_back(std::move(line));
-    sources.push_back({nullptr, "", a.key, aligned.size()});
-    units.emplace_back(MetricUnit(spec.metric));
+    c.lines.push_back(std::move(line));
+    c.sources.push_back({nullptr, "", a.key, aligned.size()});
+    c.units.emplace_back(MetricUnit(spec.metric));
   }
+  return Status::Ok();
+}
 
-  std::vector<RunRecord> runs;
-  runs.reserve(spec.runs.size());
-  for (const std::string& key : spec.runs) {
-    Result<RunRecord> r = store.FindRun(key);
-    if (!r.ok()) return r.status();
-    runs.push_back(*r);
-  }
-  // Each run's series, then what all of them read in a few queries, then each line.
+// A line per series of each run asked for: each run's series, then what all of them read in
+// a few queries, then each line, thinned to the figure's budget.
+Status CollectRunLines(SeriesReader& reader, const FigureSpec& spec, const std::vector<RunRecord>& runs,
+                       Collected& c) {
+  const size_t budget = LineBudget(spec);
   std::vector<std::vector<SeriesInfo>> shown_series;
   std::vector<std::pair<SeriesInfo, bool>> every_series;
   for (const RunRecord& r : runs) {
@@ -363,42 +221,47 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
       if (spec.x == XAxis::kWall) {
         for (double& x : xy.x) x = x * 1000 + static_cast<double>(r.start_ms);
       }
-      double lo = std::isfinite(from) ? from : (xy.x.empty() ? 0 : xy.x.front());
-      double hi = std::isfinite(to) ? to : (xy.x.empty() ? 0 : xy.x.back());
+      double lo = spec.from.value_or(xy.x.empty() ? 0 : xy.x.front());
+      double hi = spec.to.value_or(xy.x.empty() ? 0 : xy.x.back());
       XYSeries kept = Downsample(xy, lo, hi, budget);
       FigureLine line;
       line.key = r.id + "|" + s.labels;
       line.run_id = r.id;
       line.x = std::move(kept.x);
       line.y = std::move(kept.y);
-      lines.push_back(std::move(line));
-      sources.push_back({&r, s.labels, "", 0});
-      units.emplace_back(MetricUnit(s.metric));
+      c.lines.push_back(std::move(line));
+      c.sources.push_back({&r, s.labels, "", 0});
+      c.units.emplace_back(MetricUnit(s.metric));
     }
   }
-  if (lines.empty()) {
-    return Status::NotFound(Concat({"none of the runs has the metric '", spec.metric, "'",
-                                    spec.labels ? Concat({" with labels '", *spec.labels, "'"}) : "",
-                                    " (trainbench show RUN lists a run's metrics)"}));
-  }
+  return Status::Ok();
+}
 
-  // Names, styles (hiding a line keeps the others' colours), what is hidden.
-  std::vector<std::string> names = DefaultLegend(sources);
-  std::vector<size_t> styles = StylesBySpec(sources, spec.workloads, runs);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    lines[i].style = styles[i];
-    lines[i].name = spec.legend.empty() ? names[i] : FillLegend(spec.legend, sources[i]);
+// Names and styles (hiding a line keeps the others' colours); the lines not hidden.
+Result<std::vector<FigureLine>> NameAndHide(const FigureSpec& spec, const std::vector<RunRecord>& runs,
+                                            Collected& c) {
+  std::vector<std::string> names = DefaultLegend(c.sources);
+  std::vector<size_t> styles = StylesBySpec(c.sources, spec.workloads, runs);
+  for (size_t i = 0; i < c.lines.size(); ++i) {
+    c.lines[i].style = styles[i];
+    c.lines[i].name = spec.legend.empty() ? names[i] : FillLegend(spec.legend, c.sources[i]);
   }
   std::vector<FigureLine> shown;
-  for (FigureLine& l : lines) {
+  for (FigureLine& l : c.lines) {
     if (std::find(spec.hidden.begin(), spec.hidden.end(), l.key) == spec.hidden.end())
       shown.push_back(std::move(l));
   }
   if (shown.empty()) return Status::InvalidArgument("every line of the figure is hidden: show at least one");
+  return shown;
+}
 
-  // The range shown, and the unit the values read best in.
+// The range shown, the unit the values read best in (the values scaled to it, then
+// smoothed), and the axes' titles.
+void FitAxes(const FigureSpec& spec, const std::vector<std::string>& units, Figure& f) {
+  const double from = spec.from.value_or(-std::numeric_limits<double>::infinity());
+  const double to = spec.to.value_or(std::numeric_limits<double>::infinity());
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, largest = 0;
-  for (const FigureLine& l : shown) {
+  for (const FigureLine& l : f.lines) {
     for (size_t i = 0; i < l.x.size(); ++i) {
       if (l.x[i] < from || l.x[i] > to) continue;
       x0 = std::min(x0, l.x[i]);
@@ -414,41 +277,67 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
   f.x_min = std::isfinite(from) ? from : x0;
   f.x_max = std::isfinite(to) ? to : x1;
   if (f.x_max <= f.x_min) f.x_max = f.x_min + 1;
-  std::string unit = units.empty() ? "" : units[0];
-  DisplayUnit display = ChooseDisplayUnit(unit, largest, spec.percent);
-  for (FigureLine& l : shown) {
+  DisplayUnit display = ChooseDisplayUnit(units.empty() ? "" : units[0], largest, spec.percent);
+  for (FigureLine& l : f.lines) {
     for (std::vector<double>* v : {&l.y, &l.lo, &l.hi}) {
       for (double& y : *v) y *= display.factor;
     }
     Smooth(l.y, spec.smoothing);
   }
   f.unit = display.unit;
-  f.lines = std::move(shown);
-  f.title = spec.title;
   f.y_title = spec.y_title.value_or(AxisTitle(MetricTitle(spec.metric), display.unit));
   f.x_title = spec.x_title.value_or(XAxisTitle(
       spec.x, spec.x == XAxis::kWall ? (f.x_max - f.x_min) / 1000 : f.x_max - f.x_min, spec.utc_offset_min));
+}
 
-  // Events and phases of the runs shown (on a time axis).
+// Events and phases of the runs shown (on a time axis), of the first kMaxRunsMarked.
+void MarkEventsAndPhases(Store& store, const FigureSpec& spec, const std::vector<RunRecord>& runs,
+                         Figure& f) {
+  if (spec.x == XAxis::kStep) return;
   std::vector<const RunRecord*> marked;
   for (const RunRecord& r : runs) {
     if (marked.size() < kMaxRunsMarked) marked.push_back(&r);
   }
-  if (spec.x != XAxis::kStep && spec.events) f.events = Events(store, marked, spec.x);
-  if (spec.x != XAxis::kStep && spec.phases) {
-    for (const RunRecord* r : marked) {
-      Result<RunAnalysis> a = KeptOrStoredAnalysis(store, *r);
-      if (!a.ok()) continue;
-      for (const Phase& p : a->phases) {
-        if (p.kind == "steady") continue;
-        auto at = [&](int64_t ms) {
-          return spec.x == XAxis::kWall ? static_cast<double>(ms)
-                                        : static_cast<double>(ms - r->start_ms) / 1000;
-        };
-        f.phases.push_back({at(p.start_ms), at(p.end_ms), p.kind});
-      }
+  if (spec.events) f.events = Events(store, marked, spec.x);
+  if (!spec.phases) return;
+  for (const RunRecord* r : marked) {
+    Result<RunAnalysis> a = KeptOrStoredAnalysis(store, *r);
+    if (!a.ok()) continue;
+    auto at = [&](int64_t ms) {
+      return spec.x == XAxis::kWall ? static_cast<double>(ms) : static_cast<double>(ms - r->start_ms) / 1000;
+    };
+    for (const Phase& p : a->phases) {
+      if (p.kind != "steady") f.phases.push_back({at(p.start_ms), at(p.end_ms), p.kind});
     }
   }
+}
+
+}  // namespace
+
+Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpec& spec) {
+  Collected c;
+  TB_RETURN_IF_ERROR(CollectWorkloadMeans(store, reader, spec, c));
+  std::vector<RunRecord> runs;
+  runs.reserve(spec.runs.size());
+  for (const std::string& key : spec.runs) {
+    Result<RunRecord> r = store.FindRun(key);
+    if (!r.ok()) return r.status();
+    runs.push_back(*r);
+  }
+  TB_RETURN_IF_ERROR(CollectRunLines(reader, spec, runs, c));
+  if (c.lines.empty()) {
+    return Status::NotFound(Concat({"none of the runs has the metric '", spec.metric, "'",
+                                    spec.labels ? Concat({" with labels '", *spec.labels, "'"}) : "",
+                                    " (trainbench show RUN lists a run's metrics)"}));
+  }
+  Result<std::vector<FigureLine>> shown = NameAndHide(spec, runs, c);
+  if (!shown.ok()) return shown.status();
+  Figure f;
+  f.x = spec.x;
+  f.title = spec.title;
+  f.lines = std::move(*shown);
+  FitAxes(spec, c.units, f);
+  MarkEventsAndPhases(store, spec, runs, f);
   return f;
 }
 

@@ -1,0 +1,141 @@
+#include "figure/legend.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/strings.h"
+#include "store/run_tags.h"
+
+namespace tb {
+namespace {
+
+std::string Param(const RunRecord& r, std::string_view key) {
+  for (const auto& [k, v] : r.params) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<size_t> StylesBySpec(const std::vector<Source>& sources,
+                                 const std::vector<std::string>& workloads,
+                                 const std::vector<RunRecord>& runs) {
+  std::vector<size_t> styles(sources.size());
+  std::set<std::string> seen;
+  bool repeated = false;
+  for (const Source& s : sources) repeated = repeated || (s.run != nullptr && !seen.insert(s.run->id).second);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Source& s = sources[i];
+    size_t at =
+        s.run == nullptr
+            ? std::find(workloads.begin(), workloads.end(), s.workload) - workloads.begin()
+            : workloads.size() + (std::find_if(runs.begin(), runs.end(),
+                                               [&](const RunRecord& r) { return r.id == s.run->id; }) -
+                                  runs.begin());
+    bool known = s.run == nullptr ? at < workloads.size() : at < workloads.size() + runs.size();
+    styles[i] = repeated || !known ? i : at;
+  }
+  return styles;
+}
+
+std::string FillLegend(std::string_view pattern, const Source& s) {
+  std::string out;
+  size_t i = 0;
+  while (i < pattern.size()) {
+    size_t open = pattern.find('{', i);
+    size_t close = open == std::string_view::npos ? open : pattern.find('}', open);
+    if (close == std::string_view::npos) {
+      out.append(pattern.substr(i));
+      break;
+    }
+    out.append(pattern.substr(i, open - i));
+    std::string key(pattern.substr(open + 1, close - open - 1));
+    std::string value;
+    if (s.run == nullptr) {
+      std::string_view w = s.workload;
+      size_t colon = w.rfind(':');
+      if (key == "workload") value = std::string(w.substr(colon + 1));
+      if (key == "experiment") value = std::string(w.substr(0, colon));
+      if (key == "runs") value = std::to_string(s.run_count);
+      if (key == "name") value = std::string(w.substr(colon + 1)) + " mean";
+    } else {
+      const RunRecord& r = *s.run;
+      if (key == "name")
+        value = r.name;
+      else if (key == "letter")
+        value = TagValue(r, kLetterTag);
+      else if (key == "workload")
+        value = r.workload;
+      else if (key == "experiment")
+        value = r.experiment;
+      else if (key == "labels")
+        value = s.labels;
+      else if (key == "id")
+        value = r.id.substr(0, 8);
+      else
+        value = Param(r, key);
+    }
+    out += value;
+    i = close + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
+  std::vector<const RunRecord*> runs;
+  std::set<std::string> labels;
+  for (const Source& s : sources) {
+    if (s.run == nullptr) continue;
+    if (std::find(runs.begin(), runs.end(), s.run) == runs.end()) runs.push_back(s.run);
+    labels.insert(s.labels);
+  }
+  std::vector<std::string> differing;
+  if (runs.size() > 1) {
+    std::set<std::string> keys;
+    for (const RunRecord* r : runs) {
+      for (const auto& [k, v] : r->params) keys.insert(k);
+    }
+    for (const std::string& k : keys) {
+      std::set<std::string> values;
+      for (const RunRecord* r : runs) values.insert(Param(*r, k));
+      if (values.size() > 1) differing.push_back(k);
+    }
+  }
+  std::set<std::string> names;
+  for (const RunRecord* r : runs) names.insert(r->name);
+  std::vector<std::string> out;
+  for (const Source& s : sources) {
+    if (s.run == nullptr) {
+      std::string_view w = std::string_view(s.workload).substr(s.workload.rfind(':') + 1);
+      bool number = !w.empty() && w.find_first_not_of("0123456789") == std::string_view::npos;
+      out.push_back(FillLegend(Concat({number ? "workload " : "", "{workload}, ",
+                                       s.run_count == 1 ? "1 run" : "mean of {runs} runs"}),
+                               s));
+      continue;
+    }
+    std::string name;
+    for (const std::string& k : differing) {
+      if (!name.empty()) name += ", ";
+      name += k + "=" + Param(*s.run, k);
+    }
+    if (name.empty())
+      name = names.size() == runs.size() ? s.run->name : s.run->name + " " + s.run->id.substr(0, 6);
+    if (labels.size() > 1 && !s.labels.empty()) name += " [" + s.labels + "]";
+    out.push_back(name);
+  }
+  // Names that still collide (runs with the same params) take the run's letter or name.
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (sources[i].run == nullptr || std::count(out.begin(), out.end(), out[i]) < 2) continue;
+    std::string same = out[i];
+    for (size_t k = i; k < out.size(); ++k) {
+      if (out[k] != same || sources[k].run == nullptr) continue;
+      std::string who = TagValue(*sources[k].run, kLetterTag);
+      if (who.empty() || who == "-") who = sources[k].run->name;
+      out[k] = Concat({same, " (", who, ")"});
+    }
+  }
+  return out;
+}
+
+}  // namespace tb

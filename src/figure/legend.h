@@ -1,0 +1,37 @@
+// A figure's lines' legend names and styles: from a template, or by default what tells the
+// lines apart. Internal to figure/. Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/store.h"
+
+namespace tb {
+
+// What a figure line shows: a run's series, or a workload's mean.
+struct Source {
+  const RunRecord* run = nullptr;  // nullptr for a workload mean
+  std::string labels;
+  std::string workload;  // "EXP:W" for a workload mean
+  size_t run_count = 0;
+};
+
+// Each line's colour and dash, as the web page gives them: by the place of its workload
+// (means first) or its run in what the figure was asked for, so that a run keeps its colour
+// in every figure of the same runs whichever runs before it have the metric; where a run
+// has several lines (a line per GPU), by the line's place, every line its own.
+std::vector<size_t> StylesBySpec(const std::vector<Source>& sources,
+                                 const std::vector<std::string>& workloads,
+                                 const std::vector<RunRecord>& runs);
+
+// The legend's name for a line from a template: {param}, {name}, {letter}, {workload},
+// {experiment}, {labels}, {id}, {runs} (a workload's run count).
+std::string FillLegend(std::string_view pattern, const Source& s);
+
+// Legend names when none is asked for: what tells the lines apart (the params that differ
+// between the runs, the labels when a run has several series), else the run's name.
+std::vector<std::string> DefaultLegend(const std::vector<Source>& sources);
+
+}  // namespace tb
