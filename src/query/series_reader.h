@@ -128,6 +128,30 @@ class SeriesReader {
   // The journal of a running run's series: what ReadJournalsAhead read (not when `retried`:
   // a checkpoint came in between), or read now.
   Result<std::shared_ptr<const std::vector<JournalEntry>>> JournalOf(int64_t series_id, bool retried);
+  // The level of detail a chart's buckets call for over a series' chunks (counting a chunk
+  // that reaches past an end of the window by the share of its time inside).
+  struct ChartDetail {
+    int64_t total = 0;             // the series' points in chunks
+    int64_t per_bucket = 0;        // raw points a bucket covers: a chunk's coarsest level up to this is read
+    std::optional<int64_t> level;  // nullopt: every point in the window is read
+  };
+  static ChartDetail DetailFor(const std::vector<ChunkRecord>& listed, int64_t from_ms, int64_t to_ms,
+                               size_t buckets);
+  // The chunks PointsForChart draws from: a window wide enough for a level of detail reads
+  // the series' overview (its chunks' summaries in a few rows however many chunks), where it
+  // has one; else the list of chunks (a narrow window: every point in range is read), and
+  // where that calls for a level, the summaries in the chunks' rows (series sealed before
+  // overviews). A finished run's overview, once read, is kept (encoded levels, a few KB a
+  // series) and serves its next charts without a query; the points decoded from it are not
+  // kept: they are ten times larger.
+  Result<std::shared_ptr<const std::vector<ChunkRecord>>> ChartChunks(int64_t series_id, bool finished,
+                                                                      int64_t from_ms, int64_t to_ms,
+                                                                      size_t buckets, ChartDetail& detail);
+  // Where MeansForChart found a series' chunks: read ahead with their data, described by its
+  // overview, or listed without data.
+  enum class ChunkSource { kAhead, kOverview, kListed };
+  Result<std::vector<ChunkRecord>> MeansChunks(int64_t series_id, bool finished, size_t buckets,
+                                               ChunkSource& source);
   // Keeps a finished run's series' overview (what OverviewChunks gave) for its next charts.
   void Keep(int64_t series_id, const std::shared_ptr<const std::vector<ChunkRecord>>& described);
 
