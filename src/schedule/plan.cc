@@ -136,168 +136,218 @@ bool Runnable(const Workload& workload, bool rerun) {
                      [&](const PlannedRun& r) { return !Done(r.row, rerun); });
 }
 
+namespace {
+
+// Checks a row's cells one column at a time and fills in its planned run. With --slurm the
+// rows run elsewhere: what this machine has (GPUs, MIG, MPS) is checked by the job on its
+// node, where it plans the rows again.
+class RowPlanner {
+ public:
+  explicit RowPlanner(const ScheduleOptions& o)
+      : o_(o), base_(fs::path(o.file).parent_path()), here_(!o.slurm) {}
+
+  Result<PlannedRun> PlanRow(const ExperimentRow& row);
+
+ private:
+  Status Bad(const char* column, const std::string& what) const {
+    return Status::InvalidArgument(
+        Concat({o_.file, ":", std::to_string(row_->line), ": column ", column, ": ", what}));
+  }
+  Status CheckDevices(PlannedRun& run);
+  Status CheckCollocation(PlannedRun& run);
+  Status CheckListeners(PlannedRun& run);
+  Status CheckEnv(PlannedRun& run);
+
+  const ScheduleOptions& o_;
+  fs::path base_;
+  bool here_;
+  const ExperimentRow* row_ = nullptr;
+  std::vector<std::string_view> device_list_;        // the row's Devices, one by one
+  std::optional<Result<std::vector<SmiGpu>>> gpus_;  // asked of nvidia-smi once, when a row names devices
+};
+
+// Devices: indices, GPU or MIG UUIDs that nvidia-smi lists (within the Slurm job's GPUs).
+Status RowPlanner::CheckDevices(PlannedRun& run) {
+  const ExperimentRow& row = *row_;
+  const char* job_gpus = here_ ? std::getenv("SLURM_JOB_GPUS") : nullptr;
+  Result<std::string> devices = DevicesOnThisNode(row.devices, job_gpus != nullptr ? job_gpus : "");
+  if (!devices.ok()) return Bad("Devices", std::string(devices.status().message()));
+  run.devices = *devices;
+  device_list_.clear();
+  for (std::string_view d : Split(run.devices, '+')) {
+    if (!Trim(d).empty()) device_list_.push_back(Trim(d));
+  }
+  for (std::string_view t : device_list_) {
+    if (!ParseUint(t) && !StartsWith(t, "GPU-") && !StartsWith(t, "MIG-"))
+      return Bad("Devices", "'" + row.devices + "' is not a GPU index, indices joined by + or GPU/MIG UUIDs");
+    if (!here_) continue;
+    if (!gpus_) gpus_ = ListGpus();
+    if (!gpus_->ok()) {
+      return Bad("Devices", "'" + row.devices + "': no GPU can be found: " + gpus_->status().message() +
+                                "; use - for a run without a GPU");
+    }
+    bool found = false;
+    for (const SmiGpu& g : gpus_->value()) {
+      found |= std::to_string(g.index) == t || g.uuid == t;
+      for (const SmiGpu::MigDevice& m : g.mig) found |= m.uuid == t;
+    }
+    if (!found) {
+      return Bad("Devices", "GPU " + std::string(t) + " does not exist here (nvidia-smi lists " +
+                                std::to_string(gpus_->value().size()) + "); `trainbench devices` lists them");
+    }
+  }
+  return Status::Ok();
+}
+
+// Collocation: - (naive), MPS or MPS:PERCENT, or a MIG profile on one GPU in MIG mode.
+Status RowPlanner::CheckCollocation(PlannedRun& run) {
+  const std::string& c = row_->collocation;
+  if (IsMps(c)) {
+    uint64_t percent = c.size() > 4 ? ParseUint(std::string_view(c).substr(4)).value_or(0) : 0;
+    if (c.size() > 3 && (c[3] != ':' || percent < 1 || percent > 100))
+      return Bad("Collocation",
+                 "'" + c + "': MPS takes an active-thread percentage from 1 to 100, as MPS:50");
+    if (here_ && !FindExecutable("nvidia-cuda-mps-control"))
+      return Bad("Collocation", "MPS needs nvidia-cuda-mps-control on PATH (it comes with NVIDIA's driver)");
+    return Status::Ok();
+  }
+  if (!IsMigProfile(c)) {
+    if (!c.empty() && c != "-")
+      return Bad("Collocation", "'" + c + "' is not -, MPS, MPS:PERCENT or a MIG profile such as 3g.20gb");
+    return Status::Ok();
+  }
+  if (device_list_.size() != 1 || StartsWith(device_list_[0], "MIG-"))
+    return Bad("Devices",
+               "a MIG collocation (" + c + ") needs one GPU to create its instance on, as 0 or a GPU UUID");
+  if (!here_) {
+    if (std::optional<uint64_t> index = ParseUint(device_list_[0]))
+      run.mig_gpu = static_cast<unsigned>(*index);
+    return Status::Ok();
+  }
+  const SmiGpu* gpu = nullptr;
+  for (const SmiGpu& g : gpus_->value()) {
+    if (std::to_string(g.index) == device_list_[0] || g.uuid == device_list_[0]) gpu = &g;
+  }
+  if (gpu == nullptr) return Bad("Devices", "GPU " + row_->devices + " is not listed by nvidia-smi");
+  if (gpu->mig_mode != "Enabled") {
+    return Bad("Collocation", c + " needs MIG mode on GPU " + std::to_string(gpu->index) + ", which is " +
+                                  gpu->mig_mode + " (as root: nvidia-smi -i " + std::to_string(gpu->index) +
+                                  " -mig 1, then reset the GPU)");
+  }
+  if (!MayConfigureMig()) {
+    return Bad("Collocation",
+               "creating MIG instances (" + c +
+                   ") needs root or NVIDIA's MIG configuration capability "
+                   "(/proc/driver/nvidia/capabilities/mig/config); run the experiment as root");
+  }
+  run.mig_gpu = gpu->index;
+  return Status::Ok();
+}
+
+// Listeners: the run's own, and at most one workload listener (an Nsight tool).
+Status RowPlanner::CheckListeners(PlannedRun& run) {
+  for (std::string_view l : Split(row_->listeners, '+')) {
+    std::string name(Trim(l));
+    if (name.empty()) continue;  // an empty cell: trainbench's default set
+    if (!ProfilerCommand(name, "")) {
+      if (FindListener(name) == nullptr) {
+        return Bad("Listeners", "unknown listener '" + name + "'; available: " + AvailableListeners() +
+                                    ", and one of nsys, nsysraw, ncu, ncuraw and ncuattach");
+      }
+      run.listeners += (run.listeners.empty() ? "" : "+") + name;
+      continue;
+    }
+    if (!run.profiler.empty())
+      return Bad("Listeners", "one of nsys, nsysraw, ncu, ncuraw and ncuattach at a time");
+    std::string tool = ProfilerCommand(name, "")->front();
+    if (!FindExecutable(tool)) {
+      return Bad("Listeners", Concat({name, " needs ", tool, " (NVIDIA Nsight ",
+                                      tool == "nsys" ? "Systems" : "Compute", ") on PATH"}));
+    }
+    run.profiler = name;
+  }
+  return Status::Ok();
+}
+
+// Env: KEY=VALUE items, and the directory of a venv or conda environment whose interpreter
+// runs the File.
+Status RowPlanner::CheckEnv(PlannedRun& run) {
+  std::error_code ec;
+  for (const std::string& item : SplitWords(row_->env)) {
+    if (item.find('=') != std::string::npos && item[0] != '/' && item[0] != '.') {
+      run.env.push_back(item);
+      continue;
+    }
+    fs::path prefix = fs::path(item).is_absolute() ? fs::path(item) : base_ / item;
+    if (!fs::exists(prefix / "bin" / "python", ec)) {
+      return Bad("Env", "'" + item + "' is neither KEY=VALUE nor a venv or conda environment (no " +
+                            (prefix / "bin" / "python").string() + ")");
+    }
+    run.python = (prefix / "bin" / "python").string();
+    const char* path = std::getenv("PATH");
+    run.env.push_back("PATH=" + (prefix / "bin").string() + (path != nullptr ? std::string(":") + path : ""));
+    run.env.push_back("VIRTUAL_ENV=" + prefix.string());
+  }
+  const std::string& c = row_->collocation;
+  if (IsMps(c) && c.size() > 4) run.env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
+  return Status::Ok();
+}
+
+Result<PlannedRun> RowPlanner::PlanRow(const ExperimentRow& row) {
+  row_ = &row;
+  PlannedRun run;
+  run.row = row;
+  run.python = o_.python;
+  TB_RETURN_IF_ERROR(CheckDevices(run));
+  TB_RETURN_IF_ERROR(CheckCollocation(run));
+  if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok())
+    return Bad("MaxTime", "'" + row.max_time + "' is not a duration such as 90s, 30m or 2h");
+  fs::path script = fs::path(row.file).is_absolute() ? fs::path(row.file) : base_ / row.file;
+  std::error_code ec;
+  if (!fs::exists(script, ec))
+    return Bad("File", row.file + " does not exist (looked for " + script.string() + ")");
+  run.script = script.string();
+  if (Status name = CheckExperimentName(row.experiment); !name.ok()) return Bad("Experiment", name.message());
+  TB_RETURN_IF_ERROR(CheckListeners(run));
+  TB_RETURN_IF_ERROR(CheckEnv(run));
+  run.params = ParamsToArguments(row.params);
+  run.id = NewRunId();
+  return run;
+}
+
+}  // namespace
+
 // Checks every row before anything runs, and builds the plan.
 Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOptions& o) {
-  fs::path base = fs::path(o.file).parent_path();
   std::vector<Workload> plan;
-  std::optional<Result<std::vector<SmiGpu>>> gpus;  // asked of nvidia-smi once, when a row names devices
+  RowPlanner planner(o);
   for (const ExperimentRow& row : file.rows) {
-    auto bad = [&](const char* column, const std::string& what) {
-      return Status::InvalidArgument(
-          Concat({o.file, ":", std::to_string(row.line), ": column ", column, ": ", what}));
-    };
-    PlannedRun run;
-    run.row = row;
-    std::string c = row.collocation;
-    // With --slurm the rows run elsewhere: what this machine has (GPUs, MIG, MPS) is checked
-    // by the job on its node, where it plans the rows again.
-    const bool here = !o.slurm;
-    const char* job_gpus = here ? std::getenv("SLURM_JOB_GPUS") : nullptr;
-    Result<std::string> devices = DevicesOnThisNode(row.devices, job_gpus != nullptr ? job_gpus : "");
-    if (!devices.ok()) return bad("Devices", std::string(devices.status().message()));
-    run.devices = *devices;
-    std::vector<std::string_view> device_list;
-    for (std::string_view d : Split(run.devices, '+')) {
-      if (!Trim(d).empty()) device_list.push_back(Trim(d));
-    }
-    // Devices: indices, GPU or MIG UUIDs that nvidia-smi lists.
-    for (std::string_view t : device_list) {
-      if (!ParseUint(t) && !StartsWith(t, "GPU-") && !StartsWith(t, "MIG-")) {
-        return bad("Devices",
-                   "'" + row.devices + "' is not a GPU index, indices joined by + or GPU/MIG UUIDs");
-      }
-      if (!here) continue;
-      if (!gpus) gpus = ListGpus();
-      if (!gpus->ok()) {
-        return bad("Devices", "'" + row.devices + "': no GPU can be found: " + gpus->status().message() +
-                                  "; use - for a run without a GPU");
-      }
-      bool found = false;
-      for (const SmiGpu& g : gpus->value()) {
-        found |= std::to_string(g.index) == t || g.uuid == t;
-        for (const SmiGpu::MigDevice& m : g.mig) found |= m.uuid == t;
-      }
-      if (!found) {
-        return bad("Devices", "GPU " + std::string(t) + " does not exist here (nvidia-smi lists " +
-                                  std::to_string(gpus->value().size()) +
-                                  "); `trainbench devices` lists them");
-      }
-    }
-    if (IsMps(c)) {
-      uint64_t percent = c.size() > 4 ? ParseUint(std::string_view(c).substr(4)).value_or(0) : 0;
-      if (c.size() > 3 && (c[3] != ':' || percent < 1 || percent > 100)) {
-        return bad("Collocation",
-                   "'" + c + "': MPS takes an active-thread percentage from 1 to 100, as MPS:50");
-      }
-      if (here && !FindExecutable("nvidia-cuda-mps-control")) {
-        return bad("Collocation",
-                   "MPS needs nvidia-cuda-mps-control on PATH (it comes with NVIDIA's driver)");
-      }
-    } else if (IsMigProfile(c)) {
-      if (device_list.size() != 1 || StartsWith(device_list[0], "MIG-")) {
-        return bad("Devices", "a MIG collocation (" + c +
-                                  ") needs one GPU to create its instance on, as 0 or a GPU UUID");
-      }
-      if (!here) {
-        if (std::optional<uint64_t> index = ParseUint(device_list[0]))
-          run.mig_gpu = static_cast<unsigned>(*index);
-      } else {
-        const SmiGpu* gpu = nullptr;
-        for (const SmiGpu& g : gpus->value()) {
-          if (std::to_string(g.index) == device_list[0] || g.uuid == device_list[0]) gpu = &g;
-        }
-        if (gpu == nullptr) return bad("Devices", "GPU " + row.devices + " is not listed by nvidia-smi");
-        if (gpu->mig_mode != "Enabled") {
-          return bad("Collocation", c + " needs MIG mode on GPU " + std::to_string(gpu->index) +
-                                        ", which is " + gpu->mig_mode + " (as root: nvidia-smi -i " +
-                                        std::to_string(gpu->index) + " -mig 1, then reset the GPU)");
-        }
-        if (!MayConfigureMig()) {
-          return bad("Collocation",
-                     "creating MIG instances (" + c +
-                         ") needs root or NVIDIA's MIG configuration capability "
-                         "(/proc/driver/nvidia/capabilities/mig/config); run the experiment as root");
-        }
-        run.mig_gpu = gpu->index;
-      }
-    } else if (!c.empty() && c != "-") {
-      return bad("Collocation", "'" + c + "' is not -, MPS, MPS:PERCENT or a MIG profile such as 3g.20gb");
-    }
-    if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok()) {
-      return bad("MaxTime", "'" + row.max_time + "' is not a duration such as 90s, 30m or 2h");
-    }
-    fs::path script = fs::path(row.file).is_absolute() ? fs::path(row.file) : base / row.file;
-    std::error_code ec;
-    if (!fs::exists(script, ec)) {
-      return bad("File", row.file + " does not exist (looked for " + script.string() + ")");
-    }
-    if (Status name = CheckExperimentName(row.experiment); !name.ok())
-      return bad("Experiment", name.message());
-    // Listeners: the run's own, and at most one workload listener (an Nsight tool).
-    for (std::string_view l : Split(row.listeners, '+')) {
-      std::string name(Trim(l));
-      if (name.empty()) continue;  // an empty cell: trainbench's default set
-      if (!ProfilerCommand(name, "")) {
-        if (FindListener(name) == nullptr) {
-          return bad("Listeners", "unknown listener '" + name + "'; available: " + AvailableListeners() +
-                                      ", and one of nsys, nsysraw, ncu, ncuraw and ncuattach");
-        }
-        run.listeners += (run.listeners.empty() ? "" : "+") + name;
-        continue;
-      }
-      if (!run.profiler.empty())
-        return bad("Listeners", "one of nsys, nsysraw, ncu, ncuraw and ncuattach at a time");
-      std::string tool = ProfilerCommand(name, "")->front();
-      if (!FindExecutable(tool)) {
-        return bad("Listeners", Concat({name, " needs ", tool, " (NVIDIA Nsight ",
-                                        tool == "nsys" ? "Systems" : "Compute", ") on PATH"}));
-      }
-      run.profiler = name;
-    }
-    auto same_workload = [&](const Workload& w) {
-      return w.experiment == row.experiment && w.workload == row.workload;
-    };
+    Result<PlannedRun> run = planner.PlanRow(row);
+    if (!run.ok()) return run.status();
     // Rows of a workload belong together even when the file interleaves them.
-    auto it = std::find_if(plan.begin(), plan.end(), same_workload);
+    auto it = std::find_if(plan.begin(), plan.end(), [&](const Workload& w) {
+      return w.experiment == row.experiment && w.workload == row.workload;
+    });
     if (it == plan.end()) {
       plan.push_back({row.experiment, row.workload, {}});
       it = plan.end() - 1;
     }
+    const std::string& c = row.collocation;
     if (IsMps(c)) {
       // One MPS control daemon serves the workload: its MPS rows share their devices.
       for (const PlannedRun& other : it->runs) {
         if (IsMps(other.row.collocation) && other.row.devices != row.devices) {
-          return bad("Devices", "the MPS runs of a workload share one daemon, so one set of devices; line " +
-                                    std::to_string(other.row.line) + " has " + other.row.devices);
+          return Status::InvalidArgument(
+              Concat({o.file, ":", std::to_string(row.line),
+                      ": column Devices: the MPS runs of a workload share one "
+                      "daemon, so one set of devices; line ",
+                      std::to_string(other.row.line), " has ", other.row.devices}));
         }
       }
     }
-    run.script = script.string();
-    run.letter = (row.devices == "-" ? "" : row.devices) + static_cast<char>('A' + it->runs.size() % 26) +
-                 (c.empty() ? "-" : c);
-    run.id = NewRunId();
-    run.python = o.python;
-    // Env: KEY=VALUE items, and the directory of a venv or conda environment whose
-    // interpreter runs the File.
-    for (const std::string& item : SplitWords(row.env)) {
-      if (item.find('=') != std::string::npos && item[0] != '/' && item[0] != '.') {
-        run.env.push_back(item);
-        continue;
-      }
-      fs::path prefix = fs::path(item).is_absolute() ? fs::path(item) : base / item;
-      if (!fs::exists(prefix / "bin" / "python", ec)) {
-        return bad("Env", "'" + item + "' is neither KEY=VALUE nor a venv or conda environment (no " +
-                              (prefix / "bin" / "python").string() + ")");
-      }
-      run.python = (prefix / "bin" / "python").string();
-      const char* path = std::getenv("PATH");
-      run.env.push_back("PATH=" + (prefix / "bin").string() +
-                        (path != nullptr ? std::string(":") + path : ""));
-      run.env.push_back("VIRTUAL_ENV=" + prefix.string());
-    }
-    if (IsMps(c) && c.size() > 4) run.env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + c.substr(4));
-    run.params = ParamsToArguments(row.params);
-    it->runs.push_back(std::move(run));
+    run->letter = (row.devices == "-" ? "" : row.devices) + static_cast<char>('A' + it->runs.size() % 26) +
+                  (c.empty() ? "-" : c);
+    it->runs.push_back(std::move(*run));
   }
   return plan;
 }
