@@ -113,108 +113,97 @@ std::vector<DcgmInstance> DcgmInstances(const Scenario& s) {
   return out;
 }
 
-int Dcgmi(const Scenario& s, int argc, char** argv) {
-  if (!s.dcgm_host_engine) {
-    std::fprintf(stderr,
-                 "Error: unable to establish a connection to the specified host: localhost\n"
-                 "Error: Unable to connect to host engine. Host engine connection invalid/disconnected.\n");
-    return 255;
-  }
-  std::string command = argc > 1 ? argv[1] : "";
-  std::map<std::string, std::string> opts;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a[0] == '-' && i + 1 < argc && argv[i + 1][0] != '-') {
-      opts[a] = argv[++i];
-    } else {
-      opts[a] = "";
+using Options = std::map<std::string, std::string>;
+
+// dcgmi discovery -c: the MIG hierarchy.
+int DiscoveryHierarchy(const Scenario& s) {
+  // The MIG hierarchy: GPU instances and compute instances with their DCGM entity ids, laid
+  // out as DCGM 3.x prints it (a rule between GPUs, none between a GPU's instances).
+  const char* rule =
+      "+-------------------+--------------------------------------------------------------------+\n";
+  std::printf(
+      "%s| Instance Hierarchy                                                                     |\n", rule);
+  std::printf("+===================+====================================================================+\n");
+  auto row = [](const std::string& where, const std::string& what) {
+    std::printf("| %-17s | %-66s |\n", where.c_str(), what.c_str());
+  };
+  bool any = false;
+  for (const DcgmInstance& in : DcgmInstances(s)) {
+    if (in.first_of_gpu) {
+      if (any) std::printf("%s", rule);
+      row("GPU " + std::to_string(in.gpu),
+          "GPU " + s.gpus[in.gpu].uuid + " (EntityID: " + std::to_string(in.gpu) + ")");
+      any = true;
     }
+    std::string gi = std::to_string(in.gpu) + "/" + std::to_string(in.gpu_instance_id);
+    row("-> I " + gi, "GPU Instance (EntityID: " + std::to_string(in.entity) + ")");
+    row("   -> CI " + gi + "/" + std::to_string(in.compute_instance_id),
+        "Compute Instance (EntityID: " + std::to_string(in.entity) + ")");
   }
-  if (command == "discovery" && opts.count("-c") != 0) {
-    // The MIG hierarchy: GPU instances and compute instances with their DCGM entity ids, laid
-    // out as DCGM 3.x prints it (a rule between GPUs, none between a GPU's instances).
-    const char* rule =
-        "+-------------------+--------------------------------------------------------------------+\n";
-    std::printf(
-        "%s| Instance Hierarchy                                                                     |\n",
-        rule);
-    std::printf(
-        "+===================+====================================================================+\n");
-    auto row = [](const std::string& where, const std::string& what) {
-      std::printf("| %-17s | %-66s |\n", where.c_str(), what.c_str());
-    };
-    bool any = false;
-    for (const DcgmInstance& in : DcgmInstances(s)) {
-      if (in.first_of_gpu) {
-        if (any) std::printf("%s", rule);
-        row("GPU " + std::to_string(in.gpu),
-            "GPU " + s.gpus[in.gpu].uuid + " (EntityID: " + std::to_string(in.gpu) + ")");
-        any = true;
-      }
-      std::string gi = std::to_string(in.gpu) + "/" + std::to_string(in.gpu_instance_id);
-      row("-> I " + gi, "GPU Instance (EntityID: " + std::to_string(in.entity) + ")");
-      row("   -> CI " + gi + "/" + std::to_string(in.compute_instance_id),
-          "Compute Instance (EntityID: " + std::to_string(in.entity) + ")");
-    }
-    std::printf("%s", rule);
+  std::printf("%s", rule);
+  return 0;
+}
+
+// dcgmi discovery -l: the GPUs.
+int Discovery(const Scenario& s) {
+  std::printf("%zu GPU%s found.\n", s.gpus.size(), s.gpus.size() == 1 ? "" : "s");
+  for (size_t g = 0; g < s.gpus.size(); ++g) {
+    std::printf("| %-8zu| Name: %s\n|         | Device UUID: %s\n", g, s.gpus[g].name.c_str(),
+                s.gpus[g].uuid.c_str());
+  }
+  return 0;
+}
+
+// dcgmi group -c NAME [-a IDS] | -d ID | -l.
+int Group(Options& opts) {
+  std::map<int, std::string> groups = ReadGroups();
+  if (opts.count("-c") != 0) {
+    int id = groups.empty() ? 2 : groups.rbegin()->first + 1;  // 0 and 1 are DCGM's default groups
+    groups[id] = opts.count("-a") != 0 ? opts["-a"] : "-";
+    WriteGroups(groups);
+    std::printf("Successfully created group \"%s\" with a group ID of %d\n", opts["-c"].c_str(), id);
+    if (opts.count("-a") != 0)
+      std::printf("Specified entity ID is valid: %s\nAdd to group operation successful.\n",
+                  opts["-a"].c_str());
     return 0;
   }
-  if (command == "discovery") {
-    std::printf("%zu GPU%s found.\n", s.gpus.size(), s.gpus.size() == 1 ? "" : "s");
-    for (size_t g = 0; g < s.gpus.size(); ++g) {
-      std::printf("| %-8zu| Name: %s\n|         | Device UUID: %s\n", g, s.gpus[g].name.c_str(),
-                  s.gpus[g].uuid.c_str());
-    }
-    return 0;
-  }
-  if (command == "group") {
-    std::map<int, std::string> groups = ReadGroups();
-    if (opts.count("-c") != 0) {
-      int id = groups.empty() ? 2 : groups.rbegin()->first + 1;  // 0 and 1 are DCGM's default groups
-      groups[id] = opts.count("-a") != 0 ? opts["-a"] : "-";
-      WriteGroups(groups);
-      std::printf("Successfully created group \"%s\" with a group ID of %d\n", opts["-c"].c_str(), id);
-      if (opts.count("-a") != 0)
-        std::printf("Specified entity ID is valid: %s\nAdd to group operation successful.\n",
-                    opts["-a"].c_str());
-      return 0;
-    }
-    if (opts.count("-d") != 0) {
-      int id = std::atoi(opts["-d"].c_str());
-      if (groups.erase(id) == 0) {
-        std::printf("Error: Cannot destroy group %d. Return: Setting not configured.\n", id);
-        return 1;
-      }
-      WriteGroups(groups);
-      std::printf("Successfully removed group %d\n", id);
-      return 0;
-    }
-    std::printf("%zu group%s found.\n", groups.size(), groups.size() == 1 ? "" : "s");
-    for (const auto& [id, gpus] : groups)
-      std::printf("| Group ID | %d\n| Entities | GPU %s\n", id, gpus.c_str());
-    return 0;
-  }
-  if (command == "profile") {
-    // Paused profiling (for Nsight tools) is a file beside the scenario; dmon then reports
-    // the profiling fields as N/A. Each pause and resume is logged for tests.
-    bool pause = opts.count("--pause") != 0;
-    if (!pause && opts.count("--resume") == 0) {
-      std::printf("Error: profile needs --pause or --resume\n");
+  if (opts.count("-d") != 0) {
+    int id = std::atoi(opts["-d"].c_str());
+    if (groups.erase(id) == 0) {
+      std::printf("Error: Cannot destroy group %d. Return: Setting not configured.\n", id);
       return 1;
     }
-    if (pause) {
-      std::ofstream(ProfilingPausedFile()) << "paused\n";
-    } else {
-      std::remove(ProfilingPausedFile().c_str());
-    }
-    std::ofstream(ProfilingPausedFile() + ".log", std::ios::app) << (pause ? "pause" : "resume") << "\n";
-    std::printf("Successfully %s profiling.\n", pause ? "paused" : "resumed");
+    WriteGroups(groups);
+    std::printf("Successfully removed group %d\n", id);
     return 0;
   }
-  if (command != "dmon") {
-    std::printf("simulated dcgmi: discovery, group, profile and dmon are supported\n");
+  std::printf("%zu group%s found.\n", groups.size(), groups.size() == 1 ? "" : "s");
+  for (const auto& [id, gpus] : groups)
+    std::printf("| Group ID | %d\n| Entities | GPU %s\n", id, gpus.c_str());
+  return 0;
+}
+
+// dcgmi profile --pause | --resume.
+int Profile(Options& opts) {
+  // Paused profiling (for Nsight tools) is a file beside the scenario; dmon then reports
+  // the profiling fields as N/A. Each pause and resume is logged for tests.
+  bool pause = opts.count("--pause") != 0;
+  if (!pause && opts.count("--resume") == 0) {
+    std::printf("Error: profile needs --pause or --resume\n");
     return 1;
   }
+  if (pause) {
+    std::ofstream(ProfilingPausedFile()) << "paused\n";
+  } else {
+    std::remove(ProfilingPausedFile().c_str());
+  }
+  std::ofstream(ProfilingPausedFile() + ".log", std::ios::app) << (pause ? "pause" : "resume") << "\n";
+  std::printf("Successfully %s profiling.\n", pause ? "paused" : "resumed");
+  return 0;
+}
+
+// dcgmi dmon -e FIELDS [-i IDS | -g GROUP] [-d MS] [-c COUNT].
+int Dmon(const Scenario& s, Options& opts) {
   bool profiling_paused = access(ProfilingPausedFile().c_str(), F_OK) == 0;
   std::vector<const DcgmField*> fields;
   int profiling = 0;
@@ -306,6 +295,31 @@ int Dcgmi(const Scenario& s, int argc, char** argv) {
     SleepMs(delay_ms);
   }
   return 0;
+}
+
+int Dcgmi(const Scenario& s, int argc, char** argv) {
+  if (!s.dcgm_host_engine) {
+    std::fprintf(stderr,
+                 "Error: unable to establish a connection to the specified host: localhost\n"
+                 "Error: Unable to connect to host engine. Host engine connection invalid/disconnected.\n");
+    return 255;
+  }
+  std::string command = argc > 1 ? argv[1] : "";
+  Options opts;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a[0] == '-' && i + 1 < argc && argv[i + 1][0] != '-') {
+      opts[a] = argv[++i];
+    } else {
+      opts[a] = "";
+    }
+  }
+  if (command == "discovery") return opts.count("-c") != 0 ? DiscoveryHierarchy(s) : Discovery(s);
+  if (command == "group") return Group(opts);
+  if (command == "profile") return Profile(opts);
+  if (command == "dmon") return Dmon(s, opts);
+  std::printf("simulated dcgmi: discovery, group, profile and dmon are supported\n");
+  return 1;
 }
 
 }  // namespace tb::sim

@@ -131,31 +131,36 @@ std::string MigUuid(const Gpu& g, unsigned gi) {
 // (root only, as the real one), keeping them in the scenario's MIG state file. A100 40GB
 // capacity: 7 compute and 8 memory slices. Each command and its outcome is appended to
 // the MIG log, which tests read.
-int NvidiaSmiMig(Scenario& s, int argc, char** argv) {
+struct MigCommand {
   std::string gpu_arg, create, gi_arg;
   bool default_ci = false, destroy_ci = false, destroy_gi = false, list = false;
   std::string command = "nvidia-smi";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    command += " " + a;
-    bool has_value = i + 1 < argc;
-    if ((a == "-i" || a == "--id") && has_value) gpu_arg = argv[i + 1];
-    if ((a == "-cgi" || a == "--create-gpu-instance") && has_value) create = argv[i + 1];
-    if ((a == "-gi" || a == "--gpu-instance-id") && has_value) gi_arg = argv[i + 1];
-    default_ci |= a == "-C" || a == "--default-compute-instance";
-    destroy_ci |= a == "-dci" || a == "--destroy-compute-instance";
-    destroy_gi |= a == "-dgi" || a == "--destroy-gpu-instance";
-    list |= a == "-lgi" || a == "--list-gpu-instances";
-  }
   std::string outcome;
-  auto log = [&](int code) {
-    if (std::FILE* f = std::fopen((s.MigStateFile() + ".log").c_str(), "a")) {
+  std::string log_file;
+
+  MigCommand(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      command += " " + a;
+      bool has_value = i + 1 < argc;
+      if ((a == "-i" || a == "--id") && has_value) gpu_arg = argv[i + 1];
+      if ((a == "-cgi" || a == "--create-gpu-instance") && has_value) create = argv[i + 1];
+      if ((a == "-gi" || a == "--gpu-instance-id") && has_value) gi_arg = argv[i + 1];
+      default_ci |= a == "-C" || a == "--default-compute-instance";
+      destroy_ci |= a == "-dci" || a == "--destroy-compute-instance";
+      destroy_gi |= a == "-dgi" || a == "--destroy-gpu-instance";
+      list |= a == "-lgi" || a == "--list-gpu-instances";
+    }
+  }
+  // The command and its outcome into the MIG log; returns the exit code.
+  int Log(int code) const {
+    if (std::FILE* f = std::fopen(log_file.c_str(), "a")) {
       std::fprintf(f, "%s => %d %s\n", command.c_str(), code, outcome.c_str());
       std::fclose(f);
     }
     return code;
-  };
-  auto save = [&] {
+  }
+  static void Save(const Scenario& s) {
     std::ofstream out(s.MigStateFile());
     for (size_t g = 0; g < s.gpus.size(); ++g) {
       for (const tb::sim::MigInstance& m : s.gpus[g].mig) {
@@ -164,122 +169,134 @@ int NvidiaSmiMig(Scenario& s, int argc, char** argv) {
               << m.uuid << "\n";
       }
     }
-  };
-  size_t index = gpu_arg.empty() ? 0 : static_cast<size_t>(std::atoi(gpu_arg.c_str()));
+  }
+};
+
+// nvidia-smi mig -lgi
+int ListGpuInstances(const Gpu& g, size_t index) {
+  std::printf(
+      "+----------------------------------------------------+\n"
+      "| GPU instances:                                     |\n"
+      "| GPU   Name          Profile  Instance   Placement  |\n"
+      "|                       ID       ID       Start:Size |\n"
+      "|====================================================|\n");
+  for (const tb::sim::MigInstance& m : g.mig) {
+    const tb::sim::MigProfile* p = tb::sim::FindMigProfile(m.profile);
+    std::printf("|  %2zu  MIG %-9s %4u   %6u          -:-    |\n", index, m.profile.c_str(), p ? p->id : 0,
+                m.gpu_instance_id);
+  }
+  std::printf("+----------------------------------------------------+\n");
+  return 0;
+}
+
+// nvidia-smi mig -cgi PROFILES [-C]: each profile where the GPU has slices left for it.
+int CreateGpuInstances(Scenario& s, Gpu& g, size_t index, MigCommand& c) {
+  int code = 0;
+  for (const std::string& name : SplitOn(c.create, ',')) {
+    const tb::sim::MigProfile* p = tb::sim::FindMigProfile(name);
+    if (p == nullptr) {
+      std::printf("Unable to create a GPU instance on GPU %2zu using profile %s: Not Found\n", index,
+                  name.c_str());
+      c.outcome += "unknown profile " + name + ";";
+      code = 2;
+      continue;
+    }
+    unsigned compute = 0, memory = 0;
+    for (const tb::sim::MigInstance& m : g.mig) {
+      const tb::sim::MigProfile* used = tb::sim::FindMigProfile(m.profile);
+      compute += used ? used->compute_slices : 0;
+      memory += used ? used->memory_slices : 0;
+    }
+    if (compute + p->compute_slices > 7 || memory + p->memory_slices > 8) {
+      std::printf("Unable to create a GPU instance on GPU %2zu using profile %u: Insufficient Resources\n",
+                  index, p->id);
+      c.outcome += "no room for " + name + ";";
+      code = 2;
+      continue;
+    }
+    unsigned gi = 1;
+    while (std::any_of(g.mig.begin(), g.mig.end(), [&](const auto& m) { return m.gpu_instance_id == gi; }))
+      ++gi;
+    tb::sim::MigInstance m;
+    m.profile = p->name;
+    m.gpu_instance_id = gi;
+    m.uuid = MigUuid(g, gi);
+    m.created = true;
+    m.compute_instance_id = c.default_ci ? 0 : -1;
+    m.memory_total_bytes = uint64_t{p->memory_mib} * 1048576;
+    g.mig.push_back(m);
+    std::printf("Successfully created GPU instance ID %2u on GPU %2zu using profile MIG %s (ID %2u)\n", gi,
+                index, p->name, p->id);
+    if (c.default_ci) {
+      std::printf(
+          "Successfully created compute instance ID %2d on GPU %2zu GPU instance ID %2u using profile MIG "
+          "%s (ID "
+          "%2u)\n",
+          m.compute_instance_id, index, gi, p->name, p->ci_profile_id);
+    }
+    c.outcome += "created gi " + std::to_string(gi) + " " + p->name + ";";
+  }
+  if (code != 0) std::printf("Failed to create GPU instances: Insufficient Resources\n");
+  c.Save(s);
+  return c.Log(code);
+}
+
+// nvidia-smi mig -dci | -dgi -gi ID: a compute instance, then its GPU instance.
+int DestroyInstance(Scenario& s, Gpu& g, size_t index, MigCommand& c) {
+  unsigned gi = static_cast<unsigned>(std::atoi(c.gi_arg.c_str()));
+  auto it = std::find_if(g.mig.begin(), g.mig.end(), [&](const auto& m) { return m.gpu_instance_id == gi; });
+  if (c.gi_arg.empty() || it == g.mig.end()) {
+    std::printf("Unable to destroy %s instance ID %s from GPU %2zu: Not Found\n",
+                c.destroy_ci ? "compute" : "GPU", c.gi_arg.c_str(), index);
+    c.outcome = "not found";
+    return c.Log(2);
+  }
+  // Each GPU instance holds at most one compute instance here (-1 once destroyed).
+  if (c.destroy_ci) {
+    if (it->compute_instance_id < 0) {
+      std::printf("Unable to destroy compute instance from GPU %2zu GPU instance ID %2u: Not Found\n", index,
+                  gi);
+      c.outcome = "no ci in gi " + std::to_string(gi);
+      return c.Log(2);
+    }
+    std::printf("Successfully destroyed compute instance ID %2d from GPU %2zu GPU instance ID %2u\n",
+                it->compute_instance_id, index, gi);
+    c.outcome = "destroyed ci of gi " + std::to_string(gi);
+    it->compute_instance_id = -1;
+    c.Save(s);
+    return c.Log(0);
+  }
+  if (it->compute_instance_id >= 0) {
+    std::printf("Unable to destroy GPU instance ID %2u from GPU %2zu: In use by another client\n", gi, index);
+    c.outcome = "gi " + std::to_string(gi) + " still has a compute instance";
+    return c.Log(2);
+  }
+  std::printf("Successfully destroyed GPU instance ID %2u from GPU %2zu\n", gi, index);
+  c.outcome = "destroyed gi " + std::to_string(gi);
+  g.mig.erase(it);
+  c.Save(s);
+  return c.Log(0);
+}
+
+int NvidiaSmiMig(Scenario& s, int argc, char** argv) {
+  MigCommand c(argc, argv);
+  c.log_file = s.MigStateFile() + ".log";
+  size_t index = c.gpu_arg.empty() ? 0 : static_cast<size_t>(std::atoi(c.gpu_arg.c_str()));
   if (index >= s.gpus.size() || s.gpus[index].mig_mode != "Enabled") {
     std::printf("No MIG-enabled devices found.\n");
-    outcome = "no MIG-enabled device";
-    return log(6);
+    c.outcome = "no MIG-enabled device";
+    return c.Log(6);
   }
   Gpu& g = s.gpus[index];
-  if (list) {
-    std::printf(
-        "+----------------------------------------------------+\n"
-        "| GPU instances:                                     |\n"
-        "| GPU   Name          Profile  Instance   Placement  |\n"
-        "|                       ID       ID       Start:Size |\n"
-        "|====================================================|\n");
-    for (const tb::sim::MigInstance& m : g.mig) {
-      const tb::sim::MigProfile* p = tb::sim::FindMigProfile(m.profile);
-      std::printf("|  %2zu  MIG %-9s %4u   %6u          -:-    |\n", index, m.profile.c_str(), p ? p->id : 0,
-                  m.gpu_instance_id);
-    }
-    std::printf("+----------------------------------------------------+\n");
-    return 0;
-  }
-  if ((!create.empty() || destroy_ci || destroy_gi) && geteuid() != 0) {
+  if (c.list) return ListGpuInstances(g, index);
+  if ((!c.create.empty() || c.destroy_ci || c.destroy_gi) && geteuid() != 0) {
     std::printf("Unable to %s on GPU %2zu: Insufficient Permissions\n",
-                create.empty() ? "destroy instances" : "create a GPU instance", index);
-    outcome = "insufficient permissions";
-    return log(4);
+                c.create.empty() ? "destroy instances" : "create a GPU instance", index);
+    c.outcome = "insufficient permissions";
+    return c.Log(4);
   }
-  if (!create.empty()) {
-    int code = 0;
-    for (const std::string& name : SplitOn(create, ',')) {
-      const tb::sim::MigProfile* p = tb::sim::FindMigProfile(name);
-      if (p == nullptr) {
-        std::printf("Unable to create a GPU instance on GPU %2zu using profile %s: Not Found\n", index,
-                    name.c_str());
-        outcome += "unknown profile " + name + ";";
-        code = 2;
-        continue;
-      }
-      unsigned compute = 0, memory = 0;
-      for (const tb::sim::MigInstance& m : g.mig) {
-        const tb::sim::MigProfile* used = tb::sim::FindMigProfile(m.profile);
-        compute += used ? used->compute_slices : 0;
-        memory += used ? used->memory_slices : 0;
-      }
-      if (compute + p->compute_slices > 7 || memory + p->memory_slices > 8) {
-        std::printf("Unable to create a GPU instance on GPU %2zu using profile %u: Insufficient Resources\n",
-                    index, p->id);
-        outcome += "no room for " + name + ";";
-        code = 2;
-        continue;
-      }
-      unsigned gi = 1;
-      while (std::any_of(g.mig.begin(), g.mig.end(), [&](const auto& m) { return m.gpu_instance_id == gi; }))
-        ++gi;
-      tb::sim::MigInstance m;
-      m.profile = p->name;
-      m.gpu_instance_id = gi;
-      m.uuid = MigUuid(g, gi);
-      m.created = true;
-      m.compute_instance_id = default_ci ? 0 : -1;
-      m.memory_total_bytes = uint64_t{p->memory_mib} * 1048576;
-      g.mig.push_back(m);
-      std::printf("Successfully created GPU instance ID %2u on GPU %2zu using profile MIG %s (ID %2u)\n", gi,
-                  index, p->name, p->id);
-      if (default_ci) {
-        std::printf(
-            "Successfully created compute instance ID %2d on GPU %2zu GPU instance ID %2u using profile MIG "
-            "%s (ID "
-            "%2u)\n",
-            m.compute_instance_id, index, gi, p->name, p->ci_profile_id);
-      }
-      outcome += "created gi " + std::to_string(gi) + " " + p->name + ";";
-    }
-    if (code != 0) std::printf("Failed to create GPU instances: Insufficient Resources\n");
-    save();
-    return log(code);
-  }
-  if (destroy_ci || destroy_gi) {
-    unsigned gi = static_cast<unsigned>(std::atoi(gi_arg.c_str()));
-    auto it =
-        std::find_if(g.mig.begin(), g.mig.end(), [&](const auto& m) { return m.gpu_instance_id == gi; });
-    if (gi_arg.empty() || it == g.mig.end()) {
-      std::printf("Unable to destroy %s instance ID %s from GPU %2zu: Not Found\n",
-                  destroy_ci ? "compute" : "GPU", gi_arg.c_str(), index);
-      outcome = "not found";
-      return log(2);
-    }
-    // Each GPU instance holds at most one compute instance here (-1 once destroyed).
-    if (destroy_ci) {
-      if (it->compute_instance_id < 0) {
-        std::printf("Unable to destroy compute instance from GPU %2zu GPU instance ID %2u: Not Found\n",
-                    index, gi);
-        outcome = "no ci in gi " + std::to_string(gi);
-        return log(2);
-      }
-      std::printf("Successfully destroyed compute instance ID %2d from GPU %2zu GPU instance ID %2u\n",
-                  it->compute_instance_id, index, gi);
-      outcome = "destroyed ci of gi " + std::to_string(gi);
-      it->compute_instance_id = -1;
-      save();
-      return log(0);
-    }
-    if (it->compute_instance_id >= 0) {
-      std::printf("Unable to destroy GPU instance ID %2u from GPU %2zu: In use by another client\n", gi,
-                  index);
-      outcome = "gi " + std::to_string(gi) + " still has a compute instance";
-      return log(2);
-    }
-    std::printf("Successfully destroyed GPU instance ID %2u from GPU %2zu\n", gi, index);
-    outcome = "destroyed gi " + std::to_string(gi);
-    g.mig.erase(it);
-    save();
-    return log(0);
-  }
+  if (!c.create.empty()) return CreateGpuInstances(s, g, index, c);
+  if (c.destroy_ci || c.destroy_gi) return DestroyInstance(s, g, index, c);
   std::printf("simulated nvidia-smi mig: -cgi, -dci, -dgi and -lgi are supported\n");
   return 2;
 }
