@@ -9,8 +9,13 @@ import type { PlotEvent } from "./scene";
 import { displayUnit, esc, niceTicks, plural, timeTicks, value, xLabel } from "./format";
 import { chartFrame, runDetails } from "./details";
 import { download } from "./download";
-import { eventMarks, largestOf, lineStyle, phaseSpans, plotted, scaleInPlace, styleLines, thinned, type Line, type PhaseSpan } from "./lines";
+import { fetchEvents, fetchLines, workloadKeys } from "./fetch_lines";
+import { figureSpec } from "./figure_spec";
+import { largestOf, phaseSpans, type Line, type PhaseSpan } from "./lines";
+import { appendPoints, newBuckets, newPoints, replaceBuckets, thinLines } from "./live";
 import { drawOverlay } from "./overlay";
+import { OverviewStrip } from "./overview";
+import { keyedRange, nearestLine, uplotData, uplotSeries } from "./uplot_table";
 import { fromPlotX, toPlotX, xName, xText } from "./xaxis";
 
 export interface ChartHost {
@@ -22,50 +27,10 @@ export interface ChartHost {
   message(text: string): void;
 }
 
-// Up to this many lines the overview strip draws each; past it, their envelope.
-const kOverviewLines = 8;
-
-// A line through a series' points on linear scales, drawn as uPlot's own linear path
-// builder draws lines with fewer points than pixels, in one loop with the scale arithmetic
-// inline (uPlot's calls six functions per point, which a page that has just opened runs
-// in the interpreter: a chart of 50 runs is 40,000 points). A null value breaks the line
-// (a gap); an undefined one (another series' x) is stepped over. Log scales and the bounds
-// of bands keep uPlot's builder.
-const uplotLine = uPlot.paths.linear!();
-function straightLines(u: uPlot, si: number, i0: number, i1: number): uPlot.Series.Paths | null {
-  const sx = u.scales.x;
-  const sy = u.scales[u.series[si].scale ?? "y"];
-  if (sx.distr !== 1 || sy.distr !== 1 || sx.ori !== 0 || sx.dir !== 1 || sy.dir !== 1) return uplotLine(u, si, i0, i1);
-  const xs = u.data[0];
-  const ys = u.data[si];
-  const x0 = sx.min!;
-  const y0 = sy.min!;
-  const { left, top, width, height } = u.bbox;
-  const kx = width / (sx.max! - x0);
-  const ky = height / (sy.max! - y0);
-  const bottom = top + height;
-  const stroke = new Path2D();
-  let down = false;
-  for (let i = i0; i <= i1; i++) {
-    const v = ys[i];
-    if (v === undefined) continue;
-    if (v === null) {
-      down = false;
-      continue;
-    }
-    const px = left + (xs[i] - x0) * kx;
-    const py = bottom - (v - y0) * ky;
-    if (down) stroke.lineTo(px, py);
-    else stroke.moveTo(px, py);
-    down = true;
-  }
-  return { stroke, fill: null, clip: null, band: null, flags: 0 };
-}
-
 export class ChartPanel {
   readonly el: HTMLElement;
   private plot?: uPlot;
-  private overview?: uPlot;
+  private overview: OverviewStrip;
   private overviewTimer?: number;
   private overviewFrame?: number;
   private lines: Line[] = [];
@@ -108,6 +73,7 @@ export class ChartPanel {
     this.info = this.el.querySelector(".chart-info")!;
     this.details = this.el.querySelector(".run-details")!;
     this.tooltip = this.el.querySelector(".tooltip")!;
+    this.overview = new OverviewStrip(this.over, (range) => this.setZoom(range));
     this.bindControls();
   }
 
@@ -166,7 +132,7 @@ export class ChartPanel {
     cancelAnimationFrame(this.overviewFrame ?? 0);
     this.plot?.destroy();
     this.unready?.destroy();
-    this.overview?.destroy();
+    this.overview.destroy();
     this.el.remove();
   }
 
@@ -218,11 +184,17 @@ export class ChartPanel {
     const x = this.effectiveX();
     const range: api.Range = s.zoom ? { from: s.zoom[0], to: s.zoom[1] } : {};
     try {
-      const lines = await this.fetchLines(runs, x, range);
+      const fetched = await fetchLines(this.host, s, runs, x, range, this.budget());
+      const lines = fetched.lines;
       // The overview always shows the whole range.
-      const full = !s.zoom ? lines : zoomedOnly && this.full.length ? this.full : await this.fetchLines(runs, x, {});
+      const full = !s.zoom
+        ? lines
+        : zoomedOnly && this.full.length
+          ? this.full
+          : (await fetchLines(this.host, s, runs, x, {}, this.budget())).lines;
       if (token !== this.fetching) return; // a newer request won
-      const aligned = this.uplotData(lines);
+      ({ shared: this.shared, unit: this.unit, factor: this.factor, largest: this.largest } = fetched);
+      const aligned = uplotData(lines, s, x);
       this.lines = lines;
       this.full = full;
       this.appended = 0;
@@ -247,75 +219,6 @@ export class ChartPanel {
     }
   }
 
-  // The workloads (EXPERIMENT:WORKLOAD) of those of `runs` that belong to one.
-  private workloadKeys(runs: string[]): string[] {
-    const keys = new Set<string>();
-    for (const id of runs) {
-      const r = this.host.run(id);
-      if (r && r.workload) keys.add(`${r.experiment}:${r.workload}`);
-    }
-    return [...keys];
-  }
-
-  private async fetchLines(runs: string[], x: XKind, range: api.Range): Promise<Line[]> {
-    const s = this.state;
-    const lines: Line[] = [];
-    this.shared = "";
-    const keys = s.grouping === "runs" ? [] : this.workloadKeys(runs);
-    if (keys.length) {
-      const agg = await api.aggregate(keys, s.metric, s.labels, x, Math.round(this.budget() / 4), range);
-      for (const w of agg) {
-        lines.push({
-          key: `${w.experiment}:${w.workload}`,
-          name: `${w.experiment}/${w.workload} ${w.runs.length === 1 ? "(1 run)" : `mean of ${w.runs.length} runs`}`,
-          x: w.x,
-          y: w.mean,
-          band: w.runs.length > 1 ? { lo: w.min, hi: w.max } : undefined,
-          n: w.n,
-          width: w.bucket_width,
-          members: w.runs.join(","),
-        });
-      }
-    }
-    if (s.grouping !== "workloads") {
-      const data = await api.series(runs, s.metric, s.labels, x, this.budget(), range);
-      // A line is named by its run, and by its workload and labels where the chart's lines
-      // differ in them: 50 runs of one workload read "b45", not "b45 (bench/w) gpu=0".
-      const workloadOf = (id: string) => {
-        const r = this.host.run(id);
-        return r?.workload ? `${r.experiment}/${r.workload}` : "";
-      };
-      const oneWorkload = data.length > 1 && new Set(data.map((d) => workloadOf(d.run))).size === 1;
-      const oneLabels = data.length > 1 && new Set(data.map((d) => d.labels)).size === 1;
-      const common = oneWorkload ? workloadOf(data[0].run) : "";
-      this.shared = (common ? ` of ${common}` : "") + (oneLabels && data[0].labels ? ` (${data[0].labels})` : "");
-      for (const d of data) {
-        const r = this.host.run(d.run);
-        const workload = oneWorkload ? "" : workloadOf(d.run);
-        const base = r ? `${r.name}${workload ? ` (${workload})` : ""}` : d.run.slice(0, 8);
-        const name = base + (d.labels && !oneLabels ? ` ${d.labels}` : "");
-        lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
-      }
-    }
-    styleLines(lines, runs, keys);
-    // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
-    const largest = largestOf(lines.map((l) => l.y));
-    const shown = displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest);
-    this.unit = shown.unit;
-    this.factor = shown.factor;
-    this.largest = largest;
-    if (shown.factor !== 1) {
-      for (const l of lines) {
-        scaleInPlace(l.y, shown.factor);
-        if (l.band) {
-          scaleInPlace(l.band.lo, shown.factor);
-          scaleInPlace(l.band.hi, shown.factor);
-        }
-      }
-    }
-    return lines;
-  }
-
   // The runs' phases (warm-up, idle, stalls, ...) as shaded spans; the steady state is not shaded.
   private async loadPhases(runs: string[], x: XKind) {
     this.phases = [];
@@ -330,13 +233,7 @@ export class ChartPanel {
 
   private async loadEvents(runs: string[], x: XKind) {
     this.events = [];
-    if (x === "step" || this.state.grouping === "workloads") return;
-    const shown = runs.slice(0, 12);
-    const all = await api.eventsOf(shown).catch(() => shown.map(() => [] as api.EventInfo[]));
-    this.events = eventMarks(
-      all.map((events, i) => ({ letter: this.host.run(shown[i])?.letter || shown[i].slice(0, 4), events })),
-      x,
-    );
+    this.events = await fetchEvents(this.host, this.state, runs, x);
   }
 
   // Charts of running runs fetch again every few seconds.
@@ -362,19 +259,27 @@ export class ChartPanel {
     const token = ++this.fetching;
     try {
       const runs = this.runIds();
-      const [points, buckets] = await Promise.all([this.newPoints(x, runs), this.newBuckets(x)]);
+      const workloads = workloadKeys(runs, (id) => this.host.run(id)).length;
+      const [points, buckets] = await Promise.all([
+        newPoints(lines, s, x, runs, this.budget()),
+        newBuckets(lines, s, x, workloads, this.budget()),
+      ]);
       if (token !== this.fetching) return;
       if (points === "reload" || buckets === "reload") return this.load();
       const largest = Math.max(this.largest, largestOf(points.map((d) => d.y)), largestOf(buckets.map((w) => w.mean)));
       if (displayUnit(this.host.metricInfo(s.metric)?.unit ?? "", largest).factor !== this.factor) return this.load();
       this.largest = largest;
-      const added = this.appendPoints(x, points);
-      const replaced = this.replaceBuckets(buckets);
+      const added = appendPoints(lines, x, points, this.factor, (run) => this.host.run(run)?.start_ms ?? 0);
+      const replaced = replaceBuckets(lines, buckets, this.factor, this.budget());
       if (replaced === "reload") return this.load();
       this.appended += added;
       if (!added && !replaced) return;
       if (replaced) this.el.dataset.meanRefreshes = String(Number(this.el.dataset.meanRefreshes ?? 0) + 1);
-      if (this.appended * 2 > this.budget()) this.thin();
+      if (this.appended * 2 > this.budget()) {
+        thinLines(lines, this.budget());
+        this.appended = 0;
+        this.el.dataset.thinned = String(Number(this.el.dataset.thinned ?? 0) + 1);
+      }
       this.showCount(runs.length);
       this.el.dataset.appended = String(this.appended);
       await this.draw();
@@ -387,156 +292,15 @@ export class ChartPanel {
     }
   }
 
-  // The runs' points after the newest each line has ("reload": a line without one).
-  private async newPoints(x: XKind, runs: string[]): Promise<api.SeriesData[] | "reload"> {
-    const runLines = this.lines.filter((l) => l.run);
-    if (this.state.grouping === "workloads") return [];
-    const since = Math.min(...runLines.map((l) => l.lastMs ?? NaN));
-    if (!runLines.length || !Number.isFinite(since)) return "reload";
-    const fresh = await api.series(runs, this.state.metric, this.state.labels, x, this.budget(), {}, since);
-    const keys = new Set(runLines.map((l) => l.key));
-    return fresh.some((d) => !keys.has(d.run + "|" + d.labels)) ? "reload" : fresh;
-  }
-
-  // Appends to each run's line the points it does not have yet; how many at most.
-  private appendPoints(x: XKind, fresh: api.SeriesData[]): number {
-    const byKey = new Map(this.lines.map((l) => [l.key, l]));
-    let added = 0;
-    for (const d of fresh) {
-      const line = byKey.get(d.run + "|" + d.labels)!;
-      // A line whose newest point is later than `since` has some of these already: by
-      // time on the time axes, by step on the step axis.
-      const start = this.host.run(d.run)?.start_ms ?? 0;
-      const lastX = line.x.length ? line.x[line.x.length - 1] : -Infinity;
-      const known = (v: number) =>
-        x === "step" ? v <= lastX : (x === "wall" ? v : start + v * 1000) <= (line.lastMs ?? -Infinity) + 0.5;
-      let n = 0;
-      for (let i = 0; i < d.x.length; i++) {
-        if (known(d.x[i])) continue;
-        line.x.push(d.x[i]);
-        line.y.push(d.y[i] == null ? null : d.y[i]! * this.factor);
-        n++;
-      }
-      line.lastMs = Math.max(line.lastMs ?? 0, d.last_ms);
-      added = Math.max(added, n);
-    }
-    return added;
-  }
-
-  // Each workload's mean from the start of the last bucket it has on, on the grid it was
-  // loaded with: the server reads only the runs' chunks from there, so a refresh costs what
-  // is new. "reload": a line without a grid.
-  private async newBuckets(x: XKind): Promise<api.AggregateData[] | "reload"> {
-    const means = this.lines.filter((l) => !l.run);
-    if (this.state.grouping === "runs") return [];
-    // A workload without a line yet (its runs had no such series at the last load).
-    if (means.length < this.workloadKeys(this.runIds()).length || means.some((l) => !l.width || !l.x.length)) return "reload";
-    const count = Math.round(this.budget() / 4);
-    const answers = await Promise.all(
-      means.map((l) => {
-        const from = l.x[l.x.length - 1] - l.width! / 2;
-        return api.aggregate([l.key], this.state.metric, this.state.labels, x, count, { from, to: from + count * l.width! });
-      }),
-    );
-    return answers.flat();
-  }
-
-  // Each mean's buckets from `from` on replaced by the fresh ones; how many it gained at
-  // most. "reload": its runs changed, or it has grown to one and a half times the buckets
-  // it was loaded with (loaded whole then, with buckets as wide again: the loads come ever
-  // further apart, so their cost per refresh does not grow with the runs).
-  private replaceBuckets(fresh: api.AggregateData[]): number | "reload" {
-    const byKey = new Map(this.lines.map((l) => [l.key, l]));
-    let gained = 0;
-    for (const w of fresh) {
-      const line = byKey.get(`${w.experiment}:${w.workload}`);
-      if (!line || !line.n || line.members !== w.runs.join(",")) return "reload";
-      const keep = line.x.findIndex((v) => v >= w.from);
-      const cut = keep < 0 ? line.x.length : keep;
-      const scale = (a: (number | null)[]) => a.map((v) => (v == null ? v : v * this.factor));
-      const before = line.x.length;
-      line.x = line.x.slice(0, cut).concat(w.x);
-      line.y = line.y.slice(0, cut).concat(scale(w.mean));
-      line.n = line.n.slice(0, cut).concat(w.n);
-      if (line.band) line.band = { lo: line.band.lo.slice(0, cut).concat(scale(w.min)), hi: line.band.hi.slice(0, cut).concat(scale(w.max)) };
-      gained = Math.max(gained, line.x.length - before);
-      if (line.x.length > 1.5 * Math.round(this.budget() / 4)) return "reload";
-    }
-    return gained;
-  }
-
-  // A live chart's lines, grown by half their budget, thinned back to it by the server's
-  // rule over the x range they share, instead of loaded whole again (which would cost the
-  // server the runs' whole length every few minutes: goal 6 of issue 20). They hold every
-  // extreme the server gave and every point since, so each spike stays; the envelope is
-  // exact to within one bucket, as the server's summary levels are.
-  private thin() {
-    const runLines = this.lines.filter((l) => l.run);
-    const from = Math.min(...runLines.map((l) => (l.x.length ? l.x[0] : Infinity)));
-    const to = Math.max(...runLines.map((l) => (l.x.length ? l.x[l.x.length - 1] : -Infinity)));
-    for (const l of runLines) {
-      const keep = thinned(l.x, l.y, from, to, this.budget());
-      l.x = keep.map((i) => l.x[i]);
-      l.y = keep.map((i) => l.y[i]);
-    }
-    this.appended = 0;
-    this.el.dataset.thinned = String(Number(this.el.dataset.thinned ?? 0) + 1);
-  }
-
-  private uplotData(lines: Line[]): uPlot.AlignedData {
-    const { series } = plotted(lines, this.state);
-    const tables: uPlot.AlignedData[] = series.map((s, i) => {
-      const b = lines[i].band;
-      return (b ? [s.x, s.y, b.hi, b.lo] : [s.x, s.y]) as uPlot.AlignedData;
-    });
-    if (!tables.length) return [[]];
-    const data = (tables.length === 1 ? tables[0] : uPlot.join(tables)) as (number | null | undefined)[][];
-    const x = this.effectiveX();
-    data[0] = (data[0] as number[]).map((v) => toPlotX(x, v));
-    return data as uPlot.AlignedData;
-  }
-
-  private uplotSeries(lines: Line[], forOverview: boolean): { series: uPlot.Series[]; bands: uPlot.Band[]; owners: (Line | undefined)[] } {
-    const x = this.effectiveX();
-    const series: uPlot.Series[] = [{ label: xName(x), value: (_u, v) => (v == null ? "-" : xLabel(x, v)) }];
-    const owners: (Line | undefined)[] = [undefined];
-    const bands: uPlot.Band[] = [];
-    lines.forEach((l, i) => {
-      const st = lineStyle(l.style ?? i, this.state.mono);
-      const shown = !this.state.hidden.includes(l.key);
-      series.push({
-        label: l.name,
-        stroke: st.color,
-        dash: st.dash,
-        width: forOverview ? 1 : l.band ? this.state.width + 1 : this.state.width,
-        show: shown,
-        spanGaps: false,
-        points: { show: false },
-        value: (_u, v) => value(v),
-        // A workload's mean is one of its band's edges for uPlot: its own builder then.
-        paths: l.band ? undefined : straightLines,
-      });
-      owners.push(l);
-      if (l.band) {
-        const hi = series.length;
-        series.push({ label: l.name + " max", stroke: "transparent", show: shown, points: { show: false } });
-        series.push({ label: l.name + " min", stroke: "transparent", show: shown, points: { show: false } });
-        owners.push(l, l);
-        bands.push({ series: [hi, hi + 1], fill: st.color + "2e" });
-      }
-    });
-    return { series, bands, owners };
-  }
-
   // `aligned`: this.lines as uPlot's table, when the caller made it already. Resolves when
   // the lines are on screen.
   draw(aligned?: uPlot.AlignedData): Promise<void> {
     this.width = this.body.clientWidth || this.width;
     const width = Math.max(320, this.width || 800);
-    const { series, bands, owners } = this.uplotSeries(this.lines, false);
-    this.seriesLines = owners;
-    const data = aligned ?? this.uplotData(this.lines);
     const x = this.effectiveX();
+    const { series, bands, owners } = uplotSeries(this.lines, this.state, x, false);
+    this.seriesLines = owners;
+    const data = aligned ?? uplotData(this.lines, this.state, x);
     const opts: uPlot.Options = {
       width,
       height: 300,
@@ -621,88 +385,12 @@ export class ChartPanel {
           this.overviewTimer = window.setTimeout(() => {
             this.superseded = undefined;
             drawn();
-            this.overviewTimer = window.setTimeout(() => this.drawOverview(width, same), 0);
+            this.overviewTimer = window.setTimeout(() => this.overview.draw(width, this.full, this.state, x, same), 0);
           }, 0);
         });
       }, 0);
     });
     return done;
-  }
-
-  private drawOverview(width: number, lines?: uPlot.AlignedData) {
-    let { series, bands } = this.uplotSeries(this.full, true);
-    let data = lines ?? this.uplotData(this.full);
-    // Many lines in a 70-pixel strip are a smear that costs as much to draw as the chart:
-    // past a few, the strip shows their envelope (the lowest and highest shown value at each
-    // x), which is what choosing a range needs.
-    const envelope = this.full.length > kOverviewLines;
-    if (envelope) {
-      data = this.envelope(data, this.uplotSeries(this.full, true).owners);
-      const line = { stroke: "#7a8ca3", width: 1, spanGaps: false, points: { show: false } };
-      series = [{}, { ...line, label: "highest" }, { ...line, label: "lowest" }];
-      bands = [{ series: [1, 2], fill: "#7a8ca340" }];
-    }
-    this.over.dataset.lines = envelope ? "envelope" : String(this.full.length);
-    this.overview?.destroy();
-    this.over.innerHTML = "";
-    this.overview = new uPlot(
-      {
-        width,
-        height: 70,
-        series,
-        bands,
-        legend: { show: false },
-        axes: [{ show: false }, { show: false }],
-        scales: { x: { time: this.effectiveX() === "wall" } },
-        cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false }, y: false },
-        select: { show: true, left: 0, top: 0, width: 0, height: 0 },
-        hooks: {
-          // Scales have their range once the strip is first drawn; the zoomed range is
-          // marked then.
-          ready: [() => this.markOverview()],
-          setSelect: [
-            (u) => {
-              if (u.select.width < 2) return;
-              const a = u.posToVal(u.select.left, "x");
-              const b = u.posToVal(u.select.left + u.select.width, "x");
-              this.setZoom([fromPlotX(this.effectiveX(), a), fromPlotX(this.effectiveX(), b)]);
-            },
-          ],
-        },
-      },
-      data,
-      this.over,
-    );
-  }
-
-  // The highest and lowest value of the shown lines at each x of `data` (uPlot's table;
-  // `owners` says which line each of its series draws).
-  private envelope(data: uPlot.AlignedData, owners: (Line | undefined)[]): uPlot.AlignedData {
-    const n = data[0].length;
-    const hi: (number | null)[] = new Array(n).fill(null);
-    const lo: (number | null)[] = new Array(n).fill(null);
-    for (let s = 1; s < data.length; s++) {
-      const line = owners[s];
-      if (!line || this.state.hidden.includes(line.key)) continue;
-      const ys = data[s] as (number | null | undefined)[];
-      for (let i = 0; i < n; i++) {
-        const v = ys[i];
-        if (v == null || !Number.isFinite(v)) continue;
-        if (hi[i] === null || v > hi[i]!) hi[i] = v;
-        if (lo[i] === null || v < lo[i]!) lo[i] = v;
-      }
-    }
-    return [data[0], hi, lo] as uPlot.AlignedData;
-  }
-
-  // The zoomed range as a rectangle on the overview strip.
-  private markOverview() {
-    const o = this.overview;
-    if (!o || !this.state.zoom) return;
-    const x = this.effectiveX();
-    const left = o.valToPos(toPlotX(x, this.state.zoom[0]), "x");
-    const right = o.valToPos(toPlotX(x, this.state.zoom[1]), "x");
-    o.setSelect({ left, width: Math.max(2, right - left), top: 0, height: o.bbox.height / devicePixelRatio }, false);
   }
 
   // A range dragged on the plot: zoom to it.
@@ -734,15 +422,8 @@ export class ChartPanel {
     // (built, its lines drawn in the next task) lets them pass.
     const u = this.plot;
     if (!u) return;
-    const min = u.scales.x.min ?? 0;
-    const max = u.scales.x.max ?? 1;
-    const span = max - min;
     const x = this.effectiveX();
-    let next: [number, number] | null | undefined;
-    if (e.key === "+" || e.key === "=") next = [min + span / 4, max - span / 4];
-    else if (e.key === "-") next = [min - span / 2, max + span / 2];
-    else if (e.key === "ArrowLeft") next = [min - span / 5, max - span / 5];
-    else if (e.key === "ArrowRight") next = [min + span / 5, max + span / 5];
+    const next = keyedRange(e.key, u.scales.x.min ?? 0, u.scales.x.max ?? 1);
     if (next === undefined) return;
     e.preventDefault();
     this.setZoom(next && [fromPlotX(x, next[0]), fromPlotX(x, next[1])]);
@@ -765,29 +446,8 @@ export class ChartPanel {
     this.host.changed();
   }
 
-  // The nearest line at the cursor, for the tooltip and the details.
-  private nearest(u: uPlot): { line: Line; value: number; x: number } | null {
-    const idx = u.cursor.idx;
-    const top = u.cursor.top;
-    if (idx == null || top == null || top < 0) return null;
-    let best: { line: Line; value: number; x: number } | null = null;
-    let bestDist = Infinity;
-    this.seriesLines.forEach((line, si) => {
-      // A line's own series, not its band's bounds.
-      if (!line || this.seriesLines[si - 1] === line) return;
-      const v = u.data[si]?.[idx];
-      if (!u.series[si].show || v == null) return;
-      const dist = Math.abs(u.valToPos(v, "y") - top);
-      if (dist < bestDist) {
-        bestDist = dist;
-        best = { line, value: v, x: u.data[0][idx] };
-      }
-    });
-    return best;
-  }
-
   private hover(u: uPlot) {
-    const n = this.nearest(u);
+    const n = nearestLine(u, this.seriesLines);
     if (!n) {
       this.tooltip.hidden = true;
       return;
@@ -802,7 +462,7 @@ export class ChartPanel {
 
   private showDetails() {
     if (!this.plot) return;
-    const n = this.nearest(this.plot);
+    const n = nearestLine(this.plot, this.seriesLines);
     const r = n?.line.run ? this.host.run(n.line.run) : undefined;
     this.details.hidden = !r;
     if (!r) return;
@@ -816,40 +476,14 @@ export class ChartPanel {
     return title + (this.unit ? ` (${this.unit})` : "");
   }
 
-  // The chart on screen as a figure description (figure/figure_spec.h): the server draws
-  // the exports with the renderer `trainbench plot` uses.
   figureSpec(): Record<string, unknown> {
     const s = this.state;
     const x = this.effectiveX();
-    // The workloads in the order the page numbers their colours (styleLines), which the
-    // server's figure follows.
-    const workloads = s.grouping === "runs" ? [] : this.workloadKeys(s.runs);
     const u = this.plot;
     const from = u?.scales.x.min != null && s.zoom ? fromPlotX(x, u.scales.x.min) : undefined;
     const to = u?.scales.x.max != null && s.zoom ? fromPlotX(x, u.scales.x.max) : undefined;
-    return {
-      runs: s.grouping === "workloads" ? [] : s.runs,
-      workloads,
-      metric: s.metric,
-      labels: s.labels || null,
-      x,
-      from: from ?? null,
-      to: to ?? null,
-      smoothing: s.smoothing,
-      width: s.figure.width,
-      font_size: s.figure.font,
-      line_width: s.width,
-      legend: s.figure.legend,
-      show_legend: !s.figure.noLegend,
-      hidden: s.hidden,
-      mono: s.mono,
-      events: s.figure.events,
-      phases: s.figure.phases,
-      y_min: s.yMin,
-      y_max: s.yMax,
-      log_y: s.logY,
-      utc_offset_min: -new Date().getTimezoneOffset(),
-    };
+    const workloads = s.grouping === "runs" ? [] : workloadKeys(s.runs, (id) => this.host.run(id));
+    return figureSpec(s, x, workloads, from, to);
   }
 
   async export(kind: "png" | "svg" | "pdf" | "csv") {

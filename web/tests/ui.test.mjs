@@ -418,7 +418,7 @@ test("the overview strip: each line of a few runs, the envelope of many, and the
     // each x, not some of the lines.
     const check = await page.evaluate(() => {
       const panel = window.trainbench.charts[0];
-      const [x, hi, lo] = panel.overview.data;
+      const [x, hi, lo] = panel.overview.plot.data;
       const d = panel.plot.data;
       let compared = 0;
       for (let i = 0; i < x.length; i++) {
@@ -427,7 +427,7 @@ test("the overview strip: each line of a few runs, the envelope of many, and the
         if (hi[i] !== Math.max(...ys) || lo[i] !== Math.min(...ys)) return `at ${x[i]}: ${hi[i]}/${lo[i]} vs ${ys}`;
         compared++;
       }
-      return { compared, series: panel.overview.series.length, lines: d.length - 1 };
+      return { compared, series: panel.overview.plot.series.length, lines: d.length - 1 };
     });
     assert.equal(typeof check, "object", String(check));
     assert.ok(check.compared > 100, JSON.stringify(check));
@@ -435,9 +435,9 @@ test("the overview strip: each line of a few runs, the envelope of many, and the
     assert.equal(check.lines, 12);
     // A drag on the chart zooms; the strip marks that range within its full width.
     await dragZoom(page, chart, 0.3, 0.6);
-    await page.waitForFunction(() => window.trainbench.charts[0].overview?.select.width > 0);
+    await page.waitForFunction(() => window.trainbench.charts[0].overview.plot?.select.width > 0);
     const mark = await page.evaluate(() => {
-      const o = window.trainbench.charts[0].overview;
+      const o = window.trainbench.charts[0].overview.plot;
       return { left: o.select.left, width: o.select.width, full: o.bbox.width / devicePixelRatio };
     });
     assert.ok(mark.left > mark.full * 0.2 && mark.left < mark.full * 0.4, JSON.stringify(mark));

@@ -1,0 +1,103 @@
+// A chart's lines fetched from the server: each workload's mean (with its min-max band)
+// and each run's series, named, styled and scaled to the unit people read them in.
+import * as api from "./api";
+import type { ChartHost } from "./chart";
+import type { ChartState, XKind } from "./state";
+import { displayUnit } from "./format";
+import { eventMarks, largestOf, scaleInPlace, styleLines, type Line } from "./lines";
+import type { PlotEvent } from "./scene";
+
+// The lines, what every line shares and their names leave out (" of exp/w (gpu=0)"), the
+// unit shown and its factor from the stored unit, and the largest magnitude (stored unit).
+export interface FetchedLines {
+  lines: Line[];
+  shared: string;
+  unit: string;
+  factor: number;
+  largest: number;
+}
+
+// The workloads (EXPERIMENT:WORKLOAD) of those of `runs` that belong to one.
+export function workloadKeys(runs: string[], run: (id: string) => api.RunInfo | undefined): string[] {
+  const keys = new Set<string>();
+  for (const id of runs) {
+    const r = run(id);
+    if (r && r.workload) keys.add(`${r.experiment}:${r.workload}`);
+  }
+  return [...keys];
+}
+
+export async function fetchLines(
+  host: ChartHost,
+  state: ChartState,
+  runs: string[],
+  x: XKind,
+  range: api.Range,
+  budget: number,
+): Promise<FetchedLines> {
+  const s = state;
+  const lines: Line[] = [];
+  let shared = "";
+  const keys = s.grouping === "runs" ? [] : workloadKeys(runs, (id) => host.run(id));
+  if (keys.length) {
+    const agg = await api.aggregate(keys, s.metric, s.labels, x, Math.round(budget / 4), range);
+    for (const w of agg) {
+      lines.push({
+        key: `${w.experiment}:${w.workload}`,
+        name: `${w.experiment}/${w.workload} ${w.runs.length === 1 ? "(1 run)" : `mean of ${w.runs.length} runs`}`,
+        x: w.x,
+        y: w.mean,
+        band: w.runs.length > 1 ? { lo: w.min, hi: w.max } : undefined,
+        n: w.n,
+        width: w.bucket_width,
+        members: w.runs.join(","),
+      });
+    }
+  }
+  if (s.grouping !== "workloads") {
+    const data = await api.series(runs, s.metric, s.labels, x, budget, range);
+    // A line is named by its run, and by its workload and labels where the chart's lines
+    // differ in them: 50 runs of one workload read "b45", not "b45 (bench/w) gpu=0".
+    const workloadOf = (id: string) => {
+      const r = host.run(id);
+      return r?.workload ? `${r.experiment}/${r.workload}` : "";
+    };
+    const oneWorkload = data.length > 1 && new Set(data.map((d) => workloadOf(d.run))).size === 1;
+    const oneLabels = data.length > 1 && new Set(data.map((d) => d.labels)).size === 1;
+    const common = oneWorkload ? workloadOf(data[0].run) : "";
+    shared = (common ? ` of ${common}` : "") + (oneLabels && data[0].labels ? ` (${data[0].labels})` : "");
+    for (const d of data) {
+      const r = host.run(d.run);
+      const workload = oneWorkload ? "" : workloadOf(d.run);
+      const base = r ? `${r.name}${workload ? ` (${workload})` : ""}` : d.run.slice(0, 8);
+      const name = base + (d.labels && !oneLabels ? ` ${d.labels}` : "");
+      lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
+    }
+  }
+  styleLines(lines, runs, keys);
+  // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
+  const largest = largestOf(lines.map((l) => l.y));
+  const shown = displayUnit(host.metricInfo(s.metric)?.unit ?? "", largest);
+  if (shown.factor !== 1) {
+    for (const l of lines) {
+      scaleInPlace(l.y, shown.factor);
+      if (l.band) {
+        scaleInPlace(l.band.lo, shown.factor);
+        scaleInPlace(l.band.hi, shown.factor);
+      }
+    }
+  }
+  return { lines, shared, unit: shown.unit, factor: shown.factor, largest };
+}
+
+// The events of the chart's first 12 runs as markers, each labelled with its run's letter;
+// none on a step axis or for workload means.
+export async function fetchEvents(host: ChartHost, state: ChartState, runs: string[], x: XKind): Promise<PlotEvent[]> {
+  if (x === "step" || state.grouping === "workloads") return [];
+  const shown = runs.slice(0, 12);
+  const all = await api.eventsOf(shown).catch(() => shown.map(() => [] as api.EventInfo[]));
+  return eventMarks(
+    all.map((events, i) => ({ letter: host.run(shown[i])?.letter || shown[i].slice(0, 4), events })),
+    x,
+  );
+}

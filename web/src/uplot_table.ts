@@ -1,0 +1,91 @@
+// Lines as uPlot takes them: one table of every line's points on a shared x (a band's bounds
+// as two more series), and the series that draw them.
+import uPlot from "uplot";
+import type { ChartState, XKind } from "./state";
+import { xLabel, value } from "./format";
+import { lineStyle, plotted, type Line } from "./lines";
+import { straightLines } from "./paths";
+import { toPlotX, xName } from "./xaxis";
+
+// The series, the bands between a mean's bounds, and which line each series draws ([0]: x).
+export interface UplotSeries {
+  series: uPlot.Series[];
+  bands: uPlot.Band[];
+  owners: (Line | undefined)[];
+}
+
+export function uplotData(lines: Line[], state: ChartState, x: XKind): uPlot.AlignedData {
+  const { series } = plotted(lines, state);
+  const tables: uPlot.AlignedData[] = series.map((s, i) => {
+    const b = lines[i].band;
+    return (b ? [s.x, s.y, b.hi, b.lo] : [s.x, s.y]) as uPlot.AlignedData;
+  });
+  if (!tables.length) return [[]];
+  const data = (tables.length === 1 ? tables[0] : uPlot.join(tables)) as (number | null | undefined)[][];
+  data[0] = (data[0] as number[]).map((v) => toPlotX(x, v));
+  return data as uPlot.AlignedData;
+}
+
+export function uplotSeries(lines: Line[], state: ChartState, x: XKind, forOverview: boolean): UplotSeries {
+  const series: uPlot.Series[] = [{ label: xName(x), value: (_u, v) => (v == null ? "-" : xLabel(x, v)) }];
+  const owners: (Line | undefined)[] = [undefined];
+  const bands: uPlot.Band[] = [];
+  lines.forEach((l, i) => {
+    const st = lineStyle(l.style ?? i, state.mono);
+    const shown = !state.hidden.includes(l.key);
+    series.push({
+      label: l.name,
+      stroke: st.color,
+      dash: st.dash,
+      width: forOverview ? 1 : l.band ? state.width + 1 : state.width,
+      show: shown,
+      spanGaps: false,
+      points: { show: false },
+      value: (_u, v) => value(v),
+      // A workload's mean is one of its band's edges for uPlot: its own builder then.
+      paths: l.band ? undefined : straightLines,
+    });
+    owners.push(l);
+    if (l.band) {
+      const hi = series.length;
+      series.push({ label: l.name + " max", stroke: "transparent", show: shown, points: { show: false } });
+      series.push({ label: l.name + " min", stroke: "transparent", show: shown, points: { show: false } });
+      owners.push(l, l);
+      bands.push({ series: [hi, hi + 1], fill: st.color + "2e" });
+    }
+  });
+  return { series, bands, owners };
+}
+
+// The nearest line at the cursor, for the tooltip and the details (`seriesLines`: the line
+// each series draws, as uplotSeries gives them).
+export function nearestLine(u: uPlot, seriesLines: (Line | undefined)[]): { line: Line; value: number; x: number } | null {
+  const idx = u.cursor.idx;
+  const top = u.cursor.top;
+  if (idx == null || top == null || top < 0) return null;
+  let best: { line: Line; value: number; x: number } | null = null;
+  let bestDist = Infinity;
+  seriesLines.forEach((line, si) => {
+    // A line's own series, not its band's bounds.
+    if (!line || seriesLines[si - 1] === line) return;
+    const v = u.data[si]?.[idx];
+    if (!u.series[si].show || v == null) return;
+    const dist = Math.abs(u.valToPos(v, "y") - top);
+    if (dist < bestDist) {
+      bestDist = dist;
+      best = { line, value: v, x: u.data[0][idx] };
+    }
+  });
+  return best;
+}
+
+// The x range a key moves the plot's [min, max] to: + or = zooms in, - out, the arrows pan
+// by a fifth; undefined for any other key.
+export function keyedRange(key: string, min: number, max: number): [number, number] | undefined {
+  const span = max - min;
+  if (key === "+" || key === "=") return [min + span / 4, max - span / 4];
+  if (key === "-") return [min - span / 2, max + span / 2];
+  if (key === "ArrowLeft") return [min - span / 5, max - span / 5];
+  if (key === "ArrowRight") return [min + span / 5, max + span / 5];
+  return undefined;
+}
