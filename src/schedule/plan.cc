@@ -337,11 +337,11 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
       // One MPS control daemon serves the workload: its MPS rows share their devices.
       for (const PlannedRun& other : it->runs) {
         if (IsMps(other.row.collocation) && other.row.devices != row.devices) {
-          return Status::InvalidArgument(
-              Concat({o.file, ":", std::to_string(row.line),
-                      ": column Devices: the MPS runs of a workload share one "
-                      "daemon, so one set of devices; line ",
-                      std::to_string(other.row.line), " has ", other.row.devices}));
+          return Status::InvalidArgument(Concat(
+              {o.file, ":", std::to_string(row.line),
+               std::string_view(": column Devices: the MPS runs of a workload share one daemon, so one "
+                                "set of devices; line "),
+               std::to_string(other.row.line), " has ", other.row.devices}));
         }
       }
     }

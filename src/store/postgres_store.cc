@@ -15,9 +15,7 @@ using pg::Batch;
 using pg::Bytes;
 using pg::HashId;
 using pg::Int;
-using pg::OptBytes;
 using pg::OptInt;
-using pg::Real;
 using pg::Stmt;
 using pg::Text;
 
