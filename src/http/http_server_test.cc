@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "base/secret.h"
 #include "base/strings.h"
 #include "tests/helpers/free_port.h"
 
@@ -333,6 +335,49 @@ TEST(HttpServerLimits, SlowHeadsHoldNoWorkerAndCloseWhenTheirTimeIsUp) {
   stop = true;
   trickle.join();
   for (int s : slow) close(s);
+}
+
+// `serve --host` without a token only where the address is this machine's loopback.
+TEST(HttpServer, LoopbackMeansAddressesThatAre) {
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"})
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  for (const char* host :
+       {"0.0.0.0", "10.0.0.1", "::", "127.example.invalid", "127.0.0.1.nip.invalid", "", "1270.0.0.1"})
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  EXPECT_TRUE(SecretsEqual("s3cret", "s3cret"));
+  EXPECT_FALSE(SecretsEqual("s3cret", "s3cret2"));
+  EXPECT_FALSE(SecretsEqual("s3cret", "s3cre"));
+  EXPECT_FALSE(SecretsEqual("", "x"));
+}
+
+// A server's threads start as connections come (a WorkerPool): a server that one client
+// talks to at a time, as a run's tracking server, has one thread answering, not 64.
+TEST(HttpServer, StartsItsWorkersAsClientsComeAndOneClientAtATimeUsesOne) {
+  auto threads = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+  };
+  auto ok = [](const ApiRequest&) -> std::optional<ApiResponse> {
+    ApiResponse answer;
+    answer.body = "{}";
+    return answer;
+  };
+  HttpServer server({ok});
+  size_t before = threads();
+  ASSERT_TRUE(server.Start(HttpServerOptions{}).ok());  // 64 workers at most
+  EXPECT_EQ(threads(), before + 1) << "the accepting thread alone";
+  for (int i = 0; i < 10; ++i) {
+    httplib::Client client("127.0.0.1", server.port());
+    auto r = client.Get("/anything");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    client.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // its worker waits again
+  }
+  // One worker, unless a worker was slow to see its client go (a loaded machine).
+  EXPECT_LE(threads(), before + 5) << "ten clients one after another should need a worker or two, not ten";
+  server.Stop();
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+// What a figure's parts draw, read off an SVG or their labels: the report's bar charts
+// (names never overprint, values as text) and the axes' ticks (round times, decades).
+#include "figure/axis.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "figure/bar_chart.h"
+#include "figure/render.h"
+
+namespace tb {
+namespace {
+
+// The report's bar charts: however many workloads and however long their names, every name
+// has a row of its own and fits its column; values stand at the bars' ends as text.
+TEST(BarChartTest, NamesNeverOverprintAndValuesAreText) {
+  BarChart chart{"Throughput per run", "Samples per second", {}, {{0, "one run"}, {1, "runs together"}}};
+  for (int i = 0; i < 12; ++i)
+    chart.bars.push_back({"w" + std::to_string(i), 100.0 + 10 * i, i % 2 ? 1u : 0u});
+  chart.bars.push_back({"a workload with a name far longer than any column would hold", 42.0, 0});
+  chart.bars.push_back({"crashed", std::nullopt, 0});
+  const double f = 8, width = 300, height = BarChartHeight(chart, f);
+  Result<std::string> svg = RenderPages(FigureFormat::kSvg, width, height, 96, chart.title,
+                                        {[&](Painter& p) { DrawBarChart(p, chart, f, 0, 0, width); }});
+  ASSERT_TRUE(svg.ok()) << svg.status().message();
+  // Every <text>: its y and its content.
+  std::vector<std::pair<double, std::string>> texts;
+  for (size_t at = svg->find("<text"); at != std::string::npos; at = svg->find("<text", at + 1)) {
+    size_t y = svg->find(" y=\"", at) + 4, open = svg->find('>', at) + 1;
+    texts.emplace_back(std::stod(svg->substr(y)), svg->substr(open, svg->find("</text>", open) - open));
+  }
+  auto find = [&](const std::string& s) {
+    for (const auto& t : texts) {
+      if (t.second == s) return t.first;
+    }
+    ADD_FAILURE() << "no text '" << s << "' in\n" << *svg;
+    return -1.0;
+  };
+  std::set<double> name_rows;
+  for (int i = 0; i < 12; ++i) name_rows.insert(find("w" + std::to_string(i)));
+  EXPECT_EQ(name_rows.size(), 12u) << "each name on a row of its own";
+  EXPECT_GE(*name_rows.begin() - find("Throughput per run"), f) << "names start under the title";
+  EXPECT_LE(*name_rows.rbegin(), height);
+  // The long name is cut with an ellipsis to a third of the width.
+  std::string cut;
+  for (const auto& t : texts) {
+    if (t.second.starts_with("a workload")) cut = t.second;
+  }
+  EXPECT_TRUE(cut.ends_with("\u2026")) << cut;
+  EXPECT_LE(TextWidth(cut, f), width / 3 + 0.01);
+  find("210");      // w11's value at its bar's end
+  find("no data");  // a workload without the figure
+  find("Samples per second");
+  find("runs together");
+  EXPECT_NE(svg->find("fill=\"#d62728\""), std::string::npos) << "collocated workloads red";
+  EXPECT_EQ(FitText("short", f, 100), "short");
+}
+
+TEST(Axis, TicksAtRoundTimes) {
+  auto labels = [](const std::vector<Tick>& ticks) {
+    std::string s;
+    for (const Tick& t : ticks) s += t.label + " ";
+    return s;
+  };
+  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 600, 6)), "0:00 2:00 4:00 6:00 8:00 10:00 ");
+  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 30, 6)), "0:00 0:05 0:10 0:15 0:20 0:25 0:30 ");
+  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 4 * 3600, 4)), "0:00 1:00:00 2:00:00 3:00:00 4:00:00 ");
+  EXPECT_EQ(labels(XTicks(XAxis::kWall, 3600e3, 3600e3 + 1800e3, 3, 60)), "02:00 02:10 02:20 02:30 ");
+  EXPECT_EQ(labels(LogTicks(1, 1000)), "1 10 100 1000 ");
+  EXPECT_EQ(ChooseDisplayUnit("bytes/s", 5e6).unit, "MiB/s");
+}
+
+}  // namespace
+}  // namespace tb
