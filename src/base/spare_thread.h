@@ -1,7 +1,7 @@
 // A long-lived thread that lends a second core to whoever asks while it is idle: a chart of
 // 50 runs answers each series on whichever of two threads is free, without starting a
-// thread per request (which on a loaded machine took up to 4 ms before it ran, and each new
-// thread's memory was faulted in afresh).
+// thread per request (a new thread waits to be scheduled and faults its memory in afresh:
+// docs/PERFORMANCE.md, "Figures once kept in headers").
 #pragma once
 
 #include <condition_variable>

@@ -4,7 +4,7 @@
 // dozens it may need under load; most recently idle first, the thread that just finished
 // takes the next job with its memory and caches still warm, where a pool that hands jobs
 // out in turn (cpp-httplib's) wakes each of its threads in rotation, and each one's first
-// job faults in memory of its own (4 ms of a 50-run chart, docs/PERFORMANCE.md).
+// job faults in memory of its own (docs/PERFORMANCE.md, "Figures once kept in headers").
 #pragma once
 
 #include <atomic>

@@ -1,12 +1,13 @@
 // `nvml`: per GPU, utilization, memory (used without the driver's reservation, and the
 // reservation apart, where the driver has nvmlMemory_v2), power, temperature, clocks,
 // performance state, clock-event (throttle) reasons and the processes on it, every tick
-// (microseconds a call on a real H200); the costly fields at their own cadence (docs/GPU.md):
-// the energy counter on the first and last tick and every 2 minutes (3.85 ms a call; a
-// cumulative counter loses nothing between), per-process SM utilization only while the
-// run shares the GPU with a process NVML measures on its own, every 10 s and when a process
-// came onto the GPU (2.2 ms; the driver buffers its samples meanwhile), PCIe throughput every 30 s on a
-// thread of its own (20 ms a call); per process of the run's tree, GPU memory; per MIG device, its memory.
+// (the cheap calls); the costly fields at their own cadence (their costs: docs/GPU.md): the
+// energy counter on the first and last tick and every 2 minutes (a cumulative counter loses
+// nothing between), per-process SM utilization only while the run shares the GPU with a
+// process NVML measures on its own, every 10 s and when a process came onto the GPU (the
+// driver buffers its samples meanwhile), PCIe throughput every 30 s on a thread of its own
+// (NVML waits out its measuring window in the call); per process of the run's tree, GPU
+// memory; per MIG device, its memory.
 //
 // The run's share of a GPU (proc.gpu.share_ratio), by one rule for every run on it so that
 // the shares add up to 1: the parties are the processes on the GPU, the MPS server aside

@@ -1,8 +1,8 @@
-// PCIe throughput of a run's GPUs, off the tick's path: NVML measures it over 20 ms per
-// call and per counter (and costs 0.7 ms of CPU a call on a real H200), so a thread of its
-// own reads TX and RX of every GPU every `every_ms` and the nvml listener hands the newest
-// readings to its sink at its next tick. A counter a GPU does not support (or a lost GPU)
-// is learnt and not asked for again. Emit() from one thread (the sampler's).
+// PCIe throughput of a run's GPUs, off the tick's path: NVML measures it over a window
+// within each call, per counter (NVIDIA documents 20 ms; its CPU cost on an H200 is in
+// docs/GPU.md), so a thread of its own reads TX and RX of every GPU every `every_ms` and the nvml listener
+// hands the newest readings to its sink at its next tick. A counter a GPU does not support (or a lost GPU) is
+// learnt and not asked for again. Emit() from one thread (the sampler's).
 #pragma once
 
 #include <condition_variable>

@@ -65,8 +65,9 @@ struct FigureSpec {
 Result<FigureSpec> FigureSpecFromJson(const nlohmann::json& j);
 Result<FigureSpec> ParseFigureSpec(std::string_view text);
 
-// The most pixels a PNG figure is drawn with: 50 million (7 in x 7 in at 1000 dpi); one of
-// 24 in x 24 in at 1000 dpi took 2.3 GB and 15 s of CPU.
+// The most pixels a PNG figure is drawn with: 50 million (7 in x 7 in at 1000 dpi), so that
+// a request cannot make the server draw gigabytes (docs/PERFORMANCE.md, "Figures once kept
+// in headers").
 inline constexpr int64_t kMaxFigurePixels = 50'000'000;
 // An error saying the limit and the dpi that would fit, when a PNG of that size and dpi
 // has more pixels than kMaxFigurePixels.

@@ -1,8 +1,8 @@
 // C libraries that only some commands need, opened with dlopen when first used instead of
 // by the loader at every start: libpq (PostgreSQL stores) and cairo with pango (figures)
-// bring about 50 shared libraries between them, which cost every start of trainbench about
-// 18 ms on the build machine (bench/startup.sh, docs/PERFORMANCE.md) and kept it from
-// starting at all where they are not installed. Each library's functions are a struct of
+// bring about 50 shared libraries between them, whose loading every start of trainbench
+// paid (bench/startup.sh, docs/PERFORMANCE.md) and which kept it from starting at all where
+// they are not installed. Each library's functions are a struct of
 // pointers named as the library names them, bound once for the process (thread-safe) by
 // LoadCLibrary<Api>(), which fails with a message saying what to install.
 #pragma once

@@ -23,9 +23,8 @@ namespace tb {
 // most 136 points, for a chunk of 4,096). A chart asks for a bucket per two pixel columns,
 // and a level serves buckets of at least its group. At 128, a 1,000-pixel-wide chart of 50
 // runs of 100,000 points (2,000 points a run, 200 raw points a bucket) reads 3% of the
-// points instead of all of them (bench/serve_query, cold: about 40 to 10 ms with the JSON
-// written faster). At rest it costs 0.16 bytes a point on the recorded DCGM trace, 0.05 more
-// than groups of 256 (which served only buckets of 256 points or more); docs/PERFORMANCE.md.
+// points instead of all of them. What that saves a chart and costs at rest:
+// docs/PERFORMANCE.md (bench/serve_query, bench/store_ingest).
 // A store written with other group sizes keeps its own levels, read where they fit.
 inline constexpr int64_t kSummaryGroups[] = {128, 2048};
 
