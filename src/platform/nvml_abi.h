@@ -1,6 +1,6 @@
 // NVML's C interface as NVIDIA's nvml.h declares it: the types, codes and calls trainbench
 // uses, said once. trainbench never links these symbols (platform/nvml.h loads them with
-// dlsym into pointers of these types); the simulated GPU (sim/fake_nvml.cc) defines them,
+// dlsym into pointers of these types); the simulated GPU (sim/fake_nvml*.cc) defines them,
 // so a definition that differs from NVIDIA's signature does not compile.
 #pragma once
 
