@@ -293,6 +293,58 @@ call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time":
   EXPECT_EQ(store->GetArtifact(run.id, "model/weights.txt")->size, 7);
 }
 
+// The commonest script shape: mlflow.set_experiment("x") then mlflow.start_run(), under
+// `trainbench run` without -e. MLflow's client (which cannot be installed here; this is
+// what it sends and checks) looks the experiment up by name, creates it when missing, and
+// joins MLFLOW_RUN_ID only if that run is in it, raising otherwise. The run lands in the
+// script's experiment, the first time by creating it and the second by finding it.
+TEST_F(TrackingTest, SetExperimentThenStartRunLandsInTheScriptsExperiment) {
+  Script("set_experiment.py", R"(
+import json, os, sys, time, urllib.request, urllib.parse, urllib.error
+base = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/"
+run_id = os.environ["MLFLOW_RUN_ID"]
+auth = {"Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"], "Content-Type": "application/json"}
+def call(method, endpoint, body=None, query=None):
+    url = base + endpoint + ("?" + urllib.parse.urlencode(query) if query else "")
+    data = json.dumps(body).encode() if body is not None else None
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, method=method, headers=auth)) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+# mlflow.set_experiment("resnet sweep")
+status, found = call("GET", "experiments/get-by-name", query={"experiment_name": "resnet sweep"})
+if status == 404:
+    active = call("POST", "experiments/create", {"name": "resnet sweep"})[1]["experiment_id"]
+else:
+    active = found["experiment"]["experiment_id"]
+# mlflow.start_run() with MLFLOW_RUN_ID set
+info = call("GET", "runs/get", query={"run_id": run_id})[1]["run"]["info"]
+if info["experiment_id"] != active:
+    sys.exit("Cannot start run with ID %s because active run ID does not match environment run ID" % run_id)
+call("POST", "runs/log-metric", {"run_id": run_id, "key": "loss", "value": 0.5,
+     "timestamp": int(time.time() * 1000), "step": 0})
+print("joined", active)
+)");
+  for (int round = 0; round < 2; ++round) {
+    Shell r = Trainbench("run -l top --python " + kPython + " set_experiment.py");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("joined"), std::string::npos) << r.out;
+  }
+  auto store = OpenStore();
+  Result<std::vector<RunRecord>> runs = store->ListRuns("resnet sweep");
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u) << "both runs in the script's experiment";
+  for (const RunRecord& run : *runs) {
+    EXPECT_EQ(run.status, kFinished);
+    EXPECT_EQ(Series(*store, run.id, "train.loss").size(), 1u);
+    std::vector<EventRecord> events = store->ListEvents(run.id).value();
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) {
+      return e.kind == "experiment" && e.label.find("'resnet sweep'") != std::string::npos;
+    })) << "the move is said";
+  }
+}
+
 // On a shared GPU server another user can find the run's port (/proc/net/tcp) but not
 // read the script's environment: without the token nothing is answered, and with it the
 // script reaches its own run and the runs it creates, not the rest of the store. What is

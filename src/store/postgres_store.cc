@@ -112,6 +112,10 @@ Status PostgresStore::RenameRun(const std::string& run_id, const std::string& na
   return Write({{"UPDATE runs SET name = $1 WHERE id = $2", {Text(name), Text(run_id)}}});
 }
 
+Status PostgresStore::MoveRun(const std::string& run_id, int64_t experiment_id) {
+  return Write({{"UPDATE runs SET experiment_id = $1 WHERE id = $2", {Int(experiment_id), Text(run_id)}}});
+}
+
 Status PostgresStore::ChangeExperiment(int64_t id, const ExperimentChange& change) {
   Batch batch;
   if (change.name) {

@@ -79,6 +79,7 @@ class PostgresStore : public Store {
   Status SetTags(const std::string& run_id, const KeyValues& tags) override;
   Status DeleteTag(const std::string& run_id, const std::string& key) override;
   Status RenameRun(const std::string& run_id, const std::string& name) override;
+  Status MoveRun(const std::string& run_id, int64_t experiment_id) override;
   Status ChangeExperiment(int64_t id, const ExperimentChange& change) override;
   Status AddEvent(const EventRecord& e) override;
   Status PutArtifact(const ArtifactRecord& a) override;

@@ -136,6 +136,15 @@ Status SqliteStore::RenameRun(const std::string& run_id, const std::string& name
   return Status::Ok();
 }
 
+Status SqliteStore::MoveRun(const std::string& run_id, int64_t experiment_id) {
+  std::lock_guard lock(mu_);
+  Statement st(*statements_, "UPDATE runs SET experiment_id = ? WHERE id = ?");
+  st.Bind(1, experiment_id).Bind(2, run_id);
+  if (st.Step() != SQLITE_DONE) return Error("cannot move run " + run_id);
+  if (sqlite3_changes(db_) == 0) return Status::NotFound("no run " + run_id);
+  return Status::Ok();
+}
+
 Status SqliteStore::ChangeExperiment(int64_t id, const ExperimentChange& change) {
   std::lock_guard lock(mu_);
   return InTransaction([&]() -> Status {

@@ -230,6 +230,9 @@ class Store {
   // NotFound when the run has no such tag.
   virtual Status DeleteTag(const std::string& run_id, const std::string& key) = 0;
   virtual Status RenameRun(const std::string& run_id, const std::string& name) = 0;
+  // Moves the run, with everything it holds, into the experiment `experiment_id` (which
+  // exists): the script under `trainbench run` chose another (mlflow.set_experiment).
+  virtual Status MoveRun(const std::string& run_id, int64_t experiment_id) = 0;
   // InvalidArgument when the new name is another experiment's.
   virtual Status ChangeExperiment(int64_t experiment_id, const ExperimentChange& change) = 0;
   virtual Status AddEvent(const EventRecord& event) = 0;

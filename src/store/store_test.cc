@@ -29,6 +29,13 @@ TEST_P(BackendTest, RunsRoundTripAndAreFoundByPrefixOrName) {
   EXPECT_EQ(store->FindRun("nope").status().code(), Status::Code::kNotFound);
   EXPECT_EQ(store->ListRuns("exp")->size(), 2u);
   EXPECT_TRUE(store->ListRuns("other")->empty());
+  // A run moved to another experiment is listed there, with what it holds.
+  int64_t other = store->EnsureExperiment("other").value();
+  ASSERT_TRUE(store->MoveRun(b.id, other).ok());
+  ASSERT_EQ(store->ListRuns("other")->size(), 1u);
+  EXPECT_EQ(store->ListRuns("other")->front().params, b.params);
+  EXPECT_EQ(store->FindRun(b.id)->experiment, "other");
+  EXPECT_EQ(store->ListRuns("exp")->size(), 1u);
 }
 
 TEST_P(BackendTest, ManyRunsAreFoundByIdAtOnceEachWithItsOwnParamsAndTags) {

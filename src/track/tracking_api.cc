@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "base/log.h"
@@ -398,8 +399,33 @@ void TrackingApi::DetachRun(const std::string& run_id) {
 void TrackingApi::Confine(const std::string& run_id, const std::string& experiment) {
   std::lock_guard lock(mu_);
   confined_ = true;
+  home_run_ = run_id;
   scope_runs_.insert(run_id);
   scope_experiments_.insert(experiment);
+}
+
+void TrackingApi::ChooseExperiment(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (confined_) chosen_experiment_ = name;
+}
+
+Status TrackingApi::FollowChosenExperiment(const std::string& run_id) {
+  std::string chosen;
+  {
+    std::lock_guard lock(mu_);
+    if (!confined_ || run_id != home_run_ || chosen_experiment_.empty()) return Status::Ok();
+    chosen = std::exchange(chosen_experiment_, "");
+  }
+  Result<RunRecord> run = store_.FindRun(run_id);
+  if (!run.ok()) return run.status();
+  if (run->experiment == chosen) return Status::Ok();
+  Result<int64_t> experiment = store_.EnsureExperiment(chosen);
+  if (!experiment.ok()) return experiment.status();
+  TB_RETURN_IF_ERROR(store_.MoveRun(run_id, *experiment));
+  AddToScope("", chosen);
+  return store_.AddEvent({run_id, WallMillis(), "experiment",
+                          "moved from experiment '" + run->experiment + "' to '" + chosen +
+                              "', the script's (mlflow.set_experiment)"});
 }
 
 bool TrackingApi::RunInScope(const std::string& run_id) {

@@ -64,6 +64,12 @@ class TrackingApi {
   // experiment and those created through this API. Other runs are refused with
   // PERMISSION_DENIED (403) and left out of searches; experiments stay readable by id and
   // name (so that mlflow.set_experiment finds one), as their runs do not.
+  //
+  // The script's experiment wins: MLflow's client refuses to join the run it is given
+  // (MLFLOW_RUN_ID) unless the run is in the experiment mlflow.set_experiment made active,
+  // which it looked up by name or created just before. So the experiment the script last
+  // looked up by name or created moves the run there when the script next reads the run
+  // (runs/get, as start_run does), with an event saying where it was.
   void Confine(const std::string& run_id, const std::string& experiment);
 
   static constexpr size_t kMaxArtifactBytes = size_t{1} << 30;  // checkpoints and models are large
@@ -98,6 +104,11 @@ class TrackingApi {
   bool RunInScope(const std::string& run_id);
   bool ExperimentInScope(const std::string& name);
   void AddToScope(const std::string& run_id, const std::string& experiment);
+  // What a confined script looked up by name or created (Confine says why).
+  void ChooseExperiment(const std::string& name);
+  // Moves the confined run into the experiment the script chose, when it is another, before
+  // `run_id` is read; a no-op for any other run or when nothing was chosen.
+  Status FollowChosenExperiment(const std::string& run_id);
 
   // Whether a request with this id (x-trainbench-request header: the client's retry of a
   // batch it may have sent already) or, for MLflow's clients, this exact body to the same
@@ -112,6 +123,8 @@ class TrackingApi {
   std::unordered_map<std::string, std::shared_ptr<RunSlot>> slots_;
   bool confined_ = false;
   std::set<std::string> scope_runs_, scope_experiments_;
+  std::string home_run_;           // the confined run
+  std::string chosen_experiment_;  // by the script since its run was last read; "" none
   std::deque<size_t> seen_order_;
   std::unordered_set<size_t> seen_;
   friend class Call;

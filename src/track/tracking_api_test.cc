@@ -374,5 +374,40 @@ TEST_F(TrackingApiTest, AConfinedApiReachesItsRunAndTheRunsItCreates) {
             200);
 }
 
+// MLflow's client joins the run it is given only when the run is in the experiment
+// mlflow.set_experiment made active, looked up by name or created just before: the
+// confined run moves there when the script reads it next, and says where it was.
+TEST_F(TrackingApiTest, TheRunMovesToTheExperimentTheScriptSets) {
+  std::string mine = CreateRun("mine");
+  api_->Confine(mine, "mine");
+  // Reading the run with no experiment chosen keeps it where it is.
+  std::string mine_id = Get("runs/get?run_id=" + mine).body["run"]["info"]["experiment_id"];
+  // set_experiment("resnet") on a store without it: not found, then created.
+  ExpectError(Get("experiments/get-by-name?experiment_name=resnet"), 404, "RESOURCE_DOES_NOT_EXIST");
+  Answer created = Post("experiments/create", json{{"name", "resnet"}});
+  ASSERT_EQ(created.status, 200);
+  std::string resnet_id = created.body["experiment_id"];
+  ASSERT_NE(resnet_id, mine_id);
+  Answer joined = Get("runs/get?run_id=" + mine);
+  ASSERT_EQ(joined.status, 200);
+  EXPECT_EQ(joined.body["run"]["info"]["experiment_id"], resnet_id) << "as start_run compares it";
+  EXPECT_EQ(store_->FindRun(mine)->experiment, "resnet");
+  std::vector<EventRecord> events = store_->ListEvents(mine).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, "experiment");
+  EXPECT_NE(events[0].label.find("'mine'"), std::string::npos) << events[0].label;
+  // The run's experiment is now the script's to change; reading it again moves nothing.
+  EXPECT_EQ(Post("experiments/set-experiment-tag",
+                 json{{"experiment_id", resnet_id}, {"key", "team"}, {"value", "vision"}})
+                .status,
+            200);
+  EXPECT_EQ(Get("runs/get?run_id=" + mine).body["run"]["info"]["experiment_id"], resnet_id);
+  // set_experiment of an experiment that exists: looked up by name only.
+  Answer found = Get("experiments/get-by-name?experiment_name=mine");
+  ASSERT_EQ(found.status, 200);
+  EXPECT_EQ(Get("runs/get?run_id=" + mine).body["run"]["info"]["experiment_id"], mine_id);
+  EXPECT_EQ(store_->ListEvents(mine)->size(), 2u);
+}
+
 }  // namespace
 }  // namespace tb

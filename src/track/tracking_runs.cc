@@ -53,6 +53,7 @@ ApiResponse TrackingApi::Call::GetExperimentByName() {
   std::string name = Required("experiment_name");
   std::optional<ExperimentInfo> e = ExperimentByName(name);
   if (!e) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "Could not find experiment with name '" + name + "'"};
+  if (!IsDeleted(*e)) api_.ChooseExperiment(name);
   return JsonAnswer({{"experiment", ExperimentJson(*e)}});
 }
 
@@ -65,6 +66,7 @@ ApiResponse TrackingApi::Call::CreateExperiment() {
   Result<int64_t> id = api_.store_.EnsureExperiment(name);
   ThrowIfError(id.status());
   api_.AddToScope("", name);
+  api_.ChooseExperiment(name);
   return JsonAnswer({{"experiment_id", ApiExperimentId({*id, name, 0, {}})}});
 }
 
@@ -154,7 +156,11 @@ std::vector<std::pair<std::string, std::vector<Point>>> TrackingApi::Call::Scrip
   return out;
 }
 
-ApiResponse TrackingApi::Call::GetRun() { return JsonAnswer({{"run", RunJson(Run(RunIdField()))}}); }
+ApiResponse TrackingApi::Call::GetRun() {
+  std::string run_id = RunIdField();
+  ThrowIfError(api_.FollowChosenExperiment(run_id));
+  return JsonAnswer({{"run", RunJson(Run(run_id))}});
+}
 
 ApiResponse TrackingApi::Call::CreateRun() {
   const json& b = Body();

@@ -43,6 +43,7 @@ class ForwardingStore : public Store {
   Status SetTags(const std::string& r, const KeyValues& t) override { return inner_.SetTags(r, t); }
   Status DeleteTag(const std::string& r, const std::string& k) override { return inner_.DeleteTag(r, k); }
   Status RenameRun(const std::string& r, const std::string& n) override { return inner_.RenameRun(r, n); }
+  Status MoveRun(const std::string& r, int64_t e) override { return inner_.MoveRun(r, e); }
   Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
   Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
   Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
