@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "base/strings.h"
 
@@ -292,10 +294,15 @@ bool Before(const Searchable& a, const Searchable& b, const std::vector<OrderKey
     bool numeric = k.entity == Entity::kMetric ||
                    (k.entity == Entity::kAttribute && Contains(numeric_attributes, k.key));
     if (numeric) {
-      std::optional<double> x = NumberOf(a, k.entity, k.key), y = NumberOf(b, k.entity, k.key);
-      if (x.has_value() != y.has_value()) return x.has_value();  // missing last
-      if (!x || *x == *y) continue;
-      return k.ascending ? *x < *y : *x > *y;
+      // NaN sorts with the missing values, last whichever the direction, as in MLflow's
+      // stores (a NaN compared as a number would break the sort's strict order).
+      auto number = [&](const Searchable& s) {
+        return NumberOf(s, k.entity, k.key).value_or(std::numeric_limits<double>::quiet_NaN());
+      };
+      double x = number(a), y = number(b);
+      if (std::isnan(x) != std::isnan(y)) return std::isnan(y);  // missing or NaN last
+      if (std::isnan(x) || x == y) continue;
+      return k.ascending ? x < y : x > y;
     }
     std::optional<std::string> x = TextOf(a, k.entity, k.key), y = TextOf(b, k.entity, k.key);
     if (x.has_value() != y.has_value()) return x.has_value();

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace tb::tracking {
 namespace {
 
@@ -79,6 +83,39 @@ TEST(SearchFilterTest, OrderByNumbersAndTextWithMissingValuesLast) {
   std::vector<OrderKey> newest = {ParseOrderBy("attributes.start_time DESC", kAttributes).value()};
   EXPECT_TRUE(Before(b, a, newest, kNumbers));
   EXPECT_FALSE(ParseOrderBy("metrics.loss sideways", kAttributes).ok());
+}
+
+// runs/search's order_by metrics.acc DESC over 2,000 runs of which some logged NaN and some
+// no acc at all: the real values in order (the true top five first), then the NaN and the
+// missing ones, by the next keys (newest first), as MLflow's stores sort them.
+TEST(SearchFilterTest, OrderByAMetricThatIsNanInSomeRunsSortsItsValuesAndPutsNanLast) {
+  std::vector<Searchable> runs;
+  std::vector<double> real;
+  uint64_t state = 42;
+  for (int i = 0; i < 2000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    double acc = static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
+    Searchable r = RunOf(0, "0.1", "FINISHED", 1000 + i);
+    r.metrics = {{"acc", acc}};
+    if (i % 7 == 3) r.metrics["acc"] = std::nan("");
+    if (i % 11 == 5) r.metrics.clear();
+    if (r.metrics.count("acc") != 0 && !std::isnan(r.metrics["acc"])) real.push_back(r.metrics["acc"]);
+    runs.push_back(r);
+  }
+  std::vector<OrderKey> order = {ParseOrderBy("metrics.acc DESC", kAttributes).value(),
+                                 ParseOrderBy("attributes.start_time DESC", kAttributes).value()};
+  std::stable_sort(runs.begin(), runs.end(),
+                   [&](const Searchable& x, const Searchable& y) { return Before(x, y, order, kNumbers); });
+  std::sort(real.rbegin(), real.rend());
+  for (size_t i = 0; i < real.size(); ++i) ASSERT_EQ(runs[i].metrics.at("acc"), real[i]) << "place " << i;
+  int64_t previous_start = std::numeric_limits<int64_t>::max();
+  for (size_t i = real.size(); i < runs.size(); ++i) {
+    auto acc = runs[i].metrics.find("acc");
+    EXPECT_TRUE(acc == runs[i].metrics.end() || std::isnan(acc->second)) << "place " << i;
+    int64_t start = std::stoll(runs[i].attributes.at("start_time"));
+    EXPECT_LT(start, previous_start) << "NaN and missing alike, newest first";
+    previous_start = start;
+  }
 }
 
 }  // namespace
