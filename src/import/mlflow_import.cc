@@ -234,7 +234,7 @@ struct MlflowRun {
 // collocation and listeners.
 void ShapeRun(RunRecord& r, const std::string& mlflow_status) {
   for (const auto& [k, v] : r.tags) {
-    if (k == "mlflow.runName" && r.name.empty()) r.name = v;
+    if (k == kRunNameTag && r.name.empty()) r.name = v;
     if (k == "mlflow.source.name") r.command = v;
   }
   if (r.command.empty()) r.command = Param(r.params, "file");

@@ -99,12 +99,12 @@ std::optional<int64_t> IntOf(const json& v) {
 // path (no empty, "." or ".." parts, no leading or trailing slash).
 std::optional<std::string> BadName(std::string_view kind, std::string_view name) {
   for (unsigned char c : name) {
-    bool ok = std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == ' ' || c == '/' || c >= 0x80;
+    bool ok =
+        std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == ' ' || c == '/' || c == ':' || c >= 0x80;
     if (!ok) {
       constexpr std::string_view kAllowed =
           "'. Names may only contain alphanumerics, underscores (_), dashes (-), periods (.), spaces ( ), "
-          "and "
-          "slashes (/).";
+          "colons (:) and slashes (/).";
       return Concat({"Invalid ", kind, " name: '", name, kAllowed});
     }
   }
@@ -299,6 +299,22 @@ void TrackingApi::Call::Exists(const std::string& run_id) {
     if (it != api_.slots_.end() && it->second->supervised) return;
   }
   Run(run_id);
+}
+
+void TrackingApi::Call::Writable(const std::string& run_id) {
+  InScope(run_id);
+  {
+    std::lock_guard lock(api_.mu_);
+    auto it = api_.slots_.find(run_id);
+    if (it != api_.slots_.end() && it->second->supervised && !it->second->deleted) return;
+  }
+  if (IsDeleted(Run(run_id)))
+    throw InvalidParameter("The run " + run_id + " must be in the 'active' state. Current state is deleted.");
+}
+
+void TrackingApi::Call::MarkDeleted(const std::string& run_id, bool deleted) {
+  std::lock_guard lock(api_.mu_);
+  if (auto it = api_.slots_.find(run_id); it != api_.slots_.end()) it->second->deleted = deleted;
 }
 
 std::shared_ptr<TrackingApi::RunSlot> TrackingApi::Call::Slot(const std::string& run_id) {
@@ -498,10 +514,18 @@ ApiHandler TrackingApi::Handler() {
 }
 
 bool TrackingApi::Handles(std::string_view path) {
+  if (StartsWith(path, kAjaxApi)) return Handles(Concat({"/api/", path.substr(kAjaxApi.size())}));
   return StartsWith(path, kMlflow) || StartsWith(path, kArtifacts) || StartsWith(path, kTrainbench);
 }
 
-ApiResponse TrackingApi::Handle(const ApiRequest& request) {
+ApiResponse TrackingApi::Handle(const ApiRequest& asked) {
+  // MLflow's server answers its REST API under /ajax-api/ too (its web UI's prefix).
+  ApiRequest ajax;
+  if (StartsWith(asked.path, kAjaxApi)) {
+    ajax = asked;
+    ajax.path = Concat({"/api/", std::string_view(asked.path).substr(kAjaxApi.size())});
+  }
+  const ApiRequest& request = ajax.path.empty() ? asked : ajax;
   // A repeat of a call that logs (a client's retry after a broken connection) is answered
   // without being stored again: by the id trainbench's client gives each request, else,
   // for MLflow's clients, by the whole body of a log-metric or log-batch.

@@ -78,7 +78,7 @@ class TrackingApi {
   static HttpServerOptions ServerOptions(HttpServerOptions options = {});
 
   // True for paths this API answers: /api/2.0/mlflow/, /api/2.0/mlflow-artifacts/,
-  // /api/2.0/trainbench/.
+  // /api/2.0/trainbench/, and the first two under /ajax-api/ as MLflow's server has them.
   static bool Handles(std::string_view path);
   ApiResponse Handle(const ApiRequest& request);
   // Handle() for the paths this API answers, for HttpServer.
@@ -89,6 +89,7 @@ class TrackingApi {
     SeriesWriter* writer = nullptr;  // where metrics go
     std::unique_ptr<SeriesWriter> owned;
     bool supervised = false;
+    bool deleted = false;  // runs/delete of a supervised run: refused logging until restored
   };
   class Call;
 

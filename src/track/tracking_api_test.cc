@@ -103,7 +103,9 @@ TEST_F(TrackingApiTest, SearchRunsAsMlflowsClientsAskIt) {
   EXPECT_EQ(names(search({{"run_view_type", "DELETED_ONLY"}})), (std::vector<std::string>{"lr0"}));
   Answer deleted = Get("runs/get?run_id=" + ids[0]);
   EXPECT_EQ(deleted.body["run"]["info"]["lifecycle_stage"], "deleted");
-  EXPECT_TRUE(deleted.body["run"]["data"]["tags"].empty()) << deleted.body.dump();
+  EXPECT_EQ(deleted.body["run"]["data"]["tags"],
+            json::parse(R"([{"key": "mlflow.runName", "value": "lr0"}])"))
+      << "trainbench's deletion mark is not shown";
   ASSERT_EQ(Post("runs/restore", json{{"run_id", ids[0]}}).status, 200);
   EXPECT_EQ(names(search({{"run_view_type", "ALL"}})).size(), 3u);
   EXPECT_EQ(Get("runs/get?run_id=" + ids[0]).body["run"]["info"]["lifecycle_stage"], "active");
@@ -159,7 +161,8 @@ TEST_F(TrackingApiTest, ParamsTagsAndTheirErrors) {
 
   const json data = Get("runs/get?run_id=" + run_id).body["run"]["data"];
   EXPECT_EQ(data["params"], json::parse(R"([{"key": "lr", "value": "0.1"}])"));
-  EXPECT_EQ(data["tags"], json::parse(R"([{"key": "model", "value": "vit"}])"));
+  EXPECT_EQ(data["tags"],
+            json::parse(R"([{"key": "model", "value": "vit"}, {"key": "mlflow.runName", "value": "r1"}])"));
 
   // A batch whose param changes a value stores nothing: not its metrics, not its tags.
   Answer refused =
@@ -183,7 +186,7 @@ TEST_F(TrackingApiTest, BadRequestsAreRefusedWholeWithMlflowErrors) {
   ExpectError(
       Post("runs/log-metric", json{{"run_id", run_id}, {"key", "loss"}, {"value", 1}, {"timestamp", "soon"}}),
       400, "INVALID_PARAMETER_VALUE");
-  for (const char* bad : {"", "/a", "a//b", "a/../b", "a/", "bad:name", "x\\y"}) {
+  for (const char* bad : {"", "/a", "a//b", "a/../b", "a/", "bad|name", "x\\y"}) {
     ExpectError(
         Post("runs/log-metric", json{{"run_id", run_id}, {"key", bad}, {"value", 1}, {"timestamp", 1}}), 400,
         "INVALID_PARAMETER_VALUE");
@@ -407,6 +410,58 @@ TEST_F(TrackingApiTest, TheRunMovesToTheExperimentTheScriptSets) {
   ASSERT_EQ(found.status, 200);
   EXPECT_EQ(Get("runs/get?run_id=" + mine).body["run"]["info"]["experiment_id"], mine_id);
   EXPECT_EQ(store_->ListEvents(mine)->size(), 2u);
+}
+
+// What MLflow's server answers and scripts rely on: the mlflow.runName tag of a run named
+// at creation and after a rename, tags given to create_experiment, ':' in metric names,
+// a deleted run refused for logging until restored, and the REST API under /ajax-api/.
+TEST_F(TrackingApiTest, NamesTagsDeletedRunsAndTheAjaxPrefixAsMlflowAnswers) {
+  auto tag = [](const json& run, const std::string& key) -> std::string {
+    for (const json& t : run["data"]["tags"])
+      if (t["key"] == key) return t["value"];
+    return "(none)";
+  };
+  std::string run_id = CreateRun();  // run_name "r1"
+  EXPECT_EQ(tag(Get("runs/get?run_id=" + run_id).body["run"], "mlflow.runName"), "r1");
+  ASSERT_EQ(Post("runs/update", json{{"run_id", run_id}, {"run_name", "r2"}}).status, 200);
+  json got = Get("runs/get?run_id=" + run_id).body["run"];
+  EXPECT_EQ(tag(got, "mlflow.runName"), "r2");
+  EXPECT_EQ(got["info"]["run_name"], "r2");
+  int names = 0;
+  for (const json& t : got["data"]["tags"]) names += t["key"] == "mlflow.runName";
+  EXPECT_EQ(names, 1);
+
+  Answer made =
+      Post("experiments/create",
+           json{{"name", "tagged"}, {"tags", json::array({{{"key", "team"}, {"value", "vision"}}})}});
+  ASSERT_EQ(made.status, 200) << made.body.dump();
+  json experiment = Get("experiments/get?experiment_id=" + made.body["experiment_id"].get<std::string>())
+                        .body["experiment"];
+  ASSERT_EQ(experiment["tags"].size(), 1u) << experiment.dump();
+  EXPECT_EQ(experiment["tags"][0]["value"], "vision");
+  ExpectError(Post("experiments/create", json{{"name", "badly"}, {"tags", json::array({{{"key", "a|b"}}})}}),
+              400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Get("experiments/get-by-name?experiment_name=badly"), 404, "RESOURCE_DOES_NOT_EXIST");
+
+  json point{{"run_id", run_id}, {"key", "val:loss"}, {"value", 0.5}, {"timestamp", 1}, {"step", 0}};
+  ASSERT_EQ(Post("runs/log-metric", point).status, 200);
+  EXPECT_EQ(History(run_id, "val:loss")["metrics"].size(), 1u);
+
+  ASSERT_EQ(Post("runs/delete", json{{"run_id", run_id}}).status, 200);
+  point["step"] = 1;
+  ExpectError(Post("runs/log-metric", point), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/set-tag", json{{"run_id", run_id}, {"key", "k"}, {"value", "v"}}), 400,
+              "INVALID_PARAMETER_VALUE");
+  ExpectError(Post("runs/log-parameter", json{{"run_id", run_id}, {"key", "p"}, {"value", "1"}}), 400,
+              "INVALID_PARAMETER_VALUE");
+  EXPECT_EQ(History(run_id, "val:loss")["metrics"].size(), 1u) << "nothing logged while deleted";
+  ASSERT_EQ(Post("runs/restore", json{{"run_id", run_id}}).status, 200);
+  EXPECT_EQ(Post("runs/log-metric", point).status, 200);
+  EXPECT_EQ(History(run_id, "val:loss")["metrics"].size(), 2u);
+
+  Answer ajax = Parse(client_->Get("/ajax-api/2.0/mlflow/experiments/get-by-name?experiment_name=tagged"));
+  ASSERT_EQ(ajax.status, 200) << ajax.body.dump();
+  EXPECT_EQ(ajax.body["experiment"]["name"], "tagged");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ using json = nlohmann::json;
 inline constexpr std::string_view kMlflow = "/api/2.0/mlflow/";
 inline constexpr std::string_view kArtifacts = "/api/2.0/mlflow-artifacts/artifacts";
 inline constexpr std::string_view kTrainbench = "/api/2.0/trainbench/";
+inline constexpr std::string_view kAjaxApi = "/ajax-api/";  // then 2.0/mlflow/... as under /api/
 inline constexpr std::string_view kScriptPrefix = metric::kScriptPrefix;
 
 // Python's json module, which MLflow's server parses requests with, accepts the bare
@@ -107,6 +108,11 @@ class TrackingApi::Call {
   // That the run exists: a run this process supervises does (and needs no read of a
   // store that may be away for a moment); another is looked up.
   void Exists(const std::string& run_id);
+  // Exists, and not deleted: what logging to a run needs (INVALID_PARAMETER_VALUE, as MLflow
+  // answers, for a deleted run).
+  void Writable(const std::string& run_id);
+  // A deleted run (runs/delete) refused for logging until restored.
+  void MarkDeleted(const std::string& run_id, bool deleted);
 
   std::shared_ptr<RunSlot> Slot(const std::string& run_id);
 

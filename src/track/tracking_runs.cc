@@ -63,8 +63,13 @@ ApiResponse TrackingApi::Call::CreateExperiment() {
   if (ExperimentByName(name)) {
     throw ApiError{"RESOURCE_ALREADY_EXISTS", "Experiment '" + name + "' already exists."};
   }
+  KeyValues tags = ReadKeyValues(Body().value("tags", json()), "tag", kMaxTagValueLength);
   Result<int64_t> id = api_.store_.EnsureExperiment(name);
   ThrowIfError(id.status());
+  if (!tags.empty()) {
+    ThrowIfError(
+        api_.store_.ChangeExperiment(*id, {.name = std::nullopt, .set_tags = tags, .delete_tags = {}}));
+  }
   api_.AddToScope("", name);
   api_.ChooseExperiment(name);
   return JsonAnswer({{"experiment_id", ApiExperimentId({*id, name, 0, {}})}});
@@ -101,10 +106,14 @@ json TrackingApi::Call::RunJson(const RunRecord& r) {
   auto kv_list = [](const KeyValues& kvs) {
     json list = json::array();
     for (const auto& [k, v] : kvs) {
-      if (k != kDeletedTag) list.push_back({{"key", k}, {"value", v}});
+      if (k != kDeletedTag && k != kRunNameTag) list.push_back({{"key", k}, {"value", v}});
     }
     return list;
   };
+  // The run's name as MLflow's stores keep it beside run_name: the mlflow.runName tag, set
+  // however the run was named (create_run(run_name=...), a rename) and current.
+  json tags = kv_list(r.tags);
+  tags.push_back({{"key", kRunNameTag}, {"value", r.name}});
   // MLflow's latest value of each metric: the highest step, then the newest timestamp.
   // Each series read a chunk at a time (one of millions of steps is never held whole), the
   // series shared with the spare thread.
@@ -127,7 +136,7 @@ json TrackingApi::Call::RunJson(const RunRecord& r) {
                        {"step", latest[i]->step}});
   }
   return {{"info", RunInfoJson(r)},
-          {"data", {{"metrics", metrics}, {"params", kv_list(r.params)}, {"tags", kv_list(r.tags)}}},
+          {"data", {{"metrics", metrics}, {"params", kv_list(r.params)}, {"tags", tags}}},
           {"inputs", json::object()}};
 }
 
@@ -180,7 +189,7 @@ ApiResponse TrackingApi::Call::CreateRun() {
   }
   run.name = Text("run_name").value_or("");
   for (const auto& [k, v] : run.tags) {
-    if (k == "mlflow.runName" && run.name.empty()) run.name = v;
+    if (k == kRunNameTag && run.name.empty()) run.name = v;
   }
   if (run.name.empty()) run.name = run.id.substr(0, 8);
   ThrowIfError(api_.store_.CreateRun(run));
@@ -190,7 +199,7 @@ ApiResponse TrackingApi::Call::CreateRun() {
 
 ApiResponse TrackingApi::Call::UpdateRun() {
   std::string run_id = RunIdField();
-  RunRecord run = Run(run_id);
+  Writable(run_id);
   std::optional<std::string> status = Text("status");
   std::optional<std::string> name = Text("run_name");
   std::optional<int64_t> end = Int(Body(), "end_time");
@@ -212,7 +221,7 @@ ApiResponse TrackingApi::Call::UpdateRun() {
 
 ApiResponse TrackingApi::Call::LogMetric() {
   std::string run_id = RunIdField();
-  Exists(run_id);
+  Writable(run_id);
   json metric = Body();
   StoreMetrics(run_id, {ReadMetric(metric)});
   return JsonAnswer(json::object());
@@ -270,7 +279,7 @@ ApiResponse TrackingApi::Call::LogBatch() {
       labels.Add(key, value.get<std::string>());
     }
   }
-  Exists(run_id);
+  Writable(run_id);
   // Everything is validated; params can still be refused (a changed value), so they go first.
   if (!params.empty()) ThrowIfError(api_.store_.LogParams(run_id, params));
   if (!tags.empty()) ThrowIfError(api_.store_.SetTags(run_id, tags));
@@ -288,7 +297,7 @@ ApiResponse TrackingApi::Call::LogParameter() {
                            " characters long; at most " + std::to_string(kMaxParamValueLength) +
                            " are allowed.");
   }
-  Exists(run_id);
+  Writable(run_id);
   ThrowIfError(api_.store_.LogParams(run_id, {{key, value}}));
   return JsonAnswer(json::object());
 }
@@ -303,16 +312,16 @@ ApiResponse TrackingApi::Call::SetTag() {
                            " characters long; at most " + std::to_string(kMaxTagValueLength) +
                            " are allowed.");
   }
-  Exists(run_id);
+  Writable(run_id);
   ThrowIfError(api_.store_.SetTags(run_id, {{key, value}}));
-  if (key == "mlflow.runName" && !value.empty()) ThrowIfError(api_.store_.RenameRun(run_id, value));
+  if (key == kRunNameTag && !value.empty()) ThrowIfError(api_.store_.RenameRun(run_id, value));
   return JsonAnswer(json::object());
 }
 
 ApiResponse TrackingApi::Call::DeleteTag() {
   std::string run_id = RunIdField();
   std::string key = Required("key");
-  Exists(run_id);
+  Writable(run_id);
   ThrowIfError(api_.store_.DeleteTag(run_id, key));
   return JsonAnswer(json::object());
 }
@@ -321,12 +330,14 @@ ApiResponse TrackingApi::Call::DeleteRun() {
   std::string run_id = RunIdField();
   Exists(run_id);
   ThrowIfError(api_.store_.SetTags(run_id, {{std::string(kDeletedTag), "true"}}));
+  MarkDeleted(run_id, true);
   return JsonAnswer(json::object());
 }
 
 ApiResponse TrackingApi::Call::RestoreRun() {
   std::string run_id = RunIdField();
   if (IsDeleted(Run(run_id))) ThrowIfError(api_.store_.DeleteTag(run_id, std::string(kDeletedTag)));
+  MarkDeleted(run_id, false);
   return JsonAnswer(json::object());
 }
 

@@ -147,7 +147,7 @@ ApiResponse TrackingApi::Call::SearchRuns() {
       }
       for (const auto& [k, v] : r.params) s.params[k] = v;
       for (const auto& [k, v] : r.tags) s.tags[k] = v;
-      s.tags.emplace("mlflow.runName", r.name);
+      s.tags.emplace(kRunNameTag, r.name);
       if (Matches(filter, s, kRunNumbers)) found.emplace_back(std::move(s), std::move(run));
     }
   }
