@@ -63,7 +63,8 @@ class SqliteDatabase final : public Database {
     if (rc != SQLITE_OK) {
       return Status::NotFound(
           "cannot open the MLflow database " + path + ": " + sqlite3_errstr(rc) +
-          " (give the file MLflow's --backend-store-uri names, sqlite:///path/mlflow.db)");
+          " (give the file MLflow's --backend-store-uri names: sqlite:///mlflow.db in this directory, "
+          "sqlite:////abs/path/mlflow.db)");
     }
     sqlite3_busy_timeout(db, 5000);  // an MLflow server may be writing to it
     return std::unique_ptr<Database>(std::move(out));
@@ -115,8 +116,18 @@ Result<std::unique_ptr<Database>> OpenDatabase(const std::string& source) {
     if (!c.ok()) return c.status();
     return std::unique_ptr<Database>(std::make_unique<PostgresDatabase>(std::move(c.value())));
   }
+  // MLflow's URI as SQLAlchemy reads it: sqlite:///mlflow.db is mlflow.db in the working
+  // directory, sqlite:////srv/mlflow.db the absolute path; a bare path is a path.
   std::string path = source;
-  if (StartsWith(path, "sqlite:///")) path = path.substr(std::string_view("sqlite://").size());
+  if (StartsWith(path, "sqlite:///")) {
+    path = path.substr(std::string_view("sqlite:///").size());
+  } else if (StartsWith(path, "sqlite:")) {
+    return Status::InvalidArgument(
+        "cannot import " + source +
+        ": give MLflow's database file as sqlite:///mlflow.db (in this directory), "
+        "sqlite:////abs/path/mlflow.db or a path");
+  }
+  if (path.empty()) return Status::InvalidArgument("no MLflow database file in " + source);
   return SqliteDatabase::Open(path);
 }
 

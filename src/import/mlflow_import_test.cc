@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -156,6 +158,26 @@ TEST_F(MlflowImportTest, WhatIsNotAnMlflowDatabaseIsRefusedSayingWhatToGive) {
 
 // radT's recorded run (testdata: 9,345 s of dcgmi at 1 Hz) as radT's listener logged it into
 // MLflow: every column arrives, every value in trainbench's units.
+// MLflow's URIs as SQLAlchemy reads them: sqlite:///mlflow.db is the file in the working
+// directory (the form MLflow's docs and trainbench's messages give), four slashes an
+// absolute path.
+TEST_F(MlflowImportTest, SqliteUrisAreReadAsMlflowReadsThem) {
+  std::filesystem::path db = mlflow_;
+  char here[4096];
+  ASSERT_NE(getcwd(here, sizeof here), nullptr);
+  ASSERT_EQ(chdir(db.parent_path().c_str()), 0);
+  Result<ImportResult> relative = ImportMlflow("sqlite:///" + db.filename().string(), *store_);
+  ASSERT_EQ(chdir(here), 0);
+  ASSERT_TRUE(relative.ok()) << relative.status().message();
+  EXPECT_EQ(relative->imported, 3);
+  ASSERT_TRUE(db.is_absolute());
+  EXPECT_TRUE(ImportMlflow("sqlite:///" + db.string(), *store_).ok()) << "sqlite:////abs/path";
+  Result<ImportResult> memory = ImportMlflow("sqlite://", *store_);
+  ASSERT_FALSE(memory.ok());
+  EXPECT_NE(memory.status().message().find("sqlite:///mlflow.db"), std::string::npos)
+      << memory.status().message();
+}
+
 TEST_F(MlflowImportTest, ARecordedRadtRunArrivesWholeInTrainbenchsUnits) {
   nlohmann::json trace = ReadRecordedTrace(kRecordedTrace);
   const nlohmann::json& times = trace["Timestamp"];
