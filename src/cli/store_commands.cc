@@ -67,6 +67,7 @@ int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
 // --- import ------------------------------------------------------------------------------
 
 int CommandImportMlflow(const std::string& source, const std::string& store_uri) {
+  if (Status readable = CheckMlflowSource(source); !readable.ok()) return Fail(readable);
   Result<std::unique_ptr<Store>> to = Store::Open(store_uri);
   if (!to.ok()) return Fail(to.status());
   if (Result<std::vector<ExperimentInfo>> probe = (*to)->ListExperiments(); !probe.ok())

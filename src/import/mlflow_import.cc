@@ -366,6 +366,12 @@ RadtLetter ParseRadtLetter(std::string_view letter) {
   return out;
 }
 
+Status CheckMlflowSource(const std::string& source) {
+  Result<std::unique_ptr<Database>> db = OpenDatabase(source);
+  if (!db.ok()) return db.status();
+  return ReadRuns(**db).status();
+}
+
 Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
                                   const std::function<void(const RunRecord&)>& progress) {
   Result<std::unique_ptr<Database>> db = OpenDatabase(source);

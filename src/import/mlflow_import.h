@@ -50,6 +50,11 @@ struct RadtLetter {
 };
 RadtLetter ParseRadtLetter(std::string_view letter);
 
+// Whether `source` opens as an MLflow tracking database, without importing: the import
+// command asks before it opens (and so creates) the store, so a wrong source leaves no
+// empty store behind.
+Status CheckMlflowSource(const std::string& source);
+
 Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
                                   const std::function<void(const RunRecord&)>& progress = nullptr);
 
