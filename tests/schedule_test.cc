@@ -265,6 +265,29 @@ TEST_F(ScheduleTest, TheEnvColumnSetsVariablesAndChoosesAVenv) {
   EXPECT_NE(OnlyRun(*OpenStore()).command.find("venv/bin/python"), std::string::npos);
 }
 
+// radT's CSV as radT reads it: File from the working directory (from the experiment file's
+// folder only where the working directory has none, and where both have one, which ran is
+// said), Listeners in any case.
+TEST_F(ScheduleTest, FileIsReadFromTheWorkingDirectoryAsRadtDoesAndListenersInAnyCase) {
+  fs::create_directories(dir_ / "exps");
+  std::ofstream(dir_ / "which.py") << "print('from the working directory')\n";
+  std::ofstream(dir_ / "exps" / "which.py") << "print('beside the csv')\n";
+  std::ofstream(dir_ / "exps" / "only_beside.py") << "print('only beside')\n";
+  std::ofstream(dir_ / "exps" / "exp.csv")
+      << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+         "e,1,,,-,-,which.py,Top,\n"
+         "e,2,,,-,-,only_beside.py,TOP+Iostat,\n";
+  Shell r = Trainbench("schedule exps/exp.csv");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("from the working directory"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("beside the csv"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only beside"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("File which.py is " + (dir_ / "which.py").string()), std::string::npos) << r.err;
+  std::vector<RunRecord> runs = OpenStore()->ListRuns("e").value();
+  ASSERT_EQ(runs.size(), 2u);
+  for (const RunRecord& run : runs) EXPECT_TRUE(run.listeners.starts_with("top")) << run.listeners;
+}
+
 // NVIDIA's MPS guide: the daemon's CUDA_VISIBLE_DEVICES remaps what its clients see, so a
 // client keeping the machine's index of a GPU other than 0 finds no device. MPS on GPUs 1
 // and 2 of three must give every run those two GPUs.

@@ -194,7 +194,7 @@ RunCost CostOf(const Result<ExitInfo>& exit, const Sampler& sampler, const HttpS
 Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
   std::vector<std::string> names;
   for (std::string_view part : Split(spec, '+')) {
-    std::string name(Trim(part));
+    std::string name = ToLower(Trim(part));  // in any case, as radT takes them
     if (name.empty()) continue;
     if (FindListener(name) == nullptr) {
       return Status::InvalidArgument("unknown listener '" + name +

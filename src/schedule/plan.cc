@@ -157,6 +157,7 @@ class RowPlanner {
   Status CheckCollocation(PlannedRun& run);
   Status CheckListeners(PlannedRun& run);
   Status CheckEnv(PlannedRun& run);
+  Result<std::string> ResolveFile(const std::string& file);
 
   const ScheduleOptions& o_;
   fs::path base_;
@@ -244,10 +245,32 @@ Status RowPlanner::CheckCollocation(PlannedRun& run) {
   return Status::Ok();
 }
 
-// Listeners: the run's own, and at most one workload listener (an Nsight tool).
+// File: as radT reads it, from the working directory; else from the experiment file's
+// folder. Where both hold one, the one used is said.
+Result<std::string> RowPlanner::ResolveFile(const std::string& file) {
+  std::error_code ec;
+  if (fs::path(file).is_absolute()) {
+    if (!fs::exists(file, ec)) return Status::NotFound(file + " does not exist");
+    return file;
+  }
+  fs::path here = fs::absolute(file, ec), beside = fs::absolute(base_ / file, ec);
+  bool in_here = fs::exists(here, ec), in_beside = fs::exists(beside, ec);
+  if (!in_here && !in_beside) {
+    return Status::NotFound(file + " does not exist (looked for " + here.string() + ", as radT does, and " +
+                            beside.string() + ", beside the experiment file)");
+  }
+  if (in_here && in_beside && !fs::equivalent(here, beside, ec)) {
+    LogWarning(Concat({o_.file, ":", std::to_string(row_->line), ": File ", file, " is ", here.string(),
+                       " (the working directory's, as radT reads it), not ", beside.string()}));
+  }
+  return (in_here ? here : beside).lexically_normal().string();
+}
+
+// Listeners: the run's own, and at most one workload listener (an Nsight tool); in any
+// case, as radT lowercases them (SMI+Top).
 Status RowPlanner::CheckListeners(PlannedRun& run) {
   for (std::string_view l : Split(row_->listeners, '+')) {
-    std::string name(Trim(l));
+    std::string name = ToLower(Trim(l));
     if (name.empty()) continue;  // an empty cell: trainbench's default set
     if (!ProfilerCommand(name, "")) {
       if (FindListener(name) == nullptr) {
@@ -302,11 +325,9 @@ Result<PlannedRun> RowPlanner::PlanRow(const ExperimentRow& row) {
   TB_RETURN_IF_ERROR(CheckCollocation(run));
   if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok())
     return Bad("MaxTime", "'" + row.max_time + "' is not a duration such as 90s, 30m or 2h");
-  fs::path script = fs::path(row.file).is_absolute() ? fs::path(row.file) : base_ / row.file;
-  std::error_code ec;
-  if (!fs::exists(script, ec))
-    return Bad("File", row.file + " does not exist (looked for " + script.string() + ")");
-  run.script = script.string();
+  Result<std::string> script = ResolveFile(row.file);
+  if (!script.ok()) return Bad("File", script.status().message());
+  run.script = *script;
   if (Status name = CheckExperimentName(row.experiment); !name.ok()) return Bad("Experiment", name.message());
   TB_RETURN_IF_ERROR(CheckListeners(run));
   TB_RETURN_IF_ERROR(CheckEnv(run));
