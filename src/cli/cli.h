@@ -67,7 +67,7 @@ std::string RunDuration(const RunRecord& r, const std::string& status);
 
 struct RunArgs {
   std::string store = StoreFromEnvironment();
-  std::string experiment = "Default";
+  std::string experiment{kDefaultExperiment};
   std::string workload;
   std::string name;
   std::vector<std::string> params, tags;

@@ -17,22 +17,23 @@
 
 #include "base/status.h"
 #include "schedule/scheduler.h"
+#include "store/store.h"
 
 namespace tb::cli {
 
 struct RadtCommand {
-  std::string file;                      // the .py or .csv, as given
-  std::vector<std::string> script_args;  // after a .py: its own words
-  std::string experiment = "Default";    // -e (radT's 0 is MLflow's Default experiment)
-  std::string workload = "0";            // -w
-  std::string devices;                   // -d; "" picks GPU 0 where there is one, else none
-  std::string collocation = "-";         // -c
-  std::string listeners;                 // -l; "" is trainbench's default set
-  bool rerun = false;                    // -r
-  int max_epochs = 0;                    // -i
-  int max_minutes = 0;                   // -t
-  std::string store;                     // --store (trainbench's own)
-  std::vector<std::string> row_options;  // the -e/-w/-d/-c/-l given, to refuse with a .csv
+  std::string file;                            // the .py or .csv, as given
+  std::vector<std::string> script_args;        // after a .py: its own words
+  std::string experiment{kDefaultExperiment};  // -e (radT's 0 is MLflow's Default experiment)
+  std::string workload = "0";                  // -w
+  std::string devices;                         // -d; "" picks GPU 0 where there is one, else none
+  std::string collocation = "-";               // -c
+  std::string listeners;                       // -l; "" is trainbench's default set
+  bool rerun = false;                          // -r
+  int max_epochs = 0;                          // -i
+  int max_minutes = 0;                         // -t
+  std::string store;                           // --store (trainbench's own)
+  std::vector<std::string> row_options;        // the -e/-w/-d/-c/-l given, to refuse with a .csv
 
   bool is_script() const;
 };

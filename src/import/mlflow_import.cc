@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -366,6 +367,33 @@ RadtLetter ParseRadtLetter(std::string_view letter) {
   return out;
 }
 
+// The experiments of MLflow's runs, with their tags (an MLflow database without the table
+// has none) and MLflow's id beside them (kMlflowExperimentIdTag).
+Status ImportExperiments(Database& db, Store& to, const std::vector<MlflowRun>& runs) {
+  std::map<std::string, KeyValues> tags;  // by name
+  (void)db.Each(
+      "SELECT e.name, t.key, COALESCE(t.value, '') FROM experiment_tags t JOIN experiments e ON "
+      "e.experiment_id = t.experiment_id ORDER BY t.key",
+      "", [&](const Cells& c) { tags[c.Text(0)].emplace_back(c.Text(1), c.Text(2)); });
+  std::map<std::string, int64_t> ids;
+  TB_RETURN_IF_ERROR(db.Each("SELECT name, CAST(experiment_id AS BIGINT) FROM experiments", "",
+                             [&](const Cells& c) { ids[c.Text(0)] = c.Int(1); }));
+  std::set<std::string> done;
+  for (const MlflowRun& m : runs) {
+    const std::string& name = m.record.experiment;
+    if (m.deleted || !done.insert(name).second || !CheckExperimentName(name).ok()) continue;
+    Result<int64_t> id = to.EnsureExperiment(name);
+    if (!id.ok()) return id.status();
+    KeyValues set = tags[name];
+    if (auto mlflow_id = ids.find(name); mlflow_id != ids.end())
+      set.emplace_back(kMlflowExperimentIdTag, std::to_string(mlflow_id->second));
+    if (!set.empty())
+      TB_RETURN_IF_ERROR(
+          to.ChangeExperiment(*id, {.name = std::nullopt, .set_tags = set, .delete_tags = {}}));
+  }
+  return Status::Ok();
+}
+
 Status CheckMlflowSource(const std::string& source) {
   Result<std::unique_ptr<Database>> db = OpenDatabase(source);
   if (!db.ok()) return db.status();
@@ -378,6 +406,7 @@ Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
   if (!db.ok()) return db.status();
   Result<std::vector<MlflowRun>> runs = ReadRuns(**db);
   if (!runs.ok()) return runs.status();
+  TB_RETURN_IF_ERROR(ImportExperiments(**db, to, *runs));
   ImportResult result;
   for (const MlflowRun& m : *runs) {
     if (m.deleted) {

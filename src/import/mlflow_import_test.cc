@@ -73,6 +73,11 @@ TEST_F(MlflowImportTest, RadtRunsBecomeAWorkloadsRunsWithCatalogMetricsInTrainbe
 
   RunRecord a = store_->FindRun(kRadtRunA).value();
   EXPECT_EQ(a.experiment, "resnet-collocation");
+  // The experiment keeps its tags, and MLflow's id, which radT's Experiment column names.
+  for (const ExperimentInfo& e : store_->ListExperiments().value()) {
+    if (e.name != "resnet-collocation") continue;
+    EXPECT_EQ(e.tags, (KeyValues{{"team", "vision"}, {kMlflowExperimentIdTag, "7"}}));
+  }
   EXPECT_EQ(a.workload, "1");
   EXPECT_EQ(a.name, "(1 0_A_mps) cifar10");
   EXPECT_EQ(a.status, kFinished);

@@ -19,7 +19,7 @@ namespace tb {
 
 struct RunOptions {
   std::vector<std::string> command;  // what is executed
-  std::string experiment = "Default";
+  std::string experiment{kDefaultExperiment};
   std::string workload;
   std::string run_name;  // default: the script's or program's file name
   KeyValues params;      // explicit --param, after those parsed from the command

@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "schedule/write_back.h"
+#include "store/run_tags.h"
+#include "store/store.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -146,6 +148,31 @@ TEST(DevicesOnThisNode, IndicesCountWithinTheSlurmJobsGpus) {
   EXPECT_NE(past.status().message().find("the Slurm job has 2 GPU(s) (SLURM_JOB_GPUS=2,3)"),
             std::string::npos)
       << past.status().message();
+}
+
+// radT's Experiment column holds MLflow's experiment id: after its history is imported, a
+// number names the experiment MLflow gave it (the import keeps it), 0 is Default, and a
+// number no experiment has stays a name.
+TEST_F(PlanTest, AnExperimentNumberIsTheMlflowIdOfAnImportedExperiment) {
+  std::unique_ptr<Store> store = Store::Open((dir_.path() / "t.db").string()).value();
+  int64_t traces = store->EnsureExperiment("radt-traces").value();
+  ASSERT_TRUE(
+      store
+          ->ChangeExperiment(
+              traces, {.name = std::nullopt, .set_tags = {{kMlflowExperimentIdTag, "1"}}, .delete_tags = {}})
+          .ok());
+  ASSERT_TRUE(store->EnsureExperiment("Default").ok());
+  Result<std::vector<Workload>> plan = PlanOf(std::string(kHeader) +
+                                              "1,w,,,-,-,work.py,top,\n"
+                                              "0,w,,,-,-,work.py,top,\n"
+                                              "42,w,,,-,-,work.py,top,\n");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(ResolveExperimentIds(*store, *plan).ok());
+  ASSERT_EQ(plan->size(), 3u);
+  EXPECT_EQ((*plan)[0].experiment, "radt-traces");
+  EXPECT_EQ((*plan)[0].runs[0].row.experiment, "radt-traces") << "what `trainbench run -e` is given";
+  EXPECT_EQ((*plan)[1].experiment, "Default");
+  EXPECT_EQ((*plan)[2].experiment, "42");
 }
 
 }  // namespace

@@ -349,6 +349,7 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   if (o.slurm) return RunOnSlurm(o, *file, *plan);
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
   if (!store.ok()) return store.status();
+  TB_RETURN_IF_ERROR(ResolveExperimentIds(**store, *plan));
 
   StopSignals signals;  // passed on to the runs in flight by each workload's supervisor
   bool interrupted = false, cache_warned = false;

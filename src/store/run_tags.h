@@ -23,6 +23,9 @@ inline constexpr const char* kImportedTag = "trainbench.imported";
 inline constexpr const char* kMigratedTag = "trainbench.migrated";
 // Deleted through the tracking API (MLflow's lifecycle stage "deleted"); not shown.
 inline constexpr const char* kDeletedTag = "trainbench.deleted";
+// On an experiment `import --mlflow` brought: its id in MLflow's database, which radT's
+// Experiment column names (schedule/plan.h ResolveExperimentIds).
+inline constexpr const char* kMlflowExperimentIdTag = "trainbench.mlflow_experiment_id";
 // MLflow's tag holding a run's name, kept current with it by the tracking API.
 inline constexpr const char* kRunNameTag = "mlflow.runName";
 // What trainbench's listeners cost the run (run/run_cost.h): kCpuSecondsTagPrefix + part.

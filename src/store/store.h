@@ -58,6 +58,13 @@ struct ExperimentInfo {
   KeyValues tags;
 };
 
+// MLflow's default experiment, in every MLflow store (id 0): where runs go unless told.
+inline constexpr std::string_view kDefaultExperiment = "Default";
+// The experiment's id as MLflow's clients see it: "0" for Default, else the store's id.
+inline std::string MlflowExperimentId(const ExperimentInfo& e) {
+  return e.name == kDefaultExperiment ? "0" : std::to_string(e.id);
+}
+
 // A change to an experiment, applied whole or not at all: a new name, tags set or replaced,
 // tags removed.
 struct ExperimentChange {

@@ -165,10 +165,6 @@ std::string ScriptMetricKey(std::string_view series) {
   return StartsWith(series, kScriptPrefix) ? std::string(series.substr(kScriptPrefix.size())) : "";
 }
 
-std::string MlflowExperimentId(const ExperimentInfo& e) {
-  return e.name == tracking::kDefaultExperiment ? "0" : std::to_string(e.id);
-}
-
 ApiResponse TrackingApi::Call::Dispatch() {
   std::string_view path = request_.path;
   if (StartsWith(path, kArtifacts)) return Artifact(path.substr(kArtifacts.size()));

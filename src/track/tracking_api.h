@@ -35,10 +35,6 @@ namespace tb {
 std::string ScriptMetricSeries(std::string_view key);
 std::string ScriptMetricKey(std::string_view series);
 
-// The experiment's id as MLflow's clients see it: "0" for Default (MLflow's default
-// experiment, in every MLflow store), else the store's id.
-std::string MlflowExperimentId(const ExperimentInfo& e);
-
 class TrackingApi {
  public:
   static constexpr size_t kMaxMetricsPerBatch = 1000;

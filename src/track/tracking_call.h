@@ -49,8 +49,6 @@ std::optional<int64_t> IntOf(const json& v);
 // path (no empty, "." or ".." parts, no leading or trailing slash).
 std::optional<std::string> BadName(std::string_view kind, std::string_view name);
 
-inline constexpr std::string_view kDefaultExperiment = "Default";
-
 // A run deleted through runs/delete (MLflow's lifecycle stage "deleted") carries
 // kDeletedTag; runs/restore removes it. It is not shown among the run's tags.
 inline bool IsDeleted(const RunRecord& r) { return HasTag(r, kDeletedTag); }

@@ -31,9 +31,12 @@ inline std::vector<std::string> MlflowDatabaseSql() {
       "CREATE TABLE metrics (key VARCHAR(250) NOT NULL, value FLOAT NOT NULL, timestamp BIGINT NOT NULL, "
       "run_uuid VARCHAR(32) NOT NULL REFERENCES runs(run_uuid), step BIGINT DEFAULT 0 NOT NULL, is_nan "
       "BOOLEAN DEFAULT false NOT NULL, PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan))",
+      "CREATE TABLE experiment_tags (key VARCHAR(250) NOT NULL, value VARCHAR(5000), experiment_id INTEGER "
+      "NOT NULL REFERENCES experiments(experiment_id), PRIMARY KEY (key, experiment_id))",
       "INSERT INTO experiments VALUES (0, 'Default', 'mlflow-artifacts:/0', 'active', 1700000000000, "
       "1700000000000), (7, 'resnet-collocation', 'mlflow-artifacts:/7', 'active', 1700000000000, "
       "1700000000000)",
+      "INSERT INTO experiment_tags VALUES ('team', 'vision', 7)",
       "INSERT INTO runs VALUES "
       "('a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0', '(1 0_A_mps) cifar10', 'PROJECT', '/lab/cifar', 'main', 'ana', "
       "'FINISHED', 1700000100000, 1700000160000, NULL, NULL, 'active', "
