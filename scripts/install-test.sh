@@ -13,7 +13,8 @@ fail() { echo "install test: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$scratch/prefix" > "$scratch/install.log"
 tb="$scratch/prefix/bin/trainbench"
 [ -x "$tb" ] || fail "no $tb after cmake --install"
-for f in share/trainbench/python/trainbench/__init__.py share/trainbench/web/index.html share/trainbench/web/app.js; do
+for f in share/trainbench/python/trainbench/__init__.py share/trainbench/python/radt/run.py \
+  share/trainbench/web/index.html share/trainbench/web/app.js; do
   [ -f "$scratch/prefix/$f" ] || fail "cmake --install did not put $f"
 done
 
@@ -28,6 +29,16 @@ cd "$scratch/work"
 env -u TRAINBENCH_PYTHON_DIR -u PYTHONPATH TRAINBENCH_STORE="$scratch/work/tb.db" \
   "$tb" run --python /usr/bin/python3 train.py > run.out 2> run.err || { cat run.err >&2; fail "the installed trainbench could not run a script"; }
 sqlite3 tb.db "SELECT metric FROM series" | grep -qx 'train.loss' || { cat run.err >&2; fail "the script's metric did not arrive: its import trainbench failed?"; }
+
+# A script written for radT's Python API, unchanged.
+cat > "$scratch/work/radt_train.py" <<'PY'
+import radt
+with radt.run.RADTBenchmark() as run:
+    run.log_metric("Metric A", 0.5, 1)
+PY
+env -u TRAINBENCH_PYTHON_DIR -u PYTHONPATH TRAINBENCH_STORE="$scratch/work/tb.db" \
+  "$tb" run --python /usr/bin/python3 radt_train.py > radt.out 2> radt.err || { cat radt.err >&2; fail "a radT script could not run: import radt failed?"; }
+sqlite3 tb.db "SELECT metric FROM series" | grep -qx 'train.Metric A' || { cat radt.err >&2; fail "the radT script's metric did not arrive"; }
 
 # serve finds the installed web UI.
 "$tb" serve --store "$scratch/work/tb.db" --port 0 > serve.out 2> serve.err &

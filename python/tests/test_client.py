@@ -1,64 +1,16 @@
 """The trainbench client against a small tracking endpoint in this process: what a script's
 calls send, with what, and what happens outside trainbench. Run: pytest-3 python/tests."""
 
-import http.server
-import json
 import os
 import re
 import sys
-import threading
 
-import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import trainbench  # noqa: E402
+from conftest import metrics_sent  # noqa: E402
 
 NAMES_H = os.path.join(os.path.dirname(__file__), "..", "..", "src", "metrics", "names.h")
-
-
-class Endpoint(http.server.ThreadingHTTPServer):
-    """Records every request; answers `status` (200 by default)."""
-
-    def __init__(self):
-        self.requests = []
-        self.status = 200
-        super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    @property
-    def uri(self):
-        return "http://127.0.0.1:%d" % self.server_address[1]
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.server.requests.append((self.path, dict(self.headers), json.loads(body or b"{}")))
-        answer = b"{}" if self.server.status == 200 else b'{"message": "refused on purpose"}'
-        self.send_response(self.server.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    for name in ("TRAINBENCH_TRACKING_URI", "TRAINBENCH_RUN_ID", "MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID",
-                 "TRAINBENCH_TOKEN", "MLFLOW_TRACKING_TOKEN", "RANK", "TRAINBENCH_MAX_EPOCHS"):
-        monkeypatch.delenv(name, raising=False)
-    server = Endpoint()
-    yield server
-    server.shutdown()
-
-
-def metrics_sent(server):
-    return [m for path, _, body in server.requests if path.endswith("/log-batch") for m in body["metrics"]]
 
 
 def test_outside_trainbench_every_call_does_nothing(endpoint):

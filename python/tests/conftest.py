@@ -1,0 +1,53 @@
+"""What the client's tests share: a small tracking endpoint in the test's process that records
+every request, and the metrics it was sent."""
+
+import http.server
+import json
+import threading
+
+import pytest
+
+
+class Endpoint(http.server.ThreadingHTTPServer):
+    """Records every request; answers `status` (200 by default)."""
+
+    def __init__(self):
+        self.requests = []
+        self.status = 200
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def uri(self):
+        return "http://127.0.0.1:%d" % self.server_address[1]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.server.requests.append((self.path, dict(self.headers), json.loads(body or b"{}")))
+        answer = b"{}" if self.server.status == 200 else b'{"message": "refused on purpose"}'
+        self.send_response(self.server.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    for name in ("TRAINBENCH_TRACKING_URI", "TRAINBENCH_RUN_ID", "MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID",
+                 "TRAINBENCH_TOKEN", "MLFLOW_TRACKING_TOKEN", "RANK", "TRAINBENCH_MAX_EPOCHS"):
+        monkeypatch.delenv(name, raising=False)
+    server = Endpoint()
+    yield server
+    server.shutdown()
+
+
+def metrics_sent(server):
+    return [m for path, _, body in server.requests if path.endswith("/log-batch") for m in body["metrics"]]

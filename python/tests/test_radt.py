@@ -1,0 +1,56 @@
+"""radT's Python API (python/radt) against a small tracking endpoint in this process: a
+script written for radT logs through trainbench unchanged. Run: pytest-3 python/tests."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import radt  # noqa: E402
+import trainbench  # noqa: E402
+from conftest import metrics_sent  # noqa: E402
+
+
+@pytest.fixture
+def in_run(endpoint, monkeypatch):
+    monkeypatch.setenv("TRAINBENCH_TRACKING_URI", endpoint.uri)
+    monkeypatch.setenv("TRAINBENCH_RUN_ID", "c" * 32)
+    monkeypatch.setattr(trainbench._run.process_runs, "first", None)
+    return endpoint
+
+
+def test_a_radt_script_logs_its_metrics_params_and_tags_into_the_run(in_run):
+    with radt.run.RADTBenchmark() as run:
+        assert run.run_id == "c" * 32
+        for step in range(3):
+            run.log_metric("Metric A", 0.5 * step, step)
+        run.log_metrics({"loss": 0.25, "accuracy": 0.9}, step=3)
+        run.log_param("lr", 0.1)
+        run.set_tag("stage", "dev")
+    sent = [(m["key"], m["step"], m["value"]) for m in metrics_sent(in_run)]
+    assert ("Metric A", 2, 1.0) in sent and ("loss", 3, 0.25) in sent and ("accuracy", 3, 0.9) in sent
+    batches = [body for path, _, body in in_run.requests if path.endswith("/log-batch")]
+    assert {"key": "lr", "value": "0.1"} in [p for b in batches for p in b["params"]]
+    assert {"key": "stage", "value": "dev"} in [t for b in batches for t in b["tags"]]
+
+
+def test_a_step_at_the_max_epochs_ends_the_script_as_radt_did(in_run, monkeypatch):
+    monkeypatch.setenv("TRAINBENCH_MAX_EPOCHS", "2")
+    with pytest.raises(SystemExit) as ended:
+        with radt.run.RADTBenchmark() as run:
+            run.log_metric("loss", 1.0, 1)
+            run.log_metric("loss", 0.5, 2)
+            run.log_metric("loss", 0.1, 3)  # not reached
+    assert ended.value.code == 0
+    assert [m["step"] for m in metrics_sent(in_run) if m["key"] == "loss"] == [1, 2]
+
+
+def test_outside_trainbench_radt_calls_do_nothing(endpoint, monkeypatch):
+    monkeypatch.setattr(trainbench._run.process_runs, "first", None)
+    with radt.run.RADTBenchmark() as run:
+        run.log_metric("loss", 1.0)
+        run.log_param("lr", 0.1)
+    assert endpoint.requests == []
+    with pytest.raises(AttributeError, match="MLflow"):
+        run.autolog()
