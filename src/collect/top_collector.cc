@@ -57,6 +57,7 @@ class TopCollector : public Collector {
     TB_RETURN_IF_ERROR(files_.ReadKeepOpen("/proc/meminfo", buffer_));
     MemInfo mem;
     TB_RETURN_IF_ERROR(ParseMemInfo(buffer_, mem));
+    host_memory_bytes_ = static_cast<double>(mem.total_bytes);
     sink.Add({metric::kHostMemoryUsedBytes, kNoLabels, tick.time_ms,
               static_cast<double>(mem.total_bytes - mem.available_bytes)});
     sink.Add({metric::kHostMemoryAvailableBytes, kNoLabels, tick.time_ms,
@@ -99,6 +100,9 @@ class TopCollector : public Collector {
     }
     if (live > 0) {  // after the run exited only its final CPU time is left to report
       sink.Add({metric::kProcMemoryRssBytes, kNoLabels, tick.time_ms, rss});
+      if (host_memory_bytes_ > 0)  // top's %MEM of the run's processes, summed, as a ratio
+        sink.Add({metric::kProcMemoryShareRatio, kNoLabels, tick.time_ms,
+                  RoundForStorage(rss / host_memory_bytes_)});
       sink.Add({metric::kProcThreadsCount, kNoLabels, tick.time_ms, static_cast<double>(threads)});
       sink.Add({metric::kProcProcessesCount, kNoLabels, tick.time_ms, static_cast<double>(live)});
     }
@@ -146,6 +150,7 @@ class TopCollector : public Collector {
   HostFiles files_;
   double ticks_per_second_;
   double page_bytes_;
+  double host_memory_bytes_ = 0;  // MemTotal, as the last host read found it
   std::string buffer_;
   std::vector<CpuTimes> cpus_, previous_cpus_;
   std::vector<std::string> tids_;

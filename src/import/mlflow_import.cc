@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -184,6 +185,8 @@ constexpr RadtName kRadtNames[] = {
     {"TOP - CPU Utilization", {metric::kProcCpuUtilizationRatio, "", 0.01}},
     // top's MiB divided by 1000.
     {"TOP - Memory Usage GB", {metric::kHostMemoryUsedBytes, "", 1000 * kMiB}},
+    // top's %MEM of the python processes, summed.
+    {"TOP - Memory Utilization", {metric::kProcMemoryShareRatio, "", 0.01}},
     {"TOP - Swap Memory GB", {metric::kHostSwapUsedBytes, "", 1000 * kMiB}},
 };
 
@@ -206,7 +209,12 @@ struct Target {
   std::string metric;
   std::string labels;
   double scale = 1;
-  bool script = false;  // the script's own metric: keeps MLflow's step
+  bool script = false;          // the script's own metric: keeps MLflow's step
+  bool zero_is_absent = false;  // a field DCGM never fills, which radT logged as 0
+
+  // The value in trainbench's unit, converted as the live path does: a percent divided by
+  // 100 (95 is 0.95, not 0.9500000000000001), MiB multiplied.
+  double Convert(double v) const { return scale < 1 ? v / std::round(1 / scale) : v * scale; }
 };
 
 std::optional<Target> TargetOf(std::string_view key, const std::string& devices) {
@@ -218,7 +226,10 @@ std::optional<Target> TargetOf(std::string_view key, const std::string& devices)
     if (AllDigits(devices)) labels.Add("gpu", devices);
     labels.Add("listener", radt->listener);
   }
-  return Target{std::string(radt->metric), labels.text(), radt->scale, false};
+  // DCGM's PCIe throughput fields (200, 201) are never filled: radT's 0s there are no data.
+  bool never_filled = radt->listener == "dcgmi" && (radt->metric == metric::kGpuPcieTransmitBytesPerSecond ||
+                                                    radt->metric == metric::kGpuPcieReceiveBytesPerSecond);
+  return Target{std::string(radt->metric), labels.text(), radt->scale, false, never_filled};
 }
 
 const std::vector<std::string> kRunShapes = {
@@ -329,8 +340,9 @@ Status ImportRun(Database& db, Store& to, const RunRecord& run, int64_t& points)
     if (!target) return;
     Point p;
     p.time_ms = c.Int(2);
-    p.value =
-        c.Int(4) != 0 || c.IsNull(1) ? std::numeric_limits<double>::quiet_NaN() : c.Double(1) * target->scale;
+    p.value = c.Int(4) != 0 || c.IsNull(1) ? std::numeric_limits<double>::quiet_NaN()
+                                           : target->Convert(c.Double(1));
+    if (target->zero_is_absent && p.value == 0) return;
     if (target->script) {
       p.step = c.Int(3);
     } else if (p.value < 0) {

@@ -105,6 +105,14 @@ TEST_F(MlflowImportTest, RadtRunsBecomeAWorkloadsRunsWithCatalogMetricsInTrainbe
   EXPECT_DOUBLE_EQ(Points(kRadtRunA, "gpu.sm.active_ratio", "gpu=0,listener=dcgmi").at(0).value, 0.75);
   EXPECT_DOUBLE_EQ(Points(kRadtRunA, "proc.cpu.utilization_ratio", "").at(0).value, 2.5);
   EXPECT_TRUE(std::isnan(Points(kRadtRunA, "gpu.utilization.gpu_ratio", "gpu=0,listener=smi").at(0).value));
+  // Percent to a ratio exactly as the live path stores it (95 % is 0.95, not a step off).
+  EXPECT_EQ(Points(kRadtRunA, "gpu.utilization.gpu_ratio", "gpu=0,listener=dcgmi").at(0).value, 0.95);
+  // top's %MEM is the listener's metric, not the script's; DCGM's never-filled PCIe
+  // throughput (radT's 0s) is no data at all.
+  EXPECT_EQ(Points(kRadtRunA, "proc.memory.share_ratio", "").at(0).value, 0.125);
+  EXPECT_TRUE(Points(kRadtRunA, "train.TOP - Memory Utilization", "").empty());
+  EXPECT_TRUE(Points(kRadtRunA, "gpu.pcie.transmit_bytes_per_second", "gpu=0,listener=dcgmi").empty());
+  EXPECT_TRUE(Points(kRadtRunA, "gpu.pcie.receive_bytes_per_second", "gpu=0,listener=dcgmi").empty());
   std::vector<Point> accuracy = Points(kRadtRunA, "train.accuracy", "");
   ASSERT_EQ(accuracy.size(), 1u);
   EXPECT_EQ(accuracy[0].step, 1);
@@ -192,7 +200,7 @@ TEST_F(MlflowImportTest, ARecordedRadtRunArrivesWholeInTrainbenchsUnits) {
       "INSERT INTO runs VALUES ('" + run + "', 'recorded', 'PROJECT', '', 'main', 'ana', 'FINISHED', " +
           times.front().dump() + ", " + times.back().dump() + ", NULL, NULL, 'active', '', 7)",
       "INSERT INTO params VALUES ('workload', '2', '" + run + "'), ('letter', '1', '" + run + "')"};
-  size_t logged = 0;
+  size_t logged = 0, never_filled = 0;  // DCGM's PCIe throughput: radT's 0s, which are no data
   for (auto& [column, values] : trace.items()) {
     if (!column.starts_with("DCGMI - ")) continue;
     for (size_t i = 0; i < times.size(); ++i) {
@@ -200,6 +208,7 @@ TEST_F(MlflowImportTest, ARecordedRadtRunArrivesWholeInTrainbenchsUnits) {
       sql.push_back(Concat({"INSERT INTO metrics VALUES ('", column, "', ", values[i].dump(), ", ",
                             times[i].dump(), ", '", run, "', 0, false)"}));
       ++logged;
+      never_filled += column.starts_with("DCGMI - PCIE") && column.ends_with("Throughput") && values[i] == 0;
     }
   }
   sql.push_back("COMMIT");
@@ -207,7 +216,8 @@ TEST_F(MlflowImportTest, ARecordedRadtRunArrivesWholeInTrainbenchsUnits) {
   Result<ImportResult> done = ImportMlflow(mlflow_, *store_);
   ASSERT_TRUE(done.ok()) << done.status().message();
   EXPECT_GT(logged, 100000u);
-  EXPECT_EQ(done->points, static_cast<int64_t>(logged) + 12);  // and the fixture's other runs
+  EXPECT_GT(never_filled, 10000u);
+  EXPECT_EQ(done->points, static_cast<int64_t>(logged - never_filled) + 14);  // and the fixture's other runs
 
   std::vector<Point> sm = Points(run, "gpu.sm.active_ratio", "gpu=1,listener=dcgmi");
   std::vector<Point> energy = Points(run, "gpu.energy.consumed_joules", "gpu=1,listener=dcgmi");

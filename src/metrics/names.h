@@ -15,6 +15,7 @@ inline constexpr std::string_view kHostLoadAverage1m = "host.load.average_1m";
 
 inline constexpr std::string_view kProcCpuUtilizationRatio = "proc.cpu.utilization_ratio";
 inline constexpr std::string_view kProcMemoryRssBytes = "proc.memory.rss_bytes";
+inline constexpr std::string_view kProcMemoryShareRatio = "proc.memory.share_ratio";
 inline constexpr std::string_view kProcThreadsCount = "proc.threads.count";
 inline constexpr std::string_view kProcProcessesCount = "proc.processes.count";
 inline constexpr std::string_view kProcSchedVoluntarySwitchesPerSecond =
