@@ -1,0 +1,78 @@
+// TrackingApi's scope and memory: what a confined API lets its script reach (Confine), the
+// experiment the script chose, and the requests answered already (Seen, Remember).
+#include <functional>
+#include <utility>
+
+#include "base/time.h"
+#include "track/tracking_api.h"
+
+namespace tb {
+
+void TrackingApi::Confine(const std::string& run_id, const std::string& experiment) {
+  std::lock_guard lock(mu_);
+  confined_ = true;
+  home_run_ = run_id;
+  scope_runs_.insert(run_id);
+  scope_experiments_.insert(experiment);
+}
+
+void TrackingApi::ChooseExperiment(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (confined_) chosen_experiment_ = name;
+}
+
+Status TrackingApi::FollowChosenExperiment(const std::string& run_id) {
+  std::string chosen;
+  {
+    std::lock_guard lock(mu_);
+    if (!confined_ || run_id != home_run_ || chosen_experiment_.empty()) return Status::Ok();
+    chosen = std::exchange(chosen_experiment_, "");
+  }
+  Result<RunRecord> run = store_.FindRun(run_id);
+  if (!run.ok()) return run.status();
+  if (run->experiment == chosen) return Status::Ok();
+  Result<int64_t> experiment = store_.EnsureExperiment(chosen);
+  if (!experiment.ok()) return experiment.status();
+  TB_RETURN_IF_ERROR(store_.MoveRun(run_id, *experiment));
+  AddToScope("", chosen);
+  return store_.AddEvent({run_id, WallMillis(), "experiment",
+                          "moved from experiment '" + run->experiment + "' to '" + chosen +
+                              "', the script's (mlflow.set_experiment)"});
+}
+
+bool TrackingApi::RunInScope(const std::string& run_id) {
+  std::lock_guard lock(mu_);
+  return !confined_ || scope_runs_.contains(run_id);
+}
+
+bool TrackingApi::ExperimentInScope(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return !confined_ || scope_experiments_.contains(name);
+}
+
+void TrackingApi::AddToScope(const std::string& run_id, const std::string& experiment) {
+  std::lock_guard lock(mu_);
+  if (!confined_) return;
+  if (!run_id.empty()) scope_runs_.insert(run_id);
+  if (!experiment.empty()) scope_experiments_.insert(experiment);
+}
+
+bool TrackingApi::Seen(const std::string& key) {
+  size_t h = std::hash<std::string>()(key);
+  std::lock_guard lock(mu_);
+  return seen_.contains(h);
+}
+
+void TrackingApi::Remember(const std::string& key) {
+  constexpr size_t kRemembered = 4096;
+  size_t h = std::hash<std::string>()(key);
+  std::lock_guard lock(mu_);
+  if (!seen_.insert(h).second) return;
+  seen_order_.push_back(h);
+  if (seen_order_.size() > kRemembered) {
+    seen_.erase(seen_order_.front());
+    seen_order_.pop_front();
+  }
+}
+
+}  // namespace tb
