@@ -127,8 +127,11 @@ TEST_F(TrackingApiTest, LabelledMetricsOfEachRankAreSeriesOfTheirOwn) {
               "INVALID_PARAMETER_VALUE");
 }
 
-// What MLflow's UI and get_metric_history_bulk_interval ask to chart a metric of several runs.
-TEST_F(TrackingApiTest, BulkIntervalHistoryGivesEvenlySpreadStepsOfEveryRun) {
+// What MLflow's UI and get_metric_history_bulk_interval ask to chart a metric of several
+// runs: the steps MLflow's server picks, worked out here by hand from its rule (every
+// (count / max_results)-th distinct step from step 0, the last, and each run's first and
+// last), runs in the order asked.
+TEST_F(TrackingApiTest, BulkIntervalHistoryPicksTheStepsMlflowPicks) {
   std::string a = CreateRun(), b = CreateRun();
   for (const auto& [run, steps] : {std::pair{a, 10}, std::pair{b, 5}}) {
     json metrics = json::array();
@@ -137,9 +140,9 @@ TEST_F(TrackingApiTest, BulkIntervalHistoryGivesEvenlySpreadStepsOfEveryRun) {
           {{"key", "loss"}, {"value", 1.0 / (step + 1)}, {"timestamp", 1000 + step}, {"step", step}});
     ASSERT_EQ(Post("runs/log-batch", json{{"run_id", run}, {"metrics", metrics}}).status, 200);
   }
-  auto bulk = [&](const std::string& query) {
-    return Get("metrics/get-history-bulk-interval?run_ids=" + a + "&run_ids=" + b + "&metric_key=loss" +
-               query);
+  auto bulk = [&](const std::string& query, const std::string& first, const std::string& second) {
+    return Get("metrics/get-history-bulk-interval?run_ids=" + first + "&run_ids=" + second +
+               "&metric_key=loss" + query);
   };
   auto steps_of = [](const json& metrics, const std::string& run) {
     std::vector<int64_t> out;
@@ -148,24 +151,44 @@ TEST_F(TrackingApiTest, BulkIntervalHistoryGivesEvenlySpreadStepsOfEveryRun) {
     }
     return out;
   };
-  json all = bulk("").body["metrics"];
+  json all = bulk("", a, b).body["metrics"];
   EXPECT_EQ(all.size(), 15u);
-  json three = bulk("&max_results=3").body["metrics"];
-  EXPECT_EQ(steps_of(three, a), (std::vector<int64_t>{0, 5, 9}));  // first and last among them
-  EXPECT_EQ(steps_of(three, b), (std::vector<int64_t>{0}));
+  // Ten distinct steps, three asked: every 3.33rd (0, 3, 6), the last (9), and b's last (4).
+  json three = bulk("&max_results=3", a, b).body["metrics"];
+  EXPECT_EQ(steps_of(three, a), (std::vector<int64_t>{0, 3, 4, 6, 9}));
+  EXPECT_EQ(steps_of(three, b), (std::vector<int64_t>{0, 3, 4}));
   EXPECT_EQ(three[0]["key"], "loss");
-  for (const json& m : three) {
-    if (m["run_id"] == a && m["step"] == 5) {
-      EXPECT_EQ(m["value"], 1.0 / 6);
-    }
-  }
-  json window = bulk("&start_step=2&end_step=4").body["metrics"];
+  EXPECT_EQ(three[0]["run_id"], a);
+  EXPECT_EQ(three[2]["value"], 1.0 / 5);  // a's step 4
+  // The runs come back in the order asked, not sorted by id.
+  json swapped = bulk("&max_results=3", b, a).body["metrics"];
+  EXPECT_EQ(swapped[0]["run_id"], b);
+  EXPECT_EQ(swapped.back()["run_id"], a);
+  json window = bulk("&start_step=2&end_step=4", a, b).body["metrics"];
   EXPECT_EQ(steps_of(window, a), (std::vector<int64_t>{2, 3, 4}));
   EXPECT_EQ(steps_of(window, b), (std::vector<int64_t>{2, 3, 4}));
-  ExpectError(bulk("&start_step=2"), 400, "INVALID_PARAMETER_VALUE");
-  ExpectError(bulk("&start_step=5&end_step=2"), 400, "INVALID_PARAMETER_VALUE");
-  ExpectError(bulk("&max_results=0"), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(bulk("&start_step=2", a, b), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(bulk("&start_step=5&end_step=2", a, b), 400, "INVALID_PARAMETER_VALUE");
+  ExpectError(bulk("&max_results=0", a, b), 400, "INVALID_PARAMETER_VALUE");
   ExpectError(Get("metrics/get-history-bulk-interval?metric_key=loss"), 400, "INVALID_PARAMETER_VALUE");
+}
+
+// Steps below 0 (a warm-up logged at step -1) are left out unless a range asks for them, as
+// MLflow's server starts an unbounded range at step 0.
+TEST_F(TrackingApiTest, BulkIntervalHistoryStartsAtStepZeroUnlessAsked) {
+  std::string run = CreateRun();
+  json metrics = json::array();
+  for (int step = -2; step < 3; ++step)
+    metrics.push_back({{"key", "loss"}, {"value", step}, {"timestamp", 1000}, {"step", step}});
+  ASSERT_EQ(Post("runs/log-batch", json{{"run_id", run}, {"metrics", metrics}}).status, 200);
+  auto steps = [&](const std::string& query) {
+    std::vector<int64_t> out;
+    json got = Get("metrics/get-history-bulk-interval?run_ids=" + run + "&metric_key=loss" + query).body;
+    for (const json& m : got["metrics"]) out.push_back(m["step"].get<int64_t>());
+    return out;
+  };
+  EXPECT_EQ(steps(""), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(steps("&start_step=-2&end_step=2"), (std::vector<int64_t>{-2, -1, 0, 1, 2}));
 }
 
 // A client whose connection broke after the server took its batch sends it again: the

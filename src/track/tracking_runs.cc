@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -339,139 +340,6 @@ ApiResponse TrackingApi::Call::RestoreRun() {
   if (IsDeleted(Run(run_id))) ThrowIfError(api_.store_.DeleteTag(run_id, std::string(kDeletedTag)));
   MarkDeleted(run_id, false);
   return JsonAnswer(json::object());
-}
-
-ApiResponse TrackingApi::Call::GetMetricHistory() {
-  std::string run_id = RunIdField();
-  std::string key = Required("metric_key");
-  Exists(run_id);
-  int64_t max_results = 25000;
-  if (std::optional<std::string> m = Text("max_results")) {
-    std::optional<int64_t> n = ParseInt(*m);
-    if (!n || *n <= 0)
-      throw InvalidParameter("Invalid value '" + *m + "' for parameter 'max_results': a positive integer");
-    max_results = *n;
-  }
-  int64_t offset = 0;
-  if (std::optional<std::string> token = Text("page_token"); token && !token->empty()) {
-    std::optional<int64_t> n = ParseInt(*token);
-    if (!n || *n < 0) throw InvalidParameter("Invalid page token '" + *token + "'");
-    offset = *n;
-  }
-  // Written as text, not built as JSON objects: a long metric's history is read 25,000
-  // points a page, and an object of four fields each cost more than reading the points.
-  std::string body = "{\"metrics\":[";
-  int64_t total = 0, end = 0;
-  for (const auto& [k, id] : ScriptSeriesIds(run_id, key)) {
-    // Only the chunks that hold the page are decoded: MLflow's client asks for a long
-    // metric's history page after page.
-    Result<std::vector<Point>> page = ReadSeriesPage(api_.store_, id, offset, max_results, total);
-    ThrowIfError(page.status());
-    // offset + max_results without overflow: both may be anything up to 2^63 - 1.
-    end = offset >= total ? total : offset + std::min(max_results, total - offset);
-    std::string key_field = "{\"key\":" + json(k).dump() + ",\"value\":";
-    body.reserve(body.size() + page->size() * (key_field.size() + 64));
-    char number[32];
-    auto put = [&](auto v) { body.append(number, std::to_chars(number, number + sizeof number, v).ptr); };
-    for (const Point& p : *page) {
-      body += body.back() == '[' ? "" : ",";
-      body += key_field;
-      if (std::isfinite(p.value)) {
-        size_t from = body.size();
-        put(p.value);
-        // As a float, as JSON writers write one ("1.0", "-0.0"): "-0" would read back as 0.
-        if (body.find_first_of(".e", from) == std::string::npos) body += ".0";
-      } else {
-        body += ValueJson(p.value).dump();
-      }
-      body += ",\"timestamp\":";
-      put(p.time_ms);
-      body += ",\"step\":";
-      put(p.step);
-      body += '}';
-    }
-  }
-  body += ']';
-  if (end < total) body += ",\"next_page_token\":\"" + std::to_string(end) + "\"";
-  body += '}';
-  return {200, "application/json", std::move(body), nullptr, {}};
-}
-
-// What MLflow's UI and MlflowClient.get_metric_history_bulk_interval ask for to chart a
-// metric of many runs: the values at up to max_results steps, spread evenly over the steps
-// the runs logged (within start_step..end_step), the first and last always among them.
-ApiResponse TrackingApi::Call::GetMetricHistoryBulkInterval() {
-  constexpr size_t kMaxRuns = 100;
-  constexpr int64_t kDefaultResults = 2500, kMaxResults = 25000;
-  std::vector<std::string> run_ids;
-  for (auto [it, end] = request_.query.equal_range("run_ids"); it != end; ++it) run_ids.push_back(it->second);
-  if (run_ids.empty())
-    throw InvalidParameter("GetMetricHistoryBulkInterval request must specify at least one run_id.");
-  if (run_ids.size() > kMaxRuns) {
-    throw InvalidParameter("GetMetricHistoryBulkInterval request cannot specify more than " +
-                           std::to_string(kMaxRuns) + " run_ids. Received " + std::to_string(run_ids.size()) +
-                           " run_ids.");
-  }
-  std::string key = Required("metric_key");
-  auto number = [&](const char* field) -> std::optional<int64_t> {
-    std::optional<std::string> text = Text(field);
-    if (!text) return std::nullopt;
-    std::optional<int64_t> n = ParseInt(*text);
-    if (!n)
-      throw InvalidParameter(Concat({"Invalid value '", *text, "' for parameter '", field, "': an integer"}));
-    return n;
-  };
-  int64_t max_results = number("max_results").value_or(kDefaultResults);
-  if (max_results < 1 || max_results > kMaxResults) {
-    throw InvalidParameter("max_results must be between 1 and " + std::to_string(kMaxResults) + ".");
-  }
-  std::optional<int64_t> start = number("start_step"), stop = number("end_step");
-  if (start.has_value() != stop.has_value()) {
-    throw InvalidParameter("If either start step or end step are specified, both must be specified.");
-  }
-  if (start && *start > *stop) {
-    throw InvalidParameter("end_step must be greater than start_step. Found start_step=" +
-                           std::to_string(*start) + " and end_step=" + std::to_string(*stop) + ".");
-  }
-  auto inside = [&](int64_t step) { return !start || (step >= *start && step <= *stop); };
-  std::vector<std::pair<std::string, std::vector<Point>>> runs;
-  std::vector<int64_t> steps;
-  for (const std::string& run_id : run_ids) {
-    Exists(run_id);
-    for (auto& [k, points] : ScriptSeries(run_id, key)) {
-      for (const Point& p : points) {
-        if (inside(p.step)) steps.push_back(p.step);
-      }
-      runs.emplace_back(run_id, std::move(points));
-    }
-  }
-  std::sort(steps.begin(), steps.end());
-  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-  std::vector<int64_t> chosen = steps;
-  if (steps.size() > static_cast<size_t>(max_results)) {
-    chosen.clear();
-    double every = static_cast<double>(steps.size() - 1) / static_cast<double>(max_results - 1);
-    for (int64_t i = 0; i < max_results; ++i) {
-      chosen.push_back(steps[static_cast<size_t>(std::llround(static_cast<double>(i) * every))]);
-    }
-    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
-  }
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  json metrics = json::array();
-  for (auto& [run_id, points] : runs) {
-    std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
-      return a.step != b.step ? a.step < b.step : a.time_ms < b.time_ms;
-    });
-    for (const Point& p : points) {
-      if (!inside(p.step) || !std::binary_search(chosen.begin(), chosen.end(), p.step)) continue;
-      metrics.push_back({{"key", key},
-                         {"value", ValueJson(p.value)},
-                         {"timestamp", p.time_ms},
-                         {"step", p.step},
-                         {"run_id", run_id}});
-    }
-  }
-  return JsonAnswer({{"metrics", std::move(metrics)}});
 }
 
 }  // namespace tb
