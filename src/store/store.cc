@@ -307,4 +307,8 @@ bool IsRunRecordArtifact(std::string_view name) {
   return name.starts_with("mps-") && name.ends_with(".log");  // an MPS daemon's logs
 }
 
+bool RanUnderTrainbench(const RunRecord& run) {
+  return !run.working_directory.empty();  // only the launcher records where it ran the command
+}
+
 }  // namespace tb

@@ -186,8 +186,10 @@ struct ArtifactRecord {
 
 // The artifacts trainbench writes itself for every run (its output, the manifest, the phase
 // analysis, the workload's log, the MPS daemon's logs "mps-*.log"): uploads may not take
-// these names.
+// these names in the runs trainbench launched (RanUnderTrainbench); a run a client made or
+// an import brought has no such records, and its files may take any name.
 bool IsRunRecordArtifact(std::string_view name);
+bool RanUnderTrainbench(const RunRecord& run);
 
 // Experiment names: 1 to kMaxExperimentName bytes without control characters (NUL cuts
 // names short in C tools; newlines break experiment files and listings).

@@ -134,7 +134,7 @@ ApiResponse TrackingApi::Call::Artifact(std::string_view rest) {
     return out;
   }
   if (request_.method != "PUT") throw ApiError{"ENDPOINT_NOT_FOUND", "Artifacts are uploaded with PUT"};
-  if (IsRunRecordArtifact(relative)) {
+  if (IsRunRecordArtifact(relative) && RanUnderTrainbench(Run(run_id))) {
     throw InvalidParameter(
         "'" + relative +
         "' is where trainbench keeps the run's own record; upload the file under "

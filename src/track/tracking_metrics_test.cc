@@ -237,18 +237,43 @@ TEST_F(TrackingApiTest, ArtifactsUploadAndDownloadInsideTheRunOnly) {
   ASSERT_TRUE(escape);
   EXPECT_EQ(escape->status, 400);
   EXPECT_FALSE(std::filesystem::exists(scratch_.path() / "t.db.artifacts" / "escape.txt"));
-  // The run's own records keep their content.
-  ASSERT_TRUE(store_->PutArtifact({run_id, "manifest.json", 2, "{}", ""}).ok());
+  auto missing = client_->Get(base + "nothing.txt");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+}
+
+// A run trainbench launched keeps its own records (its output, its manifest) whole; a run a
+// client made has none, and its files may take those names.
+TEST_F(TrackingApiTest, OnlyLaunchedRunsKeepTheirRecordNames) {
+  RunRecord launched;
+  launched.id = "0123456789abcdef0123456789abcdef";
+  launched.experiment = "exp";
+  launched.name = "launched";
+  launched.command = "python3 train.py";
+  launched.working_directory = "/work";
+  launched.start_ms = 1763777000000;
+  ASSERT_TRUE(store_->EnsureExperiment("exp").ok());
+  ASSERT_TRUE(store_->CreateRun(launched).ok());
+  ASSERT_TRUE(store_->PutArtifact({launched.id, "manifest.json", 2, "{}", ""}).ok());
+  std::string base = "/api/2.0/mlflow-artifacts/artifacts/1/" + launched.id + "/artifacts/";
   for (const char* own : {"stdout.log", "manifest.json", "stderr.log"}) {
     auto replace = client_->Put(base + own, "not the output", "text/plain");
     ASSERT_TRUE(replace);
     EXPECT_EQ(replace->status, 400) << own;
     EXPECT_NE(replace->body.find("another name"), std::string::npos) << replace->body;
   }
-  EXPECT_EQ(store_->GetArtifact(run_id, "manifest.json")->content, "{}");
-  auto missing = client_->Get(base + "nothing.txt");
-  ASSERT_TRUE(missing);
-  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(store_->GetArtifact(launched.id, "manifest.json")->content, "{}");
+
+  std::string made = CreateRun();
+  std::string mine = "/api/2.0/mlflow-artifacts/artifacts/1/" + made + "/artifacts/";
+  for (const char* name : {"stdout.log", "manifest.json"}) {
+    auto put = client_->Put(mine + name, "the script's own", "text/plain");
+    ASSERT_TRUE(put);
+    EXPECT_EQ(put->status, 200) << name << ": " << put->body;
+    auto back = client_->Get(mine + name);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->body, "the script's own");
+  }
 }
 
 // What MLflow's client does with the run's mlflow-artifacts URI: resolve it against the
