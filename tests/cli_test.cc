@@ -108,17 +108,6 @@ TEST_F(CliTest, ListingsShowWhatIsStoredSafely) {
   EXPECT_FALSE(fs::exists(dir_ / "typo.db"));
 }
 
-// An import whose MLflow source cannot be read fails saying what to give, and leaves no
-// empty store behind where none was.
-TEST_F(CliTest, AnImportFromASourceThatDoesNotOpenLeavesNoStore) {
-  for (const char* source : {"sqlite:///mlflow.db", "sqlite://", "missing.db"}) {
-    Shell r = Trainbench(std::string("import --mlflow ") + source + " --store fresh.db");
-    EXPECT_NE(r.code, 0) << source;
-    EXPECT_NE(r.err.find("sqlite:///mlflow.db"), std::string::npos) << source << ": " << r.err;
-    EXPECT_FALSE(fs::exists(dir_ / "fresh.db")) << source;
-  }
-}
-
 // Bytes that are not UTF-8 (a Latin-1 argument, a legacy-encoded folder, an environment
 // variable) do not abort a run: the command runs, the run finishes, and the manifest is
 // JSON holding each such byte as \xHH.

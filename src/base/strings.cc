@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 namespace tb {
 
@@ -212,6 +213,50 @@ std::string Printable(std::string_view s) {
       out += c;
     }
   }
+  return out;
+}
+
+namespace {
+
+// Unicode's East Asian Wide and Fullwidth blocks, and the emoji blocks terminals draw two
+// columns wide.
+constexpr std::pair<char32_t, char32_t> kWide[] = {
+    {0x1100, 0x115F}, {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF},   {0x4E00, 0x9FFF},
+    {0xA000, 0xA4CF}, {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},   {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},
+    {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F}, {0x1F680, 0x1F6FF}, {0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD}};
+// Combining marks, zero-width joiners and variation selectors: drawn on the character before.
+constexpr std::pair<char32_t, char32_t> kZero[] = {{0x0300, 0x036F}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF},
+                                                   {0x200B, 0x200F}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F},
+                                                   {0xFE20, 0xFE2F}};
+
+template <size_t N>
+bool In(const std::pair<char32_t, char32_t> (&ranges)[N], char32_t c) {
+  for (const auto& [lo, hi] : ranges) {
+    if (c >= lo && c <= hi) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+size_t DisplayWidth(std::string_view s) {
+  size_t width = 0;
+  for (size_t i = 0; i < s.size();) {
+    auto b = static_cast<unsigned char>(s[i]);
+    size_t n = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    if (i + n > s.size()) n = 1;
+    char32_t c = n == 1 ? b : b & (0x7f >> n);
+    for (size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+    width += In(kZero, c) ? 0 : In(kWide, c) ? 2 : 1;
+    i += n;
+  }
+  return width;
+}
+
+std::string PadRight(std::string_view s, size_t width) {
+  std::string out(s);
+  size_t w = DisplayWidth(s);
+  if (w < width) out.append(width - w, ' ');
   return out;
 }
 

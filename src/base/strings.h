@@ -54,6 +54,12 @@ uint64_t Fnv1a64(std::string_view s);
 // recolour, move the cursor or retitle the window) become visible escapes such as \x1b.
 std::string Printable(std::string_view s);
 
+// The columns `s` (UTF-8) takes on a terminal: 2 for East Asian wide characters and most
+// emoji, 0 for combining marks, 1 for others (an invalid byte too). PadRight pads `s` with
+// spaces to `width` columns (none when it is as wide already).
+size_t DisplayWidth(std::string_view s);
+std::string PadRight(std::string_view s, size_t width);
+
 // `s` with every byte that is not part of valid UTF-8 written as the text \xHH (a Latin-1
 // argument "caf\xe9", a path in a legacy encoding): what JSON can hold, the byte still
 // readable. Valid UTF-8 (and a backslash) is left as it is.

@@ -37,5 +37,17 @@ TEST(Strings, DirNameIsPosixDirname) {
   EXPECT_EQ(DirName("runs/a/stdout.log"), "runs/a");
 }
 
+// Names in listings line up on a terminal whatever script they are written in.
+TEST(Strings, DisplayWidthCountsColumnsNotBytes) {
+  EXPECT_EQ(DisplayWidth("resnet"), 6u);
+  EXPECT_EQ(DisplayWidth("r\xc3\xa9sum\xc3\xa9"), 6u);      // résumé: 8 bytes
+  EXPECT_EQ(DisplayWidth("\xe8\xae\xad\xe7\xbb\x83"), 4u);  // 训练: two wide characters
+  EXPECT_EQ(DisplayWidth("e\xcc\x81"), 1u);                 // e and a combining accent
+  EXPECT_EQ(DisplayWidth("\xf0\x9f\x9a\x80"), 2u);          // an emoji
+  EXPECT_EQ(DisplayWidth("\xff"), 1u);                      // not UTF-8: a byte, a column
+  EXPECT_EQ(PadRight("\xe8\xae\xad\xe7\xbb\x83", 6), "\xe8\xae\xad\xe7\xbb\x83  ");
+  EXPECT_EQ(PadRight("toolong", 3), "toolong");
+}
+
 }  // namespace
 }  // namespace tb

@@ -33,7 +33,8 @@ struct Subcommand {
 };
 void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out);  // run, devices
 void AddStoreCommands(CLI::App& app,
-                      std::vector<Subcommand>& out);  // ls, show, export, report, migrate, import
+                      std::vector<Subcommand>& out);  // ls, show, export, report, migrate
+void AddImportCommand(CLI::App& app, std::vector<Subcommand>& out);
 void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out);
 void AddScheduleCommand(CLI::App& app, std::vector<Subcommand>& out);
 void AddServeCommand(CLI::App& app, std::vector<Subcommand>& out);
@@ -62,7 +63,8 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& uri);
 Result<std::unique_ptr<Store>> OpenStoreToRead(const std::string& uri);
 
 // A run's duration as ls and show print it: until now while it runs; unknown when its
-// trainbench is gone without finishing it (it must not keep growing).
+// trainbench is gone without finishing it (it must not keep growing), and for a run
+// imported while it was RUNNING elsewhere (`import` again brings its end).
 std::string RunDuration(const RunRecord& r, const std::string& status);
 
 struct RunArgs {
@@ -115,10 +117,9 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command);
 // `call_costs`: also times each NVML call on the first GPU (platform/nvml_call_costs.h).
 int CommandDevices(bool call_costs);
 int CommandMigrate(const std::string& from_uri, const std::string& to_uri);
-int CommandImportMlflow(const std::string& source, const std::string& store_uri);
 int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,
                   const std::string& output);
-int CommandLs(const std::string& store_uri, const std::string& experiment);
+int CommandLs(const std::string& store_uri, const std::string& experiment, bool all);
 int CommandShow(const std::string& store_uri, const std::string& key);
 int CommandServe(ServeArgs a);
 int CommandPlot(const PlotArgs& a);

@@ -31,6 +31,7 @@
 #include "run/launcher.h"
 #include "schedule/scheduler.h"
 #include "serve/serve_api.h"
+#include "store/run_tags.h"
 #include "store/store.h"
 #include "track/tracking_api.h"
 
@@ -112,6 +113,7 @@ Result<std::unique_ptr<Store>> OpenStoreToRead(const std::string& uri) {
 std::string RunDuration(const RunRecord& r, const std::string& status) {
   if (r.end_ms > 0) return FormatDuration(r.end_ms - r.start_ms);
   if (status == "UNFINISHED") return "-";
+  if (HasTag(r, kImportedTag)) return "-";  // it ran elsewhere: its end comes with the next import
   return FormatDuration(WallMillis() - r.start_ms);
 }
 

@@ -28,7 +28,8 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", "trainbench " TRAINBENCH_VERSION);
 
   std::vector<Subcommand> subcommands;
-  for (auto add : {AddRunCommands, AddScheduleCommand, AddStoreCommands, AddPlotCommand, AddServeCommand})
+  for (auto add : {AddRunCommands, AddScheduleCommand, AddStoreCommands, AddImportCommand, AddPlotCommand,
+                   AddServeCommand})
     add(app, subcommands);
 
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -30,10 +30,19 @@ void PrintRecord(const RunRecord& r) {
   std::printf("command     %s\n", Printable(r.command).c_str());
   std::printf("directory   %s\n", Printable(r.working_directory).c_str());
   std::printf("host        %s\n", Printable(r.host).c_str());
+  bool imported_running = r.end_ms == 0 && HasTag(r, kImportedTag);
   std::printf("started     %s   duration %s%s\n", FormatWallTime(r.start_ms).c_str(), duration.c_str(),
-              r.end_ms > 0 || duration == "-" ? "" : " so far");
-  std::printf("listeners   %s every %gs\n", Printable(r.listeners).c_str(),
-              static_cast<double>(r.interval_ms) / 1000);
+              imported_running
+                  ? " (RUNNING in MLflow when imported: `trainbench import` again brings its end)"
+              : r.end_ms > 0 || duration == "-" ? ""
+                                                : " so far");
+  // Runs imported or made by a client record no listeners, or (radT's) no interval.
+  if (!r.listeners.empty() && r.interval_ms > 0) {
+    std::printf("listeners   %s every %gs\n", Printable(r.listeners).c_str(),
+                static_cast<double>(r.interval_ms) / 1000);
+  } else if (!r.listeners.empty()) {
+    std::printf("listeners   %s\n", Printable(r.listeners).c_str());
+  }
   if (!r.devices.empty()) std::printf("devices     %s\n", Printable(r.devices).c_str());
   if (std::optional<RunCost> cost = RunCostOfTags(r.tags)) {
     std::printf("trainbench  %s\n", DescribeRunCost(*cost).c_str());

@@ -1,4 +1,4 @@
-// The subcommands that read the store: migrate, import, report, ls, show, export.
+// The subcommands that read the store: migrate, report, ls, show, export.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -64,31 +64,6 @@ int CommandMigrate(const std::string& from_uri, const std::string& to_uri) {
   return 0;
 }
 
-// --- import ------------------------------------------------------------------------------
-
-int CommandImportMlflow(const std::string& source, const std::string& store_uri) {
-  if (Status readable = CheckMlflowSource(source); !readable.ok()) return Fail(readable);
-  Result<std::unique_ptr<Store>> to = Store::Open(store_uri);
-  if (!to.ok()) return Fail(to.status());
-  if (Result<std::vector<ExperimentInfo>> probe = (*to)->ListExperiments(); !probe.ok())
-    return Fail(probe.status());
-  Result<ImportResult> done = ImportMlflow(source, **to, [](const RunRecord& r) {
-    std::printf("  %.8s  %s/%s  %s\n", r.id.c_str(), Printable(r.experiment).c_str(),
-                r.workload.empty() ? "-" : Printable(r.workload).c_str(), Printable(r.name).c_str());
-    std::fflush(stdout);
-  });
-  if (!done.ok()) return Fail(done.status());
-  for (const std::string& why : done->refused) std::fprintf(stderr, "trainbench: left out %s\n", why.c_str());
-  std::printf(
-      "trainbench: %d run%s imported (%lld points), %d already there, %d deleted in MLflow left out, into "
-      "%s%s\n",
-      done->imported, done->imported == 1 ? "" : "s", static_cast<long long>(done->points), done->skipped,
-      done->deleted, (*to)->Describe().c_str(),
-      done->refused.empty() ? ""
-                            : ("; " + std::to_string(done->refused.size()) + " left out (above)").c_str());
-  return 0;
-}
-
 // --- report ------------------------------------------------------------------------------
 
 int CommandReport(const std::string& store_uri, const std::string& experiment,
@@ -133,38 +108,57 @@ int CommandReport(const std::string& store_uri, const std::string& experiment,
 
 // --- ls ----------------------------------------------------------------------------------
 
-int CommandLs(const std::string& store_uri, const std::string& experiment) {
+int CommandLs(const std::string& store_uri, const std::string& experiment, bool all) {
   Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
   Result<std::vector<ExperimentInfo>> experiments = (*store)->ListExperiments();
   if (!experiments.ok()) return Fail(experiments.status());
   bool any = false;
+  int hidden_experiments = 0, hidden_runs = 0;
   for (const ExperimentInfo& e : *experiments) {
     if (!experiment.empty() && e.name != experiment) continue;
-    Result<std::vector<RunRecord>> runs = (*store)->ListRuns(e.name);
-    if (!runs.ok()) return Fail(runs.status());
+    // A deleted experiment named on the command line is shown: it was asked for.
+    if (IsDeleted(e) && !all && experiment.empty()) {
+      ++hidden_experiments;
+      continue;
+    }
+    Result<std::vector<RunRecord>> listed = (*store)->ListRuns(e.name);
+    if (!listed.ok()) return Fail(listed.status());
+    std::vector<RunRecord> runs;
+    for (RunRecord& r : *listed) {
+      if (IsDeleted(r) && !IsDeleted(e) && !all) {
+        ++hidden_runs;
+      } else {
+        runs.push_back(std::move(r));
+      }
+    }
     any = true;
-    std::printf("experiment %s  (%zu run%s)\n", Printable(e.name).c_str(), runs->size(),
-                runs->size() == 1 ? "" : "s");
+    std::printf("experiment %s  (%zu run%s)%s\n", Printable(e.name).c_str(), runs.size(),
+                runs.size() == 1 ? "" : "s", IsDeleted(e) ? "  [deleted]" : "");
     // Workloads in order of their first run; runs without one under "-".
     std::vector<std::string> workloads;
-    for (const RunRecord& r : *runs) {
+    for (const RunRecord& r : runs) {
       if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) {
         workloads.push_back(r.workload);
       }
     }
     for (const std::string& w : workloads) {
       std::printf("  workload %s\n", w.empty() ? "-" : Printable(w).c_str());
-      for (const RunRecord& r : *runs) {
+      for (const RunRecord& r : runs) {
         if (r.workload != w) continue;
-        std::string status = DisplayStatus(r);
-        std::printf("    %.8s  %-10s  %-20s  %s  %9s  %s\n", r.id.c_str(), status.c_str(),
-                    Printable(r.name).c_str(), FormatWallTime(r.start_ms).c_str(),
-                    RunDuration(r, status).c_str(), Printable(r.command).c_str());
+        std::string status = IsDeleted(r) ? "DELETED" : DisplayStatus(r);
+        std::printf("    %.8s  %-10s  %s  %s  %9s  %s\n", r.id.c_str(), status.c_str(),
+                    PadRight(Printable(r.name), 20).c_str(), FormatWallTime(r.start_ms).c_str(),
+                    RunDuration(r, DisplayStatus(r)).c_str(), Printable(r.command).c_str());
       }
     }
   }
-  if (!any) {
+  if (hidden_experiments + hidden_runs > 0) {
+    std::printf("(%d deleted experiment%s and %d deleted run%s not shown; --all shows them)\n",
+                hidden_experiments, hidden_experiments == 1 ? "" : "s", hidden_runs,
+                hidden_runs == 1 ? "" : "s");
+  }
+  if (!any && hidden_experiments == 0) {
     std::printf(experiment.empty() ? "no runs in %s yet; start one with `trainbench run`\n"
                                    : "no experiment named %s in this store\n",
                 experiment.empty() ? (*store)->Describe().c_str() : experiment.c_str());
@@ -200,13 +194,16 @@ int CommandExport(const std::string& store_uri, const std::string& key, const st
 void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
   auto ls_store = std::make_shared<std::string>(StoreFromEnvironment());
   auto experiment = std::make_shared<std::string>();
+  auto all = std::make_shared<bool>(false);
   CLI::App* ls = app.add_subcommand("ls", "List experiments, their workloads and runs");
   ls->add_option("experiment", *experiment, "Only this experiment");
+  ls->add_flag("-a,--all", *all, "Also the runs and experiments deleted through the tracking API");
   ls->add_option("--store", *ls_store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
-  out.push_back(
-      {ls, [ls_store, experiment](const DashedCommand&) { return CommandLs(*ls_store, *experiment); }});
+  out.push_back({ls, [ls_store, experiment, all](const DashedCommand&) {
+                   return CommandLs(*ls_store, *experiment, *all);
+                 }});
 
   auto show_store = std::make_shared<std::string>(StoreFromEnvironment());
   auto run = std::make_shared<std::string>();
@@ -259,19 +256,6 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
   migrate->add_option("--to", *to, "Store to write: postgresql://user@host/db (or another SQLite file)")
       ->required();
   out.push_back({migrate, [from, to](const DashedCommand&) { return CommandMigrate(*from, *to); }});
-
-  auto source = std::make_shared<std::string>();
-  auto store = std::make_shared<std::string>(StoreFromEnvironment());
-  CLI::App* import_mlflow = app.add_subcommand(
-      "import", "Bring in the runs of an MLflow tracking database (radT's runs become workloads and runs)");
-  import_mlflow
-      ->add_option(
-          "--mlflow", *source,
-          "MLflow's database: an SQLite file (sqlite:///path/mlflow.db) or postgresql://user@host/db")
-      ->required();
-  import_mlflow->add_option("--store", *store, "Store URI or SQLite file to write (env TRAINBENCH_STORE)");
-  out.push_back({import_mlflow,
-                 [source, store](const DashedCommand&) { return CommandImportMlflow(*source, *store); }});
 }
 
 }  // namespace tb::cli

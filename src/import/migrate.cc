@@ -47,7 +47,7 @@ Status CopyRun(Store& from, Store& to, const RunRecord& run, int64_t& points) {
 }  // namespace
 
 Status WriteSealedSeries(Store& to, const std::string& run_id, const std::string& metric,
-                         const std::string& labels, std::span<const Point> points) {
+                         const std::string& labels, std::span<const Point> points, int64_t after) {
   Result<int64_t> id = to.EnsureSeries(run_id, metric, labels);
   if (!id.ok()) return id.status();
   constexpr size_t kChunk = 4096;
@@ -55,7 +55,8 @@ Status WriteSealedSeries(Store& to, const std::string& run_id, const std::string
   for (size_t at = 0, index = 0; at < points.size(); at += kChunk, ++index) {
     ChunkRecord c = MakeChunk(*id, points.subspan(at, std::min(kChunk, points.size() - at)), true);
     // An id from what the chunk is (the destination keeps the first of equal ids).
-    uint64_t h = Fnv1a64(Concat({run_id, "\n", metric, "\n", labels, "\n", std::to_string(index)}));
+    std::string position = (after > 0 ? std::to_string(after) + "+" : "") + std::to_string(index);
+    uint64_t h = Fnv1a64(Concat({run_id, "\n", metric, "\n", labels, "\n", position}));
     h ^= h >> 31;
     c.id = static_cast<int64_t>(h >> 1);
     batch.inserts.push_back(std::move(c));

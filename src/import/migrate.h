@@ -23,9 +23,10 @@ Result<MigrationResult> MigrateRuns(Store& from, Store& to,
                                     const std::function<void(const RunRecord&)>& progress = nullptr);
 
 // Writes the points of one series of a run as sealed chunks of the usual size, on ids made
-// from the run, the series and the chunk's position: writing again lands on the same ids,
-// so a copy cut short and redone doubles nothing.
+// from the run, the series and the chunk's position (after the series' first `after`
+// points, when they are written to a series that held those already): writing again lands
+// on the same ids, so a copy cut short and redone doubles nothing.
 Status WriteSealedSeries(Store& to, const std::string& run_id, const std::string& metric,
-                         const std::string& labels, std::span<const Point> points);
+                         const std::string& labels, std::span<const Point> points, int64_t after = 0);
 
 }  // namespace tb

@@ -1,149 +1,31 @@
 #include "import/mlflow_import.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "base/strings.h"
 #include "import/migrate.h"
+#include "import/mlflow_database.h"
 #include "metrics/names.h"
 #include "metrics/sample.h"
-#include "store/pg_connection.h"
 #include "store/run_tags.h"
-#include "store/sqlite_statement.h"
 
 namespace tb {
 namespace {
 
-// --- reading an MLflow database: SQLite or PostgreSQL, one query at a time ---------------
-
-// One row of a query's result, read by column.
-class Cells {
- public:
-  virtual ~Cells() = default;
-  virtual bool IsNull(int col) const = 0;
-  virtual int64_t Int(int col) const = 0;
-  virtual double Double(int col) const = 0;
-  virtual std::string Text(int col) const = 0;
-};
-
-template <typename Row>
-class CellsOf final : public Cells {
- public:
-  explicit CellsOf(const Row& row) : row_(row) {}
-  bool IsNull(int col) const override { return row_.IsNull(col); }
-  int64_t Int(int col) const override { return row_.Int(col); }
-  double Double(int col) const override { return row_.Double(col); }
-  std::string Text(int col) const override { return row_.Text(col); }
-
- private:
-  const Row& row_;
-};
-
-class Database {
- public:
-  virtual ~Database() = default;
-  // Calls `row` for every row of `sql`, whose $1 (if any) is `param`. Integers are read as
-  // BIGINT and reals as DOUBLE PRECISION: queries cast to them.
-  virtual Status Each(const std::string& sql, const std::string& param,
-                      const std::function<void(const Cells&)>& row) = 0;
-};
-
-class SqliteDatabase final : public Database {
- public:
-  static Result<std::unique_ptr<Database>> Open(const std::string& path) {
-    sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-    auto out = std::unique_ptr<SqliteDatabase>(new SqliteDatabase(db));
-    if (rc != SQLITE_OK) {
-      return Status::NotFound(
-          "cannot open the MLflow database " + path + ": " + sqlite3_errstr(rc) +
-          " (give the file MLflow's --backend-store-uri names: sqlite:///mlflow.db in this directory, "
-          "sqlite:////abs/path/mlflow.db)");
-    }
-    sqlite3_busy_timeout(db, 5000);  // an MLflow server may be writing to it
-    return std::unique_ptr<Database>(std::move(out));
-  }
-  ~SqliteDatabase() override { sqlite3_close(db_); }
-  SqliteDatabase(const SqliteDatabase&) = delete;
-  SqliteDatabase& operator=(const SqliteDatabase&) = delete;
-
-  Status Each(const std::string& sql, const std::string& param,
-              const std::function<void(const Cells&)>& row) override {
-    Statement st(db_, sql.c_str());
-    if (!st.ok()) return Status::InvalidArgument(sqlite3_errmsg(db_));
-    if (sql.find("$1") != std::string::npos) st.Bind(1, param);
-    CellsOf<Statement> cells(st);
-    int rc = SQLITE_ROW;
-    while ((rc = st.Step()) == SQLITE_ROW) row(cells);
-    if (rc != SQLITE_DONE) return Status::IoError(sqlite3_errmsg(db_));
-    return Status::Ok();
-  }
-
- private:
-  explicit SqliteDatabase(sqlite3* db) : db_(db) {}
-  sqlite3* db_;
-};
-
-class PostgresDatabase final : public Database {
- public:
-  explicit PostgresDatabase(std::unique_ptr<pg::Connection> c) : c_(std::move(c)) {}
-  Status Each(const std::string& sql, const std::string& param,
-              const std::function<void(const Cells&)>& row) override {
-    pg::Stmt st{sql, {}};
-    if (sql.find("$1") != std::string::npos) st.params.push_back(pg::Text(param));
-    Result<pg::Rows> rows = c_->Query(st);
-    if (!rows.ok()) return Status::InvalidArgument(rows.status().message());
-    for (int i = 0; i < rows->size(); ++i) {
-      pg::Row r{*rows, i};
-      row(CellsOf<pg::Row>(r));
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::unique_ptr<pg::Connection> c_;
-};
-
-Result<std::unique_ptr<Database>> OpenDatabase(const std::string& source) {
-  if (StartsWith(source, "postgresql://") || StartsWith(source, "postgres://")) {
-    Result<std::unique_ptr<pg::Connection>> c = pg::Connection::Open(source);
-    if (!c.ok()) return c.status();
-    return std::unique_ptr<Database>(std::make_unique<PostgresDatabase>(std::move(c.value())));
-  }
-  // MLflow's URI as SQLAlchemy reads it: sqlite:///mlflow.db is mlflow.db in the working
-  // directory, sqlite:////srv/mlflow.db the absolute path; a bare path is a path.
-  std::string path = source;
-  if (StartsWith(path, "sqlite:///")) {
-    path = path.substr(std::string_view("sqlite:///").size());
-  } else if (StartsWith(path, "sqlite:")) {
-    return Status::InvalidArgument(
-        "cannot import " + source +
-        ": give MLflow's database file as sqlite:///mlflow.db (in this directory), "
-        "sqlite:////abs/path/mlflow.db or a path");
-  }
-  if (path.empty()) return Status::InvalidArgument("no MLflow database file in " + source);
-  return SqliteDatabase::Open(path);
-}
-
-// The first query that works: MLflow's schema gained columns over the years (runs.name in
-// 2.0, metrics.is_nan in 1.x); older databases are read with the older shape.
-Status EachOf(Database& db, const std::vector<std::string>& shapes, const std::string& param,
-              const std::function<void(const Cells&)>& row) {
-  Status last;
-  for (const std::string& sql : shapes) {
-    last = db.Each(sql, param, row);
-    if (last.ok()) return last;
-  }
-  return last;
-}
+using mlflow_db::Cells;
+using mlflow_db::Database;
+using mlflow_db::EachOf;
+using mlflow_db::NotANumber;
+using mlflow_db::OpenDatabase;
 
 // --- what radT logged --------------------------------------------------------------------
 
@@ -232,25 +114,36 @@ std::optional<Target> TargetOf(std::string_view key, const std::string& devices)
   return Target{std::string(radt->metric), labels.text(), radt->scale, false, never_filled};
 }
 
-const std::vector<std::string> kRunShapes = {
-    "SELECT run_uuid, COALESCE(name, ''), COALESCE(status, ''), CAST(COALESCE(start_time, 0) AS BIGINT), "
-    "CAST(COALESCE(end_time, 0) AS BIGINT), COALESCE(lifecycle_stage, 'active'), CAST(experiment_id AS "
-    "BIGINT) FROM runs ORDER BY start_time, run_uuid",
-    "SELECT run_uuid, '', COALESCE(status, ''), CAST(COALESCE(start_time, 0) AS BIGINT), "
-    "CAST(COALESCE(end_time, 0) AS BIGINT), COALESCE(lifecycle_stage, 'active'), CAST(experiment_id AS "
-    "BIGINT) FROM runs ORDER BY start_time, run_uuid",
-};
-const std::vector<std::string> kMetricShapes = {
-    "SELECT key, CAST(value AS DOUBLE PRECISION), CAST(timestamp AS BIGINT), CAST(COALESCE(step, 0) AS "
-    "BIGINT), CAST(CASE WHEN is_nan THEN 1 ELSE 0 END AS BIGINT) FROM metrics WHERE run_uuid = $1 "
-    "ORDER BY key, timestamp, step",
-    "SELECT key, CAST(value AS DOUBLE PRECISION), CAST(timestamp AS BIGINT), CAST(0 AS BIGINT), CAST(0 AS "
-    "BIGINT) FROM metrics WHERE run_uuid = $1 ORDER BY key, timestamp",
-};
+// A time MLflow's clients could have written: milliseconds from 1970 to the end of 9999.
+// Beyond it, nanoseconds or garbage written where milliseconds belong.
+constexpr int64_t kLatestMs = 253402300799999;
+bool AbsurdTime(int64_t ms) { return ms < 0 || ms > kLatestMs; }
+
+std::vector<std::string> RunShapes(const Database& db) {
+  std::string rest = Concat({", CAST(COALESCE(end_time, 0) AS BIGINT), COALESCE(lifecycle_stage, 'active'), ",
+                             "CAST(experiment_id AS BIGINT), ", db.TypeOf("start_time"), ", ",
+                             db.TypeOf("end_time"), " FROM runs ORDER BY start_time, run_uuid"});
+  return {
+      "SELECT run_uuid, COALESCE(name, ''), COALESCE(status, ''), CAST(COALESCE(start_time, 0) AS BIGINT)" +
+          rest,
+      "SELECT run_uuid, '', COALESCE(status, ''), CAST(COALESCE(start_time, 0) AS BIGINT)" + rest};
+}
+
+std::vector<std::string> MetricShapes(const Database& db) {
+  const std::string read = "SELECT key, CAST(value AS DOUBLE PRECISION), CAST(timestamp AS BIGINT), ";
+  std::string types = Concat({db.TypeOf("value"), ", ", db.TypeOf("timestamp")});
+  std::string step =
+      "CAST(COALESCE(step, 0) AS BIGINT), CAST(CASE WHEN is_nan THEN 1 ELSE 0 END AS BIGINT), ";
+  std::string no_step = "CAST(0 AS BIGINT), CAST(0 AS BIGINT), ";
+  return {read + step + types + ", " + db.TypeOf("step") +
+              " FROM metrics WHERE run_uuid = $1 ORDER BY key, timestamp, step",
+          read + no_step + types + ", 'integer' FROM metrics WHERE run_uuid = $1 ORDER BY key, timestamp"};
+}
 
 struct MlflowRun {
   RunRecord record;
   bool deleted = false;
+  std::string hostile;  // why trainbench cannot keep the run's record as it is; "" when it can
 };
 
 // The run as trainbench keeps it: radT's params made into its workload, letter, devices,
@@ -281,13 +174,24 @@ void ShapeRun(RunRecord& r, const std::string& mlflow_status) {
   }
 }
 
+// Why a run's start or end cannot be kept ("" when it can).
+std::string HostileTimes(const Cells& c) {
+  for (auto [col, type_col, name] : {std::tuple{3, 7, "start_time"}, std::tuple{4, 8, "end_time"}}) {
+    if (NotANumber(c.Text(type_col)))
+      return Concat({"its ", name, " holds ", c.Text(type_col), " where MLflow writes milliseconds"});
+    if (AbsurdTime(c.Int(col)))
+      return Concat({"its ", name, " ", std::to_string(c.Int(col)), " is no time in milliseconds"});
+  }
+  return "";
+}
+
 Result<std::vector<MlflowRun>> ReadRuns(Database& db) {
   std::map<int64_t, std::string> experiments;
   Status st = db.Each("SELECT CAST(experiment_id AS BIGINT), name FROM experiments", "",
                       [&](const Cells& c) { experiments[c.Int(0)] = c.Text(1); });
   std::vector<MlflowRun> runs;
   if (st.ok()) {
-    st = EachOf(db, kRunShapes, "", [&](const Cells& c) {
+    st = EachOf(db, RunShapes(db), "", [&](const Cells& c) {
       MlflowRun m;
       RunRecord& r = m.record;
       r.id = c.Text(0);
@@ -296,6 +200,7 @@ Result<std::vector<MlflowRun>> ReadRuns(Database& db) {
       r.start_ms = c.Int(3);
       r.end_ms = c.Int(4);
       m.deleted = c.Text(5) == "deleted";
+      m.hostile = HostileTimes(c);
       auto e = experiments.find(c.Int(6));
       r.experiment = e != experiments.end() ? e->second : "mlflow-" + std::to_string(c.Int(6));
       runs.push_back(std::move(m));
@@ -318,24 +223,33 @@ Result<std::vector<MlflowRun>> ReadRuns(Database& db) {
   return runs;
 }
 
-bool Imported(const Result<RunRecord>& there, const std::string& id) {
-  if (!there.ok() || there->id != id) return false;
-  return HasTag(there.value(), kImportedTag);
-}
-
-Status ImportRun(Database& db, Store& to, const RunRecord& run, int64_t& points) {
-  Result<RunRecord> there = to.FindRun(run.id);
-  if (!(there.ok() && there->id == run.id)) {
-    TB_RETURN_IF_ERROR(to.EnsureExperiment(run.experiment).status());
-    TB_RETURN_IF_ERROR(to.CreateRun(run));
-  }
+// The points of a run's metrics, by trainbench series (metric, labels), each in time order.
+struct RunPoints {
   std::map<std::pair<std::string, std::string>, std::vector<Point>> series;
+  std::string hostile;  // why they cannot be kept ("" when they can): the run is left out
+};
+
+Result<RunPoints> ReadPoints(Database& db, const RunRecord& run) {
+  RunPoints out;
   std::string key;
   std::optional<Target> target;
-  TB_RETURN_IF_ERROR(EachOf(db, kMetricShapes, run.id, [&](const Cells& c) {
+  TB_RETURN_IF_ERROR(EachOf(db, MetricShapes(db), run.id, [&](const Cells& c) {
+    if (!out.hostile.empty()) return;
     if (c.Text(0) != key || key.empty()) {
       key = c.Text(0);
       target = TargetOf(key, run.devices);
+    }
+    for (auto [col, field] : {std::pair{5, "value"}, std::pair{6, "timestamp"}, std::pair{7, "step"}}) {
+      if (NotANumber(c.Text(col))) {
+        out.hostile = Concat({"its metric '", Printable(key), "' holds ", c.Text(col), " as a ", field,
+                              ", where MLflow writes a number"});
+        return;
+      }
+    }
+    if (AbsurdTime(c.Int(2))) {
+      out.hostile = Concat({"its metric '", Printable(key), "' has the timestamp ", std::to_string(c.Int(2)),
+                            ", no time in milliseconds"});
+      return;
     }
     if (!target) return;
     Point p;
@@ -348,15 +262,117 @@ Status ImportRun(Database& db, Store& to, const RunRecord& run, int64_t& points)
     } else if (p.value < 0) {
       p.value = std::numeric_limits<double>::quiet_NaN();  // radT's -1: the tool said N/A
     }
-    series[{target->metric, target->labels}].push_back(p);
+    out.series[{target->metric, target->labels}].push_back(p);
   }));
-  for (auto& [name, values] : series) {
+  for (auto& [name, values] : out.series) {
     std::stable_sort(values.begin(), values.end(),
                      [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; });
-    points += static_cast<int64_t>(values.size());
-    TB_RETURN_IF_ERROR(WriteSealedSeries(to, run.id, name.first, name.second, values));
   }
-  return to.SetTags(run.id, {{kImportedTag, "mlflow"}});
+  return out;
+}
+
+// Writes the points of each series beyond those the store holds already: all of them for a
+// new run, the ones MLflow got since for a run imported before. A pass cut short writes
+// again what it had not finished, onto the same chunk ids, so nothing doubles.
+Result<int64_t> AppendPoints(Store& to, const std::string& run_id, const RunPoints& points) {
+  std::map<std::pair<std::string, std::string>, int64_t> held;
+  Result<std::vector<SeriesInfo>> series = to.ListSeries(run_id);
+  Result<std::vector<SeriesTotals>> totals = to.ListSeriesTotals(run_id);
+  if (!series.ok()) return series.status();
+  if (!totals.ok()) return totals.status();
+  for (const SeriesInfo& s : *series) {
+    for (const SeriesTotals& t : *totals) {
+      if (t.series_id == s.id) held[{s.metric, s.labels}] += t.count;
+    }
+  }
+  int64_t added = 0;
+  for (const auto& [name, values] : points.series) {
+    auto from = static_cast<size_t>(std::min<int64_t>(held[name], static_cast<int64_t>(values.size())));
+    if (from == values.size()) continue;
+    std::span<const Point> more(values.data() + from, values.size() - from);
+    added += static_cast<int64_t>(more.size());
+    TB_RETURN_IF_ERROR(
+        WriteSealedSeries(to, run_id, name.first, name.second, more, static_cast<int64_t>(from)));
+  }
+  return added;
+}
+
+// Brings the copy `there` of a run imported before up to MLflow's record: its name, new
+// tags and params, its status and end. What changed, said for people ("" for nothing).
+Result<std::string> UpdateRecord(Store& to, const RunRecord& run, const RunRecord& there) {
+  std::vector<std::string> said;
+  if (run.name != there.name) {
+    TB_RETURN_IF_ERROR(to.RenameRun(run.id, run.name));
+    said.push_back("renamed " + Printable(run.name));
+  }
+  KeyValues tags, params;
+  for (const auto& tag : run.tags) {
+    if (std::find(there.tags.begin(), there.tags.end(), tag) == there.tags.end()) tags.push_back(tag);
+  }
+  for (const auto& [k, v] : run.params) {
+    if (Param(there.params, k).empty()) params.emplace_back(k, v);
+  }
+  if (!tags.empty()) {
+    TB_RETURN_IF_ERROR(to.SetTags(run.id, tags));
+    said.push_back(std::to_string(tags.size()) + (tags.size() == 1 ? " tag" : " tags"));
+  }
+  if (!params.empty()) {
+    TB_RETURN_IF_ERROR(to.LogParams(run.id, params));
+    said.push_back(std::to_string(params.size()) + (params.size() == 1 ? " param" : " params"));
+  }
+  if (run.status != there.status || run.end_ms != there.end_ms) {
+    TB_RETURN_IF_ERROR(to.FinishRun(run.id, run.end_ms, run.status, std::nullopt, std::nullopt, run.reason));
+    said.push_back(there.status == run.status ? "ended later" : there.status + " -> " + run.status);
+  }
+  std::string text;
+  for (const std::string& part : said) text += (text.empty() ? "" : ", ") + part;
+  return text;
+}
+
+// Whether the copy of a run imported whole matches MLflow's record, so its points are not
+// read again: ended, with the same end, name, tags and params.
+bool UpToDate(const RunRecord& run, const RunRecord& there) {
+  if (!HasTag(there, kImportedTag) || there.status == kRunning) return false;
+  if (run.status != there.status || run.end_ms != there.end_ms || run.name != there.name) return false;
+  for (const auto& tag : run.tags) {
+    if (std::find(there.tags.begin(), there.tags.end(), tag) == there.tags.end()) return false;
+  }
+  for (const auto& [k, v] : run.params) {
+    if (Param(there.params, k).empty()) return false;
+  }
+  return true;
+}
+
+// Imports a run, or brings one imported before up to date. What it did, said for people
+// ("" when the run was there whole), or why it was left out (`hostile`).
+Result<std::string> ImportRun(Database& db, Store& to, const RunRecord& run, std::string& hostile,
+                              int64_t& points) {
+  Result<RunRecord> found = to.FindRun(run.id);
+  std::optional<RunRecord> there;
+  if (found.ok() && found->id == run.id) there = *found;
+  if (there && UpToDate(run, *there)) return std::string();
+  Result<RunPoints> read = ReadPoints(db, run);
+  if (!read.ok()) return read.status();
+  if (!read->hostile.empty()) {
+    hostile = read->hostile;
+    return std::string();
+  }
+  if (!there) {
+    TB_RETURN_IF_ERROR(to.EnsureExperiment(run.experiment).status());
+    TB_RETURN_IF_ERROR(to.CreateRun(run));
+  }
+  Result<int64_t> added = AppendPoints(to, run.id, *read);
+  if (!added.ok()) return added.status();
+  points += *added;
+  std::string said;
+  if (there) {
+    Result<std::string> changed = UpdateRecord(to, run, *there);
+    if (!changed.ok()) return changed.status();
+    said = *changed;
+    if (*added > 0) said = Concat({std::to_string(*added), " more points", said.empty() ? "" : ", ", said});
+  }
+  TB_RETURN_IF_ERROR(to.SetTags(run.id, {{kImportedTag, "mlflow"}}));
+  return there ? said : std::string("imported");
 }
 
 }  // namespace
@@ -421,26 +437,38 @@ Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
   TB_RETURN_IF_ERROR(ImportExperiments(**db, to, *runs));
   ImportResult result;
   for (const MlflowRun& m : *runs) {
+    const RunRecord& r = m.record;
     if (m.deleted) {
       ++result.deleted;
       continue;
     }
-    if (Imported(to.FindRun(m.record.id), m.record.id)) {
+    if (Status id = CheckRunId(r.id); !id.ok()) {
+      result.refused.push_back("run '" + Printable(r.id) + "' (not an MLflow run id: " + id.message() + ")");
+      continue;
+    }
+    if (Status name = CheckExperimentName(r.experiment); !name.ok()) {
+      result.refused.push_back("run " + r.id + " (" + name.message() + ")");
+      continue;
+    }
+    if (!m.hostile.empty()) {
+      result.refused.push_back("run " + r.id + " (" + m.hostile + ")");
+      continue;
+    }
+    Result<RunRecord> there = to.FindRun(r.id);
+    if (progress && !(there.ok() && there->id == r.id)) progress(r);
+    std::string hostile;
+    Result<std::string> done = ImportRun(**db, to, r, hostile, result.points);
+    if (!done.ok()) return done.status();
+    if (!hostile.empty()) {
+      result.refused.push_back("run " + r.id + " (" + hostile + ")");
+    } else if (*done == "imported") {
+      ++result.imported;
+    } else if (done->empty()) {
       ++result.skipped;
-      continue;
+    } else {
+      ++result.updated;
+      result.updates.push_back(Concat({r.id.substr(0, 8), "  ", Printable(r.name), ": ", *done}));
     }
-    if (Status id = CheckRunId(m.record.id); !id.ok()) {
-      result.refused.push_back("run '" + Printable(m.record.id) + "' (not an MLflow run id: " + id.message() +
-                               ")");
-      continue;
-    }
-    if (Status name = CheckExperimentName(m.record.experiment); !name.ok()) {
-      result.refused.push_back("run " + m.record.id + " (" + name.message() + ")");
-      continue;
-    }
-    if (progress) progress(m.record);
-    TB_RETURN_IF_ERROR(ImportRun(**db, to, m.record, result.points));
-    ++result.imported;
   }
   return result;
 }

@@ -7,9 +7,14 @@
 // collocation, and radT's listener metrics ("SMI - Power Draw", "DCGMI - SN Active",
 // "TOP - CPU Utilization", ...) become trainbench's catalog series in its units; any other
 // metric is the script's own (`train.<key>`). Deleted runs (lifecycle_stage deleted) stay
-// behind. Idempotent like `migrate`: a run imported whole carries the tag
-// trainbench.imported and is skipped next time; a run cut short is imported again onto the
-// same chunk ids, so nothing doubles.
+// behind, as are runs whose record trainbench cannot keep (an id not of MLflow's shape,
+// text where MLflow writes numbers, timestamps that are no time), each said by id and why.
+//
+// Importing again brings the store up to date and is idempotent: a run imported before
+// gets the points MLflow got since, its new tags and params, its name, status and end (a
+// run that was RUNNING when imported ends as MLflow ended it); one whose copy matches
+// (ended, same end, tags and params) is not read again. A pass cut short writes again onto
+// the same chunk ids, so nothing doubles. `import --follow` repeats it.
 #pragma once
 
 #include <functional>
@@ -24,8 +29,10 @@ namespace tb {
 
 struct ImportResult {
   int imported = 0;
-  int skipped = 0;  // imported whole before
-  int deleted = 0;  // deleted in MLflow, left behind
+  int skipped = 0;                   // imported before, and MLflow holds nothing newer
+  int updated = 0;                   // imported before, brought up to date: each said in `updates`
+  std::vector<std::string> updates;  // "a0a0a0a0  name: 1200 more points, RUNNING -> FINISHED"
+  int deleted = 0;                   // deleted in MLflow, left behind
   int64_t points = 0;
   // Runs left behind because trainbench cannot keep them, each said with its id and why:
   // an id not of MLflow's shape, an experiment name the store refuses.

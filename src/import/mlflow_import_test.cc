@@ -146,6 +146,86 @@ TEST_F(MlflowImportTest, ImportingAgainAddsOnlyNewRunsAndDoublesNothing) {
   EXPECT_EQ(store_->ListRuns("").value().size(), 4u);
 }
 
+// A run still logging when imported: importing again brings its new points, tags, status
+// and end, says so, and a third pass finds nothing to do and doubles nothing.
+TEST_F(MlflowImportTest, ImportingAgainBringsARunningRunUpToDate) {
+  const std::string live = "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0";
+  auto log = [&](int from, int to) {
+    std::string sql = "INSERT INTO metrics VALUES ";
+    for (int step = from; step < to; ++step) {
+      sql += (step == from ? "" : ", ") + std::string("('loss', ") + std::to_string(1.0 / (step + 1)) + ", " +
+             std::to_string(1700000400000 + step) + ", '" + live + "', " + std::to_string(step) + ", false)";
+    }
+    Sql({sql});
+  };
+  Sql({"INSERT INTO runs VALUES ('" + live +
+       "', 'growing', 'LOCAL', 'y.py', '', 'ana', 'RUNNING', 1700000400000, NULL, NULL, NULL, 'active', '', "
+       "0)"});
+  log(0, 1350);
+  ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
+  EXPECT_EQ(Points(live, "train.loss", "").size(), 1350u);
+  EXPECT_EQ(store_->FindRun(live)->status, kRunning);
+
+  log(1350, 12500);  // across the first pass's last, partly filled chunk
+  Sql({"UPDATE runs SET status = 'FINISHED', end_time = 1700000500000 WHERE run_uuid = '" + live + "'",
+       "INSERT INTO tags VALUES ('best', '0.01', '" + live + "')"});
+  Result<ImportResult> again = ImportMlflow(mlflow_, *store_);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->updated, 1);
+  EXPECT_EQ(again->skipped, 3);
+  ASSERT_EQ(again->updates.size(), 1u);
+  EXPECT_NE(again->updates[0].find("11150 more points"), std::string::npos) << again->updates[0];
+  EXPECT_NE(again->updates[0].find("RUNNING -> FINISHED"), std::string::npos) << again->updates[0];
+  std::vector<Point> loss = Points(live, "train.loss", "");
+  ASSERT_EQ(loss.size(), 12500u);
+  for (size_t i = 0; i < loss.size(); ++i) ASSERT_EQ(loss[i].step, static_cast<int64_t>(i));
+  RunRecord run = store_->FindRun(live).value();
+  EXPECT_EQ(run.status, kFinished);
+  EXPECT_EQ(run.end_ms, 1700000500000);
+  EXPECT_EQ(Tag(run, "best"), "0.01");
+
+  Result<ImportResult> third = ImportMlflow(mlflow_, *store_);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->updated, 0);
+  EXPECT_EQ(third->skipped, 4);
+  EXPECT_EQ(Points(live, "train.loss", "").size(), 12500u);
+}
+
+// What no MLflow client writes (text or bytes in numeric columns, which SQLite keeps;
+// timestamps in nanoseconds) leaves that run out, said by its id and what is wrong.
+TEST_F(MlflowImportTest, HostileValuesLeaveTheirRunOutByName) {
+  Sql(
+      {"INSERT INTO runs VALUES ('e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1', 'text', 'LOCAL', '', '', 'x', "
+       "'FINISHED', "
+       "1700000000000, 1700000001000, NULL, NULL, 'active', '', 0), "
+       "('e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2', 'blob', 'LOCAL', '', '', 'x', 'FINISHED', 1700000000000, "
+       "1700000001000, NULL, NULL, 'active', '', 0), "
+       "('e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3', 'nanoseconds', 'LOCAL', '', '', 'x', 'FINISHED', 1700000000000, "
+       "1700000001000, NULL, NULL, 'active', '', 0), "
+       "('e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4', 'start', 'LOCAL', '', '', 'x', 'FINISHED', 'yesterday', "
+       "1700000001000, NULL, NULL, 'active', '', 0)",
+       "INSERT INTO metrics VALUES ('loss', 'abc', 1700000000100, 'e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1', 0, 0), "
+       "('loss', 0.5, x'00ff', 'e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2', 0, 0), "
+       "('loss', 0.5, 1700000000100000000, 'e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3', 0, 0)"});
+  Result<ImportResult> done = ImportMlflow(mlflow_, *store_);
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(done->imported, 3);  // the fixture's
+  ASSERT_EQ(done->refused.size(), 4u);
+  std::string all;
+  for (const std::string& why : done->refused) all += why + "\n";
+  for (const char* expected :
+       {"run e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1 (its metric 'loss' holds text as a value",
+        "run e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2 (its metric 'loss' holds blob as a timestamp",
+        "run e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3 (its metric 'loss' has the timestamp 1700000000100000000",
+        "run e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4e4 (its start_time holds text"}) {
+    EXPECT_NE(all.find(expected), std::string::npos) << expected << " in\n" << all;
+  }
+  for (const char* id : {"e1e1e1e1", "e2e2e2e2", "e3e3e3e3", "e4e4e4e4"}) {
+    Result<RunRecord> r = store_->FindRun(id);
+    EXPECT_FALSE(r.ok()) << id;
+  }
+}
+
 TEST_F(MlflowImportTest, AnOlderMlflowDatabaseWithoutRunNamesOrNanFlagsIsRead) {
   Sql({"ALTER TABLE runs DROP COLUMN name",
        "CREATE TABLE old AS SELECT key, value, timestamp, run_uuid, step FROM metrics WHERE NOT is_nan",

@@ -45,4 +45,15 @@ inline bool HasTag(const RunRecord& r, std::string_view key) {
   return false;
 }
 
+// A run or experiment deleted through the tracking API (runs/delete, MLflow's lifecycle
+// stage "deleted") carries kDeletedTag; restoring removes it. Listings leave it out unless
+// asked, and it is not shown among the run's tags.
+inline bool IsDeleted(const RunRecord& r) { return HasTag(r, kDeletedTag); }
+inline bool IsDeleted(const ExperimentInfo& e) {
+  for (const auto& [k, v] : e.tags) {
+    if (k == kDeletedTag) return true;
+  }
+  return false;
+}
+
 }  // namespace tb

@@ -49,15 +49,6 @@ std::optional<int64_t> IntOf(const json& v);
 // path (no empty, "." or ".." parts, no leading or trailing slash).
 std::optional<std::string> BadName(std::string_view kind, std::string_view name);
 
-// A run deleted through runs/delete (MLflow's lifecycle stage "deleted") carries
-// kDeletedTag; runs/restore removes it. It is not shown among the run's tags.
-inline bool IsDeleted(const RunRecord& r) { return HasTag(r, kDeletedTag); }
-inline bool IsDeleted(const ExperimentInfo& e) {
-  for (const auto& [k, v] : e.tags) {
-    if (k == kDeletedTag) return true;
-  }
-  return false;
-}
 // Whether something deleted or not is shown in MLflow's view type ACTIVE_ONLY (the
 // default), DELETED_ONLY or ALL; throws on another view type.
 bool InView(const std::string& view_type, bool deleted);
