@@ -2,6 +2,7 @@
 // artifacts, phases and steady state, and a summary of every series.
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "analyze/phases.h"
 #include "base/strings.h"
@@ -82,12 +83,37 @@ void PrintLists(Store& store, const RunRecord& r) {
       std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
   }
   KeyValues tags;
+  std::vector<std::string> models, datasets;
   for (const auto& tag : r.tags) {
-    if (!IsRunCostTag(tag.first)) tags.push_back(tag);
+    if (StartsWith(tag.first, kModelTagPrefix)) {
+      nlohmann::json m = nlohmann::json::parse(tag.second, nullptr, false);
+      if (m.is_object())
+        models.push_back(Concat({m.value("name", ""), "  ", tag.first.substr(kModelTagPrefix.size()), "  ",
+                                 m.value("status", ""), "  (files: artifacts models/",
+                                 tag.first.substr(kModelTagPrefix.size()), "/)"}));
+    } else if (StartsWith(tag.first, kDatasetTagPrefix)) {
+      nlohmann::json d = nlohmann::json::parse(tag.second, nullptr, false);
+      if (!d.is_object()) continue;
+      std::string context;
+      for (const auto& t : d.value("tags", nlohmann::json::array())) {
+        if (t.value("key", "") == "mlflow.data.context") context = "  (" + t.value("value", "") + ")";
+      }
+      const nlohmann::json& set = d["dataset"];
+      datasets.push_back(Concat({set.value("name", ""), "  digest ", set.value("digest", ""), "  ",
+                                 set.value("source_type", ""), context}));
+    } else if (!IsRunCostTag(tag.first) && !IsRecordTag(tag.first)) {
+      tags.push_back(tag);
+    }
   }
   if (!tags.empty()) {
     std::printf("\ntags\n");
     for (const auto& [k, v] : tags) std::printf("  %s = %s\n", Printable(k).c_str(), Printable(v).c_str());
+  }
+  // What the script logged through MLflow's log_model and log_input.
+  for (const auto& [title, lines] : {std::pair{"models", &models}, std::pair{"datasets", &datasets}}) {
+    if (lines->empty()) continue;
+    std::printf("\n%s\n", title);
+    for (const std::string& line : *lines) std::printf("  %s\n", Printable(line).c_str());
   }
   Result<std::vector<EventRecord>> events = store.ListEvents(r.id);
   if (events.ok() && !events->empty()) {

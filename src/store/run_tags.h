@@ -26,6 +26,16 @@ inline constexpr const char* kDeletedTag = "trainbench.deleted";
 // On an experiment `import --mlflow` brought: its id in MLflow's database, which radT's
 // Experiment column names (schedule/plan.h ResolveExperimentIds).
 inline constexpr const char* kMlflowExperimentIdTag = "trainbench.mlflow_experiment_id";
+// What a script keeps with its run through MLflow's API (track/tracking_models.cc), each a
+// tag of JSON not listed among the run's tags: a logged model (+ its id), a dataset input
+// (+ a hash of its name and digest), a model used as an input (+ its id).
+inline const std::string kModelTagPrefix = "trainbench.model.";
+inline const std::string kDatasetTagPrefix = "trainbench.dataset.";
+inline const std::string kModelInputTagPrefix = "trainbench.model_input.";
+inline bool IsRecordTag(std::string_view key) {
+  return key.starts_with(kModelTagPrefix) || key.starts_with(kDatasetTagPrefix) ||
+         key.starts_with(kModelInputTagPrefix);
+}
 // MLflow's tag holding a run's name, kept current with it by the tracking API.
 inline constexpr const char* kRunNameTag = "mlflow.runName";
 // What trainbench's listeners cost the run (run/run_cost.h): kCpuSecondsTagPrefix + part.

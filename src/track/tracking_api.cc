@@ -183,7 +183,12 @@ ApiResponse TrackingApi::Call::Dispatch() {
   if (post && name == "runs/search") return SearchRuns();
   if (post && name == "runs/delete") return DeleteRun();
   if (post && name == "runs/restore") return RestoreRun();
-  if (post && name == "logged-models/search") return JsonAnswer({{"models", json::array()}});
+  if (post && name == "logged-models/search") return SearchLoggedModels();
+  if (post && name == "logged-models") return CreateLoggedModel();
+  if (StartsWith(name, "logged-models/") && name.size() > 14) return LoggedModel(name.substr(14));
+  if (post && name == "runs/outputs") return LogOutputs();
+  if (post && name == "runs/log-inputs") return LogInputs();
+  if (post && name == "runs/log-model") return LogModel();
   if (get && name == "runs/get") return GetRun();
   if (post && name == "runs/create") return CreateRun();
   if (post && name == "runs/update") return UpdateRun();

@@ -177,6 +177,21 @@ class TrackingApi::Call {
   ApiResponse GetMetricHistory();
   ApiResponse GetMetricHistoryBulkInterval();
 
+  // --- what a run keeps beside its metrics (tracking_models.cc) ---
+  // A logged model's record and the run holding it.
+  std::pair<RunRecord, json> Model(const std::string& model_id);
+  json ModelJson(const RunRecord& run, const std::string& model_id, const json& record);
+  void PutModel(const std::string& run_id, const std::string& model_id, json record);
+  ApiResponse CreateLoggedModel();
+  // logged-models/<rest>: one model's get, finalize, delete, tags and params.
+  ApiResponse LoggedModel(std::string_view rest);
+  ApiResponse SearchLoggedModels();
+  ApiResponse LogOutputs();
+  ApiResponse LogInputs();
+  ApiResponse LogModel();
+  // A run's "inputs" (datasets, models) or "outputs" (models) as MLflow's runs/get gives them.
+  json RunInputsOutputs(const RunRecord& r, bool outputs);
+
   // --- trainbench's own calls ---
   ApiResponse LogEvents();
 

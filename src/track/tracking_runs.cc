@@ -107,7 +107,7 @@ json TrackingApi::Call::RunJson(const RunRecord& r) {
   auto kv_list = [](const KeyValues& kvs) {
     json list = json::array();
     for (const auto& [k, v] : kvs) {
-      if (k != kDeletedTag && k != kRunNameTag) list.push_back({{"key", k}, {"value", v}});
+      if (k != kDeletedTag && k != kRunNameTag && !IsRecordTag(k)) list.push_back({{"key", k}, {"value", v}});
     }
     return list;
   };
@@ -138,7 +138,8 @@ json TrackingApi::Call::RunJson(const RunRecord& r) {
   }
   return {{"info", RunInfoJson(r)},
           {"data", {{"metrics", metrics}, {"params", kv_list(r.params)}, {"tags", tags}}},
-          {"inputs", json::object()}};
+          {"inputs", RunInputsOutputs(r, false)},
+          {"outputs", RunInputsOutputs(r, true)}};
 }
 
 std::vector<std::pair<std::string, int64_t>> TrackingApi::Call::ScriptSeriesIds(const std::string& run_id,
