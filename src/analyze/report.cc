@@ -201,10 +201,11 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     std::set<std::string> colloc;
     for (const RunRecord& r : w.runs) {
       for (const auto& [k, v] : r.tags) {
-        if (k == kCollocationTag) colloc.insert(v);
+        // radT's "-": runs sharing the device with neither MPS nor MIG, which readers call naive.
+        if (k == kCollocationTag) colloc.insert(v == "-" ? "naive" : v);
       }
     }
-    w.collocation = colloc.empty() ? (w.runs.size() > 1 ? "-" : "alone") : "";
+    w.collocation = colloc.empty() ? (w.runs.size() > 1 ? "naive" : "alone") : "";
     for (const std::string& c : colloc) w.collocation += (w.collocation.empty() ? "" : ",") + c;
     if (w.runs.size() == 1) w.collocation = "alone";
     std::vector<std::optional<double>> tput, epoch, gpu, sm, power, eps;

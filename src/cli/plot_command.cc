@@ -73,6 +73,7 @@ static Result<FigureSpec> PlotSpec(const PlotArgs& a) {
   }
   if (a.mono) j["mono"] = true;
   if (a.log_y) j["log_y"] = true;
+  if (a.events) j["events"] = true;
   if (a.no_events) j["events"] = false;
   if (a.phases) j["phases"] = true;
   if (a.no_legend) j["show_legend"] = false;
@@ -163,7 +164,8 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("--y-max", pa->y_max, "y axis maximum, in the units shown");
   plot->add_flag("--log-y", pa->log_y, "Logarithmic y axis");
   plot->add_flag("--mono", pa->mono, "Black and grey lines with dash patterns, for print");
-  plot->add_flag("--no-events", pa->no_events, "Leave out the runs' events (epochs, signals)");
+  plot->add_flag("--events", pa->events, "Mark the runs' events (epochs, signals) with labelled lines");
+  plot->add_flag("--no-events", pa->no_events, "No event lines (the default; overrides a figure file's)");
   plot->add_flag("--phases", pa->phases, "Shade the runs' phases (warm-up, idle, stalls)");
   plot->add_flag("--no-legend", pa->no_legend, "Leave out the legend");
   plot->add_flag("--ratio", pa->ratio, "Show ratios as 0-1 instead of percent");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 namespace tb {
 
@@ -23,15 +24,34 @@ std::string Clock(double seconds) {
 std::string ShortNumber(double v) {
   if (!std::isfinite(v)) return "-";
   double a = std::fabs(v);
-  char buf[32];
-  if (a != 0 && (a >= 1e6 || a < 1e-3))
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  else
+  char buf[48];
+  if (a >= 1e6) {  // SI prefixes, as a reader says them: 1.5M, 20G
+    static constexpr char kPrefixes[] = "kMGTPE";
+    double x = v / 1000;
+    size_t prefix = 0;
+    while (std::fabs(x) >= 999.95 && prefix + 1 < sizeof kPrefixes - 1) {
+      x /= 1000;
+      ++prefix;
+    }
+    std::snprintf(buf, sizeof buf, "%.3g%c", x, kPrefixes[prefix]);
+  } else if (a >= 1000) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);  // 36940, never 3.694e+04
+  } else if (a >= 1e-3 || a == 0) {
     std::snprintf(buf, sizeof buf, "%.4g", v);
+  } else {  // 0.00005: three significant digits, written out
+    int decimals = std::min(15, 2 - static_cast<int>(std::floor(std::log10(a))));
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    std::string out = buf;
+    while (out.back() == '0') out.pop_back();
+    return out;
+  }
   return buf;
 }
 
 namespace {
+
+// Whether local seconds lo and hi fall on different days.
+bool CrossesDays(double lo, double hi) { return std::floor(lo / 86400) != std::floor(hi / 86400); }
 
 // The step of round ticks: 1, 2 or 5 times a power of ten, about (hi - lo) / count.
 double NiceStep(double lo, double hi, int count) {
@@ -68,12 +88,18 @@ std::vector<Tick> LogTicks(double lo, double hi) {
   std::vector<Tick> out;
   if (!(lo > 0) || !(hi > lo)) return out;
   int a = static_cast<int>(std::floor(std::log10(lo))), b = static_cast<int>(std::ceil(std::log10(hi)));
-  bool fine = b - a <= 2;
+  // Each decade labelled, the 2..9 between unlabelled (minor) when few decades show.
+  bool minor = b - a <= 4;
   for (int e = a; e <= b; ++e) {
-    for (double m : fine ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
-      double t = m * std::pow(10, e);
-      if (t >= lo * 0.999 && t <= hi * 1.001) out.push_back({t, ShortNumber(t)});
+    double decade = std::pow(10, e);
+    for (int m = 1; m <= (minor ? 9 : 1); ++m) {
+      double t = m * decade;
+      if (t >= lo * 0.999 && t <= hi * 1.001) out.push_back({t, m == 1 ? ShortNumber(t) : ""});
     }
+  }
+  // Less than a decade: the round values inside it are labelled, so the axis still reads.
+  if (std::none_of(out.begin(), out.end(), [](const Tick& t) { return !t.label.empty(); })) {
+    for (Tick& t : out) t.label = ShortNumber(t.at);
   }
   return out;
 }
@@ -85,8 +111,9 @@ std::vector<Tick> XTicks(XAxis axis, double lo, double hi, int count, int utc_of
     return TicksEvery(lo, hi, step, 0, [](double t) { return ShortNumber(t); });
   }
   // Round durations: seconds, minutes, hours, days.
-  static constexpr double kSteps[] = {1,   2,    5,    10,   15,    30,    60,    120,   300,    600,
-                                      900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800};
+  static constexpr double kSteps[] = {1,     2,     5,      10,     15,      30,      60,       120,
+                                      300,   600,   900,    1800,   3600,    7200,    10800,    21600,
+                                      43200, 86400, 172800, 604800, 2592000, 7776000, 15552000, 31557600};
   double seconds_lo = axis == XAxis::kWall ? lo / 1000 : lo,
          seconds_hi = axis == XAxis::kWall ? hi / 1000 : hi;
   double span = seconds_hi - seconds_lo;
@@ -109,20 +136,26 @@ std::vector<Tick> XTicks(XAxis axis, double lo, double hi, int count, int utc_of
       return std::string(buf);
     });
   }
-  // Wall clock: ticks at round local times of day.
+  // Wall clock: ticks at round local times of day, with the date where the range crosses
+  // days (runs a year apart are not 53 ticks all reading "00:00").
   double offset = utc_offset_min * 60.0;
-  std::vector<Tick> ticks = TicksEvery(seconds_lo + offset, seconds_hi + offset, step, 0, [step](double t) {
-    auto local = static_cast<int64_t>(std::floor(t));
-    int64_t day = ((local % 86400) + 86400) % 86400;
-    char buf[32];
-    if (step < 60)
-      std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(day / 3600),
-                    static_cast<long long>(day / 60 % 60), static_cast<long long>(day % 60));
-    else
-      std::snprintf(buf, sizeof buf, "%02lld:%02lld", static_cast<long long>(day / 3600),
-                    static_cast<long long>(day / 60 % 60));
-    return std::string(buf);
-  });
+  bool dates = CrossesDays(seconds_lo + offset, seconds_hi + offset);
+  bool years = std::floor((seconds_lo + offset) / (365.25 * 86400)) !=
+               std::floor((seconds_hi + offset) / (365.25 * 86400));
+  std::vector<Tick> ticks =
+      TicksEvery(seconds_lo + offset, seconds_hi + offset, step, 0, [step, dates, years](double t) {
+        auto local = static_cast<time_t>(std::floor(t));
+        tm parts{};
+        gmtime_r(&local, &parts);
+        char buf[48];
+        const char* format = step < 60      ? "%H:%M:%S"
+                             : !dates       ? "%H:%M"
+                             : step < 86400 ? "%m-%d %H:%M"
+                             : years        ? "%Y-%m-%d"
+                                            : "%m-%d";
+        std::strftime(buf, sizeof buf, format, &parts);
+        return std::string(buf);
+      });
   for (Tick& t : ticks) t.at = (t.at - offset) * 1000;
   return ticks;
 }
@@ -159,17 +192,19 @@ std::string AxisTitle(std::string_view title, std::string_view unit) {
   return out;
 }
 
-std::string XAxisTitle(XAxis axis, double span, int utc_offset_min) {
+std::string XAxisTitle(XAxis axis, double lo, double hi, int utc_offset_min) {
   switch (axis) {
     case XAxis::kStep:
       return "Step";
-    case XAxis::kRelative:
-      return span >= 3600 ? "Time since start (h:mm:ss)" : "Time since start (m:ss)";
+    case XAxis::kRelative:  // as Clock writes the labels: h:mm:ss from the first hour on
+      return std::max(std::fabs(lo), std::fabs(hi)) >= 3599.5 ? "Time since start (h:mm:ss)"
+                                                              : "Time since start (m:ss)";
     case XAxis::kWall: {
-      char buf[48];
+      char buf[64];
       int m = std::abs(utc_offset_min);
-      std::snprintf(buf, sizeof buf, "Time of day (UTC%c%02d:%02d)", utc_offset_min < 0 ? '-' : '+', m / 60,
-                    m % 60);
+      bool dates = CrossesDays(lo / 1000 + utc_offset_min * 60.0, hi / 1000 + utc_offset_min * 60.0);
+      std::snprintf(buf, sizeof buf, "%s (UTC%c%02d:%02d)", dates ? "Date and time" : "Time of day",
+                    utc_offset_min < 0 ? '-' : '+', m / 60, m % 60);
       return buf;
     }
   }

@@ -18,15 +18,18 @@ struct Tick {
 
 // About `count` ticks between lo and hi at 1, 2 or 5 times a power of ten.
 std::vector<Tick> NumberTicks(double lo, double hi, int count);
-// Ticks at powers of ten (with 2 and 5 between them when few decades show); lo > 0.
+// Ticks at powers of ten, labelled, with unlabelled minor ticks at 2..9 times them when
+// few decades show (a range inside one decade labels its round values); lo > 0.
 std::vector<Tick> LogTicks(double lo, double hi);
 // Ticks for an x axis: seconds since the start at round durations ("0:30", "1:00:00"),
-// wall-clock Unix ms at round times of day in the zone `utc_offset_min` ("14:05"), or steps.
+// wall-clock Unix ms at round times of day in the zone `utc_offset_min` ("14:05"; with the
+// date where the range crosses days: "11-27 14:00", "11-27", "2025-11-27"), or steps.
 std::vector<Tick> XTicks(XAxis axis, double lo, double hi, int count, int utc_offset_min = 0);
 
 // "1:05", "12:00", "1:00:00": seconds as h:mm:ss, or m:ss under an hour.
 std::string Clock(double seconds);
-// A number in at most 4 significant digits ("0.25", "1200", "1.5e+09").
+// A number as a tick or a bar's label: at most 4 significant digits, never an exponent
+// ("0.25", "36940", "1.5G" with SI prefixes from a million, "0.00005").
 std::string ShortNumber(double v);
 
 // How a metric's values are shown: multiplied by `factor`, in `unit` ("%", "GiB", "MHz").
@@ -40,7 +43,9 @@ DisplayUnit ChooseDisplayUnit(std::string_view unit, double largest, bool percen
 
 // "GPU utilization (%)".
 std::string AxisTitle(std::string_view title, std::string_view unit);
-// The x axis's title: "Time since start (h:mm:ss)", "Time of day (UTC+01:00)", "Step".
-std::string XAxisTitle(XAxis axis, double span, int utc_offset_min);
+// The x axis's title for the range lo..hi (seconds, Unix ms or steps), in the format of its
+// labels: "Time since start (h:mm:ss)", "Time of day (UTC+01:00)", "Date and time
+// (UTC+01:00)" across days, "Step".
+std::string XAxisTitle(XAxis axis, double lo, double hi, int utc_offset_min);
 
 }  // namespace tb

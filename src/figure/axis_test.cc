@@ -59,18 +59,64 @@ TEST(BarChartTest, NamesNeverOverprintAndValuesAreText) {
   EXPECT_EQ(FitText("short", f, 100), "short");
 }
 
+// The labels of the ticks that carry one, each followed by a space.
+std::string Labels(const std::vector<Tick>& ticks) {
+  std::string s;
+  for (const Tick& t : ticks) {
+    if (!t.label.empty()) s += t.label + " ";
+  }
+  return s;
+}
+
 TEST(Axis, TicksAtRoundTimes) {
-  auto labels = [](const std::vector<Tick>& ticks) {
-    std::string s;
-    for (const Tick& t : ticks) s += t.label + " ";
-    return s;
-  };
-  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 600, 6)), "0:00 2:00 4:00 6:00 8:00 10:00 ");
-  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 30, 6)), "0:00 0:05 0:10 0:15 0:20 0:25 0:30 ");
-  EXPECT_EQ(labels(XTicks(XAxis::kRelative, 0, 4 * 3600, 4)), "0:00 1:00:00 2:00:00 3:00:00 4:00:00 ");
-  EXPECT_EQ(labels(XTicks(XAxis::kWall, 3600e3, 3600e3 + 1800e3, 3, 60)), "02:00 02:10 02:20 02:30 ");
-  EXPECT_EQ(labels(LogTicks(1, 1000)), "1 10 100 1000 ");
+  EXPECT_EQ(Labels(XTicks(XAxis::kRelative, 0, 600, 6)), "0:00 2:00 4:00 6:00 8:00 10:00 ");
+  EXPECT_EQ(Labels(XTicks(XAxis::kRelative, 0, 30, 6)), "0:00 0:05 0:10 0:15 0:20 0:25 0:30 ");
+  EXPECT_EQ(Labels(XTicks(XAxis::kRelative, 0, 4 * 3600, 4)), "0:00 1:00:00 2:00:00 3:00:00 4:00:00 ");
+  EXPECT_EQ(Labels(XTicks(XAxis::kWall, 3600e3, 3600e3 + 1800e3, 3, 60)), "02:00 02:10 02:20 02:30 ");
+  EXPECT_EQ(Labels(LogTicks(1, 1000)), "1 10 100 1000 ");
   EXPECT_EQ(ChooseDisplayUnit("bytes/s", 5e6).unit, "MiB/s");
+}
+
+// Tick and bar labels as a paper prints them: plain numbers, never "1e+04".
+TEST(Axis, NumbersWithoutExponents) {
+  EXPECT_EQ(Labels(NumberTicks(0, 40000, 4)), "0 10000 20000 30000 40000 ");
+  EXPECT_EQ(ShortNumber(36940), "36940");
+  EXPECT_EQ(ShortNumber(1.5e9), "1.5G");
+  EXPECT_EQ(ShortNumber(2e6), "2M");
+  EXPECT_EQ(ShortNumber(-250000), "-250000");
+  EXPECT_EQ(ShortNumber(0.25), "0.25");
+  EXPECT_EQ(ShortNumber(0.00005), "0.00005");
+  EXPECT_EQ(ShortNumber(0.0001234), "0.000123");
+  for (double v : {1e4, 3.694e4, 1e7, 1e-5, 123456.0})
+    EXPECT_EQ(ShortNumber(v).find('e'), std::string::npos) << v;
+}
+
+// A log axis: labelled decades, unlabelled minor ticks between them; within one decade its
+// round values are labelled so that the axis still reads.
+TEST(Axis, LogTicksOnDecadesWithMinorTicks) {
+  std::vector<Tick> ticks = LogTicks(0.01, 100);
+  EXPECT_EQ(Labels(ticks), "0.01 0.1 1 10 100 ");
+  EXPECT_EQ(ticks.size(), 5u + 4 * 8);  // 2..9 between each pair of decades
+  EXPECT_EQ(Labels(LogTicks(11, 71)), "20 30 40 50 60 70 ");
+  EXPECT_EQ(Labels(LogTicks(1e-3, 1e9)), "0.001 0.01 0.1 1 10 100 1000 10000 100000 1M 10M 100M 1G ");
+}
+
+// A wall-clock axis across days shows dates, its title says so, and a relative axis's title
+// writes the format of its labels.
+TEST(Axis, WallClockAcrossDaysShowsDates) {
+  const double day_ms = 86400e3, nov27 = 1795737600e3;  // 2026-11-27 00:00 UTC
+  EXPECT_EQ(Labels(XTicks(XAxis::kWall, nov27 + 20 * 3600e3, nov27 + 28 * 3600e3, 4)),
+            "11-27 20:00 11-27 22:00 11-28 00:00 11-28 02:00 11-28 04:00 ");
+  std::vector<Tick> year = XTicks(XAxis::kWall, nov27 - 365 * day_ms, nov27, 8);
+  std::set<std::string> distinct;
+  for (const Tick& t : year) distinct.insert(t.label);
+  EXPECT_EQ(distinct.size(), year.size()) << Labels(year);
+  EXPECT_LE(year.size(), 12u) << Labels(year);
+  EXPECT_EQ(year.front().label.substr(0, 5), "2025-") << Labels(year);
+  EXPECT_EQ(XAxisTitle(XAxis::kWall, nov27, nov27 + 2 * day_ms, 0), "Date and time (UTC+00:00)");
+  EXPECT_EQ(XAxisTitle(XAxis::kWall, nov27 + 3600e3, nov27 + 7200e3, 60), "Time of day (UTC+01:00)");
+  EXPECT_EQ(XAxisTitle(XAxis::kRelative, 3000, 4000, 0), "Time since start (h:mm:ss)");
+  EXPECT_EQ(XAxisTitle(XAxis::kRelative, 0, 3000, 0), "Time since start (m:ss)");
 }
 
 }  // namespace

@@ -286,8 +286,7 @@ void FitAxes(const FigureSpec& spec, const std::vector<std::string>& units, Figu
   }
   f.unit = display.unit;
   f.y_title = spec.y_title.value_or(AxisTitle(MetricTitle(spec.metric), display.unit));
-  f.x_title = spec.x_title.value_or(XAxisTitle(
-      spec.x, spec.x == XAxis::kWall ? (f.x_max - f.x_min) / 1000 : f.x_max - f.x_min, spec.utc_offset_min));
+  f.x_title = spec.x_title.value_or(XAxisTitle(spec.x, f.x_min, f.x_max, spec.utc_offset_min));
 }
 
 // Events and phases of the runs shown (on a time axis), of the first kMaxRunsMarked.

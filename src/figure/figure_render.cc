@@ -98,6 +98,7 @@ struct Plot {
   double left = 0, right = 0, top = 0, bottom = 0;
   double x_min = 0, x_max = 1, y0 = 0, y1 = 1;
   bool log_y = false;
+  int64_t not_drawn = 0;  // values at or below 0 a log axis cannot show
   double width() const { return right - left; }
   double height() const { return bottom - top; }
   double X(double x) const { return left + (x - x_min) / (x_max - x_min) * width(); }
@@ -122,6 +123,7 @@ Status FitYRange(const Figure& fig, const FigureSpec& spec, Plot& plot) {
     for (size_t i = 0; i < l.x.size(); ++i) {
       if (l.x[i] < fig.x_min || l.x[i] > fig.x_max) continue;
       for (double v : {l.y[i], l.lo.empty() ? NAN : l.lo[i], l.hi.empty() ? NAN : l.hi[i]}) {
+        if (spec.log_y && v <= 0 && v == l.y[i]) ++plot.not_drawn;
         if (!std::isfinite(v) || (spec.log_y && v <= 0)) continue;
         y0 = std::min(y0, v);
         y1 = std::max(y1, v);
@@ -161,6 +163,10 @@ void DrawGrid(Painter& p, const Plot& plot, const std::vector<Tick>& x_ticks,
   for (const Tick& t : y_ticks) {
     std::optional<double> y = plot.Y(t.at);
     if (!y || *y < plot.top - 0.01 || *y > plot.bottom + 0.01) continue;
+    if (t.label.empty()) {  // a minor tick of a log axis: a short mark, no grid line
+      p.Polyline({{plot.left - tick * 0.6, *y}, {plot.left, *y}}, kInk, 0.4, {});
+      continue;
+    }
     p.Polyline({{plot.left, *y}, {plot.right, *y}}, kGrid, 0.4, {});
     p.Polyline({{plot.left - tick, *y}, {plot.left, *y}}, kInk, 0.5, {});
     p.Text(plot.left - tick - f * 0.25, *y + tick_size * 0.35, t.label, tick_size, Anchor::kEnd, kInk);
@@ -304,7 +310,11 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
 
   DrawPhases(p, fig, plot, f);
   double span_s = fig.x == XAxis::kWall ? (fig.x_max - fig.x_min) / 1000 : fig.x_max - fig.x_min;
+  std::vector<Tick> probe = XTicks(fig.x, fig.x_min, fig.x_max, 4, spec.utc_offset_min);
   std::string widest = fig.x == XAxis::kStep ? ShortNumber(fig.x_max) : span_s >= 3600 ? "0:00:00" : "00:00";
+  for (const Tick& t : probe) {
+    if (t.label.size() > widest.size()) widest = t.label;
+  }
   double x_label_w = TextWidth(widest, tick_size);
   int x_count = std::clamp(static_cast<int>(plot.width() / (x_label_w + f * 1.2)), 2, 12);
   std::vector<Tick> x_ticks = XTicks(fig.x, fig.x_min, fig.x_max, x_count, spec.utc_offset_min);
@@ -314,6 +324,11 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
   DrawLines(p, fig, spec, plot);
   DrawEvents(p, fig, plot, f);
   p.Unclip();
+  if (plot.not_drawn > 0) {  // said, not silently dropped
+    std::string note = std::to_string(plot.not_drawn) + (plot.not_drawn == 1 ? " value" : " values") +
+                       " at or below 0 not drawn (log scale)";
+    p.Text(plot.right - f * 0.3, plot.top + f * 1.0, note, f * 0.8, Anchor::kEnd, kMuted);
+  }
 
   // Frame, titles, legend. A run of a few seconds has ticks under a second apart, read in
   // seconds ("3.5s"): its default x title says so rather than "(m:ss)".

@@ -51,7 +51,7 @@ struct FigureSpec {
   bool show_legend = true;
   std::vector<std::string> hidden;  // lines left out, by key (run id|labels, or EXP:WORKLOAD)
   bool mono = false;                // black and grey with dash patterns
-  bool events = true;
+  bool events = false;              // event lines drawn over the data only when asked
   bool phases = false;
   std::optional<double> y_min, y_max;  // in the units shown (percent for ratios)
   bool log_y = false;

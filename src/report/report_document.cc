@@ -304,7 +304,8 @@ Result<std::string> ReportPdf(const ExperimentReport& r, const std::vector<Repor
   size_t runs = 0;
   for (const WorkloadReport& w : r.workloads) runs += w.runs.size();
   blocks.push_back(Paragraph(
-      Concat({std::to_string(r.workloads.size()), " workloads, ", std::to_string(runs), " runs. ", kIntro}),
+      Concat({std::to_string(r.workloads.size()), r.workloads.size() == 1 ? " workload, " : " workloads, ",
+              std::to_string(runs), runs == 1 ? " run. " : " runs. ", kIntro}),
       kFont, kMuted));
   blocks.push_back({false, [](double) { return 6.0; }, [](Painter&, double, double, double) {}});
   for (Block& b : TableBlocks(r, width)) blocks.push_back(std::move(b));

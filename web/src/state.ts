@@ -36,7 +36,7 @@ export interface FigureLook {
 }
 
 export function defaultFigure(): FigureLook {
-  return { width: "3.3in", font: 8, legend: "", noLegend: false, events: true, phases: false };
+  return { width: "3.3in", font: 8, legend: "", noLegend: false, events: false, phases: false };
 }
 
 export interface ViewState {

@@ -1,0 +1,79 @@
+// What a figure made with no options shows: nothing drawn over the data unless asked, and
+// what a log axis cannot draw said rather than dropped.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "figure/axis.h"
+#include "figure/figure_test_fixture.h"
+#include "figure/render.h"
+
+namespace tb {
+namespace {
+
+// A figure made with no options draws nothing over the data: event lines only when asked,
+// and then their labels never overprint one another (a label with no room is left out).
+TEST_F(FigureTest, EventsOnlyWhenAskedAndTheirLabelsNeverOverprint) {
+  for (int i = 0; i < 40; ++i)
+    ASSERT_TRUE(
+        store_->AddEvent({ids_[0], kStart + 5000 + i * 2000, "epoch", "epoch " + std::to_string(i)}).ok());
+  FigureSpec spec;
+  spec.runs = {ids_[0]};
+  spec.metric = "gpu.utilization.gpu_ratio";
+  auto svg_of = [&](const std::string& name) {
+    std::ifstream in(Draw(spec, FigureFormat::kSvg, name));
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  std::string plain = svg_of("plain.svg");
+  EXPECT_EQ(plain.find(">epoch "), std::string::npos);
+  EXPECT_EQ(plain.find("stroke-dasharray"), std::string::npos) << "no dashed event lines";
+
+  spec.events = true;
+  std::string marked = svg_of("events.svg");
+  struct Box {
+    double x, y, w;
+  };
+  std::vector<Box> labels;
+  for (size_t at = marked.find(">epoch "); at != std::string::npos; at = marked.find(">epoch ", at + 1)) {
+    size_t open = marked.rfind("<text", at);
+    double x = std::stod(marked.substr(marked.find(" x=\"", open) + 4));
+    double y = std::stod(marked.substr(marked.find(" y=\"", open) + 4));
+    std::string text = marked.substr(at + 1, marked.find("</text>", at) - at - 1);
+    labels.push_back({x, y, TextWidth(text, spec.font_pt * 0.8)});
+  }
+  ASSERT_GE(labels.size(), 3u) << marked;
+  EXPECT_LT(labels.size(), 40u) << "labels without room are left out";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    for (size_t j = i + 1; j < labels.size(); ++j) {
+      bool same_row = std::fabs(labels[i].y - labels[j].y) < spec.font_pt * 0.8;
+      bool apart = labels[i].x + labels[i].w <= labels[j].x || labels[j].x + labels[j].w <= labels[i].x;
+      EXPECT_TRUE(!same_row || apart) << "labels " << i << " and " << j << " overprint";
+    }
+  }
+}
+
+// On a log axis, values at or below zero cannot be drawn: the figure says how many.
+TEST_F(FigureTest, ALogAxisSaysWhatItCannotDraw) {
+  FigureSpec spec;
+  spec.runs = {AddRun("zeros", "", "train.loss", "", 30, 1000, true)};
+  spec.metric = "train.loss";
+  spec.log_y = true;
+  std::ifstream in(Draw(spec, FigureFormat::kSvg, "log.svg"));
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(svg.find("not drawn"), std::string::npos) << "0.5 everywhere: all drawn";
+  spec.runs = {AddRun("with zeros", "", "gpu.power.draw_watts", "gpu=0", 0, 1000)};
+  SeriesWriter w(*store_, spec.runs[0]);
+  for (int i = 0; i < 20; ++i)
+    w.Append("gpu.power.draw_watts", "gpu=0", {kStart + i * 1000, i < 5 ? 0.0 : 100.0 + i});
+  ASSERT_TRUE(w.Close().ok());
+  spec.metric = "gpu.power.draw_watts";
+  std::ifstream in2(Draw(spec, FigureFormat::kSvg, "log2.svg"));
+  std::string zeros((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  EXPECT_NE(zeros.find(">5 values at or below 0 not drawn (log scale)</text>"), std::string::npos) << zeros;
+}
+
+}  // namespace
+}  // namespace tb
