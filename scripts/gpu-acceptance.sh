@@ -163,7 +163,11 @@ seconds="${TB_ACCEPTANCE_TRAIN_SECONDS:-30}"
 cat > "$work/steps.py" <<'PY'
 import sys, time, trainbench
 try:
-    import torch; d = "cuda" if torch.cuda.is_available() else "cpu"; x = torch.randn(2048, 2048, device=d)
+    # On a machine without a GPU (the simulator's CI) small matrices: steps of milliseconds,
+    # so two runs sharing two cores still log many steps each (2048 there made a step take
+    # seconds, and a run that logged one step had no training window to overlap).
+    import torch; d = "cuda" if torch.cuda.is_available() else "cpu"
+    n = 2048 if d == "cuda" else 256; x = torch.randn(n, n, device=d)
 except Exception:
     torch = None
 end = time.time() + float(sys.argv[1])
