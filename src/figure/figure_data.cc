@@ -348,7 +348,9 @@ std::string FigureCsv(const Figure& figure) {
   };
   std::vector<Column> columns;
   for (const FigureLine& l : figure.lines) {
-    columns.push_back({l.name, &l.x, &l.y});
+    // A run's column says which run it is: its id's start beside its legend name.
+    columns.push_back(
+        {l.run_id.empty() ? l.name : Concat({l.name, " (", l.run_id.substr(0, 8), ")"}), &l.x, &l.y});
     if (!l.lo.empty()) {
       columns.push_back({l.name + " min", &l.x, &l.lo});
       columns.push_back({l.name + " max", &l.x, &l.hi});

@@ -9,7 +9,9 @@
 
 #include "figure/axis.h"
 #include "figure/figure_test_fixture.h"
+#include "figure/legend.h"
 #include "figure/render.h"
+#include "store/run_tags.h"
 
 namespace tb {
 namespace {
@@ -73,6 +75,34 @@ TEST_F(FigureTest, ALogAxisSaysWhatItCannotDraw) {
   std::ifstream in2(Draw(spec, FigureFormat::kSvg, "log2.svg"));
   std::string zeros((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
   EXPECT_NE(zeros.find(">5 values at or below 0 not drawn (log scale)</text>"), std::string::npos) << zeros;
+}
+
+// Default legend names are short and distinct: the runs' names; where names repeat (a
+// schedule's "train.py 0A-" in every workload), workload and letter; never "seed=" for a
+// param one run lacks, never a suffix repeated on lines it does not tell apart.
+TEST(DefaultLegendTest, NamesAreShortAndDistinct) {
+  auto run = [](const std::string& id, const std::string& name, const std::string& workload,
+                const std::string& letter, KeyValues params) {
+    RunRecord r;
+    r.id = id;
+    r.name = name;
+    r.workload = workload;
+    r.tags = {{kLetterTag, letter}};
+    r.params = std::move(params);
+    return r;
+  };
+  RunRecord a = run("aaaaaaaa11", "bs32", "1", "0A-", {{"batch-size", "32"}, {"seed", "1"}});
+  RunRecord b = run("bbbbbbbb22", "bs64", "1", "0B-", {{"batch-size", "64"}});
+  EXPECT_EQ(DefaultLegend({{&a, "", "", 0}, {&b, "", "", 0}}), (std::vector<std::string>{"bs32", "bs64"}));
+  RunRecord c = run("cccccccc33", "train.py 0A-", "1", "0A-", {});
+  RunRecord d = run("dddddddd44", "train.py 0A-", "2", "0A-", {});
+  EXPECT_EQ(DefaultLegend({{&c, "", "", 0}, {&d, "", "", 0}}), (std::vector<std::string>{"1 0A-", "2 0A-"}));
+  RunRecord e = run("eeeeeeee55", "train.py", "", "", {});
+  RunRecord f = run("ffffffff66", "train.py", "", "", {});
+  EXPECT_EQ(DefaultLegend({{&e, "gpu=0", "", 0}, {&f, "gpu=1", "", 0}}),
+            (std::vector<std::string>{"train.py eeeeee [gpu=0]", "train.py ffffff [gpu=1]"}));
+  EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3}, {nullptr, "", "paper:7", 1}}),
+            (std::vector<std::string>{"pair, mean of 3 runs", "workload 7, 1 run"}));
 }
 
 }  // namespace

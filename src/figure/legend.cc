@@ -90,20 +90,21 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
     if (std::find(runs.begin(), runs.end(), s.run) == runs.end()) runs.push_back(s.run);
     labels.insert(s.labels);
   }
-  std::vector<std::string> differing;
-  if (runs.size() > 1) {
-    std::set<std::string> keys;
+  // The run's name; where names repeat, its workload and letter; where those repeat too,
+  // its name and the start of its id. The web page names its lines by the same rule.
+  auto distinct = [&](auto name_of) {
+    std::set<std::string> names;
     for (const RunRecord* r : runs) {
-      for (const auto& [k, v] : r->params) keys.insert(k);
+      std::string n = name_of(*r);
+      if (n.empty() || !names.insert(n).second) return false;
     }
-    for (const std::string& k : keys) {
-      std::set<std::string> values;
-      for (const RunRecord* r : runs) values.insert(Param(*r, k));
-      if (values.size() > 1) differing.push_back(k);
-    }
-  }
-  std::set<std::string> names;
-  for (const RunRecord* r : runs) names.insert(r->name);
+    return true;
+  };
+  auto workload_letter = [](const RunRecord& r) {
+    std::string letter = TagValue(r, kLetterTag);
+    return r.workload.empty() || letter.empty() ? std::string() : Concat({r.workload, " ", letter});
+  };
+  int rule = distinct([](const RunRecord& r) { return r.name; }) ? 0 : distinct(workload_letter) ? 1 : 2;
   std::vector<std::string> out;
   for (const Source& s : sources) {
     if (s.run == nullptr) {
@@ -114,26 +115,11 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
                                s));
       continue;
     }
-    std::string name;
-    for (const std::string& k : differing) {
-      if (!name.empty()) name += ", ";
-      name += k + "=" + Param(*s.run, k);
-    }
-    if (name.empty())
-      name = names.size() == runs.size() ? s.run->name : s.run->name + " " + s.run->id.substr(0, 6);
+    std::string name = rule == 0   ? s.run->name
+                       : rule == 1 ? workload_letter(*s.run)
+                                   : Concat({s.run->name, " ", s.run->id.substr(0, 6)});
     if (labels.size() > 1 && !s.labels.empty()) name += " [" + s.labels + "]";
     out.push_back(name);
-  }
-  // Names that still collide (runs with the same params) take the run's letter or name.
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (sources[i].run == nullptr || std::count(out.begin(), out.end(), out[i]) < 2) continue;
-    std::string same = out[i];
-    for (size_t k = i; k < out.size(); ++k) {
-      if (out[k] != same || sources[k].run == nullptr) continue;
-      std::string who = TagValue(*sources[k].run, kLetterTag);
-      if (who.empty() || who == "-") who = sources[k].run->name;
-      out[k] = Concat({same, " (", who, ")"});
-    }
   }
   return out;
 }

@@ -30,8 +30,9 @@ std::vector<size_t> StylesBySpec(const std::vector<Source>& sources,
 // {experiment}, {labels}, {id}, {runs} (a workload's run count).
 std::string FillLegend(std::string_view pattern, const Source& s);
 
-// Legend names when none is asked for: what tells the lines apart (the params that differ
-// between the runs, the labels when a run has several series), else the run's name.
+// Legend names when none is asked for, short and distinct, as the web page names its lines:
+// the run's name (else its workload and letter, else its name and id's start), with the
+// labels where the lines' differ ("[gpu=1]"); a workload's "pair, mean of 3 runs".
 std::vector<std::string> DefaultLegend(const std::vector<Source>& sources);
 
 }  // namespace tb

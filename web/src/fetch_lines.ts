@@ -27,6 +27,33 @@ export function workloadKeys(runs: string[], run: (id: string) => api.RunInfo | 
   return [...keys];
 }
 
+// A workload mean's name: "pair, mean of 3 runs", "workload 1, 1 run".
+export function meanName(workload: string, runs: number): string {
+  const numbered = /^[0-9]+$/.test(workload);
+  return `${numbered ? "workload " : ""}${workload}, ${runs === 1 ? "1 run" : `mean of ${runs} runs`}`;
+}
+
+// Each run's line name: its name where the runs' names differ, else its workload and letter
+// where those do, else its name and the start of its id.
+export function runNames(ids: string[], run: (id: string) => api.RunInfo | undefined): Map<string, string> {
+  const distinct = (nameOf: (id: string) => string) => {
+    const seen = new Set<string>();
+    return ids.every((id) => {
+      const n = nameOf(id);
+      if (!n || seen.has(n)) return false;
+      seen.add(n);
+      return true;
+    });
+  };
+  const byName = (id: string) => run(id)?.name ?? "";
+  const byWorkload = (id: string) => {
+    const r = run(id);
+    return r?.workload && r.letter ? `${r.workload} ${r.letter}` : "";
+  };
+  const rule = distinct(byName) ? byName : distinct(byWorkload) ? byWorkload : (id: string) => `${byName(id)} ${id.slice(0, 6)}`;
+  return new Map(ids.map((id) => [id, rule(id)]));
+}
+
 export async function fetchLines(
   host: ChartHost,
   state: ChartState,
@@ -44,7 +71,7 @@ export async function fetchLines(
     for (const w of agg) {
       lines.push({
         key: `${w.experiment}:${w.workload}`,
-        name: `${w.experiment}/${w.workload} ${w.runs.length === 1 ? "(1 run)" : `mean of ${w.runs.length} runs`}`,
+        name: meanName(w.workload, w.runs.length),
         x: w.x,
         y: w.mean,
         band: w.runs.length > 1 ? { lo: w.min, hi: w.max } : undefined,
@@ -56,8 +83,9 @@ export async function fetchLines(
   }
   if (s.grouping !== "workloads") {
     const data = await api.series(runs, s.metric, s.labels, x, budget, range);
-    // A line is named by its run, and by its workload and labels where the chart's lines
-    // differ in them: 50 runs of one workload read "b45", not "b45 (bench/w) gpu=0".
+    // Lines named as the server's figures name them (figure/legend.h), so that an export's
+    // legend reads as the screen's: the run's name, else its workload and letter, else its
+    // name and id's start; the labels where the lines' differ.
     const workloadOf = (id: string) => {
       const r = host.run(id);
       return r?.workload ? `${r.experiment}/${r.workload}` : "";
@@ -66,11 +94,9 @@ export async function fetchLines(
     const oneLabels = data.length > 1 && new Set(data.map((d) => d.labels)).size === 1;
     const common = oneWorkload ? workloadOf(data[0].run) : "";
     shared = (common ? ` of ${common}` : "") + (oneLabels && data[0].labels ? ` (${data[0].labels})` : "");
+    const names = runNames([...new Set(data.map((d) => d.run))], (id) => host.run(id));
     for (const d of data) {
-      const r = host.run(d.run);
-      const workload = oneWorkload ? "" : workloadOf(d.run);
-      const base = r ? `${r.name}${workload ? ` (${workload})` : ""}` : d.run.slice(0, 8);
-      const name = base + (d.labels && !oneLabels ? ` ${d.labels}` : "");
+      const name = (names.get(d.run) ?? d.run.slice(0, 8)) + (d.labels && !oneLabels ? ` [${d.labels}]` : "");
       lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
     }
   }
