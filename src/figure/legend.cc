@@ -87,6 +87,9 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
   std::set<std::string> labels;
   for (const Source& s : sources) {
     if (s.run == nullptr) continue;
+    for (const RunRecord* r : s.sharing) {
+      if (std::find(runs.begin(), runs.end(), r) == runs.end()) runs.push_back(r);
+    }
     if (std::find(runs.begin(), runs.end(), s.run) == runs.end()) runs.push_back(s.run);
     labels.insert(s.labels);
   }
@@ -115,10 +118,21 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
                                s));
       continue;
     }
-    std::string name = rule == 0   ? s.run->name
-                       : rule == 1 ? workload_letter(*s.run)
-                                   : Concat({s.run->name, " ", s.run->id.substr(0, 6)});
-    if (labels.size() > 1 && !s.labels.empty()) name += " [" + s.labels + "]";
+    auto name_of = [&](const RunRecord& r) {
+      return rule == 0 ? r.name : rule == 1 ? workload_letter(r) : Concat({r.name, " ", r.id.substr(0, 6)});
+    };
+    std::string name = name_of(*s.run);
+    if (!s.sharing.empty()) {  // "GPU 0, shared by A and B"
+      std::string gpu = s.labels;
+      for (std::string_view part : Split(s.labels, ',')) {
+        if (StartsWith(part, "gpu=")) gpu = Concat({"GPU ", part.substr(4)});
+      }
+      name = Concat({gpu, ", shared by ", name});
+      for (size_t k = 0; k < s.sharing.size(); ++k)
+        name += Concat({k + 1 == s.sharing.size() ? " and " : ", ", name_of(*s.sharing[k])});
+    } else if (labels.size() > 1 && !s.labels.empty()) {
+      name += " [" + s.labels + "]";
+    }
     out.push_back(name);
   }
   return out;
