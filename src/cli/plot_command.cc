@@ -140,8 +140,9 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("-w,--workload", pa->workloads,
                    "EXPERIMENT:WORKLOAD: the mean of its runs with a min-max band (repeatable)");
   plot->add_option("-m,--metric", pa->metric, "Metric to plot (trainbench show RUN lists a run's)");
-  plot->add_option("--labels", pa->labels,
-                   "Only the series with these labels (gpu=0); default: every series");
+  plot->add_option(
+      "--labels", pa->labels,
+      "Only the series with these labels (gpu=0,listener=smi); default: each device once, from one listener");
   plot->add_option("-o,--output", pa->output, "Figure file: .pdf, .svg or .png")->required();
   plot->add_option("--spec", pa->spec_file,
                    "Figure description (JSON, as --save-spec writes it); options override it");

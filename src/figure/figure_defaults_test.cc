@@ -139,7 +139,7 @@ TEST(DefaultLegendTest, NamesAreShortAndDistinct) {
   EXPECT_EQ(DefaultLegend({{&e, "gpu=0", "", 0, {}}, {&f, "gpu=1", "", 0, {}}}),
             (std::vector<std::string>{"train.py eeeeee [gpu=0]", "train.py ffffff [gpu=1]"}));
   EXPECT_EQ(DefaultLegend({{&a, "gpu=0", "", 0, {&b}}}),
-            (std::vector<std::string>{"GPU 0, shared by bs32 and bs64"}));
+            (std::vector<std::string>{"GPU 0, shared by 0A- and 0B-"}));
   EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3, {}}, {nullptr, "", "paper:7", 1, {}}}),
             (std::vector<std::string>{"pair, mean of 3 runs", "workload 7, 1 run"}));
 }

@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "figure/axis.h"
+#include "figure/bar_chart.h"
 #include "figure/figure.h"
 #include "figure/painter.h"
 #include "figure/pango_cairo.h"
@@ -63,6 +64,7 @@ namespace {
 struct LegendEntry {
   const FigureLine* line;
   double width;
+  std::string text;  // the name, cut with an ellipsis where it is wider than the figure
 };
 struct LegendLayout {
   std::vector<std::vector<LegendEntry>> rows;
@@ -77,7 +79,8 @@ LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double widt
   double legend_w = width - 2 * pad;
   double row_w = 0;
   for (const FigureLine& l : fig.lines) {
-    LegendEntry e{&l, swatch + f * 0.4 + TextWidth(l.name, f)};
+    std::string text = FitText(l.name, f, legend_w - swatch - f * 0.4);
+    LegendEntry e{&l, swatch + f * 0.4 + TextWidth(text, f), text};
     if (out.rows.empty() || row_w + e.width > legend_w) {
       out.rows.emplace_back();
       row_w = 0;
@@ -268,7 +271,7 @@ void DrawLegend(Painter& p, const LegendLayout& legend, const FigureSpec& spec, 
       if (!e.line->lo.empty())
         p.Rect(x, y - f * 0.75, swatch, f * 0.7, {st.r, st.g, st.b}, spec.mono ? 0.15 : 0.18);
       p.Polyline({{x, y - f * 0.4}, {x + swatch, y - f * 0.4}}, {st.r, st.g, st.b}, w, DashFor(st, w));
-      p.Text(x + swatch + f * 0.4, y, e.line->name, f, Anchor::kStart, kInk);
+      p.Text(x + swatch + f * 0.4, y, e.text, f, Anchor::kStart, kInk);
       x += e.width + f * 1.2;
     }
   }

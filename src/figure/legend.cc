@@ -127,9 +127,18 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
       for (std::string_view part : Split(s.labels, ',')) {
         if (StartsWith(part, "gpu=")) gpu = Concat({"GPU ", part.substr(4)});
       }
-      name = Concat({gpu, ", shared by ", name});
-      for (size_t k = 0; k < s.sharing.size(); ++k)
-        name += Concat({k + 1 == s.sharing.size() ? " and " : ", ", name_of(*s.sharing[k])});
+      // Each run by its letter where all have one ("0AMPS"): the names would not fit a column.
+      std::vector<const RunRecord*> all = {s.run};
+      all.insert(all.end(), s.sharing.begin(), s.sharing.end());
+      bool letters =
+          std::all_of(all.begin(), all.end(), [](const RunRecord* r) { return HasTag(*r, kLetterTag); });
+      name = Concat({gpu, ", shared by "});
+      for (size_t k = 0; k < all.size(); ++k) {
+        name += Concat({k == 0                ? ""
+                        : k + 1 == all.size() ? " and "
+                                              : ", ",
+                        letters ? TagValue(*all[k], kLetterTag) : name_of(*all[k])});
+      }
     } else if (labels.size() > 1 && !s.labels.empty()) {
       name += " [" + s.labels + "]";
     }
