@@ -124,7 +124,11 @@ int CommandPlot(const PlotArgs& a) {
   }
   if (a.save_spec) {
     std::string path = Beside(a.output, ".figure.json");
-    if (Status st = WriteFile(path, FigureSpecJson(*spec)); !st.ok()) return Fail(st);
+    FigureSpec saved = *spec;  // runs by their whole ids: a prefix or a name may match another run later
+    for (std::string& key : saved.runs) {
+      if (Result<RunRecord> r = (*store)->FindRun(key); r.ok()) key = r->id;
+    }
+    if (Status st = WriteFile(path, FigureSpecJson(saved)); !st.ok()) return Fail(st);
     also += ", " + path + " (rerun: trainbench plot --spec " + path + " -o " + a.output + ")";
   }
   std::printf("trainbench: %s written (%zu line%s, %zu points)%s\n", a.output.c_str(), figure->lines.size(),
@@ -140,9 +144,8 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("-w,--workload", pa->workloads,
                    "EXPERIMENT:WORKLOAD: the mean of its runs with a min-max band (repeatable)");
   plot->add_option("-m,--metric", pa->metric, "Metric to plot (trainbench show RUN lists a run's)");
-  plot->add_option(
-      "--labels", pa->labels,
-      "Only the series with these labels (gpu=0,listener=smi); default: each device once, from one listener");
+  plot->add_option("--labels", pa->labels,
+                   "Only the series with these labels (gpu=0); default: every series");
   plot->add_option("-o,--output", pa->output, "Figure file: .pdf, .svg or .png")->required();
   plot->add_option("--spec", pa->spec_file,
                    "Figure description (JSON, as --save-spec writes it); options override it");

@@ -73,36 +73,6 @@ std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>
   return out;
 }
 
-// Where nvml, nvidia-smi and dcgmi each measured a quantity, the one a reader should see:
-// nvml's (the driver's own, no label `listener`), else smi's, else dcgmi's. The others
-// stay a labels option away (`--labels gpu=0,listener=smi`).
-std::vector<SeriesInfo> OneSourcePerQuantity(std::vector<SeriesInfo> series) {
-  auto split = [](const std::string& labels) {  // (the labels but the listener, its rank)
-    std::string rest;
-    int rank = 0;
-    for (std::string_view part : Split(labels, ',')) {
-      if (StartsWith(part, "listener=")) {
-        std::string_view l = part.substr(9);
-        rank = l == "nvml" ? 0 : l == "smi" ? 1 : l == "dcgmi" ? 2 : 3;
-      } else {
-        rest.append(rest.empty() ? "" : ",").append(part);
-      }
-    }
-    return std::pair{rest, rank};
-  };
-  std::map<std::string, int> best;
-  for (const SeriesInfo& s : series) {
-    auto [rest, rank] = split(s.labels);
-    auto [it, added] = best.try_emplace(rest, rank);
-    if (!added) it->second = std::min(it->second, rank);
-  }
-  std::erase_if(series, [&](const SeriesInfo& s) {
-    auto [rest, rank] = split(s.labels);
-    return rank != best[rest];
-  });
-  return series;
-}
-
 // The series of `run` that show `spec`'s metric (with its labels, when given); only the
 // first such series with `first_only` (a workload mean takes one per run).
 Result<std::vector<SeriesInfo>> SeriesToPlot(SeriesReader& reader, const RunRecord& run,
@@ -113,44 +83,9 @@ Result<std::vector<SeriesInfo>> SeriesToPlot(SeriesReader& reader, const RunReco
   for (const SeriesInfo& s : **series) {
     if (s.metric != spec.metric || (spec.labels && s.labels != *spec.labels)) continue;
     out.push_back(s);
+    if (first_only) break;
   }
-  if (!spec.labels) out = OneSourcePerQuantity(std::move(out));
-  if (first_only && out.size() > 1) out.resize(1);
   return out;
-}
-
-// Whether a series is the device's own (a GPU's utilization, power), which every run on that
-// GPU records alike, rather than the run's (its processes' share).
-bool DeviceSeries(const SeriesInfo& s) {
-  const MetricInfo* m = FindMetric(s.metric);
-  return m != nullptr && m->labels.find("gpu") != std::string_view::npos &&
-         m->labels.find("pid") == std::string_view::npos;
-}
-
-bool Overlap(const RunRecord& a, const RunRecord& b) {
-  auto end = [](const RunRecord& r) { return r.end_ms > 0 ? r.end_ms : std::numeric_limits<int64_t>::max(); };
-  return a.host == b.host && a.start_ms < end(b) && b.start_ms < end(a);
-}
-
-// Runs that shared a GPU at the same time recorded the same device series: each device's
-// is kept once, with the first such run, and the others are said beside it (`sharing`, by
-// the index of the run and the series' labels).
-void DrawEachDeviceOnce(const std::vector<RunRecord>& runs, std::vector<std::vector<SeriesInfo>>& shown,
-                        std::map<std::pair<size_t, std::string>, std::vector<const RunRecord*>>& sharing) {
-  for (size_t i = 1; i < runs.size(); ++i) {
-    std::erase_if(shown[i], [&](const SeriesInfo& s) {
-      if (!DeviceSeries(s)) return false;
-      for (size_t j = 0; j < i; ++j) {
-        bool same = std::any_of(shown[j].begin(), shown[j].end(),
-                                [&](const SeriesInfo& o) { return o.labels == s.labels; });
-        if (same && Overlap(runs[i], runs[j])) {
-          sharing[{j, s.labels}].push_back(&runs[i]);
-          return true;
-        }
-      }
-      return false;
-    });
-  }
 }
 
 // A run's series as a figure draws it: over time, what its buckets need (the summaries of a
@@ -250,7 +185,7 @@ Status CollectWorkloadMeans(Store& store, SeriesReader& reader, const FigureSpec
     line.hi = band.max;
     line.runs = band.runs;
     c.lines.push_back(std::move(line));
-    c.sources.push_back({nullptr, "", a.key, aligned.size(), {}});
+    c.sources.push_back({nullptr, "", a.key, aligned.size()});
     c.units.emplace_back(MetricUnit(spec.metric));
   }
   return Status::Ok();
@@ -266,12 +201,8 @@ Status CollectRunLines(SeriesReader& reader, const FigureSpec& spec, const std::
   for (const RunRecord& r : runs) {
     Result<std::vector<SeriesInfo>> series = SeriesToPlot(reader, r, spec, false);
     if (!series.ok()) return series.status();
+    for (const SeriesInfo& s : *series) every_series.emplace_back(s, Finished(r));
     shown_series.push_back(std::move(*series));
-  }
-  std::map<std::pair<size_t, std::string>, std::vector<const RunRecord*>> sharing;
-  DrawEachDeviceOnce(runs, shown_series, sharing);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (const SeriesInfo& s : shown_series[i]) every_series.emplace_back(s, Finished(runs[i]));
   }
   if (spec.x == XAxis::kStep) {
     TB_RETURN_IF_ERROR(reader.ReadAheadWhole(every_series));
@@ -299,7 +230,7 @@ Status CollectRunLines(SeriesReader& reader, const FigureSpec& spec, const std::
       line.x = std::move(kept.x);
       line.y = std::move(kept.y);
       c.lines.push_back(std::move(line));
-      c.sources.push_back({&r, s.labels, "", 0, sharing[{i, s.labels}]});
+      c.sources.push_back({&r, s.labels, "", 0});
       c.units.emplace_back(MetricUnit(s.metric));
     }
   }

@@ -12,7 +12,6 @@
 #include "figure/legend.h"
 #include "figure/render.h"
 #include "store/run_tags.h"
-#include "store/series_writer.h"
 
 namespace tb {
 namespace {
@@ -78,40 +77,6 @@ TEST_F(FigureTest, ALogAxisSaysWhatItCannotDraw) {
   EXPECT_NE(zeros.find(">5 values at or below 0 not drawn (log scale)</text>"), std::string::npos) << zeros;
 }
 
-// Two runs that shared GPU 0, each with nvml's, nvidia-smi's and dcgmi's reading of it: one
-// line, nvml's, named for the device and both runs (not six entries for two curves).
-TEST_F(FigureTest, ASharedGpuIsDrawnOnceFromOneSource) {
-  FigureSpec spec;
-  spec.metric = "gpu.power.draw_watts";
-  for (const char* name : {"A", "B"}) {
-    RunRecord r;
-    r.id = NewRunId();
-    r.experiment = "paper";
-    r.name = name;
-    r.host = "gpu-server";
-    r.start_ms = kStart;
-    ASSERT_TRUE(store_->CreateRun(r).ok());
-    SeriesWriter w(*store_, r.id);
-    for (int i = 0; i < 30; ++i) {
-      for (const char* labels : {"gpu=0", "gpu=0,listener=smi", "gpu=0,listener=dcgmi"})
-        w.Append(spec.metric, labels, {kStart + i * 1000, 200.0 + i});
-    }
-    ASSERT_TRUE(w.Close().ok());
-    ASSERT_TRUE(store_->FinishRun(r.id, kStart + 30000, kFinished, 0, std::nullopt, "").ok());
-    spec.runs.push_back(r.id);
-  }
-  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
-  ASSERT_TRUE(f.ok()) << f.status().message();
-  ASSERT_EQ(f->lines.size(), 1u);
-  EXPECT_EQ(f->lines[0].name, "GPU 0, shared by A and B");
-  EXPECT_EQ(f->lines[0].key, spec.runs[0] + "|gpu=0");  // nvml's
-  // Asked for by labels, another source is drawn.
-  spec.labels = "gpu=0,listener=smi";
-  f = CollectFigure(*store_, *reader_, spec);
-  ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->lines[0].key, spec.runs[0] + "|gpu=0,listener=smi");
-}
-
 // Default legend names are short and distinct: the runs' names; where names repeat (a
 // schedule's "train.py 0A-" in every workload), workload and letter; never "seed=" for a
 // param one run lacks, never a suffix repeated on lines it does not tell apart.
@@ -128,19 +93,15 @@ TEST(DefaultLegendTest, NamesAreShortAndDistinct) {
   };
   RunRecord a = run("aaaaaaaa11", "bs32", "1", "0A-", {{"batch-size", "32"}, {"seed", "1"}});
   RunRecord b = run("bbbbbbbb22", "bs64", "1", "0B-", {{"batch-size", "64"}});
-  EXPECT_EQ(DefaultLegend({{&a, "", "", 0, {}}, {&b, "", "", 0, {}}}),
-            (std::vector<std::string>{"bs32", "bs64"}));
+  EXPECT_EQ(DefaultLegend({{&a, "", "", 0}, {&b, "", "", 0}}), (std::vector<std::string>{"bs32", "bs64"}));
   RunRecord c = run("cccccccc33", "train.py 0A-", "1", "0A-", {});
   RunRecord d = run("dddddddd44", "train.py 0A-", "2", "0A-", {});
-  EXPECT_EQ(DefaultLegend({{&c, "", "", 0, {}}, {&d, "", "", 0, {}}}),
-            (std::vector<std::string>{"1 0A-", "2 0A-"}));
+  EXPECT_EQ(DefaultLegend({{&c, "", "", 0}, {&d, "", "", 0}}), (std::vector<std::string>{"1 0A-", "2 0A-"}));
   RunRecord e = run("eeeeeeee55", "train.py", "", "", {});
   RunRecord f = run("ffffffff66", "train.py", "", "", {});
-  EXPECT_EQ(DefaultLegend({{&e, "gpu=0", "", 0, {}}, {&f, "gpu=1", "", 0, {}}}),
+  EXPECT_EQ(DefaultLegend({{&e, "gpu=0", "", 0}, {&f, "gpu=1", "", 0}}),
             (std::vector<std::string>{"train.py eeeeee [gpu=0]", "train.py ffffff [gpu=1]"}));
-  EXPECT_EQ(DefaultLegend({{&a, "gpu=0", "", 0, {&b}}}),
-            (std::vector<std::string>{"GPU 0, shared by 0A- and 0B-"}));
-  EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3, {}}, {nullptr, "", "paper:7", 1, {}}}),
+  EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3}, {nullptr, "", "paper:7", 1}}),
             (std::vector<std::string>{"pair, mean of 3 runs", "workload 7, 1 run"}));
 }
 

@@ -239,7 +239,6 @@ TEST(FigureOfLongRunsTest, ReadsTheRunsOverviewsNotEveryPoint) {
     run.experiment = "paper";
     run.workload = "long";
     run.name = "long " + std::to_string(r);
-    run.host = "node" + std::to_string(r);  // two machines' GPU 0s
     run.start_ms = kStart;
     ASSERT_TRUE(store->CreateRun(run).ok());
     SeriesWriter w(*store, run.id);
@@ -333,7 +332,6 @@ TEST_F(FigureTest, ALegendOfManyRunsMakesTheFigureTallerUnlessAHeightIsAsked) {
     r.experiment = "paper";
     r.workload = "sweep";
     r.name = "sweep run " + std::to_string(i);
-    r.host = "node" + std::to_string(i);  // a GPU each
     r.start_ms = kStart;
     r.params = {{"lr", std::to_string(0.001 * (i + 1))}};
     ASSERT_TRUE(store_->CreateRun(r).ok());

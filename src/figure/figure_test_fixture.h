@@ -46,7 +46,6 @@ class FigureTest : public ::testing::Test {
       r.experiment = "paper";
       r.workload = i < 2 ? "pair" : "alone";
       r.name = "train.py " + std::to_string(i);
-      r.host = "node" + std::to_string(i);  // each its own GPU 0: three curves, not one shared
       r.start_ms = kStart;
       r.params = {{"batch-size", i == 0 ? "32" : "64"}, {"seed", "1"}};
       ASSERT_TRUE(store_->CreateRun(r).ok());
@@ -75,7 +74,6 @@ class FigureTest : public ::testing::Test {
     r.experiment = "paper";
     r.workload = workload;
     r.name = name;
-    r.host = name;  // a machine of its own
     r.start_ms = kStart;
     EXPECT_TRUE(store_->CreateRun(r).ok());
     SeriesWriter w(*store_, r.id);
