@@ -449,9 +449,13 @@ TEST_F(CliTest, PlotRefusesAFigureWithNothingToDraw) {
   EXPECT_NE(range.code, 0);
   EXPECT_NE(range.err.find("lies in the range asked"), std::string::npos) << range.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "range.svg"));
-  Shell drawn = Trainbench("plot short -m proc.cpu.utilization_ratio -o drawn.svg");
+  Shell drawn = Trainbench("plot short -m proc.cpu.utilization_ratio -o drawn.svg --save-spec");
   ASSERT_EQ(drawn.code, 0) << drawn.err;
   EXPECT_NE(drawn.out.find("(1 line, "), std::string::npos) << drawn.out;
+  // The saved figure names its run by its whole id, not by the name typed: it reruns the
+  // same figure when another run is later called "short".
+  std::string saved = Slurp(dir_ / "drawn.figure.json");
+  EXPECT_NE(saved.find("\"" + OnlyRun(*OpenStore()).id + "\""), std::string::npos) << saved;
 }
 
 // libpq, cairo and pango are opened only by the commands that need them: a run on a SQLite

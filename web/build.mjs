@@ -36,5 +36,6 @@ await esbuild.build({
   logLevel: "warning",
 });
 copyFileSync(join(here, "index.html"), join(out, "index.html"));
+copyFileSync(join(here, "favicon.svg"), join(out, "favicon.svg"));
 copyFileSync(join(here, "src", "style.css"), join(out, "style.css"));
 copyFileSync(join(here, "node_modules", "uplot", "dist", "uPlot.min.css"), join(out, "uPlot.min.css"));

@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "analyze/run_grids.h"
+#include "base/strings.h"
+#include "metrics/catalog.h"
 #include "metrics/names.h"
 
 namespace tb {
@@ -68,6 +70,13 @@ std::string Fmt(double v) {
   return buf;
 }
 
+// A level of `metric` as people read it: "85 %" for a ratio, "1.2 cores", "250 W".
+std::string Level(std::string_view metric, double v) {
+  std::string_view unit = MetricUnit(metric);
+  if (unit == "ratio") return Fmt(std::round(v * 1000) / 10) + " %";
+  return unit.empty() || unit == "1" ? Fmt(v) : Concat({Fmt(v), " ", unit});
+}
+
 // The analysis as it is worked out: the buckets [w0, w1) of the training window, the
 // warm-up's end, and the buckets no steady state may use.
 struct Work {
@@ -129,9 +138,10 @@ void FindWarmUpAndDepartures(const RunGrids& run, Work& w, RunAnalysis& a) {
   }
   if (w.warm == w.w1) w.warm = w.w0;  // never steady: no warm-up to speak of
   if (w.warm - w.w0 >= static_cast<size_t>(kMinSegment)) {
-    a.phases.push_back({"warm-up", BucketStart(run, w.w0), BucketStart(run, w.warm),
-                        a.activity + " reaches " + Fmt(band.level) + " after " +
-                            std::to_string(w.warm - w.w0) + " s of training"});
+    a.phases.push_back(
+        {"warm-up", BucketStart(run, w.w0), BucketStart(run, w.warm),
+         Concat({MetricTitle(a.activity), " settles at its steady ", Level(a.activity, band.level), " after ",
+                 std::to_string(w.warm - w.w0), " s of training"})});
   }
   for (size_t i = w.w0; i < w.warm; ++i) w.excluded[i] = true;
   auto cpu_grid = run.grid.find(metric::kProcCpuUtilizationRatio);
@@ -147,13 +157,18 @@ void FindWarmUpAndDepartures(const RunGrids& run, Work& w, RunAnalysis& a) {
     bool cpu_high = cpu != nullptr && !std::isnan((*cpu)[i]) && (*cpu)[i] > cpu_band.level + cpu_band.width;
     label[i] = idle ? "idle" : (v < band.level && cpu_high) ? "stall" : "dip";
   }
-  const std::string& unit = a.activity;
-  Segments(label, run, a.phases,
-           {{"idle", unit + " near 0 (steady " + Fmt(band.level) + ") while the run is alive"},
-            {"stall", unit + " below " + Fmt(band.level - band.width) +
-                          " while proc.cpu.utilization_ratio is above " +
-                          Fmt(cpu_band.level + cpu_band.width) + ": waiting for the CPU (data loading?)"},
-            {"dip", unit + " outside " + Fmt(band.level) + " +- " + Fmt(band.width)}});
+  const std::string title = MetricTitle(a.activity);
+  const std::string_view cpu_metric = metric::kProcCpuUtilizationRatio;
+  Segments(
+      label, run, a.phases,
+      {{"idle",
+        Concat({title, " near 0 while the run is alive (steady: ", Level(a.activity, band.level), ")"})},
+       {"stall", Concat({title, " below ", Level(a.activity, band.level - band.width),
+                         " while the run's CPU is above ", Level(cpu_metric, cpu_band.level + cpu_band.width),
+                         ": training waits for the CPU (data loading?)"})},
+       {"dip", Concat({title, " left its steady ", Level(a.activity, band.level), " (normally within ",
+                       Level(a.activity, band.level - band.width), " to ",
+                       Level(a.activity, band.level + band.width), ")"})}});
 }
 
 // Memory climbing: a window in which memory rises steadily by more than 5%.

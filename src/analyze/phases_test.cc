@@ -81,7 +81,10 @@ TEST(Phases, PlantedPhasesAreFoundWithTheirBoundaries) {
   ASSERT_NE(stall, nullptr);
   EXPECT_NEAR(Seconds(stall->start_ms), 350, 2);
   EXPECT_NEAR(Seconds(stall->end_ms), 380, 2);
-  EXPECT_NE(stall->detail.find("proc.cpu.utilization_ratio"), std::string::npos);
+  // Said for people: the metric's name and levels in its unit, not its key and a bare ratio.
+  EXPECT_NE(stall->detail.find("while the run's CPU is above"), std::string::npos) << stall->detail;
+  EXPECT_EQ(stall->detail.find("proc.cpu.utilization_ratio"), std::string::npos) << stall->detail;
+  EXPECT_NE(Find(a, "warm-up")->detail.find(" %"), std::string::npos) << Find(a, "warm-up")->detail;
   const Phase* climb = Find(a, "memory-climb");
   ASSERT_NE(climb, nullptr);
   EXPECT_GE(Seconds(climb->start_ms), 440);

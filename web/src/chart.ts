@@ -10,7 +10,7 @@ import { displayUnit, esc, niceTicks, plural, timeTicks, value, xLabel } from ".
 import { chartFrame, runDetails } from "./details";
 import { download } from "./download";
 import { fetchEvents, fetchLines, workloadKeys } from "./fetch_lines";
-import { figureSpec } from "./figure_spec";
+import { exportName, figureSpec } from "./figure_spec";
 import { largestOf, phaseSpans, type Line, type PhaseSpan } from "./lines";
 import { appendPoints, newBuckets, newPoints, replaceBuckets, thinLines } from "./live";
 import { drawOverlay } from "./overlay";
@@ -487,9 +487,10 @@ export class ChartPanel {
   }
 
   async export(kind: "png" | "svg" | "pdf" | "csv") {
-    const name = `trainbench-${this.state.metric.replace(/[^\w.-]+/g, "_")}`;
+    const spec = this.figureSpec();
+    const name = exportName(this.state, this.effectiveX(), (id) => this.host.run(id)?.name ?? "", spec);
     try {
-      download(`${name}.${kind}`, await api.figure(this.figureSpec(), kind));
+      download(`${name}.${kind}`, await api.figure(spec, kind));
     } catch (e) {
       this.host.message(`${this.state.metric}: ${(e as Error).message}`);
     }

@@ -35,3 +35,27 @@ export function figureSpec(
     utc_offset_min: -new Date().getTimezoneOffset(),
   };
 }
+
+// An export's file name, saying what it shows: the metric, the run (its name) or how many
+// runs or workloads, and the range when zoomed ("gpu.utilization.gpu_ratio_3-runs_120-300s").
+export function exportName(
+  s: ChartState,
+  x: XKind,
+  runName: (id: string) => string,
+  spec: Record<string, unknown>,
+): string {
+  const workloads = spec.workloads as string[];
+  const from = spec.from as number | null, to = spec.to as number | null;
+  const safe = (t: string) => t.replace(/[^\w.-]+/g, "_").replace(/^_+|_+$/g, "");
+  const shown =
+    s.grouping === "workloads"
+      ? `${workloads.length}-workload${workloads.length === 1 ? "" : "s"}`
+      : s.runs.length === 1
+        ? safe(runName(s.runs[0])) || s.runs[0].slice(0, 8)
+        : `${s.runs.length}-runs`;
+  let range = "";
+  if (from != null && to != null) {
+    range = x === "relative" ? `_${Math.round(from)}-${Math.round(to)}s` : x === "step" ? `_steps-${Math.round(from)}-${Math.round(to)}` : "_zoomed";
+  }
+  return `${safe(s.metric)}_${shown}${range}`;
+}

@@ -107,6 +107,12 @@ async function downloadOf(page, click) {
 
 test("a workload's checkbox selects its runs, which the table compares", async () => {
   const { page, context, errors } = await open();
+  // The tab has its icon (no 404 for /favicon.ico in the console).
+  const icon = await page.evaluate(async () => {
+    const href = document.querySelector('link[rel="icon"]')?.getAttribute("href");
+    return href ? (await fetch(href)).headers.get("content-type") : null;
+  });
+  assert.equal(icon, "image/svg+xml");
   const oneByOne = [];
   page.on("request", (r) => /\/api\/v1\/runs\/[0-9a-f]{32}$/.test(new URL(r.url()).pathname) && oneByOne.push(r.url()));
   await selectWorkload(page, "synth", "1");
@@ -364,7 +370,8 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   await chart.locator('[data-f="legend"]').dispatchEvent("change");
 
   const pdf = await downloadOf(page, () => chart.locator('[data-a="pdf"]').click());
-  assert.match(pdf.name, /\.pdf$/);
+  // Named for what it shows: the metric and how many runs.
+  assert.match(pdf.name, /^gpu\.utilization\.gpu_ratio_\d+-runs\.pdf$/);
   const pdfPath = join(work.dir, "chart.pdf");
   writeFileSync(pdfPath, pdf.bytes);
   const fonts = execFileSync("pdffonts", [pdfPath], { encoding: "utf8" }).split("\n").slice(2).filter(Boolean);
