@@ -2,7 +2,6 @@
 // a scratch directory, once and following a database that keeps changing.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sqlite3.h>
 
 #include <chrono>
 #include <functional>
@@ -14,6 +13,7 @@
 #include "store/store.h"
 #include "tests/helpers/cli_fixture.h"
 #include "tests/helpers/mlflow_database.h"
+#include "tests/helpers/sqlite_script.h"
 
 namespace tb {
 namespace {
@@ -21,16 +21,7 @@ namespace {
 class CliImportTest : public CliTest {
  protected:
   void Sql(const std::vector<std::string>& statements) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "mlflow.db").c_str(), &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 5000);
-    for (const std::string& s : statements) {
-      char* error = nullptr;
-      EXPECT_EQ(sqlite3_exec(db, s.c_str(), nullptr, nullptr, &error), SQLITE_OK)
-          << (error ? error : "") << s;
-      sqlite3_free(error);
-    }
-    sqlite3_close(db);
+    RunSqlite((dir_ / "mlflow.db").string(), statements);
   }
 
   // Waits up to 20 s for `done` to hold of the store.

@@ -1,7 +1,6 @@
 #include "import/mlflow_import.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -16,6 +15,7 @@
 #include "tests/helpers/mlflow_database.h"
 #include "tests/helpers/recorded_trace.h"
 #include "tests/helpers/scratch_directory.h"
+#include "tests/helpers/sqlite_script.h"
 
 namespace tb {
 namespace {
@@ -33,17 +33,7 @@ class MlflowImportTest : public ::testing::Test {
     store_ = OpenSqliteStore((scratch_.path() / "t.db").string()).value();
   }
 
-  void Sql(const std::vector<std::string>& statements) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(mlflow_.c_str(), &db), SQLITE_OK);
-    for (const std::string& s : statements) {
-      char* error = nullptr;
-      EXPECT_EQ(sqlite3_exec(db, s.c_str(), nullptr, nullptr, &error), SQLITE_OK)
-          << (error ? error : "") << s;
-      sqlite3_free(error);
-    }
-    sqlite3_close(db);
-  }
+  void Sql(const std::vector<std::string>& statements) { RunSqlite(mlflow_, statements); }
 
   // The points of one series of a run ("" when it has none such).
   std::vector<Point> Points(const std::string& run_id, const std::string& metric, const std::string& labels) {
