@@ -289,26 +289,39 @@ void FitAxes(const FigureSpec& spec, const std::vector<std::string>& units, Figu
   f.x_title = spec.x_title.value_or(XAxisTitle(spec.x, f.x_min, f.x_max, spec.utc_offset_min));
 }
 
-// Events and phases of the runs shown (on a time axis), of the first kMaxRunsMarked.
-void MarkEventsAndPhases(Store& store, const FigureSpec& spec, const std::vector<RunRecord>& runs,
+// Events of the runs shown (on a time axis), of the first kMaxRunsMarked; the phases of one.
+Status MarkEventsAndPhases(Store& store, const FigureSpec& spec, const std::vector<RunRecord>& runs,
                          Figure& f) {
-  if (spec.x == XAxis::kStep) return;
+  if (spec.x == XAxis::kStep) return Status::Ok();
   std::vector<const RunRecord*> marked;
   for (const RunRecord& r : runs) {
     if (marked.size() < kMaxRunsMarked) marked.push_back(&r);
   }
   if (spec.events) f.events = Events(store, marked, spec.x);
-  if (!spec.phases) return;
-  for (const RunRecord* r : marked) {
-    Result<RunAnalysis> a = KeptOrStoredAnalysis(store, *r);
-    if (!a.ok()) continue;
-    auto at = [&](int64_t ms) {
-      return spec.x == XAxis::kWall ? static_cast<double>(ms) : static_cast<double>(ms - r->start_ms) / 1000;
-    };
-    for (const Phase& p : a->phases) {
-      if (p.kind != "steady") f.phases.push_back({at(p.start_ms), at(p.end_ms), p.kind});
-    }
+  if (!spec.phases) return Status::Ok();
+  // Phases are one run's: shaded for several, they tint the whole figure and say nobody's.
+  const RunRecord* r = runs.size() == 1 && spec.phases_of.empty() ? &runs[0] : nullptr;
+  std::string ids;
+  for (const RunRecord& run : runs) {
+    ids += Concat({ids.empty() ? "" : ", ", run.id.substr(0, 8)});
+    if (!spec.phases_of.empty() && (run.id.rfind(spec.phases_of, 0) == 0 || run.name == spec.phases_of)) r = &run;
   }
+  if (r == nullptr) {
+    return Status::InvalidArgument(Concat(
+        {"figure: phases are one run's: ",
+         spec.phases_of.empty() ? "name the run whose phases to shade with --phases-of RUN ('phases_of')"
+                                : Concat({"'", spec.phases_of, "' is not a run of the figure"}),
+         " (its runs: ", ids, ")"}));
+  }
+  Result<RunAnalysis> a = KeptOrStoredAnalysis(store, *r);
+  if (!a.ok()) return Status::Ok();  // no analysis: nothing to shade
+  auto at = [&](int64_t ms) {
+    return spec.x == XAxis::kWall ? static_cast<double>(ms) : static_cast<double>(ms - r->start_ms) / 1000;
+  };
+  for (const Phase& p : a->phases) {
+    if (p.kind != "steady") f.phases.push_back({at(p.start_ms), at(p.end_ms), p.kind});
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -336,7 +349,7 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
   f.title = spec.title;
   f.lines = std::move(*shown);
   FitAxes(spec, c.units, f);
-  MarkEventsAndPhases(store, spec, runs, f);
+  TB_RETURN_IF_ERROR(MarkEventsAndPhases(store, spec, runs, f));
   return f;
 }
 

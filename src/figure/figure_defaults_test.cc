@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/phases.h"
 #include "figure/axis.h"
 #include "figure/figure_test_fixture.h"
 #include "figure/legend.h"
@@ -55,6 +56,51 @@ TEST_F(FigureTest, EventsOnlyWhenAskedAndTheirLabelsNeverOverprint) {
       EXPECT_TRUE(!same_row || apart) << "labels " << i << " and " << j << " overprint";
     }
   }
+}
+
+// Phases are one run's: asked for a figure of several runs, the figure says to name whose,
+// and shades that run's phases only, where its analysis found them.
+TEST_F(FigureTest, PhasesAreOneNamedRunsAndSayWhoseWhenNotNamed) {
+  // Run 1 idles from 200 s to 300 s of its 600.
+  RunRecord r = store_->FindRun(ids_[1]).value();
+  {
+    SeriesWriter w(*store_, r.id);
+    for (int s = 0; s <= 600; s += 2)
+      w.Append("gpu.power.draw_watts", "gpu=0", {kStart + s * 1000, s >= 200 && s < 300 ? 60.0 : 300.0});
+    ASSERT_TRUE(w.Close().ok());
+  }
+  FigureSpec spec;
+  spec.runs = {ids_[0], ids_[1], ids_[2]};
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.phases = true;
+  Result<Figure> unnamed = CollectFigure(*store_, *reader_, spec);
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_NE(unnamed.status().message().find("--phases-of"), std::string::npos) << unnamed.status().message();
+  for (const std::string& id : ids_)
+    EXPECT_NE(unnamed.status().message().find(id.substr(0, 8)), std::string::npos) << "names the runs";
+
+  spec.phases_of = "nobody";
+  EXPECT_NE(CollectFigure(*store_, *reader_, spec).status().message().find("'nobody' is not a run of the figure"),
+            std::string::npos);
+
+  spec.phases_of = r.name;  // by name, as by id
+  Result<Figure> named = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  std::vector<FigureSpan> expected;
+  for (const Phase& p : AnalyzeStoredRun(*store_, r).value().phases)
+    if (p.kind != "steady") expected.push_back({(p.start_ms - kStart) / 1000.0, (p.end_ms - kStart) / 1000.0, p.kind});
+  ASSERT_FALSE(expected.empty()) << "the fixture's run has phases to shade";
+  ASSERT_EQ(named->phases.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(named->phases[i].kind, expected[i].kind);
+    EXPECT_DOUBLE_EQ(named->phases[i].from, expected[i].from);
+  }
+  // A figure of one run shades its phases without naming it.
+  spec.runs = {ids_[1]};
+  spec.phases_of.clear();
+  Result<Figure> alone = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_EQ(alone->phases.size(), expected.size());
 }
 
 // On a log axis, values at or below zero cannot be drawn: the figure says how many.

@@ -53,6 +53,7 @@ struct FigureSpec {
   bool mono = false;                // black and grey with dash patterns
   bool events = false;              // event lines drawn over the data only when asked
   bool phases = false;
+  std::string phases_of;  // the run whose phases are shaded (id, prefix or name); "": the only run
   std::optional<double> y_min, y_max;  // in the units shown (percent for ratios)
   bool log_y = false;
   bool percent = true;     // ratios as percent

@@ -291,6 +291,7 @@ TEST(FigureOfLongRunsTest, ReadsTheRunsOverviewsNotEveryPoint) {
     ASSERT_TRUE(KeepAnalysisJson(*store, r, AnalysisJson(AnalyzeStoredRun(*store, r).value())).ok());
   }
   spec.phases = true;
+  spec.phases_of = ids[1];
   CountingStore shaded(*store);
   SeriesReader shaded_reader(shaded);
   ASSERT_TRUE(CollectFigure(shaded, shaded_reader, spec).ok());

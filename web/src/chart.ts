@@ -6,17 +6,19 @@ import uPlot from "uplot";
 import * as api from "./api";
 import { isRunId, type ChartState, type Grouping, type XKind } from "./state";
 import type { PlotEvent } from "./scene";
-import { displayUnit, esc, niceTicks, plural, timeTicks, value, xLabel } from "./format";
-import { chartFrame, runDetails } from "./details";
+import { displayUnit, niceTicks, timeTicks, value, xLabel } from "./format";
+import { chartFrame, countCaption, runDetails, syncXChoice } from "./details";
 import { download } from "./download";
 import { fetchEvents, fetchLines, workloadKeys } from "./fetch_lines";
 import { exportName, figureSpec } from "./figure_spec";
-import { largestOf, phaseSpans, type Line, type PhaseSpan } from "./lines";
+import { largestOf, type Line, type PhaseSpan } from "./lines";
 import { appendPoints, newBuckets, newPoints, replaceBuckets, thinLines } from "./live";
 import { drawOverlay } from "./overlay";
 import { OverviewStrip } from "./overview";
-import { keyedRange, nearestLine, uplotData, uplotSeries } from "./uplot_table";
-import { fromPlotX, toPlotX, xName, xText } from "./xaxis";
+import { keyedRange, uplotData, uplotSeries } from "./uplot_table";
+import { loadPhaseSpans, phaseOptions } from "./phase_choice";
+import { pointedAt, tooltipHtml } from "./tooltip";
+import { fromPlotX, toPlotX, xName } from "./xaxis";
 
 export interface ChartHost {
   run(id: string): api.RunInfo | undefined;
@@ -84,7 +86,14 @@ export class ChartPanel {
       if (input instanceof HTMLInputElement && input.type === "checkbox") input.checked = !!s[k];
       else input.value = s[k] == null ? "" : String(s[k]);
       input.addEventListener(input.type === "range" ? "input" : "change", () => {
+        if (k === "phasesOf") {
+          s.phasesOf = input.value; // "" : none, chosen
+          this.host.changed();
+          void this.loadPhases(this.runIds(), this.effectiveX()).then(() => this.plot?.redraw(false));
+          return;
+        }
         if (k === "grouping") s.grouping = input.value as Grouping;
+        syncXChoice(this.el, this.state);
         if (k === "x") {
           s.x = input.value as XKind;
           s.zoom = null;
@@ -122,6 +131,7 @@ export class ChartPanel {
     for (const kind of ["png", "svg", "pdf", "csv"] as const) {
       this.el.querySelector(`[data-a="${kind}"]`)!.addEventListener("click", () => this.export(kind));
     }
+    syncXChoice(this.el, this.state);
     this.body.addEventListener("keydown", (e) => this.key(e));
     this.body.addEventListener("mouseleave", () => (this.tooltip.hidden = true));
   }
@@ -137,7 +147,8 @@ export class ChartPanel {
   }
 
   private effectiveX(): XKind {
-    // Workload means align runs on the time since their start, or on the step.
+    // Workload means align runs on the time since their start, or on the step (a view saved
+    // with wall time opens so too).
     return this.state.grouping === "runs" || this.state.x !== "wall" ? this.state.x : "relative";
   }
 
@@ -159,14 +170,8 @@ export class ChartPanel {
     return this.state.runs.filter(isRunId);
   }
 
-  // "2 runs of exp/w (3 selected), 900 points shown": the runs drawn, which are fewer than
-  // those selected when some have no series of the chart's metric.
   private showCount(selected: number) {
-    const points = this.lines.reduce((n, l) => n + l.x.length, 0);
-    const runs = this.lines.flatMap((l) => (l.run !== undefined ? [l.run] : (l.members ?? "").split(",")));
-    const drawn = new Set(runs.filter((r) => r !== "")).size;
-    const fewer = drawn < selected ? ` (${selected} selected)` : "";
-    this.info.textContent = `${plural(drawn, "run")}${this.shared}${fewer}, ${points.toLocaleString()} points shown`;
+    this.info.textContent = countCaption(this.lines, this.shared, selected);
   }
 
   // Fetches the data for the chart's runs (the zoomed range when `zoomed`) and draws.
@@ -219,16 +224,16 @@ export class ChartPanel {
     }
   }
 
-  // The runs' phases (warm-up, idle, stalls, ...) as shaded spans; the steady state is not shaded.
+  // One run's phases (warm-up, idle, stalls, ...) as shaded spans, and the list to choose whose.
   private async loadPhases(runs: string[], x: XKind) {
-    this.phases = [];
-    if (x === "step" || this.state.grouping === "workloads") return;
-    const shown = runs.slice(0, 12);
-    const all = await Promise.all(shown.map((id) => api.phasesOf(id).catch(() => [] as api.PhaseInfo[])));
-    all.forEach((phases, i) => {
-      this.runPhases.set(shown[i], phases);
-      this.phases.push(...phaseSpans(shown[i], this.host.run(shown[i])?.start_ms, phases, x));
-    });
+    const list = this.el.querySelector<HTMLSelectElement>('[data-k="phasesOf"]')!;
+    const chosen = await loadPhaseSpans(this.state, runs, x, (id) => this.host.run(id)?.start_ms);
+    this.phases = chosen.spans;
+    if (chosen.run) this.runPhases.set(chosen.run, chosen.phases);
+    list.innerHTML = phaseOptions(this.state, this.lines, runs);
+    list.disabled = this.state.grouping === "workloads" || x === "step";
+    this.el.dataset.phasesOf = chosen.run ?? "";
+    this.el.dataset.phases = String(this.phases.length);
   }
 
   private async loadEvents(runs: string[], x: XKind) {
@@ -363,7 +368,7 @@ export class ChartPanel {
       series.forEach((sr, i) => {
         if (sr.stroke === "transparent" && rows[i]) rows[i].style.display = "none";
       });
-      u.over.addEventListener("click", () => this.showDetails());
+      u.over.addEventListener("click", () => void this.showDetails());
       u.over.addEventListener("dblclick", () => this.resetZoom());
       this.overviewTimer = window.setTimeout(() => {
         init();
@@ -447,26 +452,23 @@ export class ChartPanel {
   }
 
   private hover(u: uPlot) {
-    const n = nearestLine(u, this.seriesLines);
-    if (!n) {
-      this.tooltip.hidden = true;
-      return;
-    }
-    const x = xText(this.effectiveX(), fromPlotX(this.effectiveX(), n.x));
-    const behind = n.line.n ? n.line.n[n.line.x.indexOf(fromPlotX(this.effectiveX(), n.x))] : undefined;
-    this.tooltip.innerHTML = `<b>${esc(n.line.name)}</b><br>${esc(value(n.value))}${this.unit ? " " + esc(this.unit) : ""} at ${esc(x)}${behind ? `<br>mean of ${plural(behind, "run")} here` : ""}${n.line.run ? "<br><i>click for the run's details</i>" : ""}`;
-    this.tooltip.hidden = false;
+    const p = pointedAt(u, this.seriesLines);
+    this.tooltip.hidden = !p;
+    if (!p) return;
+    this.tooltip.innerHTML = tooltipHtml(p, this.effectiveX(), this.unit);
     this.tooltip.style.left = `${Math.min((u.cursor.left ?? 0) + 70, u.width - 180)}px`;
     this.tooltip.style.top = `${(u.cursor.top ?? 0) + 40}px`;
   }
 
-  private showDetails() {
+  private async showDetails() {
     if (!this.plot) return;
-    const n = nearestLine(this.plot, this.seriesLines);
-    const r = n?.line.run ? this.host.run(n.line.run) : undefined;
+    const run = pointedAt(this.plot, this.seriesLines)?.line.run;
+    const r = run ? this.host.run(run) : undefined;
     this.details.hidden = !r;
     if (!r) return;
-    this.details.innerHTML = runDetails(r, this.runPhases.get(r.id) ?? []);
+    const phases = this.runPhases.get(r.id) ?? (await api.phasesOf(r.id).catch(() => [] as api.PhaseInfo[]));
+    this.runPhases.set(r.id, phases);
+    this.details.innerHTML = runDetails(r, phases);
     this.details.querySelector(".close")!.addEventListener("click", () => (this.details.hidden = true));
   }
 
@@ -483,7 +485,7 @@ export class ChartPanel {
     const from = u?.scales.x.min != null && s.zoom ? fromPlotX(x, u.scales.x.min) : undefined;
     const to = u?.scales.x.max != null && s.zoom ? fromPlotX(x, u.scales.x.max) : undefined;
     const workloads = s.grouping === "runs" ? [] : workloadKeys(s.runs, (id) => this.host.run(id));
-    return figureSpec(s, x, workloads, from, to);
+    return figureSpec(s, x, workloads, from, to, this.el.dataset.phasesOf || undefined);
   }
 
   async export(kind: "png" | "svg" | "pdf" | "csv") {

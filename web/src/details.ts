@@ -2,7 +2,8 @@
 // when the run's line is clicked (what ran, with which params and devices, for how long,
 // and the phases trainbench found in it).
 import type * as api from "./api";
-import { clock, esc } from "./format";
+import { clock, esc, plural } from "./format";
+import type { Line } from "./lines";
 import type { ChartState } from "./state";
 
 // The label sets a metric has (one per GPU, per listener): "every series" or one of them.
@@ -38,14 +39,15 @@ export function chartFrame(state: ChartState, title = "", labels: string[] = [])
       <div class="chart-tools">
         <button data-a="selection" type="button" title="Show the runs selected in the sidebar">Use selection</button>
         <button data-a="reset" type="button">Reset zoom</button>
+        <label title="Shade one run's phases (start-up, warm-up, idle, stalls) on the chart">Phases of <select data-k="phasesOf" aria-label="Phases of run"><option value="">none</option></select></label>
         <span class="spacer"></span>
         <details class="figure-look"><summary>Figure</summary>
           <label>Width <input data-f="width" type="text" size="6" aria-label="Figure width" title="3.3in (one column), 7in (a page), 8.4cm, 240pt"></label>
           <label>Font <input data-f="font" type="number" min="4" max="48" step="0.5" class="narrow" aria-label="Font size in points"> pt</label>
           <label>Legend <input data-f="legend" type="text" size="14" placeholder="{batch-size}" aria-label="Legend names" title="Names from params and fields: {batch-size}, {name}, {letter}, {workload}"></label>
-          <label><input data-f="noLegend" type="checkbox"> No legend</label>
-          <label><input data-f="events" type="checkbox"> Events</label>
-          <label><input data-f="phases" type="checkbox"> Phases</label>
+          <label title="The exported figure without its legend"><input data-f="noLegend" type="checkbox"> Leave the legend out</label>
+          <label title="Dashed lines at the runs' events (epochs, signals) in the exported figure"><input data-f="events" type="checkbox"> Mark events</label>
+          <label title="Shade the phases of the run chosen in 'Phases of' in the exported figure"><input data-f="phases" type="checkbox"> Shade phases</label>
         </details>
         <button data-a="png" type="button">PNG</button><button data-a="svg" type="button">SVG</button>
         <button data-a="pdf" type="button">PDF</button><button data-a="csv" type="button">CSV</button>
@@ -68,4 +70,29 @@ export function runDetails(r: api.RunInfo, phases: api.PhaseInfo[]): string {
     <ul class="phases">${phases
       .map((p) => `<li><b>${esc(p.kind)}</b> ${since(p.start_ms)}-${since(p.end_ms)}: ${esc(p.detail)}</li>`)
       .join("")}</ul>`;
+}
+
+// Wall time is a run's own: workload means align their runs on the time since each started
+// (or the step), so the x choice is off for them, and says why.
+export function syncXChoice(root: HTMLElement, s: ChartState) {
+  const select = root.querySelector<HTMLSelectElement>('[data-k="x"]')!;
+  const wall = select.querySelector<HTMLOptionElement>('option[value="wall"]')!;
+  wall.disabled = s.grouping !== "runs";
+  wall.title = wall.disabled ? "Workload means align runs on the time since each started: wall time is for single runs" : "";
+  wall.textContent = wall.disabled ? "wall time (single runs only)" : "wall time";
+  if (wall.disabled && s.x === "wall") {
+    s.x = "relative";
+    s.zoom = null;
+  }
+  select.value = s.x;
+}
+
+// "2 runs of exp/w (3 selected), 900 points shown": the runs drawn, which are fewer than
+// those selected when some have no series of the chart's metric.
+export function countCaption(lines: Line[], shared: string, selected: number): string {
+  const points = lines.reduce((n, l) => n + l.x.length, 0);
+  const runs = lines.flatMap((l) => (l.run !== undefined ? [l.run] : (l.members ?? "").split(",")));
+  const drawn = new Set(runs.filter((r) => r !== "")).size;
+  const fewer = drawn < selected ? ` (${selected} selected)` : "";
+  return `${plural(drawn, "run")}${shared}${fewer}, ${points.toLocaleString()} points shown`;
 }

@@ -10,6 +10,7 @@ export function figureSpec(
   workloads: string[],
   from: number | undefined,
   to: number | undefined,
+  phasesOf?: string, // the run whose phases the chart shades
 ): Record<string, unknown> {
   return {
     runs: s.grouping === "workloads" ? [] : s.runs,
@@ -28,7 +29,8 @@ export function figureSpec(
     hidden: s.hidden,
     mono: s.mono,
     events: s.figure.events,
-    phases: s.figure.phases,
+    phases: s.figure.phases && !!phasesOf,
+    phases_of: phasesOf ?? "",
     y_min: s.yMin,
     y_max: s.yMax,
     log_y: s.logY,

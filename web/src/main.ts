@@ -246,6 +246,7 @@ class App implements ChartHost {
       yMin: null,
       yMax: null,
       figure: defaultFigure(),
+      phasesOf: null,
     };
     performance.mark("chart-add");
     const width = this.plotWidth(); // before the page changes: read from the current layout

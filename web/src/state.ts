@@ -23,6 +23,7 @@ export interface ChartState {
   yMin: number | null; // in the units shown (percent for ratios)
   yMax: number | null;
   figure: FigureLook; // how the exports look
+  phasesOf: string | null; // the run whose phases are shaded: "" none, null the chart's only run
 }
 
 // The exported figure's look (the server draws it: figure/figure_spec.h).
@@ -80,6 +81,7 @@ export function parseView(text: string): ViewState {
       yMin: typeof c.yMin === "number" && Number.isFinite(c.yMin) ? c.yMin : null,
       yMax: typeof c.yMax === "number" && Number.isFinite(c.yMax) ? c.yMax : null,
       figure: parseFigure(c.figure),
+      phasesOf: c.phasesOf === "" || isRunId(c.phasesOf) ? c.phasesOf : null,
     });
   }
   return view;

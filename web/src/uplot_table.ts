@@ -57,28 +57,6 @@ export function uplotSeries(lines: Line[], state: ChartState, x: XKind, forOverv
   return { series, bands, owners };
 }
 
-// The nearest line at the cursor, for the tooltip and the details (`seriesLines`: the line
-// each series draws, as uplotSeries gives them).
-export function nearestLine(u: uPlot, seriesLines: (Line | undefined)[]): { line: Line; value: number; x: number } | null {
-  const idx = u.cursor.idx;
-  const top = u.cursor.top;
-  if (idx == null || top == null || top < 0) return null;
-  let best: { line: Line; value: number; x: number } | null = null;
-  let bestDist = Infinity;
-  seriesLines.forEach((line, si) => {
-    // A line's own series, not its band's bounds.
-    if (!line || seriesLines[si - 1] === line) return;
-    const v = u.data[si]?.[idx];
-    if (!u.series[si].show || v == null) return;
-    const dist = Math.abs(u.valToPos(v, "y") - top);
-    if (dist < bestDist) {
-      bestDist = dist;
-      best = { line, value: v, x: u.data[0][idx] };
-    }
-  });
-  return best;
-}
-
 // The x range a key moves the plot's [min, max] to: + or = zooms in, - out, the arrows pan
 // by a fifth; undefined for any other key.
 export function keyedRange(key: string, min: number, max: number): [number, number] | undefined {

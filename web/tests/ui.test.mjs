@@ -242,8 +242,18 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   const mixed = await named();
   assert.equal(mixed.filter((n) => /^1 0[AB]-$/.test(n)).length, 2, mixed.join(" | "));
   assert.equal(mixed.filter((n) => /^2 0[AB]-$/.test(n)).length, 2, mixed.join(" | "));
+  // Phases are one run's: a chart of 4 runs shades none until one is chosen, by its legend name.
+  const phaseList = util.locator('[data-k="phasesOf"]');
+  await page.waitForFunction(() => document.querySelector("section.chart").querySelectorAll('[data-k="phasesOf"] option').length === 5);
+  assert.equal(await util.getAttribute("data-phases"), "0");
+  const idleRun = ids.synth["2"][0];
+  const idleName = await phaseList.locator(`option[value="${idleRun}"]`).innerText();
+  assert.ok(mixed.includes(idleName), `${idleName} among ${mixed.join(" | ")}`);
+  await phaseList.selectOption(idleRun);
   // Run 0A of workload 2 has an idle gap: shaded on the chart, found where it was planted.
   await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.phases) >= 1);
+  assert.equal(await util.getAttribute("data-phases-of"), idleRun);
+  assert.equal((await view(page)).charts[0].phasesOf, idleRun);
   // The runs' epochs are marked (one marker where runs had one at the same second), their
   // events asked in one request, not one a run.
   const events = await page.evaluate((runs) => fetch(`/api/v1/events?runs=${runs.join(",")}`).then((r) => r.json()), [...ids.synth["1"], ...ids.synth["2"]]);
@@ -260,6 +270,10 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await page.screenshot({ path: join(out, "phases.png"), fullPage: true });
   await util.locator('[data-k="grouping"]').selectOption("workloads");
   await page.waitForFunction(() => document.querySelector("section.chart .u-legend").textContent.includes("mean"));
+  // Wall time cannot align a workload's runs: offered only for single runs, and says so.
+  assert.equal(await util.locator('[data-k="x"] option[value="wall"]').isDisabled(), true);
+  assert.match(await util.locator('[data-k="x"] option[value="wall"]').innerText(), /single runs only/);
+  await page.waitForFunction(() => document.querySelector('section.chart [data-k="phasesOf"]').disabled);
   assert.equal(await util.getAttribute("data-series"), "2");
   const legend = await util.locator(".u-legend").innerText();
   assert.ok(legend.includes("workload 1, mean of 2 runs") && legend.includes("workload 2, mean of 2 runs"), legend);
