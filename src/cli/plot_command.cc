@@ -171,7 +171,8 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_flag("--mono", pa->mono, "Black and grey lines with dash patterns, for print");
   plot->add_flag("--events", pa->events, "Mark the runs' events (epochs, signals) with labelled lines");
   plot->add_flag("--no-events", pa->no_events, "No event lines (the default; overrides a figure file's)");
-  plot->add_flag("--phases", pa->phases, "Shade the run's phases (warm-up, idle, stalls): a figure of one run");
+  plot->add_flag("--phases", pa->phases,
+                 "Shade the run's phases (warm-up, idle, stalls): a figure of one run");
   plot->add_option("--phases-of", pa->phases_of, "Shade the phases of this run of the figure (id or name)");
   plot->add_flag("--no-legend", pa->no_legend, "Leave out the legend");
   plot->add_flag("--ratio", pa->ratio, "Show ratios as 0-1 instead of percent");

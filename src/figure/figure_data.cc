@@ -291,7 +291,7 @@ void FitAxes(const FigureSpec& spec, const std::vector<std::string>& units, Figu
 
 // Events of the runs shown (on a time axis), of the first kMaxRunsMarked; the phases of one.
 Status MarkEventsAndPhases(Store& store, const FigureSpec& spec, const std::vector<RunRecord>& runs,
-                         Figure& f) {
+                           Figure& f) {
   if (spec.x == XAxis::kStep) return Status::Ok();
   std::vector<const RunRecord*> marked;
   for (const RunRecord& r : runs) {
@@ -304,7 +304,8 @@ Status MarkEventsAndPhases(Store& store, const FigureSpec& spec, const std::vect
   std::string ids;
   for (const RunRecord& run : runs) {
     ids += Concat({ids.empty() ? "" : ", ", run.id.substr(0, 8)});
-    if (!spec.phases_of.empty() && (run.id.rfind(spec.phases_of, 0) == 0 || run.name == spec.phases_of)) r = &run;
+    if (!spec.phases_of.empty() && (run.id.rfind(spec.phases_of, 0) == 0 || run.name == spec.phases_of))
+      r = &run;
   }
   if (r == nullptr) {
     return Status::InvalidArgument(Concat(

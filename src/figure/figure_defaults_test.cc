@@ -80,15 +80,17 @@ TEST_F(FigureTest, PhasesAreOneNamedRunsAndSayWhoseWhenNotNamed) {
     EXPECT_NE(unnamed.status().message().find(id.substr(0, 8)), std::string::npos) << "names the runs";
 
   spec.phases_of = "nobody";
-  EXPECT_NE(CollectFigure(*store_, *reader_, spec).status().message().find("'nobody' is not a run of the figure"),
-            std::string::npos);
+  EXPECT_NE(
+      CollectFigure(*store_, *reader_, spec).status().message().find("'nobody' is not a run of the figure"),
+      std::string::npos);
 
   spec.phases_of = r.name;  // by name, as by id
   Result<Figure> named = CollectFigure(*store_, *reader_, spec);
   ASSERT_TRUE(named.ok()) << named.status().message();
   std::vector<FigureSpan> expected;
   for (const Phase& p : AnalyzeStoredRun(*store_, r).value().phases)
-    if (p.kind != "steady") expected.push_back({(p.start_ms - kStart) / 1000.0, (p.end_ms - kStart) / 1000.0, p.kind});
+    if (p.kind != "steady")
+      expected.push_back({(p.start_ms - kStart) / 1000.0, (p.end_ms - kStart) / 1000.0, p.kind});
   ASSERT_FALSE(expected.empty()) << "the fixture's run has phases to shade";
   ASSERT_EQ(named->phases.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
