@@ -153,7 +153,8 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("--x", pa->x, "x axis: relative (time since start, default), wall or step");
   plot->add_option("--from", pa->from, "x range start (seconds, Unix ms or step)");
   plot->add_option("--to", pa->to, "x range end");
-  plot->add_option("--smooth", pa->smoothing, "Exponential moving average weight, 0-99 (as on screen)");
+  plot->add_option("--smooth", pa->smoothing,
+                   "Smoothing 0-99: moving average weighted by time, raw values faint (as on screen)");
   plot->add_option("--width", pa->width, "Figure width: 3.3in (default), 8.4cm, 85mm, 240pt");
   plot->add_option("--height", pa->height,
                    "Figure height (default: 0.62 of the width, taller for a legend of many lines)");

@@ -19,6 +19,7 @@ struct FigureLine {
   std::string run_id;          // "" for a workload mean
   size_t style = 0;            // colour and dash: the line's place among all lines, hidden or not
   std::vector<double> x, y;    // y in the units shown; NaN: a gap
+  std::vector<double> raw;     // when smoothed: y before smoothing (drawn faint behind it)
   std::vector<double> lo, hi;  // a workload's min-max band (NaN where fewer than two runs)
   std::vector<int> runs;       // a workload mean: how many runs stand behind each point
 };

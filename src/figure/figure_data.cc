@@ -22,18 +22,36 @@ namespace {
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMaxRunsMarked = 12;  // events and phases of at most this many runs
 
-// An exponential moving average as the screen draws it (TensorBoard's: debiased, gaps kept).
-void Smooth(std::vector<double>& y, int weight) {
+// Smoothing as the screen draws it (web/src/lines.ts): an exponential moving average,
+// debiased at the start (TensorBoard's), gaps kept, and weighted by time: a point `dx` after
+// the one before keeps weight^(dx / step) of the average, so a loss logged every 10 s among
+// GPU samples every 0.5 s is not dragged behind its own values. `step`: smoothingStep below.
+void Smooth(const std::vector<double>& x, std::vector<double>& y, int weight, double step) {
   if (weight <= 0) return;
-  double w = weight / 100.0, last = 0, debias = 0;
-  bool started = false;
-  for (double& v : y) {
+  double w = weight / 100.0, last = 0, debias = 0, prev = kNan;
+  for (size_t i = 0; i < y.size(); ++i) {
+    double& v = y[i];
     if (!std::isfinite(v)) continue;
-    last = started ? last * w + (1 - w) * v : v * (1 - w);
-    started = true;
-    debias = debias * w + (1 - w);
+    double keep = std::isfinite(prev) && step > 0 ? std::pow(w, (x[i] - prev) / step) : w;
+    prev = x[i];
+    last = last * keep + (1 - keep) * v;
+    debias = debias * keep + (1 - keep);
     v = last / debias;
   }
+}
+
+// One step of smoothing on x: the lines' x span over their densest line's points, at most
+// 400 of them (the fewest points a chart draws a line with, so screen and export agree).
+double SmoothingStep(const std::vector<FigureLine>& lines) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  size_t densest = 0;
+  for (const FigureLine& l : lines) {
+    if (l.x.empty()) continue;
+    lo = std::min(lo, l.x.front());
+    hi = std::max(hi, l.x.back());
+    densest = std::max(densest, l.x.size());
+  }
+  return densest > 1 && hi > lo ? (hi - lo) / static_cast<double>(std::min<size_t>(densest, 400)) : 0;
 }
 
 std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>& runs, XAxis axis) {
@@ -278,11 +296,13 @@ void FitAxes(const FigureSpec& spec, const std::vector<std::string>& units, Figu
   f.x_max = std::isfinite(to) ? to : x1;
   if (f.x_max <= f.x_min) f.x_max = f.x_min + 1;
   DisplayUnit display = ChooseDisplayUnit(units.empty() ? "" : units[0], largest, spec.percent);
+  double step = SmoothingStep(f.lines);
   for (FigureLine& l : f.lines) {
     for (std::vector<double>* v : {&l.y, &l.lo, &l.hi}) {
       for (double& y : *v) y *= display.factor;
     }
-    Smooth(l.y, spec.smoothing);
+    if (spec.smoothing > 0) l.raw = l.y;  // drawn faint behind the smoothed line
+    Smooth(l.x, l.y, spec.smoothing, step);
   }
   f.unit = display.unit;
   f.y_title = spec.y_title.value_or(AxisTitle(MetricTitle(spec.metric), display.unit));

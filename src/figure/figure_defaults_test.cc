@@ -105,6 +105,38 @@ TEST_F(FigureTest, PhasesAreOneNamedRunsAndSayWhoseWhenNotNamed) {
   EXPECT_EQ(alone->phases.size(), expected.size());
 }
 
+// Smoothing is weighted by time, as on screen: a loss logged every 60 s in a figure with a
+// run sampled every second follows its own values; its unsmoothed values stay, faint.
+TEST_F(FigureTest, SmoothingByTimeKeepsASparseLineOnItsValuesAndItsRawValuesFaint) {
+  std::string dense = AddRun("dense", "d", "train.loss", "", 600, 1000);
+  RunRecord r;
+  r.id = NewRunId();
+  r.experiment = "paper";
+  r.name = "sparse";
+  r.start_ms = kStart;
+  ASSERT_TRUE(store_->CreateRun(r).ok());
+  SeriesWriter w(*store_, r.id);
+  for (int i = 1; i <= 10; ++i) w.Append("train.loss", "", {kStart + i * 60000, 2.0 - 0.197 * i});
+  ASSERT_TRUE(w.Close().ok());
+  FigureSpec spec;
+  spec.runs = {dense, r.id};
+  spec.metric = "train.loss";
+  spec.smoothing = 90;
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  const FigureLine& sparse = f->lines[1];
+  ASSERT_EQ(sparse.y.size(), 10u);
+  EXPECT_LT(sparse.y.back(), sparse.raw[8]) << "below the value logged before it: " << sparse.y.back();
+  EXPECT_NEAR(sparse.y.back(), 0.03, 0.01);
+  EXPECT_NEAR(sparse.raw.back(), 0.03, 1e-9) << "its own values kept";
+  spec.smoothing = 0;
+  EXPECT_TRUE(CollectFigure(*store_, *reader_, spec)->lines[1].raw.empty()) << "nothing faint unsmoothed";
+  spec.smoothing = 90;
+  std::ifstream in(Draw(spec, FigureFormat::kSvg, "smooth.svg"));
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find("stroke=\"#bcd6e9\""), std::string::npos) << "the first line's colour, faint";
+}
+
 // On a log axis, values at or below zero cannot be drawn: the figure says how many.
 TEST_F(FigureTest, ALogAxisSaysWhatItCannotDraw) {
   FigureSpec spec;

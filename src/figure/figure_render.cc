@@ -225,6 +225,16 @@ double LineWidth(const FigureLine& l, const FigureSpec& spec) {
 
 void DrawLines(Painter& p, const Figure& fig, const FigureSpec& spec, const Plot& plot) {
   auto at = [&](double x, double y) { return plot.At(x, y); };
+  // A smoothed line's own values, faint behind every smoothed line (a blend toward the white
+  // page rather than transparency, which every format draws alike).
+  for (const FigureLine& l : fig.lines) {
+    if (l.raw.empty()) continue;
+    LineStyle st = StyleOf(l.style, spec.mono);
+    Rgb faint{st.r + (1 - st.r) * 0.7, st.g + (1 - st.g) * 0.7, st.b + (1 - st.b) * 0.7};
+    for (const std::vector<Pt>& seg : Segments(l.x, l.raw, at)) {
+      if (seg.size() > 1) p.Polyline(seg, faint, spec.line_pt * 0.6, {});
+    }
+  }
   for (const FigureLine& l : fig.lines) {
     LineStyle st = StyleOf(l.style, spec.mono);
     double w = LineWidth(l, spec);

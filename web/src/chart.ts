@@ -365,8 +365,8 @@ export class ChartPanel {
       this.body.appendChild(u.root);
       // A band's bounds are series to uPlot, but not legend entries.
       const rows = u.root.querySelectorAll<HTMLElement>(".u-legend .u-series");
-      series.forEach((sr, i) => {
-        if (sr.stroke === "transparent" && rows[i]) rows[i].style.display = "none";
+      series.forEach((_sr, i) => {
+        if (i > 0 && owners[i] === owners[i - 1] && rows[i]) rows[i].style.display = "none";
       });
       u.over.addEventListener("click", () => void this.showDetails());
       u.over.addEventListener("dblclick", () => this.resetZoom());
@@ -442,11 +442,9 @@ export class ChartPanel {
     if (shown) hidden.delete(line.key);
     else hidden.add(line.key);
     this.state.hidden = [...hidden];
-    // A workload's band follows its mean.
-    if (line.band) {
-      for (let i = idx + 1; i <= idx + 2 && i < u.series.length; i++) {
-        if (u.series[i].show !== shown) u.setSeries(i, { show: shown });
-      }
+    // A workload's band, and a smoothed line's faint values, follow the line.
+    for (let i = idx + 1; i < u.series.length && this.seriesLines[i] === line; i++) {
+      if (u.series[i].show !== shown) u.setSeries(i, { show: shown });
     }
     this.host.changed();
   }

@@ -30,23 +30,45 @@ export interface LineLook {
   smoothing: number; // 0-99: the weight of an exponential moving average
   width: number;
   mono: boolean;
+  hidden?: string[]; // keys of the lines switched off (they do not set the smoothing's step)
 }
 
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
 const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [14, 5], [4, 4], [1, 4], [16, 4, 4, 4]];
 
-// An exponential moving average as TensorBoard's: debiased at the start, gaps kept.
-export function ema(y: (number | null)[], weight: number): (number | null)[] {
+// Smoothing: an exponential moving average, debiased at the start (TensorBoard's), gaps
+// kept, and weighted by time: a point `dx` after the one before keeps weight^(dx / step) of
+// the average, so a loss logged every 10 s among GPU samples every 0.5 s does not lag its
+// own values. The figure renderer smooths the same way (src/figure/figure_data.cc).
+export function ema(x: number[], y: (number | null)[], weight: number, step: number): (number | null)[] {
   if (weight <= 0) return y;
   const w = weight / 100;
-  let last: number | null = null;
+  let last = 0;
   let debias = 0;
-  return y.map((v) => {
+  let prev = NaN;
+  return y.map((v, i) => {
     if (v === null || !Number.isFinite(v)) return v;
-    last = last === null ? v * (1 - w) : last * w + (1 - w) * v;
-    debias = debias * w + (1 - w);
+    const keep = Number.isFinite(prev) && step > 0 ? Math.pow(w, (x[i] - prev) / step) : w;
+    prev = x[i];
+    last = last * keep + (1 - keep) * v;
+    debias = debias * keep + (1 - keep);
     return last / debias;
   });
+}
+
+// One step of smoothing on x: the shown lines' x span over their densest line's points, at
+// most 400 of them (the fewest a chart draws a line with, so the screen and the exports agree).
+export function smoothingStep(lines: Line[]): number {
+  let lo = Infinity;
+  let hi = -Infinity;
+  let densest = 0;
+  for (const l of lines) {
+    if (!l.x.length) continue;
+    lo = Math.min(lo, l.x[0]);
+    hi = Math.max(hi, l.x[l.x.length - 1]);
+    densest = Math.max(densest, l.x.length);
+  }
+  return densest > 1 && hi > lo ? (hi - lo) / Math.min(densest, 400) : 0;
 }
 
 // The i-th line's colour and dash: a palette, or black and grey dashes in monochrome.
@@ -73,13 +95,16 @@ export function styleLines(lines: Line[], runs: string[], workloads: string[]): 
 }
 
 // What is drawn: smoothed lines and bands, in the chart's styles.
+// A smoothed line keeps its own values (`raw`), drawn faint behind it.
 export function plotted(lines: Line[], look: LineLook): { series: PlotSeries[]; bands: PlotBand[] } {
   const series: PlotSeries[] = [];
   const bands: PlotBand[] = [];
+  const step = look.smoothing > 0 ? smoothingStep(lines.filter((l) => !look.hidden?.includes(l.key))) : 0;
   lines.forEach((l, i) => {
     const st = lineStyle(l.style ?? i, look.mono);
     const width = l.band ? look.width + 1 : look.width;
-    series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y: ema(l.y, look.smoothing) });
+    const y = ema(l.x, l.y, look.smoothing, step);
+    series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y, raw: y === l.y ? undefined : l.y });
     if (l.band) bands.push({ name: l.name.replace(" mean", " min-max"), color: st.color, x: l.x, lo: l.band.lo, hi: l.band.hi });
   });
   return { series, bands };

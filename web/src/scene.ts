@@ -8,6 +8,7 @@ export interface PlotSeries {
   width: number;
   x: number[];
   y: (number | null | undefined)[];
+  raw?: (number | null | undefined)[]; // when smoothed: the values before smoothing
 }
 
 export interface PlotBand {

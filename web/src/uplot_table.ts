@@ -7,7 +7,8 @@ import { lineStyle, plotted, type Line } from "./lines";
 import { straightLines } from "./paths";
 import { toPlotX, xName } from "./xaxis";
 
-// The series, the bands between a mean's bounds, and which line each series draws ([0]: x).
+// The series, the bands between a mean's bounds, and which line each series draws ([0]: x);
+// a line's band bounds and faint unsmoothed values follow its own series, with its owner.
 export interface UplotSeries {
   series: uPlot.Series[];
   bands: uPlot.Band[];
@@ -16,9 +17,12 @@ export interface UplotSeries {
 
 export function uplotData(lines: Line[], state: ChartState, x: XKind): uPlot.AlignedData {
   const { series } = plotted(lines, state);
+  // Per line: its values, its band's bounds, its own values when smoothed (as uplotSeries).
   const tables: uPlot.AlignedData[] = series.map((s, i) => {
     const b = lines[i].band;
-    return (b ? [s.x, s.y, b.hi, b.lo] : [s.x, s.y]) as uPlot.AlignedData;
+    const columns = b ? [s.x, s.y, b.hi, b.lo] : [s.x, s.y];
+    if (s.raw) columns.push(s.raw);
+    return columns as uPlot.AlignedData;
   });
   if (!tables.length) return [[]];
   const data = (tables.length === 1 ? tables[0] : uPlot.join(tables)) as (number | null | undefined)[][];
@@ -52,6 +56,10 @@ export function uplotSeries(lines: Line[], state: ChartState, x: XKind, forOverv
       series.push({ label: l.name + " min", stroke: "transparent", show: shown, points: { show: false } });
       owners.push(l, l);
       bands.push({ series: [hi, hi + 1], fill: st.color + "2e" });
+    }
+    if (state.smoothing > 0) {
+      series.push({ label: l.name + " unsmoothed", stroke: st.color + "40", width: 1, show: shown, spanGaps: false, points: { show: false }, paths: straightLines });
+      owners.push(l);
     }
   });
   return { series, bands, owners };

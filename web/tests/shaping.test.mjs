@@ -30,12 +30,32 @@ test("CSV fields with commas, quotes or line breaks are quoted as spreadsheets e
 
 test("smoothing keeps gaps and starts at the first value", async () => {
   const { ema } = await load("lines.ts");
-  assert.deepEqual(ema([1, 2, 3], 0), [1, 2, 3]);
-  const s = ema([10, null, 10, 20], 50);
+  assert.deepEqual(ema([0, 1, 2], [1, 2, 3], 0, 1), [1, 2, 3]);
+  const s = ema([0, 1, 2, 3], [10, null, 10, 20], 50, 1);
   assert.equal(s[0], 10); // debiased: no pull towards zero
   assert.equal(s[1], null);
   assert.equal(s[2], 10);
   assert.ok(s[3] > 10 && s[3] < 20);
+});
+
+test("smoothing is weighted by time: a sparse loss among dense samples does not lag its own values", async () => {
+  const { ema, plotted, smoothingStep } = await load("lines.ts");
+  // GPU power every 0.5 s for 100 s; a loss from 2 down to 0.03, logged every 10 s.
+  const gx = Array.from({ length: 201 }, (_, i) => i / 2);
+  const gpu = { key: "g", name: "gpu", x: gx, y: gx.map(() => 300) };
+  const lx = Array.from({ length: 10 }, (_, i) => (i + 1) * 10);
+  const loss = { key: "l", name: "loss", x: lx, y: lx.map((t) => 2 - (1.97 * t) / 100) };
+  const step = smoothingStep([gpu, loss]);
+  assert.ok(Math.abs(step - 0.5) < 0.01, String(step));
+  const look = { smoothing: 90, width: 1, mono: false };
+  const [, smooth] = plotted([gpu, loss], look).series;
+  // Its last value (0.03 at 100 s) reads below the value logged before it (0.227 at 90 s),
+  // not dragged back above it as a smoothing by points drags it (0.75).
+  assert.ok(smooth.y[9] < 0.07, String(smooth.y[9]));
+  assert.ok(ema(lx, loss.y, 90, 10)[9] > 0.5, "by points it lags");
+  // Its own values stay behind it, faint.
+  assert.deepEqual(smooth.raw, loss.y);
+  assert.equal(plotted([gpu, loss], { ...look, smoothing: 0 }).series[1].raw, undefined);
 });
 
 test("an event several runs had at the same second is one marker, named by run when not all had it", async () => {
