@@ -455,6 +455,13 @@ test("the overview strip: each line of a few runs, the envelope of many, and the
     assert.ok(check.compared > 100, JSON.stringify(check));
     assert.equal(check.series, 3, "x, highest, lowest");
     assert.equal(check.lines, 12);
+    // The legend box shows all 13 entries (x and 12 runs) whole: none cut, none scrolled away.
+    const legend = await chart.evaluate((el) => {
+      const box = el.querySelector(".u-legend").getBoundingClientRect();
+      const entries = [...el.querySelectorAll(".u-legend tr")].filter((r) => r.style.display !== "none").map((r) => r.getBoundingClientRect());
+      return { entries: entries.length, inside: entries.filter((e) => e.top >= box.top - 0.5 && e.bottom <= box.bottom + 0.5).length };
+    });
+    assert.deepEqual(legend, { entries: 13, inside: 13 });
     // A drag on the chart zooms; the strip marks that range within its full width.
     await dragZoom(page, chart, 0.3, 0.6);
     await page.waitForFunction(() => window.trainbench.charts[0].overview.plot?.select.width > 0);
