@@ -29,11 +29,26 @@ export function wall(ms: number): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+// A number as the figures write it (src/figure/axis.cc, ShortNumber): never an exponent;
+// SI prefixes from a million (1.5M, 20G), whole numbers from 1000 (36940), four significant
+// digits below, three written out under 0.001 (0.00005).
 export function value(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return "-";
   const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e6 || a < 1e-3)) return v.toExponential(3);
-  return String(+v.toPrecision(4));
+  if (a >= 1e6) {
+    const prefixes = "kMGTPE";
+    let x = v / 1000;
+    let p = 0;
+    while (Math.abs(x) >= 999.95 && p + 1 < prefixes.length) {
+      x /= 1000;
+      p++;
+    }
+    return `${+x.toPrecision(3)}${prefixes[p]}`;
+  }
+  if (a >= 1000) return v.toFixed(0);
+  if (a >= 1e-3 || a === 0) return String(+v.toPrecision(4));
+  const decimals = Math.min(15, 2 - Math.floor(Math.log10(a)));
+  return v.toFixed(decimals).replace(/0+$/, "");
 }
 
 // The x axis's label for a value, by axis kind; `step`, the axis's ticks' spacing: ticks

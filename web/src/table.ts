@@ -34,12 +34,13 @@ function oneListener(r: api.RunInfo, name: string): api.SeriesSummary[] {
   return all.filter((x) => listenerOf(x) === first);
 }
 
-// The mean over a run's series of a metric, weighted by their points.
-function mean(name: string) {
+// The mean over a run's series of a metric, weighted by their points, times `factor` (100:
+// a ratio in percent, as the charts show it).
+function mean(name: string, factor = 1) {
   return (r: api.RunInfo) => {
     const s = oneListener(r, name);
     if (!s.length) return "";
-    return s.reduce((a, x) => a + x.mean * x.count, 0) / Math.max(1, s.reduce((a, x) => a + x.count, 0));
+    return (factor * s.reduce((a, x) => a + x.mean * x.count, 0)) / Math.max(1, s.reduce((a, x) => a + x.count, 0));
   };
 }
 
@@ -73,8 +74,9 @@ export class TableView {
       // The node, where the runs ran on more than one (a Slurm cluster, several servers).
       ...(new Set(ids.map((id) => nodesOf(this.run(id)))).size > 1 ? [{ key: "node", title: "node", get: nodesOf }] : []),
       ...keys.map((k) => ({ key: "param." + k, title: k, get: (r: api.RunInfo) => r.params[k] ?? "" })),
-      { key: "gpu", title: "GPU util (mean)", get: mean(metric.kGpuUtilizationGpuRatio) },
-      { key: "sm", title: "SM active (mean)", get: mean(metric.kGpuSmActiveRatio) },
+      // Ratios in percent, as the charts show them.
+      { key: "gpu", title: "GPU util % (mean)", get: mean(metric.kGpuUtilizationGpuRatio, 100) },
+      { key: "sm", title: "SM active % (mean)", get: mean(metric.kGpuSmActiveRatio, 100) },
       // Energy as the server computes it (runs/{id}): the run's attributed share where NVML
       // recorded one (runs sharing a GPU split its energy), else its GPUs' whole energy.
       { key: "energy", title: "energy J", get: (r) => (r.energy ? (r.energy.run_joules ?? r.energy.gpu_joules) : "") },

@@ -185,6 +185,17 @@ test("a run keeps its colour from chart to chart, whichever runs before it have 
   assert.deepEqual(gpus.map((l) => l.style), [0, 1, 2]);
 });
 
+test("numbers on screen read as in the figures: no exponents, SI prefixes from a million", async () => {
+  const { value } = await load("format.ts");
+  assert.equal(value(36940), "36940");
+  assert.equal(value(1234567), "1.23M");
+  assert.equal(value(1.5e9), "1.5G");
+  assert.equal(value(0.00005), "0.00005");
+  assert.equal(value(0.1014), "0.1014");
+  assert.equal(value(-2.5e7), "-25M");
+  assert.equal(value(0), "0");
+});
+
 test("durations round before they split into minutes and hours; ticks under a second apart keep their fraction", async () => {
   const { clock, xLabel, timeTicks } = await load("format.ts");
   assert.equal(clock(59.7), "1:00");
