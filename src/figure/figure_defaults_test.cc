@@ -137,6 +137,45 @@ TEST_F(FigureTest, SmoothingByTimeKeepsASparseLineOnItsValuesAndItsRawValuesFain
   EXPECT_NE(svg.find("stroke=\"#bcd6e9\""), std::string::npos) << "the first line's colour, faint";
 }
 
+// The y axis's title stands clear of its tick labels, however wide they are (the report's
+// throughput chart had "Throughput (samples/s)" touching "10000").
+TEST_F(FigureTest, TheYTitleNeverTouchesTheTickLabels) {
+  std::string id = AddRun("fast", "f", "train.throughput_samples_per_second", "", 60, 1000);
+  {
+    SeriesWriter w(*store_, id);
+    for (int i = 60; i < 120; ++i)
+      w.Append("train.throughput_samples_per_second", "", {kStart + i * 1000, 18000.0 + 300 * (i % 7)});
+    ASSERT_TRUE(w.Close().ok());
+  }
+  for (double font : {6.0, 8.0, 12.0}) {
+    FigureSpec spec;
+    spec.runs = {id};
+    spec.metric = "train.throughput_samples_per_second";
+    spec.font_pt = font;
+    std::ifstream in(Draw(spec, FigureFormat::kSvg, "title.svg"));
+    std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto number_after = [&](size_t from, const char* key) {
+      return std::stod(svg.substr(svg.find(key, from) + 4));
+    };
+    size_t title = svg.rfind("<text", svg.find("rotate(-90"));
+    double title_right = number_after(title, " x=\"") + 0.25 * font;  // descenders past the baseline
+    double labels_left = 1e9;
+    int labels = 0;
+    for (size_t at = svg.find("text-anchor=\"end\""); at != std::string::npos;
+         at = svg.find("text-anchor=\"end\"", at + 1)) {
+      size_t open = svg.rfind("<text", at);
+      size_t text = svg.find('>', at) + 1;
+      std::string label = svg.substr(text, svg.find("</text>", text) - text);
+      double x = number_after(open, " x=\"");
+      if (x > labels_left + 50) continue;  // not a y tick label
+      labels_left = std::min(labels_left, x - TextWidth(label, font * 0.9));
+      ++labels;
+    }
+    ASSERT_GE(labels, 2) << svg;
+    EXPECT_GT(labels_left - title_right, 0.1 * font) << "font " << font;
+  }
+}
+
 // On a log axis, values at or below zero cannot be drawn: the figure says how many.
 TEST_F(FigureTest, ALogAxisSaysWhatItCannotDraw) {
   FigureSpec spec;

@@ -315,7 +315,9 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
       spec.log_y ? LogTicks(plot.y0, plot.y1) : NumberTicks(plot.y0, plot.y1, y_count);
   double y_label_w = 0;
   for (const Tick& t : y_ticks) y_label_w = std::max(y_label_w, TextWidth(t.label, tick_size));
-  plot.left = left0 + pad + f * 1.1 + pad * 0.6 + y_label_w + tick;
+  // The y title's line (its baseline at pad + 0.9 f; descenders reach 0.25 f past it), a gap,
+  // the widest tick label, the tick: the title never touches the labels (it did by a hair).
+  plot.left = left0 + pad + f * 1.15 + pad * 0.6 + f * 0.3 + y_label_w + tick;
   const LegendLayout legend = LayOutLegend(fig, spec, width);
   plot.bottom = top0 + height - pad - legend.height - line_h - tick - tick_size * 1.3;
   plot.right = left0 + width - pad - f * 1.2;
