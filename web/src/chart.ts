@@ -11,7 +11,7 @@ import { chartFrame, countCaption, runDetails, syncXChoice } from "./details";
 import { download } from "./download";
 import { fetchEvents, fetchLines, workloadKeys } from "./fetch_lines";
 import { exportName, figureSpec } from "./figure_spec";
-import { largestOf, type Line, type PhaseSpan } from "./lines";
+import { largestOf, longestRun, type Line, type PhaseSpan } from "./lines";
 import { appendPoints, newBuckets, newPoints, replaceBuckets, thinLines } from "./live";
 import { drawOverlay } from "./overlay";
 import { OverviewStrip } from "./overview";
@@ -312,7 +312,8 @@ export class ChartPanel {
       series,
       bands,
       scales: {
-        x: { time: x === "wall" },
+        // Time since start spans the runs' whole time: charts of the same runs share one x axis.
+        x: { time: x === "wall", range: x === "relative" ? (_u, lo, hi) => [Math.min(0, lo), Math.max(hi, longestRun(this.runIds().map((id) => this.host.run(id))))] : undefined },
         y: {
           distr: this.state.logY ? 3 : 1,
           range: (_u, lo, hi) => {

@@ -217,3 +217,11 @@ export function scaleInPlace(a: (number | null)[], factor: number) {
     if (v != null) a[i] = v * factor;
   }
 }
+
+// The longest of some ended runs, in seconds (a run still going, or imported while it was,
+// has no end to count: its data decides).
+export function longestRun(runs: (api.RunInfo | undefined)[]): number {
+  let longest = 0;
+  for (const r of runs) if (r && r.duration_ms > 0) longest = Math.max(longest, r.duration_ms / 1000);
+  return longest;
+}

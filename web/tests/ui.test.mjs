@@ -501,6 +501,12 @@ test("the first page leads: experiments at a glance, one click to a quick compar
     assert.ok(metrics.includes(m), metrics.join(", "));
   }
   assert.ok(await page.isHidden("#overview"), "the overview makes way for the charts");
+  // Their x axes are one: time since start over the runs' whole 10 minutes, loss and
+  // throughput (which end earlier) too.
+  await page.waitForFunction(() => window.trainbench.charts.every((c) => c.plot));
+  const spans = await page.evaluate(() => window.trainbench.charts.map((c) => [c.state.x, c.plot.scales.x.min, c.plot.scales.x.max]));
+  assert.ok(spans.every(([x, min, max]) => x === "relative" && min === 0 && max === spans[0][2]), JSON.stringify(spans));
+  assert.ok(spans[0][2] >= 600, JSON.stringify(spans));
   const boxes = await Promise.all([0, 1].map((i) => page.locator("section.chart").nth(i).boundingBox()));
   assert.ok(Math.abs(boxes[0].y - boxes[1].y) < 2 && boxes[1].x > boxes[0].x, "charts side by side");
   // The table shows what differs (batch size) and fits the screen.
