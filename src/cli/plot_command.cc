@@ -146,7 +146,8 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
                    "EXPERIMENT:WORKLOAD: the mean of its runs with a min-max band (repeatable)");
   plot->add_option("-m,--metric", pa->metric, "Metric to plot (trainbench show RUN lists a run's)");
   plot->add_option("--labels", pa->labels,
-                   "Only the series with these labels (gpu=0); default: every series");
+                   "Only the series with these labels (gpu=0,listener=smi); default: each quantity from one "
+                   "listener (nvml, else smi, else dcgmi)");
   plot->add_option("-o,--output", pa->output, "Figure file: .pdf, .svg or .png")->required();
   plot->add_option("--spec", pa->spec_file,
                    "Figure description (JSON, as --save-spec writes it); options override it");

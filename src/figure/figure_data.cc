@@ -91,6 +91,37 @@ std::vector<FigureMark> Events(Store& store, const std::vector<const RunRecord*>
   return out;
 }
 
+// Where nvml, nvidia-smi and dcgmi each measured a quantity, the one a reader should see:
+// nvml's (the driver's own, no label `listener`), else smi's, else dcgmi's; the screen picks
+// the same (web/src/fetch_lines.ts). The others stay a labels option away
+// (`--labels gpu=0,listener=smi`).
+std::vector<SeriesInfo> OneSourcePerQuantity(std::vector<SeriesInfo> series) {
+  auto split = [](const std::string& labels) {  // (the labels but the listener, its rank)
+    std::string rest;
+    int rank = 0;
+    for (std::string_view part : Split(labels, ',')) {
+      if (StartsWith(part, "listener=")) {
+        std::string_view l = part.substr(9);
+        rank = l == "nvml" ? 0 : l == "smi" ? 1 : l == "dcgmi" ? 2 : 3;
+      } else {
+        rest.append(rest.empty() ? "" : ",").append(part);
+      }
+    }
+    return std::pair{rest, rank};
+  };
+  std::map<std::string, int> best;
+  for (const SeriesInfo& s : series) {
+    auto [rest, rank] = split(s.labels);
+    auto [it, added] = best.try_emplace(rest, rank);
+    if (!added) it->second = std::min(it->second, rank);
+  }
+  std::erase_if(series, [&](const SeriesInfo& s) {
+    auto [rest, rank] = split(s.labels);
+    return rank != best[rest];
+  });
+  return series;
+}
+
 // The series of `run` that show `spec`'s metric (with its labels, when given); only the
 // first such series with `first_only` (a workload mean takes one per run).
 Result<std::vector<SeriesInfo>> SeriesToPlot(SeriesReader& reader, const RunRecord& run,
@@ -101,8 +132,9 @@ Result<std::vector<SeriesInfo>> SeriesToPlot(SeriesReader& reader, const RunReco
   for (const SeriesInfo& s : **series) {
     if (s.metric != spec.metric || (spec.labels && s.labels != *spec.labels)) continue;
     out.push_back(s);
-    if (first_only) break;
   }
+  if (!spec.labels) out = OneSourcePerQuantity(std::move(out));
+  if (first_only && out.size() > 1) out.resize(1);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "figure/legend.h"
 #include "figure/render.h"
 #include "store/run_tags.h"
+#include "store/series_writer.h"
 
 namespace tb {
 namespace {
@@ -174,6 +175,42 @@ TEST_F(FigureTest, TheYTitleNeverTouchesTheTickLabels) {
     ASSERT_GE(labels, 2) << svg;
     EXPECT_GT(labels_left - title_right, 0.1 * font) << "font " << font;
   }
+}
+
+// Runs with nvml's, nvidia-smi's and dcgmi's reading of GPU 0: one line each, nvml's (not
+// six entries for two curves); another source when asked by its labels; smi's where nvml's
+// is missing.
+TEST_F(FigureTest, EachQuantityIsDrawnFromOneSource) {
+  FigureSpec spec;
+  spec.metric = "gpu.power.draw_watts";
+  for (const char* name : {"A", "B", "C"}) {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "paper";
+    r.name = name;
+    r.start_ms = kStart;
+    ASSERT_TRUE(store_->CreateRun(r).ok());
+    SeriesWriter w(*store_, r.id);
+    for (int i = 0; i < 30; ++i) {
+      for (const char* labels : {"gpu=0", "gpu=0,listener=smi", "gpu=0,listener=dcgmi"}) {
+        if (std::string(name) == "C" && std::string(labels) == "gpu=0") continue;  // no nvml
+        w.Append(spec.metric, labels, {kStart + i * 1000, 200.0 + i});
+      }
+    }
+    ASSERT_TRUE(w.Close().ok());
+    spec.runs.push_back(r.id);
+  }
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_EQ(f->lines.size(), 3u);
+  EXPECT_EQ(f->lines[0].key, spec.runs[0] + "|gpu=0");
+  EXPECT_EQ(f->lines[1].key, spec.runs[1] + "|gpu=0");
+  EXPECT_EQ(f->lines[2].key, spec.runs[2] + "|gpu=0,listener=smi");
+  spec.labels = "gpu=0,listener=dcgmi";
+  f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ(f->lines.size(), 3u);
+  EXPECT_EQ(f->lines[0].key, spec.runs[0] + "|gpu=0,listener=dcgmi");
 }
 
 // On a log axis, values at or below zero cannot be drawn: the figure says how many.

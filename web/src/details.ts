@@ -6,12 +6,12 @@ import { clock, esc, plural } from "./format";
 import type { Line } from "./lines";
 import type { ChartState } from "./state";
 
-// The label sets a metric has (one per GPU, per listener): "every series" or one of them.
+// The label sets a metric has (one per GPU, per listener): each device from one source, or one set.
 function labelOptions(labels: string[], current: string): string {
   const sets = [...new Set(labels.filter((l) => l !== "").concat(current ? [current] : []))].sort();
   if (!sets.length) return '<option value="">the series</option>';
   return (
-    '<option value="">every series</option>' +
+    '<option value="" title="Every device; a quantity several listeners measured from one: nvml, else smi, else dcgmi">each device, one source</option>' +
     sets.map((l) => `<option value="${esc(l)}"${l === current ? " selected" : ""}>${esc(l.replace(/listener=/, "source "))}</option>`).join("")
   );
 }

@@ -4,7 +4,7 @@ import * as api from "./api";
 import type { ChartHost } from "./chart";
 import type { ChartState, XKind } from "./state";
 import { displayUnit } from "./format";
-import { eventMarks, largestOf, scaleInPlace, styleLines, type Line } from "./lines";
+import { eventMarks, largestOf, oneSourcePerQuantity, scaleInPlace, styleLines, type Line } from "./lines";
 import type { PlotEvent } from "./scene";
 
 // The lines, what every line shares and their names leave out (" of exp/w (gpu=0)"), the
@@ -82,7 +82,8 @@ export async function fetchLines(
     }
   }
   if (s.grouping !== "workloads") {
-    const data = await api.series(runs, s.metric, s.labels, x, budget, range);
+    const fetched = await api.series(runs, s.metric, s.labels, x, budget, range);
+    const data = s.labels ? fetched : oneSourcePerQuantity(fetched);
     // Lines named as the server's figures name them (figure/legend.h), so that an export's
     // legend reads as the screen's: the run's name, else its workload and letter, else its
     // name and id's start; the labels where the lines' differ.

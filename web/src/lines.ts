@@ -225,3 +225,29 @@ export function longestRun(runs: (api.RunInfo | undefined)[]): number {
   for (const r of runs) if (r && r.duration_ms > 0) longest = Math.max(longest, r.duration_ms / 1000);
   return longest;
 }
+
+// Where nvml, nvidia-smi and dcgmi each measured a quantity, the one a reader should see:
+// nvml's (no label `listener`), else smi's, else dcgmi's, per run and per device; the
+// figures pick the same (src/figure/figure_data.cc). The others stay a "Series" choice away.
+export function oneSourcePerQuantity<T extends { run: string; labels: string }>(series: T[]): T[] {
+  const split = (labels: string) => {
+    let rank = 0;
+    const rest = labels.split(",").filter((part) => {
+      if (!part.startsWith("listener=")) return part !== "";
+      const l = part.slice(9);
+      rank = l === "nvml" ? 0 : l === "smi" ? 1 : l === "dcgmi" ? 2 : 3;
+      return false;
+    });
+    return { key: rest.join(","), rank };
+  };
+  const best = new Map<string, number>();
+  for (const s of series) {
+    const { key, rank } = split(s.labels);
+    const k = s.run + "|" + key;
+    best.set(k, Math.min(rank, best.get(k) ?? rank));
+  }
+  return series.filter((s) => {
+    const { key, rank } = split(s.labels);
+    return best.get(s.run + "|" + key) === rank;
+  });
+}

@@ -196,6 +196,23 @@ test("numbers on screen read as in the figures: no exponents, SI prefixes from a
   assert.equal(value(0), "0");
 });
 
+test("each quantity from one source: nvml's, else nvidia-smi's, else dcgmi's, per run and device", async () => {
+  const { oneSourcePerQuantity } = await load("lines.ts");
+  const series = [
+    { run: "a", labels: "gpu=0" },
+    { run: "a", labels: "gpu=0,listener=smi" },
+    { run: "a", labels: "gpu=0,listener=dcgmi" },
+    { run: "a", labels: "gpu=1,listener=dcgmi" },
+    { run: "b", labels: "gpu=0,listener=dcgmi" },
+    { run: "b", labels: "gpu=0,listener=smi" },
+    { run: "c", labels: "" },
+  ];
+  assert.deepEqual(
+    oneSourcePerQuantity(series).map((s) => `${s.run} ${s.labels}`),
+    ["a gpu=0", "a gpu=1,listener=dcgmi", "b gpu=0,listener=smi", "c "],
+  );
+});
+
 test("durations round before they split into minutes and hours; ticks under a second apart keep their fraction", async () => {
   const { clock, xLabel, timeTicks } = await load("format.ts");
   assert.equal(clock(59.7), "1:00");
