@@ -10,6 +10,7 @@
 #include "figure/axis.h"
 #include "figure/figure.h"
 #include "figure/legend.h"
+#include "figure/shared_devices.h"
 #include "metrics/catalog.h"
 #include "query/downsample.h"
 #include "query/export.h"
@@ -235,7 +236,7 @@ Status CollectWorkloadMeans(Store& store, SeriesReader& reader, const FigureSpec
     line.hi = band.max;
     line.runs = band.runs;
     c.lines.push_back(std::move(line));
-    c.sources.push_back({nullptr, "", a.key, aligned.size()});
+    c.sources.push_back({nullptr, "", a.key, aligned.size(), {}});
     c.units.emplace_back(MetricUnit(spec.metric));
   }
   return Status::Ok();
@@ -251,8 +252,12 @@ Status CollectRunLines(SeriesReader& reader, const FigureSpec& spec, const std::
   for (const RunRecord& r : runs) {
     Result<std::vector<SeriesInfo>> series = SeriesToPlot(reader, r, spec, false);
     if (!series.ok()) return series.status();
-    for (const SeriesInfo& s : *series) every_series.emplace_back(s, Finished(r));
     shown_series.push_back(std::move(*series));
+  }
+  std::map<std::pair<size_t, std::string>, std::vector<const RunRecord*>> sharing;
+  DrawEachDeviceOnce(runs, shown_series, sharing);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const SeriesInfo& s : shown_series[i]) every_series.emplace_back(s, Finished(runs[i]));
   }
   if (spec.x == XAxis::kStep) {
     TB_RETURN_IF_ERROR(reader.ReadAheadWhole(every_series));
@@ -280,7 +285,7 @@ Status CollectRunLines(SeriesReader& reader, const FigureSpec& spec, const std::
       line.x = std::move(kept.x);
       line.y = std::move(kept.y);
       c.lines.push_back(std::move(line));
-      c.sources.push_back({&r, s.labels, "", 0});
+      c.sources.push_back({&r, s.labels, "", 0, sharing[{i, s.labels}]});
       c.units.emplace_back(MetricUnit(s.metric));
     }
   }

@@ -12,6 +12,7 @@
 #include "figure/figure_test_fixture.h"
 #include "figure/legend.h"
 #include "figure/render.h"
+#include "figure/shared_devices.h"
 #include "store/run_tags.h"
 #include "store/series_writer.h"
 
@@ -213,6 +214,42 @@ TEST_F(FigureTest, EachQuantityIsDrawnFromOneSource) {
   EXPECT_EQ(f->lines[0].key, spec.runs[0] + "|gpu=0,listener=dcgmi");
 }
 
+// Runs that shared a GPU at the same time (same host, same devices, overlapping) recorded its
+// series alike: drawn once, named for the device and its runs. The same GPU at another time,
+// or another GPU of the host, is a line of its own.
+TEST_F(FigureTest, AGpuSharedAtTheSameTimeIsDrawnOnce) {
+  FigureSpec spec;
+  spec.metric = "gpu.power.draw_watts";
+  auto add = [&](const char* name, const char* devices, int64_t start) {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "paper";
+    r.name = name;
+    r.host = "gpu-server";
+    r.devices = devices;
+    r.start_ms = start;
+    EXPECT_TRUE(store_->CreateRun(r).ok());
+    SeriesWriter w(*store_, r.id);
+    for (int i = 0; i < 30; ++i) w.Append(spec.metric, "gpu=0", {start + i * 1000, 200.0 + i});
+    EXPECT_TRUE(w.Close().ok());
+    EXPECT_TRUE(store_->FinishRun(r.id, start + 30000, kFinished, 0, std::nullopt, "").ok());
+    spec.runs.push_back(r.id);
+  };
+  add("A", "GPU-484204d4", kStart);
+  add("B", "GPU-484204d4", kStart + 2000);
+  add("later", "GPU-484204d4", kStart + 60000);
+  add("other", "GPU-99999999", kStart);
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  std::vector<std::string> names;
+  for (const FigureLine& l : f->lines) names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"GPU 0, shared by A and B", "later", "other"}));
+  EXPECT_EQ(f->lines[0].key, spec.runs[0] + "|gpu=0");
+  // A run's own share of the GPU is its own, shared or not.
+  EXPECT_FALSE(IsDeviceMetric("proc.gpu.energy_joules"));
+  EXPECT_TRUE(IsDeviceMetric("gpu.utilization.gpu_ratio"));
+}
+
 // On a log axis, values at or below zero cannot be drawn: the figure says how many.
 TEST_F(FigureTest, ALogAxisSaysWhatItCannotDraw) {
   FigureSpec spec;
@@ -249,15 +286,19 @@ TEST(DefaultLegendTest, NamesAreShortAndDistinct) {
   };
   RunRecord a = run("aaaaaaaa11", "bs32", "1", "0A-", {{"batch-size", "32"}, {"seed", "1"}});
   RunRecord b = run("bbbbbbbb22", "bs64", "1", "0B-", {{"batch-size", "64"}});
-  EXPECT_EQ(DefaultLegend({{&a, "", "", 0}, {&b, "", "", 0}}), (std::vector<std::string>{"bs32", "bs64"}));
+  EXPECT_EQ(DefaultLegend({{&a, "", "", 0, {}}, {&b, "", "", 0, {}}}),
+            (std::vector<std::string>{"bs32", "bs64"}));
   RunRecord c = run("cccccccc33", "train.py 0A-", "1", "0A-", {});
   RunRecord d = run("dddddddd44", "train.py 0A-", "2", "0A-", {});
-  EXPECT_EQ(DefaultLegend({{&c, "", "", 0}, {&d, "", "", 0}}), (std::vector<std::string>{"1 0A-", "2 0A-"}));
+  EXPECT_EQ(DefaultLegend({{&c, "", "", 0, {}}, {&d, "", "", 0, {}}}),
+            (std::vector<std::string>{"1 0A-", "2 0A-"}));
   RunRecord e = run("eeeeeeee55", "train.py", "", "", {});
   RunRecord f = run("ffffffff66", "train.py", "", "", {});
-  EXPECT_EQ(DefaultLegend({{&e, "gpu=0", "", 0}, {&f, "gpu=1", "", 0}}),
+  EXPECT_EQ(DefaultLegend({{&e, "gpu=0", "", 0, {}}, {&f, "gpu=1", "", 0, {}}}),
             (std::vector<std::string>{"train.py eeeeee [gpu=0]", "train.py ffffff [gpu=1]"}));
-  EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3}, {nullptr, "", "paper:7", 1}}),
+  EXPECT_EQ(DefaultLegend({{&a, "gpu=0", "", 0, {&b}}}),
+            (std::vector<std::string>{"GPU 0, shared by 0A- and 0B-"}));
+  EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3, {}}, {nullptr, "", "paper:7", 1, {}}}),
             (std::vector<std::string>{"pair, mean of 3 runs", "workload 7, 1 run"}));
 }
 

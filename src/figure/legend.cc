@@ -87,6 +87,9 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
   std::set<std::string> labels;
   for (const Source& s : sources) {
     if (s.run == nullptr) continue;
+    for (const RunRecord* r : s.sharing) {
+      if (std::find(runs.begin(), runs.end(), r) == runs.end()) runs.push_back(r);
+    }
     if (std::find(runs.begin(), runs.end(), s.run) == runs.end()) runs.push_back(s.run);
     labels.insert(s.labels);
   }
@@ -115,10 +118,30 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
                                s));
       continue;
     }
-    std::string name = rule == 0   ? s.run->name
-                       : rule == 1 ? workload_letter(*s.run)
-                                   : Concat({s.run->name, " ", s.run->id.substr(0, 6)});
-    if (labels.size() > 1 && !s.labels.empty()) name += " [" + s.labels + "]";
+    auto name_of = [&](const RunRecord& r) {
+      return rule == 0 ? r.name : rule == 1 ? workload_letter(r) : Concat({r.name, " ", r.id.substr(0, 6)});
+    };
+    std::string name = name_of(*s.run);
+    if (!s.sharing.empty()) {  // "GPU 0, shared by A and B"
+      std::string gpu = s.labels;
+      for (std::string_view part : Split(s.labels, ',')) {
+        if (StartsWith(part, "gpu=")) gpu = Concat({"GPU ", part.substr(4)});
+      }
+      // Each run by its letter where all have one ("0AMPS"): the names would not fit a column.
+      std::vector<const RunRecord*> all = {s.run};
+      all.insert(all.end(), s.sharing.begin(), s.sharing.end());
+      bool letters =
+          std::all_of(all.begin(), all.end(), [](const RunRecord* r) { return HasTag(*r, kLetterTag); });
+      name = Concat({gpu, ", shared by "});
+      for (size_t k = 0; k < all.size(); ++k) {
+        name += Concat({k == 0                ? ""
+                        : k + 1 == all.size() ? " and "
+                                              : ", ",
+                        letters ? TagValue(*all[k], kLetterTag) : name_of(*all[k])});
+      }
+    } else if (labels.size() > 1 && !s.labels.empty()) {
+      name += " [" + s.labels + "]";
+    }
     out.push_back(name);
   }
   return out;

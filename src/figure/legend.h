@@ -16,6 +16,7 @@ struct Source {
   std::string labels;
   std::string workload;  // "EXP:W" for a workload mean
   size_t run_count = 0;
+  std::vector<const RunRecord*> sharing;  // other runs on the same device at the same time
 };
 
 // Each line's colour and dash, as the web page gives them: by the place of its workload
@@ -32,7 +33,8 @@ std::string FillLegend(std::string_view pattern, const Source& s);
 
 // Legend names when none is asked for, short and distinct, as the web page names its lines:
 // the run's name (else its workload and letter, else its name and id's start), with the
-// labels where the lines' differ ("[gpu=1]"); a workload's "pair, mean of 3 runs".
+// labels where the lines' differ ("[gpu=1]"); a workload's "pair, mean of 3 runs"; a
+// device's series that runs shared, "GPU 0, shared by A and B".
 std::vector<std::string> DefaultLegend(const std::vector<Source>& sources);
 
 }  // namespace tb

@@ -463,11 +463,11 @@ export class ChartPanel {
     if (!this.plot) return;
     const run = pointedAt(this.plot, this.seriesLines)?.line.run;
     const r = run ? this.host.run(run) : undefined;
-    this.details.hidden = !r;
-    if (!r) return;
+    if (!r) return void (this.details.hidden = true);
     const phases = this.runPhases.get(r.id) ?? (await api.phasesOf(r.id).catch(() => [] as api.PhaseInfo[]));
     this.runPhases.set(r.id, phases);
-    this.details.innerHTML = runDetails(r, phases);
+    this.details.innerHTML = runDetails(r, phases); // filled, then shown
+    this.details.hidden = false;
     this.details.querySelector(".close")!.addEventListener("click", () => (this.details.hidden = true));
   }
 

@@ -6,6 +6,7 @@ import type { ChartState, XKind } from "./state";
 import { displayUnit } from "./format";
 import { eventMarks, largestOf, oneSourcePerQuantity, scaleInPlace, styleLines, type Line } from "./lines";
 import type { PlotEvent } from "./scene";
+import { eachDeviceOnce, sharedName } from "./shared_devices";
 
 // The lines, what every line shares and their names leave out (" of exp/w (gpu=0)"), the
 // unit shown and its factor from the stored unit, and the largest magnitude (stored unit).
@@ -83,7 +84,7 @@ export async function fetchLines(
   }
   if (s.grouping !== "workloads") {
     const fetched = await api.series(runs, s.metric, s.labels, x, budget, range);
-    const data = s.labels ? fetched : oneSourcePerQuantity(fetched);
+    const { kept: data, sharing } = eachDeviceOnce(s.metric, s.labels ? fetched : oneSourcePerQuantity(fetched), runs, (id) => host.run(id));
     // Lines named as the server's figures name them (figure/legend.h), so that an export's
     // legend reads as the screen's: the run's name, else its workload and letter, else its
     // name and id's start; the labels where the lines' differ.
@@ -95,9 +96,15 @@ export async function fetchLines(
     const oneLabels = data.length > 1 && new Set(data.map((d) => d.labels)).size === 1;
     const common = oneWorkload ? workloadOf(data[0].run) : "";
     shared = (common ? ` of ${common}` : "") + (oneLabels && data[0].labels ? ` (${data[0].labels})` : "");
-    const names = runNames([...new Set(data.map((d) => d.run))], (id) => host.run(id));
+    const named = [...new Set(data.map((d) => d.run))];
+    for (const others of sharing.values()) named.push(...others.filter((id) => !named.includes(id)));
+    const names = runNames(named, (id) => host.run(id));
+    const nameOf = (id: string) => names.get(id) ?? id.slice(0, 8);
     for (const d of data) {
-      const name = (names.get(d.run) ?? d.run.slice(0, 8)) + (d.labels && !oneLabels ? ` [${d.labels}]` : "");
+      const others = sharing.get(d.run + "|" + d.labels);
+      const name = others
+        ? sharedName(d.labels, [d.run, ...others], (id) => host.run(id), nameOf)
+        : nameOf(d.run) + (d.labels && !oneLabels ? ` [${d.labels}]` : "");
       lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
     }
   }

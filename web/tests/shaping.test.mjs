@@ -213,6 +213,26 @@ test("each quantity from one source: nvml's, else nvidia-smi's, else dcgmi's, pe
   );
 });
 
+test("a GPU two runs shared at the same time is one line, named for the device and both runs", async () => {
+  const { eachDeviceOnce, sharedName } = await load("shared_devices.ts");
+  const run = (id, start, devices, letter) => ({ id, name: "train.py", host: "gpu-server", devices, start_ms: start, end_ms: start + 30000, letter });
+  const runs = {
+    a: run("a", 0, "GPU-4842", "0AMPS"),
+    b: run("b", 2000, "GPU-4842", "0BMPS"),
+    later: run("later", 60000, "GPU-4842", "1A-"),
+    other: run("other", 0, "GPU-9999", "0C-"),
+    nohost: { ...run("nohost", 0, "GPU-4842", "0D-"), host: "" },
+  };
+  const series = ["b", "a", "later", "other", "nohost"].map((id) => ({ run: id, labels: "gpu=0" }));
+  const order = ["a", "b", "later", "other", "nohost"];
+  const { kept, sharing } = eachDeviceOnce("gpu.power.draw_watts", series, order, (id) => runs[id]);
+  assert.deepEqual(kept.map((s) => s.run), ["a", "later", "other", "nohost"]);
+  assert.deepEqual([...sharing], [["a|gpu=0", ["b"]]]);
+  assert.equal(sharedName("gpu=0", ["a", "b"], (id) => runs[id], (id) => id), "GPU 0, shared by 0AMPS and 0BMPS");
+  // A run's own share of the GPU stays its own.
+  assert.equal(eachDeviceOnce("proc.gpu.energy_joules", series, order, (id) => runs[id]).kept.length, 5);
+});
+
 test("durations round before they split into minutes and hours; ticks under a second apart keep their fraction", async () => {
   const { clock, xLabel, timeTicks } = await load("format.ts");
   assert.equal(clock(59.7), "1:00");
