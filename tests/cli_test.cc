@@ -458,6 +458,35 @@ TEST_F(CliTest, PlotRefusesAFigureWithNothingToDraw) {
   EXPECT_NE(saved.find("\"" + OnlyRun(*OpenStore()).id + "\""), std::string::npos) << saved;
 }
 
+// A figure made with no options draws a script's own metric (its loss) over the steps it
+// was logged at, as an author plots a loss, and a listener's sample over time; a script's
+// metric logged without steps falls back to time; --x chooses.
+TEST_F(CliTest, PlotDrawsAScriptsMetricOverItsStepsByDefault) {
+  std::ofstream(dir_ / "loss.py") << "import time, trainbench\n"
+                                     "with trainbench.Run() as run:\n"
+                                     "    for i in range(40):\n"
+                                     "        run.log_metric('loss', 2.0 / (i + 1), step=i * 10)\n"
+                                     "        run.log_metric('lr', 0.1)\n"
+                                     "        time.sleep(0.01)\n";
+  ASSERT_EQ(Trainbench("run -n loss -l top -i 100ms -- /usr/bin/python3 loss.py").code, 0);
+  auto x_title = [&](const std::string& args) {
+    Shell r = Trainbench("plot loss " + args + " -o f.svg");
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::string svg = Slurp(dir_ / "f.svg");
+    size_t at = svg.find(">Step<");
+    return at != std::string::npos                              ? std::string("Step")
+           : svg.find(">Time since start") != std::string::npos ? "Time"
+                                                                : svg;
+  };
+  EXPECT_EQ(x_title("-m train.loss"), "Step");
+  EXPECT_EQ(x_title("-m train.loss --x relative"), "Time");
+  EXPECT_EQ(x_title("-m proc.cpu.utilization_ratio"), "Time");
+  EXPECT_EQ(x_title("-m train.lr"), "Time") << "logged without steps: all at step 0";
+  // A figure file that names its axis keeps it.
+  ASSERT_EQ(Trainbench("plot loss -m train.loss --x relative -o saved.svg --save-spec").code, 0);
+  EXPECT_EQ(x_title("--spec saved.figure.json"), "Time");
+}
+
 // libpq, cairo and pango are opened only by the commands that need them: a run on a SQLite
 // store, the monitor beside every training script, loads neither (nor the libraries they
 // bring), and starts where they are not installed.

@@ -1,6 +1,7 @@
 // trainbench plot: one figure for a paper from the command line, drawn by the same renderer
 // as the web UI's exports, so that a paper's figures are a script that reruns.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "base/strings.h"
 #include "cli/cli.h"
 #include "figure/figure.h"
+#include "metrics/catalog.h"
 
 namespace tb::cli {
 namespace {
@@ -33,11 +35,15 @@ std::string Beside(const std::string& path, const std::string& ext) {
 
 }  // namespace
 
-static Result<FigureSpec> PlotSpec(const PlotArgs& a) {
+// `x_given`: whether the command line or the figure file chose the x axis.
+static Result<FigureSpec> PlotSpec(const PlotArgs& a, bool& x_given) {
   FigureSpec spec;
+  x_given = !a.x.empty();
   if (!a.spec_file.empty()) {
     std::string text, error;
     if (!ReadWholeFile(a.spec_file, &text, &error)) return Status::IoError(error);
+    nlohmann::json file = nlohmann::json::parse(text, nullptr, false);
+    x_given = x_given || (file.is_object() && file.contains("x") && !file["x"].is_null());
     Result<FigureSpec> read = ParseFigureSpec(text);
     if (!read.ok()) return Status::InvalidArgument(Concat({a.spec_file, ": ", read.status().message()}));
     spec = *read;
@@ -88,7 +94,8 @@ static Result<FigureSpec> PlotSpec(const PlotArgs& a) {
 }
 
 int CommandPlot(const PlotArgs& a) {
-  Result<FigureSpec> spec = PlotSpec(a);
+  bool x_given = false;
+  Result<FigureSpec> spec = PlotSpec(a, x_given);
   if (!spec.ok()) return Fail(spec.status());
   if (a.output.empty())
     return Fail(Status::InvalidArgument("-o FILE is required: fig.pdf, fig.svg or fig.png"));
@@ -97,10 +104,27 @@ int CommandPlot(const PlotArgs& a) {
   Result<std::unique_ptr<Store>> store = OpenStoreToRead(a.store);
   if (!store.ok()) return Fail(store.status());
   SeriesReader reader(**store);
+  // A script's own metric (a loss, an accuracy: not in the catalog of what listeners sample)
+  // is drawn over the steps it was logged at, as an author plots a loss; over time where it
+  // has none (or logged every point at step 0, MLflow's default).
+  auto points_of = [](const Result<Figure>& f) {
+    size_t n = 0;
+    for (const FigureLine& l : f->lines) n += l.x.size();
+    return n;
+  };
+  bool by_step = !x_given && FindMetric(spec->metric) == nullptr;
+  if (by_step) spec->x = XAxis::kStep;
   Result<Figure> figure = CollectFigure(**store, reader, *spec);
+  auto spread = [](const Result<Figure>& f) {  // logged at more than one step (MLflow's default is 0)
+    return std::any_of(f->lines.begin(), f->lines.end(),
+                       [](const FigureLine& l) { return !l.x.empty() && l.x.front() != l.x.back(); });
+  };
+  if (by_step && (!figure.ok() || points_of(figure) == 0 || !spread(figure))) {
+    spec->x = XAxis::kRelative;
+    figure = CollectFigure(**store, reader, *spec);
+  }
   if (!figure.ok()) return Fail(figure.status());
-  size_t points = 0;
-  for (const FigureLine& l : figure->lines) points += l.x.size();
+  size_t points = points_of(figure);
   if (points == 0) {
     bool steps = spec->x == XAxis::kStep;
     return Fail(Status::NotFound(Concat(
@@ -151,7 +175,9 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("-o,--output", pa->output, "Figure file: .pdf, .svg or .png")->required();
   plot->add_option("--spec", pa->spec_file,
                    "Figure description (JSON, as --save-spec writes it); options override it");
-  plot->add_option("--x", pa->x, "x axis: relative (time since start, default), wall or step");
+  plot->add_option("--x", pa->x,
+                   "x axis: relative (time since start), wall or step; default: step for the script's own "
+                   "metrics (loss, accuracy) where they have steps, else relative");
   plot->add_option("--from", pa->from, "x range start (seconds, Unix ms or step)");
   plot->add_option("--to", pa->to, "x range end");
   plot->add_option("--smooth", pa->smoothing,
