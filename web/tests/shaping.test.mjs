@@ -233,6 +233,28 @@ test("a GPU two runs shared at the same time is one line, named for the device a
   assert.equal(eachDeviceOnce("proc.gpu.energy_joules", series, order, (id) => runs[id]).kept.length, 5);
 });
 
+test("the tooltip reads a sparse line's point at its own time, not at the cursor's", async () => {
+  const { pointedAt, tooltipHtml } = await load("tooltip.ts");
+  // A uPlot-like chart, 10 px a second and 1 px a unit of y: a dense line at y=100 sampled
+  // every second, a sparse loss at y=10 logged at 0 s and 10 s only.
+  const xs = Array.from({ length: 11 }, (_, i) => i);
+  const dense = { key: "d", name: "GPU", run: "d", x: xs, y: xs.map(() => 100) };
+  const sparse = { key: "s", name: "loss", run: "s", x: [0, 10], y: [10, 5] };
+  const u = {
+    cursor: { idx: 3, left: 30, top: 12 },
+    data: [xs, xs.map(() => 100), xs.map((x) => (x === 0 ? 10 : x === 10 ? 5 : null))],
+    series: [{}, { show: true }, { show: true }],
+    valToPos: (v, axis) => (axis === "x" ? v * 10 : v),
+  };
+  const p = pointedAt(u, [undefined, dense, sparse]);
+  assert.equal(p.line.name, "loss");
+  assert.equal(p.x, 0); // its point at 0 s, 30 px away, not the cursor's 3 s
+  assert.match(tooltipHtml(p, "relative", ""), /at 0:00/);
+  // Beyond reach (48 px), the dense line's point under the cursor is read.
+  u.cursor = { idx: 5, left: 50, top: 12 };
+  assert.equal(pointedAt(u, [undefined, dense, sparse]).line.name, "GPU");
+});
+
 test("durations round before they split into minutes and hours; ticks under a second apart keep their fraction", async () => {
   const { clock, xLabel, timeTicks } = await load("format.ts");
   assert.equal(clock(59.7), "1:00");
