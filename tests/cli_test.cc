@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -596,6 +597,39 @@ TEST_F(CliTest, ExportWritesEverySampleAsCsvAndJson) {
   Shell full = Trainbench("export short --format csv -o /dev/full");
   EXPECT_EQ(full.code, 1);
   EXPECT_NE(full.err.find("No space left on device"), std::string::npos) << full.err;
+}
+
+// A whole experiment in one long file, as other tools read it (JSON lines: a point a line),
+// and several runs by name; neither runs nor an experiment is a mistake that says what to do.
+TEST_F(CliTest, ExportsAWholeExperimentAsJsonLines) {
+  ASSERT_EQ(Trainbench("run -q -i 100ms -e paper -n first -- sleep 0.5").code, 0);
+  ASSERT_EQ(Trainbench("run -q -i 100ms -e paper -n second -- sleep 0.5").code, 0);
+  ASSERT_EQ(Trainbench("run -q -i 100ms -e other -n third -- sleep 0.5").code, 0);
+  auto store = OpenStore();
+  size_t expected = 0;
+  std::set<std::string> paper;
+  for (const RunRecord& r : store->ListRuns("paper").value()) {
+    expected += Series(*store, r.id, "host.memory.used_bytes").size();
+    paper.insert(r.id);
+  }
+  Shell all = Trainbench("export --experiment paper -m host.memory.used_bytes -f jsonl");
+  ASSERT_EQ(all.code, 0) << all.err;
+  std::istringstream lines(all.out);
+  std::set<std::string> seen;
+  size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count)
+    seen.insert(nlohmann::json::parse(line)["run_id"].get<std::string>());
+  EXPECT_EQ(count, expected);
+  EXPECT_EQ(seen, paper) << "both runs of the experiment, not the other's";
+  Shell named = Trainbench("export first second -m host.memory.used_bytes -f jsonl");
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_EQ(named.out, all.out);
+  Shell neither = Trainbench("export -f jsonl");
+  EXPECT_NE(neither.code, 0);
+  EXPECT_NE(neither.err.find("--experiment NAME"), std::string::npos) << neither.err;
+  Shell empty = Trainbench("export --experiment nothing");
+  EXPECT_NE(empty.code, 0);
+  EXPECT_NE(empty.err.find("trainbench ls"), std::string::npos) << empty.err;
 }
 
 }  // namespace

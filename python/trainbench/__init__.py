@@ -20,12 +20,16 @@ script keeps training; the loss is reported once on stderr.
 
 Standard library only. Works from several processes of one run (fork and spawn).
 
+Reading a store back (`trainbench.open(...)`, _store.py) gives numpy arrays where numpy is
+installed and pandas DataFrames where pandas is; neither is needed to import the client.
+
 In distributed training only rank 0 sends (RANK, as torchrun sets it, else the node's rank
 under `trainbench run --distributed`), so each metric lands once; `Run(all_ranks=True)`
 sends every rank's metrics, labelled rank=N.
 """
 
 from ._run import Run, active_run
+from ._store import StoreError, open
 
-__all__ = ["Run", "active_run"]
+__all__ = ["Run", "active_run", "open", "StoreError"]
 __version__ = "0.1.0"

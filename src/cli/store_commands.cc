@@ -169,20 +169,45 @@ int CommandLs(const std::string& store_uri, const std::string& experiment, bool 
 
 // --- export ------------------------------------------------------------------------------
 
-int CommandExport(const std::string& store_uri, const std::string& key, const std::string& metric,
-                  const std::string& format, const std::string& output) {
+// The runs named (ids, prefixes, names), or every run of `experiment` not deleted.
+static Result<std::vector<std::string>> RunsToExport(Store& store, const std::vector<std::string>& keys,
+                                                     const std::string& experiment) {
+  if (keys.empty() == experiment.empty())
+    return Status::InvalidArgument("name the runs to export, or --experiment NAME for all of one experiment");
+  std::vector<std::string> ids;
+  for (const std::string& key : keys) {
+    Result<RunRecord> run = store.FindRun(key);
+    if (!run.ok()) return run.status();
+    ids.push_back(run->id);
+  }
+  if (!experiment.empty()) {
+    Result<std::vector<RunRecord>> runs = store.ListRuns(experiment);
+    if (!runs.ok()) return runs.status();
+    for (const RunRecord& r : *runs) {
+      if (!IsDeleted(r)) ids.push_back(r.id);
+    }
+    if (ids.empty())
+      return Status::NotFound("experiment '" + experiment +
+                              "' has no runs (trainbench ls lists the experiments)");
+  }
+  return ids;
+}
+
+int CommandExport(const std::string& store_uri, const std::vector<std::string>& keys,
+                  const std::string& experiment, const std::string& metric, const std::string& format,
+                  const std::string& output) {
   Result<ExportFormat> f = ParseExportFormat(format);
   if (!f.ok()) return Fail(f.status());
   Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
-  Result<RunRecord> run = (*store)->FindRun(key);
-  if (!run.ok()) return Fail(run.status());
+  Result<std::vector<std::string>> ids = RunsToExport(**store, keys, experiment);
+  if (!ids.ok()) return Fail(ids.status());
   std::FILE* out = stdout;
   if (!output.empty() && output != "-") {
     out = std::fopen(output.c_str(), "w");
     if (out == nullptr) return Fail(Status::FromErrno("cannot write " + output, errno));
   }
-  Status s = ExportRun(**store, run->id, metric, *f, out);
+  Status s = ExportRuns(**store, *ids, metric, *f, out);
   int write_error = errno;  // as the failed write left it
   if (out != stdout && std::fclose(out) != 0 && s.ok())
     s = Status::FromErrno("cannot write " + output, errno);
@@ -216,19 +241,23 @@ void AddStoreCommands(CLI::App& app, std::vector<Subcommand>& out) {
   out.push_back({show, [show_store, run](const DashedCommand&) { return CommandShow(*show_store, *run); }});
 
   struct Export {
-    std::string store = StoreFromEnvironment(), run, metric, format = "csv", output;
+    std::string store = StoreFromEnvironment(), experiment, metric, format = "csv", output;
+    std::vector<std::string> runs;
   };
   auto e = std::make_shared<Export>();
-  CLI::App* exp = app.add_subcommand("export", "Export a run's samples at full resolution");
-  exp->add_option("run", e->run, "Run id, unique id prefix, or run name")->required();
+  CLI::App* exp = app.add_subcommand("export", "Export runs' samples at full resolution, in one file");
+  exp->add_option("runs", e->runs, "Run ids, unique id prefixes, or run names");
+  exp->add_option("-e,--experiment", e->experiment, "Every run of this experiment (a long table of all)");
   exp->add_option("-m,--metric", e->metric, "Only this metric");
-  exp->add_option("-f,--format", e->format, "csv or json")->capture_default_str();
+  exp->add_option("-f,--format", e->format,
+                  "csv, json, jsonl (a JSON object a point) or columnar (typed arrays: numpy.frombuffer)")
+      ->capture_default_str();
   exp->add_option("-o,--output", e->output, "File to write (default: standard output)");
   exp->add_option("--store", e->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
 
   out.push_back({exp, [e](const DashedCommand&) {
-                   return CommandExport(e->store, e->run, e->metric, e->format, e->output);
+                   return CommandExport(e->store, e->runs, e->experiment, e->metric, e->format, e->output);
                  }});
 
   struct Report {

@@ -333,12 +333,12 @@ ApiResponse ServeApi::Call::Export() {
   if (!format.ok()) throw InvalidParameter(format.status().message());
   std::vector<Selected> selected = Select(runs, metric, Labels());
   auto exporter = std::make_shared<SeriesExport>(*format);
+  for (const RunRecord& r : runs) exporter->SetRunStart(r.id, r.start_ms);
   auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
   SeriesReader* reader = &api_.reader_;
   ApiResponse out{200, std::string(exporter->ContentType()), exporter->Header(), nullptr, {}};
-  out.headers.emplace_back("Content-Disposition", std::string("attachment; filename=\"trainbench-export.") +
-                                                      (*format == ExportFormat::kCsv ? "csv" : "json") +
-                                                      "\"");
+  out.headers.emplace_back("Content-Disposition", Concat({"attachment; filename=\"trainbench-export.",
+                                                          exporter->FileExtension(), "\""}));
   // A series that cannot be read throws: the server then ends the transfer unfinished.
   out.stream = [state, reader, exporter](std::string& piece) {
     auto& [list, next] = *state;

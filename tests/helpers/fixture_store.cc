@@ -6,7 +6,9 @@
 //   energy (workload 1's runs share their GPU: attributed energy, and dcgmi's reading too), a training loss
 //   with steps and throughput, epoch events and a batch-size param;
 // - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz;
-// - with --big: experiment "big", one run of P points at 1 Hz.
+// - with --big: experiment "big", one run of P points at 1 Hz;
+// - with --big-loss: experiment "big", one run "bigloss" whose script logged P losses
+//   ("train.loss", no labels, as the tracking API stores them) at steps 0..P-1, 10 a second.
 // Prints the run ids as JSON ({"synth": {"1": [a, b], "2": [...]}, "trace": id, ...}).
 #include <cmath>
 #include <cstdio>
@@ -102,19 +104,32 @@ std::string FlatRun(Store& store, const std::string& experiment, const std::stri
   return run.id;
 }
 
+std::string LossRun(Store& store, int64_t points) {
+  RunRecord run = NewRun(store, "big", "", "bigloss", "bigloss", {{"batch-size", "64"}});
+  SeriesWriter writer(store, run.id);
+  for (int64_t i = 0; i < points; ++i) {
+    double v = 2.0 / (1.0 + static_cast<double>(i) / 1000.0) + 0.01 * std::sin(static_cast<double>(i));
+    writer.Append("train.loss", "", Point{kStart + i * 100, v, i});
+  }
+  Finish(store, writer, run, kStart + points * 100);
+  return run.id;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P] [--big P]\n");
+                 "usage: tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P] [--big P] "
+                 "[--big-loss P]\n");
     return 2;
   }
-  int64_t bench_runs = 0, bench_points = 100000, big = 0;
+  int64_t bench_runs = 0, bench_points = 100000, big = 0, big_loss = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     int64_t v = std::atoll(argv[i + 1]);
     if (a == "--bench-runs") bench_runs = v;
     if (a == "--bench-points") bench_points = v;
     if (a == "--big") big = v;
+    if (a == "--big-loss") big_loss = v;
   }
   Result<std::unique_ptr<Store>> opened = Store::Open(argv[1]);
   if (!opened.ok()) {
@@ -143,6 +158,7 @@ int Main(int argc, char** argv) {
     out += "]";
   }
   if (big > 0) out += ", \"big\": \"" + FlatRun(store, "big", "big", big, 0) + "\"";
+  if (big_loss > 0) out += ", \"bigloss\": \"" + LossRun(store, big_loss) + "\"";
   std::printf("%s}\n", out.c_str());
   return 0;
 }

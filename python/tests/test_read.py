@@ -1,0 +1,139 @@
+"""trainbench.open(...).series(...) against a real store made by `trainbench run`, read
+locally (through the binary) and from a real `trainbench serve` with a token, checked
+against the same points exported as CSV; with pandas, with numpy only, and with neither."""
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+BINARY = os.environ.get("TRAINBENCH_BINARY")
+PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..")
+pytestmark = pytest.mark.skipif(not BINARY, reason="TRAINBENCH_BINARY (the built trainbench) not set")
+
+SCRIPT = """
+import time, trainbench
+with trainbench.Run() as run:
+    for i in range(50):
+        run.log_metric("loss", 2.0 / (i + 1), step=i * 10)
+        time.sleep(0.01)
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A store with one run: a loss logged at steps 0, 10, ..., and the top listener's samples."""
+    tmp = tmp_path_factory.mktemp("read")
+    db = str(tmp / "t.db")
+    script = tmp / "loss.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    done = subprocess.run(
+        [BINARY, "run", "--store", db, "-q", "-n", "loss", "-l", "top", "-i", "100ms", "--", sys.executable, str(script)],
+        env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    run_id = re.search(r"run ([0-9a-f]{32})", done.stderr).group(1)
+    return db, run_id
+
+
+def exported(db, run_id, metric):
+    """The same points as `trainbench export --format csv` gives them: an independent reading."""
+    out = subprocess.run([BINARY, "export", "--store", db, run_id, "-m", metric], capture_output=True, text=True, check=True)
+    return list(csv.DictReader(io.StringIO(out.stdout)))
+
+
+def check_against_csv(table, rows, metric):
+    """`table`: a DataFrame, or a dict of columns, of one run's `metric`."""
+    values = list(table["value"])
+    assert len(values) == len(rows) > 0
+    assert values == [float(r["value"]) for r in rows]
+    steps = [None if s is None or str(s) in ("<NA>", "nan", "-1") else int(s) for s in table["step"]]
+    assert steps == [int(r["step"]) if r["step"] else None for r in rows]
+    assert set(table["metric"]) == {metric}
+
+
+@pytest.fixture(params=["local", "serve"])
+def source(request, store, tmp_path):
+    db, run_id = store
+    if request.param == "local":
+        yield db
+        return
+    server = subprocess.Popen([BINARY, "serve", "--store", db, "--port", "0", "--token", "s3cret"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = server.stdout.readline()
+    url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
+    yield url
+    server.terminate()
+    server.wait()
+
+
+def test_series_of_a_script_metric_and_a_listener_metric_match_the_csv_export(store, source):
+    import trainbench
+
+    db, run_id = store
+    opened = trainbench.open(source, token="s3cret")
+    table = opened.series(run_id, ["train.loss", "proc.cpu.utilization_ratio"])
+    for metric in ["train.loss", "proc.cpu.utilization_ratio"]:
+        rows = exported(db, run_id, metric)
+        if hasattr(table, "loc"):  # pandas
+            part = table[table["metric"] == metric]
+            assert str(part["time"].dtype).startswith("datetime64")
+            assert list(part["time"].astype("int64") // 10**6) == [int(r["time_ms"]) for r in rows]
+            assert set(table.attrs["units"]) == {"train.loss", "proc.cpu.utilization_ratio"}
+        else:
+            mask = [m == metric for m in table["metric"]]
+            part = {k: [v for v, keep in zip(table[k], mask) if keep] for k in ("value", "step", "metric")}
+        check_against_csv(part, rows, metric)
+    # The loss's steps are the script's; elapsed counts from the run's start, not its first point.
+    loss = exported(db, run_id, "train.loss")
+    assert [int(r["step"]) for r in loss[:3]] == [0, 10, 20]
+
+
+def test_mistakes_say_what_to_do(store, source):
+    import trainbench
+
+    db, run_id = store
+    opened = trainbench.open(source, token="s3cret")
+    with pytest.raises(trainbench.StoreError, match="metric 'train.nothing'"):
+        opened.series(run_id, "train.nothing")
+    with pytest.raises(trainbench.StoreError, match="trainbench.open takes"):
+        trainbench.open("")
+    with pytest.raises(trainbench.StoreError, match="no store at"):
+        trainbench.open(db + ".missing")
+
+
+def test_a_server_without_the_token_refuses(store, source):
+    import trainbench
+
+    if not source.startswith("http"):
+        pytest.skip("a local store has no token")
+    with pytest.raises(trainbench.StoreError, match="HTTP 401"):
+        trainbench.open(source, token="wrong").series(store[1], "train.loss")
+
+
+@pytest.mark.parametrize("hidden", [["pandas"], ["pandas", "numpy"]])
+def test_without_pandas_or_numpy_the_columns_are_arrays_or_lists(store, hidden):
+    """In a fresh interpreter where the modules cannot be imported."""
+    db, run_id = store
+    code = textwrap.dedent("""
+        import json, sys
+        for name in %r:
+            sys.modules[name] = None
+        import trainbench
+        t = trainbench.open(%r, binary=%r).series(%r, "train.loss")
+        print(json.dumps([type(t).__name__, type(t["value"]).__name__, len(t["value"]),
+                          [int(v) for v in t["step"][:3]], t["units"]["train.loss"]]))
+    """ % (hidden, db, BINARY, run_id))
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYTHON_DIR),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    kind, column, count, steps, unit = json.loads(out.stdout)
+    assert kind == "dict" and count == 50
+    assert column == ("list" if "numpy" in hidden else "ndarray")
+    assert steps == [0, 10, 20]
