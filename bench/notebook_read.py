@@ -7,8 +7,9 @@ client reads a metric's history.
     /usr/bin/python3 bench/notebook_read.py build/trainbench [POINTS]
 
 Prints "10M points: local N.NN s, serve N.NN s, MLflow get-history N.NN s" (the best of
-three for the first two, and their first passes; one pass for get-history), with pandas
-when it is installed.
+three for the first two, and their first passes; one pass for get-history), and
+"10,000 runs: N.NN s" for store.runs() over 10,000 runs of 30 metrics, with pandas when it
+is installed.
 """
 
 import json
@@ -84,7 +85,16 @@ with tempfile.TemporaryDirectory() as tmp:
         server.terminate()
         server.wait()
 
+    # store.runs() over 10,000 runs of 30 metrics each: a row a run, a mean, min and max a metric.
+    runs_db = os.path.join(tmp, "runs.db")
+    subprocess.run([fixture, runs_db, trace, "--bench-runs", "10000", "--bench-points", "10", "--bench-metrics", "30"],
+                   capture_output=True, check=True)
+    with trainbench.open(runs_db, binary=binary) as opened:
+        runs_s, runs = best("runs", lambda: opened.runs(experiment="bench"))
+        assert len(runs["id"]) == 10000, len(runs["id"])
+
 label = "%gM" % (points / 1e6) if points >= 1e6 else format(points, ",")
 print("%s points: local %.2f s, serve %.2f s, MLflow get-history %.2f s (%.0fx the serve read)" % (
     label, local_s, serve_s, mlflow_s, mlflow_s / serve_s))
 print("first passes: local %.2f s, serve %.2f s" % (firsts["local"], firsts["serve"]))
+print("10,000 runs: %.2f s (%d columns; first pass %.2f s)" % (runs_s, len(runs.columns) if hasattr(runs, "columns") else len(runs), firsts["runs"]))

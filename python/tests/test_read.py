@@ -20,7 +20,10 @@ pytestmark = pytest.mark.skipif(not BINARY, reason="TRAINBENCH_BINARY (the built
 SCRIPT = """
 import time, trainbench
 with trainbench.Run() as run:
+    run.log_param("lr", 0.1)
     for i in range(50):
+        if i % 25 == 0:
+            run.epoch()
         run.log_metric("loss", 2.0 / (i + 1), step=i * 10)
         time.sleep(0.01)
 """
@@ -137,3 +140,74 @@ def test_without_pandas_or_numpy_the_columns_are_arrays_or_lists(store, hidden):
     assert kind == "dict" and count == 50
     assert column == ("list" if "numpy" in hidden else "ndarray")
     assert steps == [0, 10, 20]
+
+
+def column(table, name):
+    return list(table[name])
+
+
+def test_runs_events_phases_and_the_report_as_tables(store, source):
+    import trainbench
+
+    db, run_id = store
+    opened = trainbench.open(source, token="s3cret")
+    runs = opened.runs(experiment="Default", workload="*", status="FINISHED")
+    assert column(runs, "id") == [run_id]
+    assert column(runs, "name") == ["loss"] and column(runs, "params.lr") == ["0.1"]
+    # The run's mean loss, against the points exported as CSV.
+    losses = [float(r["value"]) for r in exported(db, run_id, "train.loss")]
+    assert column(runs, "train.loss.mean")[0] == pytest.approx(sum(losses) / len(losses))
+    assert column(runs, "train.loss.max")[0] == max(losses)
+    assert len(column(opened.runs(experiment="Default", workload="bs*"), "id")) == 0
+    # The same calls take the runs table, an id prefix or the run's name.
+    events = opened.events(runs)
+    assert [k for k in column(events, "kind") if k == "epoch"] == ["epoch", "epoch"]
+    assert set(column(events, "run_id")) == {run_id}
+    phases = opened.phases(run_id[:8])
+    assert "steady" in column(phases, "kind")
+    report = opened.report("Default")
+    shown = subprocess.run([BINARY, "report", "--store", db, "Default", "--format", "csv"], capture_output=True, text=True, check=True)
+    header = shown.stdout.splitlines()[0].split(",")
+    assert [str(c) for c in (report.columns if hasattr(report, "columns") else report.keys())] == header
+    opened.close()
+
+
+def test_names_that_are_not_there_get_the_closest_ones(store, source):
+    import trainbench
+
+    db, run_id = store
+    opened = trainbench.open(source, token="s3cret")
+    with pytest.raises(trainbench.StoreError, match="names close to it: loss"):
+        opened.series("lsos", "train.loss")
+    with pytest.raises(trainbench.StoreError, match="metrics close to it: train.loss"):
+        opened.series("loss", "train.lost")
+    opened.close()
+
+
+@pytest.mark.parametrize("hidden", [[], ["pandas", "numpy"]])
+def test_every_gives_an_interval_a_row_with_the_mean_of_its_points(store, hidden):
+    """Checked against the CSV export's points put in the same 100 ms intervals by hand."""
+    db, run_id = store
+    code = textwrap.dedent("""
+        import json, sys
+        for name in %r:
+            sys.modules[name] = None
+        import trainbench
+        with trainbench.open(%r, binary=%r) as s:
+            t = s.series(%r, "train.loss", every="100ms")
+            start = list(s.runs()["start"])[0]
+        times = [int(v.value // 10**6) if hasattr(v, "value") else int(v) for v in t["time"]]
+        start = int(start.value // 10**6) if hasattr(start, "value") else start
+        print(json.dumps([start, times, [float(v) for v in t["value"]], [int(v) for v in t["step"]]]))
+    """ % (hidden, db, BINARY, run_id))
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYTHON_DIR), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    start, times, values, steps = json.loads(out.stdout)
+    buckets = {}
+    for r in exported(db, run_id, "train.loss"):
+        b = (int(r["time_ms"]) - start) // 100
+        buckets.setdefault(b, []).append((float(r["value"]), int(r["step"])))
+    assert times == [start + b * 100 for b in sorted(buckets)]
+    assert values == pytest.approx([sum(v for v, _ in buckets[b]) / len(buckets[b]) for b in sorted(buckets)])
+    assert steps == [buckets[b][-1][1] for b in sorted(buckets)]
+    assert 1 < len(times) < 50

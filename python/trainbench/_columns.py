@@ -8,7 +8,10 @@ start_ms), zeros up to a multiple of 8 bytes from the start, `count` int64 time_
 `count` float64 values and, when "steps", `count` int64 steps (-1: none)."""
 
 import array
+import csv
+import io
 import json
+import re
 import struct
 import sys
 
@@ -78,14 +81,14 @@ def _split_labels(labels):
 
 def long_table(series):
     """One row a point: run_id, metric, the labels as columns (gpu, pid, listener, ...),
-    time (UTC), elapsed (seconds since the run started), step (missing: -1 as numbers,
+    time (UTC; Unix ms in plain lists), elapsed (seconds since the run started), step (missing: -1 as numbers,
     None in lists; NaN in a DataFrame), value. A DataFrame with pandas, with each metric's
     unit in .attrs["units"]; else a dict of columns (numpy arrays, else lists)."""
     keys = sorted({k for s in series for k in _split_labels(s.labels)})
     units = {s.metric: s.unit for s in series}
     if numpy is not None:
         return _numpy_table(series, keys, units)
-    table = {name: [] for name in ["run_id", "metric"] + keys + ["time_ms", "elapsed", "step", "value"]}
+    table = {name: [] for name in ["run_id", "metric"] + keys + ["time", "elapsed", "step", "value"]}
     for s in series:
         n = len(s)
         labels = _split_labels(s.labels)
@@ -93,7 +96,7 @@ def long_table(series):
         table["metric"] += [s.metric] * n
         for k in keys:
             table[k] += [labels.get(k)] * n
-        table["time_ms"] += s.times
+        table["time"] += s.times  # Unix ms, without numpy
         start = s.start_ms if s.start_ms is not None else (s.times[0] if n else 0)
         table["elapsed"] += [(t - start) / 1000.0 for t in s.times]
         table["step"] += [None if v < 0 else v for v in s.steps] if s.steps is not None else [None] * n
@@ -151,3 +154,116 @@ def _numpy_table(series, keys, units):
     table = pandas.DataFrame(frame, copy=False)
     table.attrs["units"] = units
     return table
+
+
+def table(rows, times=(), columns=()):
+    """Rows (dicts) as one table: a DataFrame with `times` as UTC datetimes (from Unix ms)
+    with pandas, else a dict of lists (`columns`, then every key of any row; None where a
+    row lacks it): no rows is a table with its columns and none of its rows."""
+    names = list(columns)
+    for row in rows:
+        names += [k for k in row if k not in names]
+    data = {name: [row.get(name) for row in rows] for name in names}
+    if pandas is None:
+        return data
+    frame = pandas.DataFrame(data, columns=names)
+    for name in times:
+        if name in frame:
+            frame[name] = pandas.to_datetime(frame[name], unit="ms", utc=True)
+    return frame
+
+
+def csv_table(text):
+    """CSV text (a header line, then rows) as a table; numbers as numbers."""
+    if pandas is not None:
+        return pandas.read_csv(io.StringIO(text))
+    rows = list(csv.DictReader(io.StringIO(text)))
+
+    def number(v):
+        try:
+            return float(v) if v not in ("", None) else None
+        except ValueError:
+            return v
+
+    return {k: [number(r[k]) for r in rows] for k in (rows[0].keys() if rows else [])}
+
+
+def _source_rank(labels):
+    listener = _split_labels(labels).get("listener", "nvml")
+    return {"nvml": 0, "smi": 1, "dcgmi": 2}.get(listener, 3)
+
+
+RUN_COLUMNS = ["id", "name", "experiment", "workload", "letter", "status", "start", "end", "duration",
+               "devices", "collocation", "host", "nodes"]
+
+
+def run_row(r):
+    """A run of /api/v1/runs as a row: its fields, params.*, tags.* (the user's, not
+    trainbench's records) and per metric the mean, min and max over the run, from one
+    source (nvml, else nvidia-smi, else dcgmi) and over every device (weighted by points)."""
+    tags = r.get("tags", {})
+    nodes = [v for k, v in sorted(tags.items()) if k.startswith("trainbench.node.")]
+    row = {
+        "id": r["id"], "name": r["name"], "experiment": r["experiment"], "workload": r["workload"],
+        "letter": r.get("letter", ""), "status": r["status"], "start": r["start_ms"], "end": r.get("end_ms"),
+        "duration": (r.get("duration_ms") or 0) / 1000.0, "devices": r.get("devices", ""),
+        "collocation": r.get("collocation", ""), "host": r.get("host", ""), "nodes": " ".join(nodes) or r.get("host", ""),
+    }
+    row.update({"params." + k: v for k, v in r.get("params", {}).items()})
+    row.update({"tags." + k: v for k, v in tags.items() if not k.startswith(("trainbench.", "mlflow."))})
+    by_metric = {}
+    for s in r.get("summary", []):
+        by_metric.setdefault(s["metric"], []).append(s)
+    for metric, series in sorted(by_metric.items()):
+        best = min(_source_rank(s["labels"]) for s in series)
+        kept = [s for s in series if _source_rank(s["labels"]) == best and s.get("count")]
+        count = sum(s["count"] for s in kept)
+        if not count:
+            continue
+        row[metric + ".mean"] = sum(s["mean"] * s["count"] for s in kept) / count
+        row[metric + ".min"] = min(s["min"] for s in kept)
+        row[metric + ".max"] = max(s["max"] for s in kept)
+    return row
+
+
+def parse_every(every):
+    """"1s", "500ms", "2min", "1h" or seconds as a number -> milliseconds (at least 1)."""
+    if isinstance(every, (int, float)) and every > 0:
+        return max(1, int(round(every * 1000)))
+    found = re.fullmatch(r"\s*([0-9.]+)\s*(ms|s|min|h)\s*", str(every))
+    if not found or float(found.group(1)) <= 0:
+        raise ValueError("every takes a duration such as '1s', '500ms', '2min', '1h' or seconds, not %r" % (every,))
+    return max(1, int(round(float(found.group(1)) * {"ms": 1, "s": 1000, "min": 60000, "h": 3600000}[found.group(2)])))
+
+
+def resample(s, every_ms):
+    """A series on a regular grid from its run's start: a row an interval that holds points,
+    at the interval's start, with their mean (NaN values left out) and the interval's last
+    step."""
+    start = s.start_ms if s.start_ms is not None else (int(s.times[0]) if len(s) else 0)
+    head = {"run_id": s.run_id, "metric": s.metric, "labels": s.labels, "unit": s.unit, "start_ms": start}
+    if numpy is None:
+        sums, last_step = {}, {}
+        for i, (t, v) in enumerate(zip(s.times, s.values)):
+            b = (t - start) // every_ms
+            total, n = sums.get(b, (0.0, 0))
+            sums[b] = (total + v, n + 1) if v == v else (total, n)
+            if s.steps is not None:
+                last_step[b] = s.steps[i]
+        keys = sorted(sums)
+        values = [sums[b][0] / sums[b][1] if sums[b][1] else float("nan") for b in keys]
+        steps = [last_step[b] for b in keys] if s.steps is not None else None
+        return Series(head, [start + b * every_ms for b in keys], values, steps)
+    buckets = (s.times - start) // every_ms
+    keys, first = numpy.unique(buckets, return_index=True)
+    index = numpy.searchsorted(keys, buckets)
+    finite = ~numpy.isnan(s.values)
+    counts = numpy.bincount(index[finite], minlength=len(keys))
+    sums = numpy.bincount(index[finite], weights=s.values[finite], minlength=len(keys))
+    with numpy.errstate(invalid="ignore", divide="ignore"):
+        values = sums / counts
+    steps = None
+    if s.steps is not None:
+        last = numpy.append(first[1:], len(buckets)) - 1
+        steps = s.steps[last]
+    return Series(head, start + keys * every_ms, values, steps)

@@ -3,16 +3,27 @@ postgresql:// URI) and on `trainbench serve` (http://host:port, with its token).
 
     import trainbench
     store = trainbench.open("trainbench.db")     # or "postgresql://...", "http://host:8080"
-    s = store.series(["3711ea73", "8936596b"], ["gpu.power.draw_watts", "train.loss"])
+    runs = store.runs(experiment="resnet", workload="bs*", status="FINISHED")
+    s = store.series(runs, ["gpu.power.draw_watts", "train.loss"])
+    store.events(runs); store.phases(runs); store.report("resnet")
 
 Points travel in trainbench's columnar export (typed arrays, read without parsing): from a
-local store through the `trainbench export` binary, from a server through /api/v1/export.
+local store through the `trainbench export` binary into a mapped file, from a server through
+/api/v1/export. The rest is the server's JSON API: a local store starts a private
+`trainbench serve` on loopback (a random token) the first time it needs one, stopped by
+close() or at exit. Tables are pandas DataFrames where pandas is installed, else dicts of
+columns (_columns.py).
 """
 
+import atexit
+import difflib
+import fnmatch
 import io
 import json
 import mmap
 import os
+import re
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -22,9 +33,11 @@ import urllib.request
 
 from . import _columns
 
+RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+
 
 class StoreError(Exception):
-    """What went wrong, in the words of the command or server that said it."""
+    """What went wrong, in the words of the command or server that said it, and what to do."""
 
 
 def open(source, token=None, binary=None):  # noqa: A001 - trainbench.open, as in the docs
@@ -43,7 +56,9 @@ def open(source, token=None, binary=None):  # noqa: A001 - trainbench.open, as i
 def _names(items, what):
     if isinstance(items, str):
         return [items]
-    if hasattr(items, "columns") and "id" in getattr(items, "columns", []):  # store.runs()'s DataFrame
+    if isinstance(items, dict) and "id" in items:  # runs() without pandas
+        return list(items["id"])
+    if hasattr(items, "columns") and "id" in items.columns:  # runs()'s DataFrame
         return list(items["id"])
     items = list(items)
     if not items or not all(isinstance(i, str) and i for i in items):
@@ -52,36 +67,103 @@ def _names(items, what):
 
 
 class _Store:
-    def series(self, runs, metrics):
-        """Every point of `metrics` (a name or a list) of `runs` (ids, id prefixes or names
-        on a local store; whole ids on a server), as one long table (_columns.long_table)."""
+    _all_runs = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        pass
+
+    def _json(self, path, query=None):
+        return json.loads(self._get(path, query or {}))
+
+    def _ids(self, runs):
+        """Whole run ids for ids, id prefixes or names; an ambiguous prefix or an unknown
+        name says which runs there are."""
+        names = _names(runs, "runs")
+        if all(RUN_ID.match(n) for n in names):
+            return names
+        if self._all_runs is None:
+            self._all_runs = self._json("/api/v1/runs", {"summary": "0"})["runs"]
+        out = []
+        for n in names:
+            if RUN_ID.match(n):
+                out.append(n)
+                continue
+            hits = [r for r in self._all_runs if r["id"].startswith(n)] or [r for r in self._all_runs if r["name"] == n]
+            if len(hits) > 1 and hits[0]["name"] != n:
+                raise StoreError("'%s' is the start of %d runs: %s" % (
+                    n, len(hits), ", ".join("%s (%s)" % (r["id"][:12], r["name"]) for r in hits[:10])))
+            if not hits:
+                close = difflib.get_close_matches(n, [r["name"] for r in self._all_runs], 5)
+                raise StoreError("no run '%s'%s" % (n, "; names close to it: " + ", ".join(close) if close else ""))
+            out.append(max(hits, key=lambda r: r["start_ms"])["id"])  # a name: its newest run
+        return out
+
+    def series(self, runs, metrics, every=None):
+        """Every point of `metrics` (a name or a list) of `runs` (ids, id prefixes, names, or
+        a runs() table) as one long table: run_id, metric, the labels as columns, time (UTC),
+        elapsed (s since the run started), step, value (_columns.long_table). `every` ("1s",
+        "500ms", "2min" or seconds): a row an interval from each run's start, the mean of
+        its points, rather than every point."""
+        every_ms = _columns.parse_every(every) if every is not None else None
+        ids = self._ids(runs)
         parts = []
         for metric in _names(metrics, "metrics"):
-            parts += _columns.read_series(self._columnar(_names(runs, "runs"), metric))
+            try:
+                parts += _columns.read_series(self._columnar(ids, metric))
+            except StoreError as e:
+                if "metric" not in str(e):
+                    raise
+                known = [m["metric"] for m in self._json("/api/v1/metrics", {"runs": ",".join(ids)})["metrics"]]
+                close = difflib.get_close_matches(metric, known, 5, 0.4)
+                raise StoreError("%s%s" % (e, "; metrics close to it: " + ", ".join(close) if close else "")) from None
+        if every_ms:
+            parts = [_columns.resample(p, every_ms) for p in parts]
         return _columns.long_table(parts)
 
+    def runs(self, experiment=None, workload=None, status=None):
+        """One row a run: id, name, experiment, workload, letter, status, start, end,
+        duration (s), devices, collocation, host, nodes, params.*, tags.* and, per metric
+        (from one source: nvml, else smi, else dcgmi), its mean, min and max over the run.
+        `workload` may be a pattern ("bs*")."""
+        query = {"summary": "1"}
+        if experiment:
+            query["experiment"] = experiment
+        if status:
+            query["status"] = status
+        if workload and not any(c in workload for c in "*?["):
+            query["workload"] = workload
+        answer = self._json("/api/v1/runs", query)["runs"]
+        if workload:
+            answer = [r for r in answer if fnmatch.fnmatchcase(r["workload"], workload)]
+        return _columns.table([_columns.run_row(r) for r in answer], ["start", "end"], _columns.RUN_COLUMNS)
 
-class _Local(_Store):
-    def __init__(self, source, binary):
-        if not binary:
-            raise StoreError("no trainbench command found: put it on PATH or set TRAINBENCH_BINARY")
-        self.source, self.binary = source, binary
+    def events(self, runs):
+        """One row an event: run_id, time, elapsed (s since the run started), kind, label."""
+        ids = self._ids(runs)
+        answer = self._json("/api/v1/events", {"runs": ",".join(ids)})["runs"]
+        rows = [dict(run_id=r["run"], time=e["time_ms"], elapsed=e.get("relative_s"), kind=e["kind"], label=e["label"])
+                for r in answer for e in r["events"]]
+        return _columns.table(rows, ["time"], ["run_id", "time", "elapsed", "kind", "label"])
 
-    def _columnar(self, runs, metric):
-        """The binary's export written to a file in memory (/dev/shm) and mapped: no pipe to
-        copy 240 MB through (a pipe cost 0.4 s of 10M points here), and the columns view the
-        mapping. The file is gone once mapped; the mapping lives as long as the columns."""
-        fd, path = tempfile.mkstemp(suffix=".tbcols", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-        os.close(fd)
-        try:
-            command = [self.binary, "export", "--store", self.source, "--format", "columnar", "--metric", metric]
-            done = subprocess.run(command + ["-o", path] + runs, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            if done.returncode != 0:
-                raise StoreError(done.stderr.decode(errors="replace").strip().replace("trainbench: error: ", ""))
-            with io.open(path, "rb") as f:
-                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        finally:
-            os.unlink(path)
+    def phases(self, runs):
+        """One row a phase trainbench found in a run: run_id, kind, start, end, detail."""
+        rows = []
+        for run_id in self._ids(runs):
+            for p in self._json("/api/v1/runs/%s/phases" % run_id)["phases"]:
+                rows.append(dict(run_id=run_id, kind=p["kind"], start=p["start_ms"], end=p["end_ms"],
+                                 detail=p.get("detail", "")))
+        return _columns.table(rows, ["start", "end"], ["run_id", "kind", "start", "end", "detail"])
+
+    def report(self, experiment):
+        """`trainbench report`'s table of an experiment, a row a workload."""
+        text = self._get("/api/v1/experiments/%s/report" % urllib.parse.quote(experiment, safe=""), {"format": "csv"})
+        return _columns.csv_table(text.decode())
 
 
 class _Remote(_Store):
@@ -89,7 +171,7 @@ class _Remote(_Store):
         self.url, self.token = url.rstrip("/"), token
 
     def _get(self, path, query):
-        request = urllib.request.Request(self.url + path + "?" + urllib.parse.urlencode(query))
+        request = urllib.request.Request(self.url + path + ("?" + urllib.parse.urlencode(query) if query else ""))
         if self.token:
             request.add_header("Authorization", "Bearer " + self.token)
         try:
@@ -105,5 +187,54 @@ class _Remote(_Store):
         except urllib.error.URLError as e:
             raise StoreError("cannot reach %s: %s" % (self.url, e.reason)) from None
 
-    def _columnar(self, runs, metric):
-        return self._get("/api/v1/export", {"runs": ",".join(runs), "metric": metric, "format": "columnar"})
+    def _columnar(self, ids, metric):
+        return self._get("/api/v1/export", {"runs": ",".join(ids), "metric": metric, "format": "columnar"})
+
+
+class _Local(_Store):
+    def __init__(self, source, binary):
+        if not binary:
+            raise StoreError("no trainbench command found: put it on PATH or set TRAINBENCH_BINARY")
+        self.source, self.binary = source, binary
+        self._server = None
+        self._remote = None
+
+    def _get(self, path, query):
+        if self._remote is None:  # a private server on loopback, for the JSON calls
+            token = secrets.token_hex(16)
+            self._server = subprocess.Popen(
+                [self.binary, "serve", "--store", self.source, "--port", "0", "--token", token],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            line = self._server.stdout.readline()
+            found = re.search(r"http://127\.0\.0\.1:\d+", line)
+            if not found:
+                self.close()
+                raise StoreError("trainbench serve did not start: %s" % (line.strip() or "no answer"))
+            self._remote = _Remote(found.group(0), token)
+            atexit.register(self.close)
+        return self._remote._get(path, query)
+
+    def close(self):
+        """Stops the private server, if one was started."""
+        if self._server is not None:
+            self._server.terminate()
+            self._server.wait()
+            self._server.stdout.close()
+            self._server.stderr.close()
+            self._server = self._remote = None
+
+    def _columnar(self, ids, metric):
+        """The binary's export written to a file in memory (/dev/shm) and mapped: no pipe to
+        copy 240 MB through (a pipe cost 0.4 s of 10M points here), and the columns view the
+        mapping. The file is gone once mapped; the mapping lives as long as the columns."""
+        fd, path = tempfile.mkstemp(suffix=".tbcols", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        os.close(fd)
+        try:
+            command = [self.binary, "export", "--store", self.source, "--format", "columnar", "--metric", metric]
+            done = subprocess.run(command + ["-o", path] + ids, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if done.returncode != 0:
+                raise StoreError(done.stderr.decode(errors="replace").strip().replace("trainbench: error: ", ""))
+            with io.open(path, "rb") as f:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        finally:
+            os.unlink(path)

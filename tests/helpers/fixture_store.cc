@@ -5,7 +5,8 @@
 //   utilization (workload*10 + run, plus a slow wave; run 2A idle from 300 s to 330 s), SM activity, power,
 //   energy (workload 1's runs share their GPU: attributed energy, and dcgmi's reading too), a training loss
 //   with steps and throughput, epoch events and a batch-size param;
-// - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz;
+// - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz (and with
+//   --bench-metrics M, M - 1 more metrics a run, "train.metric1" on, logged with steps);
 // - with --big: experiment "big", one run of P points at 1 Hz;
 // - with --big-loss: experiment "big", one run "bigloss" whose script logged P losses
 //   ("train.loss", no labels, as the tracking API stores them) at steps 0..P-1, 10 a second.
@@ -92,13 +93,16 @@ std::string SyntheticRun(Store& store, int workload, int r) {
 }
 
 std::string FlatRun(Store& store, const std::string& experiment, const std::string& name, int64_t points,
-                    double base) {
+                    double base, int64_t metrics = 1) {
   RunRecord run =
       NewRun(store, experiment, experiment == "big" ? "" : "w", name, name, {{"batch-size", "64"}});
   SeriesWriter writer(store, run.id);
   for (int64_t i = 0; i < points; ++i) {
     double v = base + std::sin(static_cast<double>(i) / 500.0) + (i % 97 == 0 ? 3 : 0);
     writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{kStart + i * 1000, v});
+    for (int64_t m = 1; m < metrics; ++m)
+      writer.Append("train.metric" + std::to_string(m), "",
+                    Point{kStart + i * 1000, v + static_cast<double>(m), i});
   }
   Finish(store, writer, run, kStart + points * 1000);
   return run.id;
@@ -117,17 +121,19 @@ std::string LossRun(Store& store, int64_t points) {
 
 int Main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr,
-                 "usage: tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P] [--big P] "
-                 "[--big-loss P]\n");
+    std::fprintf(
+        stderr,
+        "usage: tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P --bench-metrics M] [--big P] "
+        "[--big-loss P]\n");
     return 2;
   }
-  int64_t bench_runs = 0, bench_points = 100000, big = 0, big_loss = 0;
+  int64_t bench_runs = 0, bench_points = 100000, bench_metrics = 1, big = 0, big_loss = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     int64_t v = std::atoll(argv[i + 1]);
     if (a == "--bench-runs") bench_runs = v;
     if (a == "--bench-points") bench_points = v;
+    if (a == "--bench-metrics") bench_metrics = v;
     if (a == "--big") big = v;
     if (a == "--big-loss") big_loss = v;
   }
@@ -153,7 +159,9 @@ int Main(int argc, char** argv) {
     out += ", \"bench\": [";
     for (int64_t r = 0; r < bench_runs; ++r) {
       out += std::string(r ? ", " : "") + "\"" +
-             FlatRun(store, "bench", "b" + std::to_string(r), bench_points, static_cast<double>(r)) + "\"";
+             FlatRun(store, "bench", "b" + std::to_string(r), bench_points, static_cast<double>(r),
+                     bench_metrics) +
+             "\"";
     }
     out += "]";
   }
