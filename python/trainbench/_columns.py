@@ -159,14 +159,19 @@ def _numpy_table(series, keys, units):
 def table(rows, times=(), columns=()):
     """Rows (dicts) as one table: a DataFrame with `times` as UTC datetimes (from Unix ms)
     with pandas, else a dict of lists (`columns`, then every key of any row; None where a
-    row lacks it): no rows is a table with its columns and none of its rows."""
-    names = list(columns)
-    for row in rows:
-        names += [k for k in row if k not in names]
-    data = {name: [row.get(name) for row in rows] for name in names}
+    row lacks it): no rows is a table with its columns and none of its rows. Built a column
+    at a time (a DataFrame of 10,000 dicts of 100 keys took 0.75 s)."""
+    n = len(rows)
+    data = {name: [None] * n for name in columns}
+    for i, row in enumerate(rows):
+        for k, v in row.items():
+            column = data.get(k)
+            if column is None:
+                column = data[k] = [None] * n
+            column[i] = v
     if pandas is None:
         return data
-    frame = pandas.DataFrame(data, columns=names)
+    frame = pandas.DataFrame(data, columns=list(data))
     for name in times:
         if name in frame:
             frame[name] = pandas.to_datetime(frame[name], unit="ms", utc=True)
@@ -188,9 +193,15 @@ def csv_table(text):
     return {k: [number(r[k]) for r in rows] for k in (rows[0].keys() if rows else [])}
 
 
+_RANKS = {}
+
+
 def _source_rank(labels):
-    listener = _split_labels(labels).get("listener", "nvml")
-    return {"nvml": 0, "smi": 1, "dcgmi": 2}.get(listener, 3)
+    rank = _RANKS.get(labels)
+    if rank is None:
+        listener = _split_labels(labels).get("listener", "nvml")
+        rank = _RANKS[labels] = {"nvml": 0, "smi": 1, "dcgmi": 2}.get(listener, 3)
+    return rank
 
 
 RUN_COLUMNS = ["id", "name", "experiment", "workload", "letter", "status", "start", "end", "duration",
@@ -198,7 +209,7 @@ RUN_COLUMNS = ["id", "name", "experiment", "workload", "letter", "status", "star
 
 
 def run_row(r):
-    """A run of /api/v1/runs as a row: its fields, params.*, tags.* (the user's, not
+    """A run of /api/v1/runs?summary=rows as a row: its fields, params.*, tags.* (the user's, not
     trainbench's records) and per metric the mean, min and max over the run, from one
     source (nvml, else nvidia-smi, else dcgmi) and over every device (weighted by points)."""
     tags = r.get("tags", {})
@@ -211,18 +222,24 @@ def run_row(r):
     }
     row.update({"params." + k: v for k, v in r.get("params", {}).items()})
     row.update({"tags." + k: v for k, v in tags.items() if not k.startswith(("trainbench.", "mlflow."))})
-    by_metric = {}
-    for s in r.get("summary", []):
-        by_metric.setdefault(s["metric"], []).append(s)
-    for metric, series in sorted(by_metric.items()):
-        best = min(_source_rank(s["labels"]) for s in series)
-        kept = [s for s in series if _source_rank(s["labels"]) == best and s.get("count")]
-        count = sum(s["count"] for s in kept)
-        if not count:
+    kept = {}  # metric -> [rank, count, weighted sum, min, max], from its best source only
+    for metric, labels, count, low, high, mean in r.get("summary", ()):  # summary=rows
+        if not count or mean is None:
             continue
-        row[metric + ".mean"] = sum(s["mean"] * s["count"] for s in kept) / count
-        row[metric + ".min"] = min(s["min"] for s in kept)
-        row[metric + ".max"] = max(s["max"] for s in kept)
+        rank = _source_rank(labels)
+        k = kept.get(metric)
+        if k is None or rank < k[0]:
+            kept[metric] = [rank, count, mean * count, low, high]
+        elif rank == k[0]:
+            k[1] += count
+            k[2] += mean * count
+            k[3] = min(k[3], low)
+            k[4] = max(k[4], high)
+    for metric in sorted(kept):
+        _, count, total, low, high = kept[metric]
+        row[metric + ".mean"] = total / count
+        row[metric + ".min"] = low
+        row[metric + ".max"] = high
     return row
 
 

@@ -131,7 +131,7 @@ class _Store:
         duration (s), devices, collocation, host, nodes, params.*, tags.* and, per metric
         (from one source: nvml, else smi, else dcgmi), its mean, min and max over the run.
         `workload` may be a pattern ("bs*")."""
-        query = {"summary": "1"}
+        query = {"summary": "rows"}
         if experiment:
             query["experiment"] = experiment
         if status:

@@ -91,8 +91,9 @@ Result<std::vector<SeriesInfo>> PostgresStore::ListSeriesOfRuns(const std::vecto
   });
 }
 
-Result<std::vector<SeriesTotals>> PostgresStore::ListSeriesTotals(const std::string& run_id) {
-  Result<pg::Rows> rows = Query({SeriesTotalsSelect("$1"), {Text(run_id)}});
+Result<std::vector<SeriesTotals>> PostgresStore::ListSeriesTotalsOfRuns(
+    const std::vector<std::string>& run_ids) {
+  Result<pg::Rows> rows = Query({SeriesTotalsSelect(" = ANY($1::text[])"), {Text(TextArray(run_ids))}});
   if (!rows.ok()) return rows.status();
   return Collect<SeriesTotals>(*rows, [&](int i) { return SeriesTotalsFromRow(pg::Row{*rows, i}); });
 }

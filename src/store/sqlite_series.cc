@@ -231,11 +231,13 @@ Result<std::vector<SeriesInfo>> SqliteStore::ListSeriesOfRuns(const std::vector<
   });
 }
 
-Result<std::vector<SeriesTotals>> SqliteStore::ListSeriesTotals(const std::string& run_id) {
+Result<std::vector<SeriesTotals>> SqliteStore::ListSeriesTotalsOfRuns(
+    const std::vector<std::string>& run_ids) {
   std::lock_guard lock(mu_);
-  std::string sql = SeriesTotalsSelect("?1");
+  std::string sql =
+      SeriesTotalsSelect(run_ids.size() == 1 ? " = ?1" : " IN (SELECT value FROM json_each(?1))");
   Statement st(*statements_, sql);
-  st.Bind(1, run_id);
+  st.Bind(1, run_ids.size() == 1 ? run_ids[0] : nlohmann::json(run_ids).dump());
   return Rows<SeriesTotals>(st, "cannot read series totals",
                             [](Statement& row) { return SeriesTotalsFromRow(row); });
 }

@@ -78,7 +78,7 @@ class SqliteStore : public Store {
   Result<RunRecord> FindRun(const std::string& key) override;
   Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) override;
   Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& run_ids) override;
-  Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) override;
+  Result<std::vector<SeriesTotals>> ListSeriesTotalsOfRuns(const std::vector<std::string>& run_ids) override;
   Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& series_ids) override;
 
   Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& series_ids,

@@ -155,18 +155,17 @@ ChunkRecord ChunkFromRow(const Row& row, ChunkBlobs blobs) {
   return c;
 }
 
-// The columns SeriesTotalsFromRow reads, per series of the run in parameter 1, in
-// ListSeries' order: the totals kept for its sealed chunks, then its provisional chunks'
-// (through the index on them: one or none per series). `placeholder` as above.
-inline std::string SeriesTotalsSelect(const char* placeholder) {
-  std::string p = placeholder;
+// The columns SeriesTotalsFromRow reads, per series of the runs `runs` selects (" = ?1" for
+// one, " IN (...)" or " = ANY(...)" for several), in ListSeriesOfRuns' order: the totals kept
+// for its sealed chunks, then its provisional chunks' (through the index on them: one or
+// none per series).
+inline std::string SeriesTotalsSelect(const std::string& runs) {
   return "SELECT s.id, s.sealed_count, s.sealed_sum, s.sealed_min, s.sealed_max, p.n, p.total, p.lo, p.hi "
          "FROM series s LEFT JOIN (SELECT series_id, CAST(sum(count) AS BIGINT) AS n, sum(sum) AS total, "
          "min(min) AS lo, "
-         "max(max) AS hi FROM chunks WHERE sealed = 0 AND series_id IN (SELECT id FROM series WHERE run_id "
-         "= " +
-         p + ") GROUP BY series_id) p ON p.series_id = s.id WHERE s.run_id = " + p +
-         " ORDER BY s.metric, s.labels";
+         "max(max) AS hi FROM chunks WHERE sealed = 0 AND series_id IN (SELECT id FROM series WHERE run_id" +
+         runs + ") GROUP BY series_id) p ON p.series_id = s.id WHERE s.run_id" + runs +
+         " ORDER BY s.run_id, s.metric, s.labels";
 }
 
 template <typename Row>

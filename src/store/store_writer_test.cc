@@ -134,6 +134,37 @@ TEST_P(BackendTest, TheSeriesOfManyRunsAreListedAtOnce) {
   EXPECT_TRUE(store->ListSeriesOfRuns({none.id}).value().empty());
 }
 
+// The totals of several runs' series in one read are each run's, in ListSeriesOfRuns' order.
+TEST_P(BackendTest, TheTotalsOfManyRunsAreReadAtOnce) {
+  auto store = OpenOk();
+  RunRecord a = NewRun(*store), b = NewRun(*store), none = NewRun(*store);
+  for (const RunRecord* r : {&a, &b}) {
+    SeriesWriter writer(*store, r->id, /*seal_points=*/10, /*checkpoint_flushes=*/1);
+    for (int i = 0; i < 25; ++i) {
+      writer.Append("gpu.power.draw_watts", "gpu=0", {1000 * i, (r == &a ? 50.0 : 90.0) + i % 7, kNoStep});
+      writer.Append("train.loss", "", {1000 * i, 1.0 / (i + 1), i});
+      if (i % 10 == 9) {
+        ASSERT_TRUE(writer.Flush().ok());
+      }
+    }
+    ASSERT_TRUE(writer.Flush().ok());  // two sealed chunks and a provisional one each
+  }
+  std::vector<SeriesTotals> both = store->ListSeriesTotalsOfRuns({b.id, none.id, a.id}).value();
+  std::vector<SeriesInfo> series = store->ListSeriesOfRuns({b.id, none.id, a.id}).value();
+  ASSERT_EQ(both.size(), 4u);
+  ASSERT_EQ(series.size(), 4u);
+  for (size_t i = 0; i < both.size(); ++i) {
+    SeriesTotals alone = TotalsFromChunks(*store, series[i].id);
+    EXPECT_EQ(both[i].series_id, series[i].id) << i;
+    EXPECT_EQ(both[i].count, alone.count) << i;
+    EXPECT_EQ(both[i].min, alone.min) << i;
+    EXPECT_EQ(both[i].max, alone.max) << i;
+    EXPECT_NEAR(both[i].sum, alone.sum, 1e-9 * std::abs(alone.sum)) << i;
+  }
+  EXPECT_EQ(both[0].count, 25);
+  EXPECT_TRUE(store->ListSeriesTotalsOfRuns({none.id}).value().empty());
+}
+
 // What a live chart's refresh reads of several running runs at once: the chunks not sealed
 // and those reaching past a time, and the runs' journals, each as read one by one.
 TEST_P(BackendTest, WhatALiveRefreshNeedsOfManySeriesIsReadAtOnce) {

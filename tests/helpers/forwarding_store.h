@@ -62,8 +62,8 @@ class ForwardingStore : public Store {
     return inner_.ReadChunksOfSeries(s);
   }
   Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
-  Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& r) override {
-    return inner_.ListSeriesTotals(r);
+  Result<std::vector<SeriesTotals>> ListSeriesTotalsOfRuns(const std::vector<std::string>& r) override {
+    return inner_.ListSeriesTotalsOfRuns(r);
   }
   Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s, int64_t min_points,
                                                           int64_t max_points) override {
