@@ -205,11 +205,11 @@ def _source_rank(labels):
 
 
 RUN_COLUMNS = ["id", "name", "experiment", "workload", "letter", "status", "start", "end", "duration",
-               "devices", "collocation", "host", "nodes"]
+               "command", "devices", "collocation", "host", "nodes"]
 
 
 def run_row(r):
-    """A run of /api/v1/runs?summary=rows as a row: its fields, params.*, tags.* (the user's, not
+    """A run of /api/v1/runs?summary=rows as a row: its fields (the command too), params.*, tags.* (the user's, not
     trainbench's records) and per metric the mean, min and max over the run, from one
     source (nvml, else nvidia-smi, else dcgmi) and over every device (weighted by points)."""
     tags = r.get("tags", {})
@@ -217,7 +217,8 @@ def run_row(r):
     row = {
         "id": r["id"], "name": r["name"], "experiment": r["experiment"], "workload": r["workload"],
         "letter": r.get("letter", ""), "status": r["status"], "start": r["start_ms"], "end": r.get("end_ms"),
-        "duration": (r.get("duration_ms") or 0) / 1000.0, "devices": r.get("devices", ""),
+        "duration": (r.get("duration_ms") or 0) / 1000.0, "command": r.get("command", ""),
+        "devices": r.get("devices", ""),
         "collocation": r.get("collocation", ""), "host": r.get("host", ""), "nodes": " ".join(nodes) or r.get("host", ""),
     }
     row.update({"params." + k: v for k, v in r.get("params", {}).items()})
