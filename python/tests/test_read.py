@@ -211,3 +211,25 @@ def test_every_gives_an_interval_a_row_with_the_mean_of_its_points(store, hidden
     assert values == pytest.approx([sum(v for v, _ in buckets[b]) / len(buckets[b]) for b in sorted(buckets)])
     assert steps == [buckets[b][-1][1] for b in sorted(buckets)]
     assert 1 < len(times) < 50
+
+
+def test_a_budget_gives_the_charts_points_and_keeps_every_spike(store, source):
+    """At most `budget` points a series, each one of the series' own (its time, its value to
+    the chart's 6 digits, against the CSV export), the highest and lowest among them."""
+    import trainbench
+
+    db, run_id = store
+    with trainbench.open(source, token="s3cret") as opened:
+        thin = opened.series(run_id, "train.loss", budget=8)
+    rows = exported(db, run_id, "train.loss")
+    points = {(int(r["time_ms"]), float(r["value"])) for r in rows}
+    values = list(thin["value"])
+    times = [int(t.value // 10**6) if hasattr(t, "value") else int(t) for t in thin["time"]]
+    assert 0 < len(values) <= 8 < len(rows) == 50
+    by_time = dict(points)
+    for t, v in zip(times, values):  # the chart's values: 6 significant digits
+        assert v == pytest.approx(by_time[t], rel=1e-6)
+    assert max(values) == pytest.approx(max(by_time.values()), rel=1e-6)
+    assert min(values) == pytest.approx(min(by_time.values()), rel=1e-6)
+    with pytest.raises(trainbench.StoreError, match="budget"):
+        opened.series(run_id, "train.loss", budget=2)

@@ -104,18 +104,23 @@ class _Store:
             out.append(max(hits, key=lambda r: r["start_ms"])["id"])  # a name: its newest run
         return out
 
-    def series(self, runs, metrics, every=None):
+    def series(self, runs, metrics, every=None, budget=None):
         """Every point of `metrics` (a name or a list) of `runs` (ids, id prefixes, names, or
         a runs() table) as one long table: run_id, metric, the labels as columns, time (UTC),
         elapsed (s since the run started), step, value (_columns.long_table). `every` ("1s",
         "500ms", "2min" or seconds): a row an interval from each run's start, the mean of
-        its points, rather than every point."""
+        its points, rather than every point. `budget` (N points a series): the points a chart
+        of N draws, thinned as the chart thins them (each of N/4 buckets keeps its first,
+        lowest, highest and last point: every spike stays, at its own time), without steps,
+        values to the chart's 6 significant digits."""
         every_ms = _columns.parse_every(every) if every is not None else None
+        if budget is not None and (not isinstance(budget, int) or budget < 4):
+            raise StoreError("budget is a number of points a series, at least 4")
         ids = self._ids(runs)
         parts = []
         for metric in _names(metrics, "metrics"):
             try:
-                parts += _columns.read_series(self._columnar(ids, metric))
+                parts += self._thinned(ids, metric, budget) if budget else _columns.read_series(self._columnar(ids, metric))
             except StoreError as e:
                 if "metric" not in str(e):
                     raise
@@ -125,6 +130,23 @@ class _Store:
         if every_ms:
             parts = [_columns.resample(p, every_ms) for p in parts]
         return _columns.long_table(parts)
+
+    def _thinned(self, ids, metric, budget):
+        """The chart's own thinning, from the server's /api/v1/series (x as Unix ms)."""
+        answer = self._json("/api/v1/series", {"runs": ",".join(ids), "metric": metric, "x": "wall", "budget": budget})
+        starts = {}
+        out = []
+        for s in answer["series"]:
+            head = {"run_id": s["run"], "metric": s.get("metric", metric), "labels": s["labels"], "unit": s.get("unit", "")}
+            if s["run"] not in starts:
+                starts[s["run"]] = self._json("/api/v1/runs", {"ids": s["run"], "summary": "0"})["runs"][0]["start_ms"]
+            head["start_ms"] = starts[s["run"]]
+            values = [float("nan") if v is None else v for v in s["y"]]
+            times = [int(x) for x in s["x"]]
+            if _columns.numpy is not None:
+                times, values = _columns.numpy.array(times, dtype="int64"), _columns.numpy.array(values, dtype="float64")
+            out.append(_columns.Series(head, times, values, None))
+        return out
 
     def runs(self, experiment=None, workload=None, status=None):
         """One row a run: id, name, experiment, workload, letter, status, start, end,
