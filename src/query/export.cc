@@ -28,56 +28,42 @@ std::string FormatDouble(double v) {
   return std::string(buf, WriteValue(buf, v, false));
 }
 
+namespace {
+
+// Each format's name, media type, file extension and the text before its first series.
+struct FormatInfo {
+  ExportFormat format;
+  std::string_view name, content_type, extension, header;
+};
+constexpr FormatInfo kFormats[] = {
+    {ExportFormat::kCsv, "csv", "text/csv", "csv", "run_id,metric,labels,time_ms,step,value\n"},
+    {ExportFormat::kJson, "json", "application/json", "json", "{\"series\":["},
+    {ExportFormat::kJsonLines, "jsonl", "application/jsonl", "jsonl", ""},
+    {ExportFormat::kColumnar, "columnar", "application/octet-stream", "tbcols", kColumnarMagic},
+};
+
+const FormatInfo& InfoOf(ExportFormat format) {
+  for (const FormatInfo& f : kFormats) {
+    if (f.format == format) return f;
+  }
+  return kFormats[0];
+}
+
+}  // namespace
+
 Result<ExportFormat> ParseExportFormat(std::string_view text) {
-  if (text == "csv") return ExportFormat::kCsv;
-  if (text == "json") return ExportFormat::kJson;
-  if (text == "jsonl") return ExportFormat::kJsonLines;
-  if (text == "columnar") return ExportFormat::kColumnar;
+  for (const FormatInfo& f : kFormats) {
+    if (f.name == text) return f.format;
+  }
   return Status::InvalidArgument("the export format is csv, json, jsonl or columnar, not '" +
                                  Printable(text) + "'");
 }
 
-std::string_view SeriesExport::ContentType() const {
-  switch (format_) {
-    case ExportFormat::kCsv:
-      return "text/csv";
-    case ExportFormat::kJson:
-      return "application/json";
-    case ExportFormat::kJsonLines:
-      return "application/jsonl";
-    case ExportFormat::kColumnar:
-      return "application/octet-stream";
-  }
-  return "";
-}
+std::string_view SeriesExport::ContentType() const { return InfoOf(format_).content_type; }
 
-std::string_view SeriesExport::FileExtension() const {
-  switch (format_) {
-    case ExportFormat::kCsv:
-      return "csv";
-    case ExportFormat::kJson:
-      return "json";
-    case ExportFormat::kJsonLines:
-      return "jsonl";
-    case ExportFormat::kColumnar:
-      return "tbcols";
-  }
-  return "";
-}
+std::string_view SeriesExport::FileExtension() const { return InfoOf(format_).extension; }
 
-std::string SeriesExport::Header() const {
-  switch (format_) {
-    case ExportFormat::kCsv:
-      return "run_id,metric,labels,time_ms,step,value\n";
-    case ExportFormat::kJson:
-      return "{\"series\":[";
-    case ExportFormat::kJsonLines:
-      return "";
-    case ExportFormat::kColumnar:
-      return std::string(kColumnarMagic);
-  }
-  return "";
-}
+std::string SeriesExport::Header() const { return std::string(InfoOf(format_).header); }
 
 std::string SeriesExport::Footer() const { return format_ == ExportFormat::kJson ? "]}\n" : ""; }
 
