@@ -1,6 +1,8 @@
 // A run's analysis as JSON, and the copy kept with a finished run (its phases.json
 // artifact): what `show` and the report read instead of analysing a long run again.
+#include <map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "analyze/phases.h"
 
@@ -16,8 +18,14 @@ std::string AnalysisJson(const RunAnalysis& a) {
                       {"steady_level", a.steady_level},
                       {"steady_samples", a.steady_samples},
                       {"steady", a.steady},
+                      {"steady_p50", nlohmann::json::object()},
+                      {"steady_p95", nlohmann::json::object()},
                       {"caveats", a.caveats},
                       {"version", kAnalysisVersion}};
+  for (const auto& [metric, spread] : a.steady_spread) {
+    j["steady_p50"][metric] = spread.p50;
+    j["steady_p95"][metric] = spread.p95;
+  }
   auto opt = [&](const char* k, const std::optional<double>& v) {
     j[k] = v ? nlohmann::json(*v) : nlohmann::json();
   };
@@ -46,6 +54,8 @@ Result<RunAnalysis> AnalysisFromJson(std::string_view json) {
     a.steady_level = j.at("steady_level").get<double>();
     a.steady_samples = j.at("steady_samples").get<int>();
     for (const auto& [metric, mean] : j.at("steady").items()) a.steady[metric] = mean.get<double>();
+    for (const auto& [metric, p50] : j.at("steady_p50").items())
+      a.steady_spread[metric] = {p50.get<double>(), j.at("steady_p95").at(metric).get<double>()};
     a.caveats = j.at("caveats").get<std::vector<std::string>>();
     auto opt = [&](const char* k, std::optional<double>& v) {
       if (j.contains(k) && !j[k].is_null()) v = j[k].get<double>();
@@ -77,21 +87,41 @@ Result<RunAnalysis> KeptOrStoredAnalysis(Store& store, const RunRecord& run) {
 
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run) {
   if (run.end_ms <= 0) return std::nullopt;
-  Result<ArtifactRecord> kept = store.GetArtifact(run.id, "phases.json");
-  if (!kept.ok() || !kept->path.empty()) return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(kept->content, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("version", 0) != kAnalysisVersion || !j.contains("extent"))
-    return std::nullopt;
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
-  if (!series.ok()) return std::nullopt;
-  Result<int64_t> points = AnalysedPoints(store, run, *series);
-  Result<std::vector<EventRecord>> events = store.ListEvents(run.id);
-  if (!points.ok() || !events.ok()) return std::nullopt;
-  const nlohmann::json& extent = j["extent"];
-  if (extent.value("points", int64_t{-1}) != *points ||
-      extent.value("events", int64_t{-1}) != static_cast<int64_t>(events->size()))
-    return std::nullopt;
-  return std::move(kept->content);
+  Result<std::vector<SeriesTotals>> totals = store.ListSeriesTotals(run.id);
+  if (!series.ok() || !totals.ok()) return std::nullopt;
+  Result<std::map<std::string, RunAnalysis>> kept = KeptAnalyses(store, {run}, *series, *totals);
+  if (!kept.ok() || kept->empty()) return std::nullopt;
+  return AnalysisJson(kept->begin()->second);
+}
+
+Result<std::map<std::string, RunAnalysis>> KeptAnalyses(Store& store, const std::vector<RunRecord>& runs,
+                                                        const std::vector<SeriesInfo>& series,
+                                                        const std::vector<SeriesTotals>& totals) {
+  std::map<std::string, RunAnalysis> out;
+  std::vector<std::string> ids;
+  for (const RunRecord& r : runs) {
+    if (r.end_ms > 0) ids.push_back(r.id);  // a running run's analysis is never its last
+  }
+  if (ids.empty()) return out;
+  Result<std::vector<ArtifactRecord>> kept = store.GetArtifactOfRuns(ids, "phases.json");
+  if (!kept.ok()) return kept.status();
+  Result<std::vector<std::pair<std::string, int64_t>>> events = store.CountEventsOfRuns(ids);
+  if (!events.ok()) return events.status();
+  std::map<std::string, int64_t> points = AnalysedPoints(series, totals);
+  std::unordered_map<std::string, int64_t> event_count(events->begin(), events->end());
+  for (const ArtifactRecord& a : *kept) {
+    if (!a.path.empty()) continue;  // a file the script logged under that name
+    Result<RunAnalysis> analysis = AnalysisFromJson(a.content);
+    if (!analysis.ok() || !analysis->extent) continue;
+    auto it = points.find(a.run_id);
+    auto ev = event_count.find(a.run_id);
+    if (analysis->extent->points != (it == points.end() ? 0 : it->second) ||
+        analysis->extent->events != (ev == event_count.end() ? 0 : ev->second))
+      continue;
+    out.emplace(a.run_id, std::move(*analysis));
+  }
+  return out;
 }
 
 Status KeepAnalysisJson(Store& store, const RunRecord& run, const std::string& json) {

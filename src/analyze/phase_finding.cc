@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "analyze/run_grids.h"
+#include "base/percentile.h"
 #include "base/strings.h"
 #include "metrics/catalog.h"
 #include "metrics/names.h"
@@ -250,15 +251,19 @@ void FindSteadyState(const RunGrids& run, Work& w, RunAnalysis& a) {
     a.phases.push_back({"steady", BucketStart(run, first), std::min(run.end_ms, BucketStart(run, last + 1)),
                         std::to_string(a.steady_samples) + " s of steady state (the other phases left out)"});
   }
+  std::vector<double> kept;
   for (const auto& [metric, g] : run.grid) {
+    kept.clear();
     double sum = 0;
-    int count = 0;
     for (size_t i = 0; i < n; ++i) {
       if (w.excluded[i] || std::isnan(g[i])) continue;
       sum += g[i];
-      ++count;
+      kept.push_back(g[i]);
     }
-    if (count > 0) a.steady[metric] = sum / count;
+    if (kept.empty()) continue;
+    a.steady[metric] = sum / static_cast<double>(kept.size());
+    double p50 = SelectPercentile(kept, 0.5);
+    a.steady_spread[metric] = {p50, SelectPercentileFrom(kept, PercentileRank(kept.size(), 0.5), 0.95)};
   }
   if (a.steady.count(metric::kTrainThroughputSamplesPerSecond) != 0)
     a.throughput = a.steady.find(metric::kTrainThroughputSamplesPerSecond)->second;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "analyze/run_grids.h"
 #include "base/strings.h"
@@ -30,15 +32,15 @@ const std::vector<std::string_view>& AnalyzedMetrics() {
 
 // The points in chunks of a run's analysed series (all listeners), from the totals kept
 // beside each series.
-Result<int64_t> AnalysedPoints(Store& store, const RunRecord& run, const std::vector<SeriesInfo>& series) {
-  Result<std::vector<SeriesTotals>> totals = store.ListSeriesTotals(run.id);
-  if (!totals.ok()) return totals.status();
-  std::map<int64_t, int64_t> count;
-  for (const SeriesTotals& t : *totals) count[t.series_id] = t.count;
-  int64_t points = 0;
+std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesInfo>& series,
+                                              const std::vector<SeriesTotals>& totals) {
+  std::unordered_map<int64_t, int64_t> count;
+  for (const SeriesTotals& t : totals) count[t.series_id] = t.count;
+  std::map<std::string, int64_t> points;
   for (const SeriesInfo& s : series) {
+    int64_t& of_run = points[s.run_id];
     if (std::find(AnalyzedMetrics().begin(), AnalyzedMetrics().end(), s.metric) != AnalyzedMetrics().end())
-      points += count[s.id];
+      of_run += count[s.id];
   }
   return points;
 }
@@ -115,8 +117,9 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   // made again rather than trusted).
   Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
   if (!series.ok()) return series.status();
-  Result<int64_t> extent_points = AnalysedPoints(store, run, *series);
-  if (!extent_points.ok()) return extent_points.status();
+  Result<std::vector<SeriesTotals>> totals = store.ListSeriesTotals(run.id);
+  if (!totals.ok()) return totals.status();
+  int64_t extent_points = AnalysedPoints(*series, *totals)[run.id];
   // A finished run's grid ends with it; a running run's at its newest sample.
   size_t limit = run.end_ms > 0 ? BucketCount(run.start_ms, run.end_ms) : std::numeric_limits<size_t>::max();
   auto newest = [&](const Point& p) {
@@ -179,7 +182,7 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   grids.script_window = span.Window();
   grids.step_samples = steps.Samples();
   RunAnalysis analysis = AnalyzeGrids(grids);
-  analysis.extent = RunAnalysis::Extent{*extent_points, static_cast<int64_t>(grids.events.size())};
+  analysis.extent = RunAnalysis::Extent{extent_points, static_cast<int64_t>(grids.events.size())};
   return analysis;
 }
 

@@ -39,10 +39,16 @@ struct RunAnalysis {
   double steady_level = 0;
   int steady_samples = 0;
   std::map<std::string, double, std::less<>> steady;  // key metric -> mean over the steady state
-  std::optional<double> throughput;                   // samples/s, steady mean
-  std::optional<double> epoch_seconds;                // median time between epoch events
-  std::optional<double> energy_joules;                // whole run
-  std::optional<double> samples;                      // trained (see training_window.h)
+  // Key metric -> the median and 95th percentile of its one-second means over the steady
+  // state (what a table of runs gives beside the mean: how much the level wanders).
+  struct Spread {
+    double p50 = 0, p95 = 0;
+  };
+  std::map<std::string, Spread, std::less<>> steady_spread;
+  std::optional<double> throughput;     // samples/s, steady mean
+  std::optional<double> epoch_seconds;  // median time between epoch events
+  std::optional<double> energy_joules;  // whole run
+  std::optional<double> samples;        // trained (see training_window.h)
   std::optional<double> energy_per_sample_joules;
   std::vector<std::string> caveats;  // few samples, a simulated GPU
   // When the run trained (training_window.h): the steady state is found inside it.
@@ -74,16 +80,18 @@ RunAnalysis AnalyzeRun(const RunSamples& run);
 // points are read from their first and last chunks only.
 Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run);
 
-// The points in chunks of a run's analysed series (all listeners), from the totals kept
-// beside each series: the extent an analysis was made of.
-Result<int64_t> AnalysedPoints(Store& store, const RunRecord& run, const std::vector<SeriesInfo>& series);
+// The points in chunks of each run's analysed series (all listeners), by run id, from the
+// series of the runs and the totals kept beside them: the extent an analysis was made of.
+std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesInfo>& series,
+                                              const std::vector<SeriesTotals>& totals);
 
 // The version of the method: a copy kept with a run (phases.json) that says another was
 // made by an older trainbench and is analysed again. Raise it with every change to what
 // the analysis finds.
-inline constexpr int kAnalysisVersion = 3;
+inline constexpr int kAnalysisVersion = 4;
 
-// As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {...}, ...,
+// As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {metric: mean},
+// "steady_p50": {metric: median}, "steady_p95": {metric: 95th percentile}, ...,
 // "version": kAnalysisVersion}.
 std::string AnalysisJson(const RunAnalysis& a);
 
@@ -95,6 +103,13 @@ Result<RunAnalysis> AnalysisFromJson(std::string_view json);
 // points and events); nullopt otherwise (a running run, a run recorded or imported without
 // one, one made by an older trainbench, a run given more samples since, unreadable).
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run);
+
+// The same of several runs at once, by run id (a run without one left out), given their
+// series and the totals kept beside them (ListSeriesOfRuns, ListSeriesTotalsOfRuns): two
+// more store reads whatever their number, what a table of 10,000 runs reads.
+Result<std::map<std::string, RunAnalysis>> KeptAnalyses(Store& store, const std::vector<RunRecord>& runs,
+                                                        const std::vector<SeriesInfo>& series,
+                                                        const std::vector<SeriesTotals>& totals);
 
 // The finished run's kept analysis when it is still the run's (KeptAnalysisJson), else
 // the analysis made afresh from the store (AnalyzeStoredRun): what `trainbench show`

@@ -66,6 +66,19 @@ RunSamples Planted() {
   return run;
 }
 
+TEST(Phases, TheSteadyStateSpreadIsItsSecondsMedianAnd95thPercentile) {
+  // Power is 100 + 200 x utilization, whose steady 0.8 wanders by 0.01 sin(1.7 i): half the
+  // steady seconds lie below 260 W and 95% below 260 + 2 sin(0.45 pi) = 261.98 W.
+  RunAnalysis a = AnalyzeRun(Planted());
+  ASSERT_EQ(a.steady_spread.count("gpu.power.draw_watts"), 1u);
+  RunAnalysis::Spread power = a.steady_spread["gpu.power.draw_watts"];
+  EXPECT_NEAR(power.p50, 260, 0.3);
+  EXPECT_NEAR(power.p95, 261.98, 0.1);
+  EXPECT_NEAR(a.steady["gpu.power.draw_watts"], 260, 0.3);
+  // The utilization's spread is the same one, in its own unit.
+  EXPECT_NEAR(a.steady_spread["gpu.utilization.gpu_ratio"].p95, 0.8099, 0.0005);
+}
+
 TEST(Phases, PlantedPhasesAreFoundWithTheirBoundaries) {
   RunAnalysis a = AnalyzeRun(Planted());
   EXPECT_EQ(a.activity, "gpu.utilization.gpu_ratio");

@@ -4,36 +4,11 @@
 #include <cmath>
 #include <mutex>
 
+#include "base/percentile.h"
 #include "base/spare_thread.h"
 #include "store/store.h"
 
 namespace tb {
-namespace {
-
-// The rank of the q-quantile among n values, as a whole index and a fraction towards the next.
-std::pair<size_t, double> Rank(size_t n, double q) {
-  double rank = q * static_cast<double>(n - 1);
-  double whole = std::floor(rank);
-  return {std::min(static_cast<size_t>(whole), n - 1), rank - whole};
-}
-
-// The q-quantile of `v` when its values before `from` are no greater than those from it on
-// and the quantile's rank is `from` or more: only the part from `from` on is reordered.
-double QuantileFrom(std::span<double> v, size_t from, double q) {
-  auto [lo, frac] = Rank(v.size(), q);
-  auto nth = v.begin() + static_cast<std::ptrdiff_t>(lo);
-  std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), nth, v.end());
-  if (frac == 0 || lo + 1 == v.size()) return *nth;
-  double next = *std::min_element(nth + 1, v.end());  // every value after nth is no less
-  return *nth + (next - *nth) * frac;
-}
-
-}  // namespace
-
-double SelectPercentile(std::span<double> values, double q) {
-  if (values.empty()) return std::nan("");
-  return QuantileFrom(values, 0, q);
-}
 
 void SummaryBuilder::Add(std::span<const Point> points) {
   if (points.empty()) return;
@@ -59,9 +34,9 @@ SeriesSummary SummaryBuilder::Finish() {
     s.min = *lowest;
     s.max = *highest;
     s.mean = sum_ / static_cast<double>(values_.size());
-    s.p50 = QuantileFrom(values_, 0, 0.5);
+    s.p50 = SelectPercentile(values_, 0.5);
     // The median's selection left every value from its rank on no less than those before.
-    s.p95 = QuantileFrom(values_, Rank(values_.size(), 0.5).first, 0.95);
+    s.p95 = SelectPercentileFrom(values_, PercentileRank(values_.size(), 0.5), 0.95);
   }
   values_.clear();
   sum_ = 0;

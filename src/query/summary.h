@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "base/percentile.h"
 #include "base/status.h"
 #include "store/chunk_codec.h"
 
@@ -41,9 +42,6 @@ class SummaryBuilder {
 
 // Pure; thread-safe.
 SeriesSummary Summarize(std::span<const Point> points);
-// The q-quantile (0 to 1) of `values` (NaN for none), reordering them: linear interpolation
-// between the closest ranks, found by selection in linear time.
-double SelectPercentile(std::span<double> values, double q);
 
 // The summaries of stored series, in the order of `series_ids`: each read and decoded
 // chunk by chunk, then its journal, on this thread and the process's spare one.

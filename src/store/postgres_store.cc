@@ -243,6 +243,29 @@ Result<ArtifactRecord> PostgresStore::GetArtifact(const std::string& run_id, con
   return ArtifactRecord{run_id, name, rows->Int(0, 0), rows->Str(0, 1), rows->Str(0, 2)};
 }
 
+Result<std::vector<ArtifactRecord>> PostgresStore::GetArtifactOfRuns(const std::vector<std::string>& run_ids,
+                                                                     const std::string& name) {
+  Result<pg::Rows> rows =
+      Query({"SELECT run_id, size, content, path FROM artifacts "
+             "WHERE run_id = ANY($1::text[]) AND name = $2",
+             {Text(TextArray(run_ids)), Text(name)}});
+  if (!rows.ok()) return rows.status();
+  return Collect<ArtifactRecord>(*rows, [&](int i) {
+    return ArtifactRecord{rows->Str(i, 0), name, rows->Int(i, 1), rows->Str(i, 2), rows->Str(i, 3)};
+  });
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> PostgresStore::CountEventsOfRuns(
+    const std::vector<std::string>& run_ids) {
+  Result<pg::Rows> rows =
+      Query({"SELECT run_id, count(*) FROM events WHERE run_id = ANY($1::text[]) GROUP BY run_id",
+             {Text(TextArray(run_ids))}});
+  if (!rows.ok()) return rows.status();
+  return Collect<std::pair<std::string, int64_t>>(*rows, [&](int i) {
+    return std::pair{rows->Str(i, 0), rows->Int(i, 1)};
+  });
+}
+
 Stmt PostgresStore::InsertParam(const std::string& run_id, const std::string& k, const std::string& v) {
   return {"INSERT INTO params(run_id, key, value) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
           {Text(run_id), Text(k), Text(v)}};

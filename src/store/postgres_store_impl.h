@@ -105,6 +105,10 @@ class PostgresStore : public Store {
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override;
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
   Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override;
+  Result<std::vector<ArtifactRecord>> GetArtifactOfRuns(const std::vector<std::string>& run_ids,
+                                                        const std::string& name) override;
+  Result<std::vector<std::pair<std::string, int64_t>>> CountEventsOfRuns(
+      const std::vector<std::string>& run_ids) override;
 
  private:
   static pg::Stmt InsertParam(const std::string& run_id, const std::string& k, const std::string& v);

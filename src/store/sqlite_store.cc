@@ -276,6 +276,32 @@ Result<ArtifactRecord> SqliteStore::GetArtifact(const std::string& run_id, const
   return a;
 }
 
+Result<std::vector<ArtifactRecord>> SqliteStore::GetArtifactOfRuns(const std::vector<std::string>& run_ids,
+                                                                   const std::string& name) {
+  std::lock_guard lock(mu_);
+  Statement st(*statements_,
+               "SELECT run_id, size, content, path FROM artifacts "
+               "WHERE run_id IN (SELECT value FROM json_each(?1)) AND name = ?2");
+  st.Bind(1, nlohmann::json(run_ids).dump()).Bind(2, name);
+  return Rows<ArtifactRecord>(st, "cannot read artifacts", [&](Statement& row) {
+    ArtifactRecord a{row.Text(0), name, row.Int(1), row.Text(2), row.Text(3)};
+    if (!a.path.empty() && a.path[0] != '/') a.path = DirName(path_) + "/" + a.path;
+    return a;
+  });
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> SqliteStore::CountEventsOfRuns(
+    const std::vector<std::string>& run_ids) {
+  std::lock_guard lock(mu_);
+  Statement st(*statements_,
+               "SELECT run_id, count(*) FROM events WHERE run_id IN (SELECT value FROM json_each(?1)) "
+               "GROUP BY run_id");
+  st.Bind(1, nlohmann::json(run_ids).dump());
+  return Rows<std::pair<std::string, int64_t>>(st, "cannot count events", [](Statement& row) {
+    return std::pair{row.Text(0), row.Int(1)};
+  });
+}
+
 Result<std::vector<RunRecord>> SqliteStore::ReadRuns(Statement& st) {
   Result<std::vector<RunRecord>> runs =
       Rows<RunRecord>(st, "cannot list runs", [](Statement& row) { return RunFromRow(row); });

@@ -95,6 +95,10 @@ class SqliteStore : public Store {
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override;
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
   Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override;
+  Result<std::vector<ArtifactRecord>> GetArtifactOfRuns(const std::vector<std::string>& run_ids,
+                                                        const std::string& name) override;
+  Result<std::vector<std::pair<std::string, int64_t>>> CountEventsOfRuns(
+      const std::vector<std::string>& run_ids) override;
 
  private:
   Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, ChunkBlobs blobs);

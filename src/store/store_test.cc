@@ -3,6 +3,8 @@
 // once; what is not a store, newer schemas and old stores migrated.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "store/store_test_fixture.h"
 
 namespace tb {
@@ -149,6 +151,31 @@ TEST_P(BackendTest, ArtifactsInlineAndBesideTheStore) {
     EXPECT_TRUE(a.content.empty());
   }
   EXPECT_EQ(store->GetArtifact(run.id, "manifest.json")->content, "{}");
+}
+
+// What a table of many runs reads of each in one go: one artifact of every run that has
+// it (as GetArtifact gives it) and how many events each holds.
+TEST_P(BackendTest, AnArtifactAndTheEventCountsOfManyRunsAreReadAtOnce) {
+  auto store = OpenOk();
+  RunRecord a = NewRun(*store), b = NewRun(*store), none = NewRun(*store);
+  ASSERT_TRUE(store->PutArtifact({a.id, "phases.json", 6, "{\"a\":1}", ""}).ok());
+  ASSERT_TRUE(store->PutArtifact({b.id, "phases.json", 6, "{\"b\":2}", ""}).ok());
+  ASSERT_TRUE(store->PutArtifact({b.id, "manifest.json", 2, "{}", ""}).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store->AddEvent({a.id, 1000 + i, "epoch", "epoch"}).ok());
+  ASSERT_TRUE(store->AddEvent({b.id, 1000, "epoch", "epoch"}).ok());
+
+  std::vector<ArtifactRecord> kept = store->GetArtifactOfRuns({a.id, b.id, none.id}, "phases.json").value();
+  ASSERT_EQ(kept.size(), 2u);
+  std::map<std::string, std::string> by_run;
+  for (const ArtifactRecord& k : kept) by_run[k.run_id] = k.content;
+  EXPECT_EQ(by_run[a.id], store->GetArtifact(a.id, "phases.json")->content);
+  EXPECT_EQ(by_run[b.id], "{\"b\":2}");
+  EXPECT_TRUE(store->GetArtifactOfRuns({none.id}, "phases.json").value().empty());
+
+  std::vector<std::pair<std::string, int64_t>> counts =
+      store->CountEventsOfRuns({a.id, b.id, none.id}).value();
+  std::map<std::string, int64_t> count(counts.begin(), counts.end());
+  EXPECT_EQ(count, (std::map<std::string, int64_t>{{a.id, 3}, {b.id, 1}}));
 }
 
 TEST_P(BackendTest, ParamsAreWrittenOnceTagsReplacedAllOrNothing) {

@@ -83,6 +83,14 @@ class ForwardingStore : public Store {
   Result<ArtifactRecord> GetArtifact(const std::string& r, const std::string& n) override {
     return inner_.GetArtifact(r, n);
   }
+  Result<std::vector<ArtifactRecord>> GetArtifactOfRuns(const std::vector<std::string>& r,
+                                                        const std::string& n) override {
+    return inner_.GetArtifactOfRuns(r, n);
+  }
+  Result<std::vector<std::pair<std::string, int64_t>>> CountEventsOfRuns(
+      const std::vector<std::string>& r) override {
+    return inner_.CountEventsOfRuns(r);
+  }
 
  protected:
   Store& inner_;
