@@ -159,6 +159,14 @@ def test_runs_events_phases_and_the_report_as_tables(store, source):
     assert column(runs, "train.loss.mean")[0] == pytest.approx(sum(losses) / len(losses))
     assert column(runs, "train.loss.max")[0] == max(losses)
     assert len(column(opened.runs(experiment="Default", workload="bs*"), "id")) == 0
+    # The steady state's spread of each key metric (the run's analysis) lies within the
+    # whole run's range of the same metric.
+    spread = [name[: -len(".steady_p50")] for name in runs.columns if name.endswith(".steady_p50")]
+    assert spread and column(runs, "steady_seconds")[0] > 0
+    for metric in spread:
+        low, p50, p95, high = (column(runs, metric + suffix)[0] for suffix in (".min", ".steady_p50", ".steady_p95", ".max"))
+        assert low <= p50 <= p95 <= high, metric
+        assert runs.attrs["units"][metric + ".steady_p95"] == runs.attrs["units"][metric + ".mean"]
     # The same calls take the runs table, an id prefix or the run's name.
     events = opened.events(runs)
     assert [k for k in column(events, "kind") if k == "epoch"] == ["epoch", "epoch"]

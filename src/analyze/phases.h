@@ -81,9 +81,8 @@ RunAnalysis AnalyzeRun(const RunSamples& run);
 Result<RunAnalysis> AnalyzeStoredRun(Store& store, const RunRecord& run);
 
 // The points in chunks of each run's analysed series (all listeners), by run id, from the
-// series of the runs and the totals kept beside them: the extent an analysis was made of.
-std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesInfo>& series,
-                                              const std::vector<SeriesTotals>& totals);
+// totals kept beside the runs' series: the extent an analysis was made of.
+std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesTotals>& totals);
 
 // The version of the method: a copy kept with a run (phases.json) that says another was
 // made by an older trainbench and is analysed again. Raise it with every change to what
@@ -104,11 +103,10 @@ Result<RunAnalysis> AnalysisFromJson(std::string_view json);
 // one, one made by an older trainbench, a run given more samples since, unreadable).
 std::optional<std::string> KeptAnalysisJson(Store& store, const RunRecord& run);
 
-// The same of several runs at once, by run id (a run without one left out), given their
-// series and the totals kept beside them (ListSeriesOfRuns, ListSeriesTotalsOfRuns): two
-// more store reads whatever their number, what a table of 10,000 runs reads.
+// The same of several runs at once, by run id (a run without one left out), given the
+// totals of their series (ListSeriesTotalsOfRuns): two more store reads whatever their
+// number, what a table of 10,000 runs reads.
 Result<std::map<std::string, RunAnalysis>> KeptAnalyses(Store& store, const std::vector<RunRecord>& runs,
-                                                        const std::vector<SeriesInfo>& series,
                                                         const std::vector<SeriesTotals>& totals);
 
 // The finished run's kept analysis when it is still the run's (KeptAnalysisJson), else

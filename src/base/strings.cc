@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -147,6 +148,12 @@ std::string CsvField(std::string_view s) {
     out += c;
   }
   return out + "\"";
+}
+
+void AppendJsonNumber(std::string& to, std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return void(to += "null");
+  char number[32];
+  to.append(number, std::to_chars(number, number + sizeof number, *v).ptr);
 }
 
 std::string JsonQuote(std::string_view s) {

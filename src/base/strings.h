@@ -34,6 +34,9 @@ std::string ShellQuote(std::string_view s);
 std::string JoinShellWords(const std::vector<std::string>& words);
 // `s` as a JSON string literal, quotes included (control characters escaped).
 std::string JsonQuote(std::string_view s);
+// Appends `v` as a JSON number, the fewest digits that read back as the same double
+// ("0.1", "1.763777e+12"); null for none, NaN or an infinity (JSON has no such numbers).
+void AppendJsonNumber(std::string& to, std::optional<double> v);
 // `s` as one CSV field (RFC 4180): as it is, or, when it holds a comma, a quote or a line
 // break, in double quotes with each quote doubled. Every CSV trainbench writes uses it.
 std::string CsvField(std::string_view s);

@@ -101,12 +101,10 @@ std::vector<SeriesInfo> OneSourcePerQuantity(std::vector<SeriesInfo> series) {
     std::string rest;
     int rank = 0;
     for (std::string_view part : Split(labels, ',')) {
-      if (StartsWith(part, "listener=")) {
-        std::string_view l = part.substr(9);
-        rank = l == "nvml" ? 0 : l == "smi" ? 1 : l == "dcgmi" ? 2 : 3;
-      } else {
+      if (StartsWith(part, "listener="))
+        rank = SourceRank(part);
+      else
         rest.append(rest.empty() ? "" : ",").append(part);
-      }
     }
     return std::pair{rest, rank};
   };

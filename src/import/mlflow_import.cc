@@ -276,15 +276,9 @@ Result<RunPoints> ReadPoints(Database& db, const RunRecord& run) {
 // again what it had not finished, onto the same chunk ids, so nothing doubles.
 Result<int64_t> AppendPoints(Store& to, const std::string& run_id, const RunPoints& points) {
   std::map<std::pair<std::string, std::string>, int64_t> held;
-  Result<std::vector<SeriesInfo>> series = to.ListSeries(run_id);
   Result<std::vector<SeriesTotals>> totals = to.ListSeriesTotals(run_id);
-  if (!series.ok()) return series.status();
   if (!totals.ok()) return totals.status();
-  for (const SeriesInfo& s : *series) {
-    for (const SeriesTotals& t : *totals) {
-      if (t.series_id == s.id) held[{s.metric, s.labels}] += t.count;
-    }
-  }
+  for (const SeriesTotals& t : *totals) held[{t.series.metric, t.series.labels}] += t.count;
   int64_t added = 0;
   for (const auto& [name, values] : points.series) {
     auto from = static_cast<size_t>(std::min<int64_t>(held[name], static_cast<int64_t>(values.size())));

@@ -191,4 +191,19 @@ std::string_view MetricUnit(std::string_view name) {
   return "";
 }
 
+int SourceRank(std::string_view labels) {
+  for (size_t at = 0; at < labels.size();) {
+    size_t comma = labels.find(',', at);
+    std::string_view part =
+        labels.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+    if (part.starts_with("listener=")) {
+      std::string_view l = part.substr(9);
+      return l == "nvml" ? 0 : l == "smi" ? 1 : l == "dcgmi" ? 2 : 3;
+    }
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  return 0;
+}
+
 }  // namespace tb

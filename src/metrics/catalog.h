@@ -32,5 +32,9 @@ std::string MetricTitle(std::string_view metric);
 // The metric's unit: the catalog's, a script metric's from its name's unit suffix
 // (train.throughput_samples_per_second: "samples/s"), else "".
 std::string_view MetricUnit(std::string_view name);
+// Which source of a quantity measured several times a reader sees first, by the series'
+// labels: nvml's (the driver's own, no label `listener`) 0, nvidia-smi's 1, dcgmi's 2,
+// another listener's 3.
+int SourceRank(std::string_view labels);
 
 }  // namespace tb

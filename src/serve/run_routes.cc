@@ -1,3 +1,5 @@
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -43,6 +45,12 @@ json KeyValuesJson(const KeyValues& kvs) {
 }  // namespace
 
 ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
+  Result<std::string> body = AnalysisText(run);
+  ThrowIfError(body.status());
+  return {200, "application/json", std::move(*body), nullptr, {}};
+}
+
+Result<std::string> ServeApi::Call::AnalysisText(const RunRecord& run) {
   bool finished = Finished(run);
   int64_t now = WallMillis();
   std::promise<Result<std::string>> promise;
@@ -51,8 +59,7 @@ ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
   {
     std::lock_guard lock(api_.mu_);
     if (finished) {
-      if (auto it = api_.phases_.find(run.id); it != api_.phases_.end())
-        return {200, "application/json", it->second, nullptr, {}};
+      if (auto it = api_.phases_.find(run.id); it != api_.phases_.end()) return it->second;
     } else if (auto it = api_.live_phases_.find(run.id); it != api_.live_phases_.end()) {
       // A running run is analysed again once it has grown by a fiftieth of its length (at
       // least 30 s) since the last analysis, which reads all of it: live charts refreshing
@@ -60,7 +67,7 @@ ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
       // run's length.
       int64_t age = now - it->second.at_ms;
       if (age < std::max<int64_t>(kLiveAnalysisMinMs, (it->second.at_ms - run.start_ms) / 50))
-        return {200, "application/json", it->second.json, nullptr, {}};
+        return it->second.json;
     }
     if (auto it = api_.analysing_.find(run.id); it != api_.analysing_.end()) {
       pending = it->second;
@@ -99,9 +106,7 @@ ApiResponse ServeApi::Call::Phases(const RunRecord& run) {
     }
     promise.set_value(std::move(body));
   }
-  const Result<std::string>& body = pending.get();
-  ThrowIfError(body.status());
-  return {200, "application/json", body.value(), nullptr, {}};
+  return pending.get();
 }
 
 ApiResponse ServeApi::Call::Report(const ExperimentInfo& e) {
@@ -143,46 +148,34 @@ json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {
   return j;
 }
 
-std::map<std::string, std::string> ServeApi::Call::Summaries(const std::vector<std::string>& run_ids,
-                                                             bool rows) {
+std::map<std::string, std::string> ServeApi::Call::Summaries(const std::vector<std::string>& run_ids) {
   std::map<std::string, std::string> out;
   for (const std::string& id : run_ids) out[id] = "";
   if (run_ids.empty()) return out;
-  Result<std::vector<SeriesInfo>> series = store_.ListSeriesOfRuns(run_ids);
-  ThrowIfError(series.status());
   // One row per series, however long the run: the totals kept beside its chunks.
   Result<std::vector<SeriesTotals>> totals = store_.ListSeriesTotalsOfRuns(run_ids);
   ThrowIfError(totals.status());
-  std::unordered_map<int64_t, const SeriesTotals*> by_id;
-  for (const SeriesTotals& t : *totals) by_id.emplace(t.series_id, &t);
   // Written as text, not built as JSON objects: 10,000 runs of 30 series made 300,000
   // objects, and building and freeing them took most of 2 s.
-  char number[32];
-  auto put = [&](std::string& to, std::optional<double> v) {
-    if (!v || !std::isfinite(*v)) return void(to += "null");
-    to.append(number, std::to_chars(number, number + sizeof number, *v).ptr);
-  };
   std::unordered_map<std::string, std::string> heads;  // a metric's text before its labels
-  for (const SeriesInfo& s : *series) {
-    auto it = by_id.find(s.id);
-    SeriesTotals t = it == by_id.end() ? SeriesTotals{} : *it->second;
+  for (const SeriesTotals& t : *totals) {
+    const SeriesInfo& s = t.series;
     std::string& head = heads[s.metric];
-    if (head.empty()) {
-      head = rows ? "[" + JsonQuote(s.metric) + ","
-                  : "{\"metric\":" + JsonQuote(s.metric) + ",\"unit\":" + JsonQuote(MetricUnit(s.metric)) +
-                        ",\"labels\":";
-    }
+    if (head.empty())
+      head = "{\"metric\":" + JsonQuote(s.metric) + ",\"unit\":" + JsonQuote(MetricUnit(s.metric)) +
+             ",\"labels\":";
     std::string& to = out[s.run_id];
     if (!to.empty()) to += ",";
-    to += head + JsonQuote(s.labels) + (rows ? "," : ",\"count\":");
-    to.append(number, std::to_chars(number, number + sizeof number, t.count).ptr);
-    to += rows ? "," : ",\"min\":";
-    put(to, t.min);
-    to += rows ? "," : ",\"max\":";
-    put(to, t.max);
-    to += rows ? "," : ",\"mean\":";
-    put(to, t.min && t.count > 0 ? std::optional(t.sum / static_cast<double>(t.count)) : std::nullopt);
-    to += rows ? "]" : "}";
+    to += head + JsonQuote(s.labels) + ",\"count\":";
+    AppendJsonNumber(to, static_cast<double>(t.count));
+    to += ",\"min\":";
+    AppendJsonNumber(to, t.min);
+    to += ",\"max\":";
+    AppendJsonNumber(to, t.max);
+    to += ",\"mean\":";
+    AppendJsonNumber(
+        to, t.min && t.count > 0 ? std::optional(t.sum / static_cast<double>(t.count)) : std::nullopt);
+    to += "}";
   }
   return out;
 }
@@ -271,17 +264,20 @@ ApiResponse ServeApi::Call::Runs() {
     return std::find(kvs.begin(), kvs.end(), want) != kvs.end();
   };
   std::string summary = Param("summary").value_or("1");
-  if (summary != "0" && summary != "1" && summary != "rows")
-    throw InvalidParameter("'summary' must be 0, 1 or rows");
+  if (summary != "0" && summary != "1") throw InvalidParameter("'summary' must be 0 or 1");
   bool summaries = summary != "0";
   std::string energy = Param("energy").value_or("0");
   if (energy != "0" && energy != "1") throw InvalidParameter("'energy' must be 0 or 1");
+  std::string format = Param("format").value_or("runs");
+  if (format != "runs" && format != "columns" && format != "columnar")
+    throw InvalidParameter("'format' must be runs, columns or columnar");
   // ids=A,B: those runs (one read), in that order; ids the store does not hold are left out.
   std::vector<RunRecord> runs = Param("ids") ? RunsParam("ids", true) : RunsOf(experiment);
-  json list = json::array();
-  for (const RunRecord& r : runs) {
+  std::vector<RunRecord> kept;
+  for (RunRecord& r : runs) {
     if (!experiment.empty() && r.experiment != experiment) continue;
-    if (workload && r.workload != *workload) continue;
+    // A workload's name, or a pattern of them ("bs*", "bs[0-9]?").
+    if (workload && fnmatch(workload->c_str(), r.workload.c_str(), 0) != 0) continue;
     if (status && r.status != *status) continue;
     if (text && r.name.find(*text) == std::string::npos && r.command.find(*text) == std::string::npos &&
         r.id.find(*text) == std::string::npos) {
@@ -290,6 +286,11 @@ ApiResponse ServeApi::Call::Runs() {
     if (!std::all_of(want_params.begin(), want_params.end(), [&](auto& w) { return has(r.params, w); }))
       continue;
     if (!std::all_of(want_tags.begin(), want_tags.end(), [&](auto& w) { return has(r.tags, w); })) continue;
+    kept.push_back(std::move(r));
+  }
+  if (format != "runs") return RunTable(kept, format == "columnar");
+  json list = json::array();
+  for (const RunRecord& r : kept) {
     list.push_back(RunJson(r, false));
     if (energy == "1") list.back()["energy"] = Energy(r.id);
   }
@@ -297,7 +298,7 @@ ApiResponse ServeApi::Call::Runs() {
   // Every listed run's summary in two store reads, not two a run, written as text.
   std::vector<std::string> ids;
   for (const json& r : list) ids.push_back(r["id"].get<std::string>());
-  std::map<std::string, std::string> all = Summaries(ids, summary == "rows");
+  std::map<std::string, std::string> all = Summaries(ids);
   std::string body = "{\"runs\":[";
   for (const json& r : list) {
     if (body.back() != '[') body += ",";

@@ -61,6 +61,8 @@ class ServeApi::Call {
   // The run's phases and steady-state figures (computed from its samples; cached while
   // nothing changes: a finished run's).
   ApiResponse Phases(const RunRecord& run);
+  // The same as JSON text; runs asked for at once by several calls are analysed once.
+  Result<std::string> AnalysisText(const RunRecord& run);
 
   // A figure (figure/figure.h) for ?spec=<figure description as JSON>&format=pdf|svg|png|csv:
   // the web UI's exports, drawn as `trainbench plot` draws them.
@@ -78,9 +80,8 @@ class ServeApi::Call {
 
   // Per run, per series, from the statistics kept beside each chunk (no decoding): what the
   // run table shows. Points still in the journal of a running run are not counted yet.
-  // Each run's list as JSON text without its brackets ("" for none): objects, or with `rows`
-  // arrays [metric, labels, count, min, max, mean] (a third of the bytes for 10,000 runs).
-  std::map<std::string, std::string> Summaries(const std::vector<std::string>& run_ids, bool rows = false);
+  // Each run's list of objects as JSON text without its brackets ("" for none).
+  std::map<std::string, std::string> Summaries(const std::vector<std::string>& run_ids);
 
   // The run's GPU energy as `show` and the report compute it (query/energy.h); null without
   // GPU energy or power samples.
@@ -92,6 +93,10 @@ class ServeApi::Call {
   ApiResponse Workloads(const ExperimentInfo& e);
 
   ApiResponse Runs();
+
+  // runs?format=columns|columnar: the listed runs as one table, a column a field, as JSON or
+  // with the numbers as arrays (run_table.cc).
+  ApiResponse RunTable(const std::vector<RunRecord>& runs, bool columnar);
 
   ApiResponse RunDetail(const RunRecord& r);
 

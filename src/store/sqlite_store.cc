@@ -435,8 +435,11 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path) {
                                    "; pass a writable location with --store or TRAINBENCH_STORE");
   }
   sqlite3* db = nullptr;
+  // Every use of the connection is under the store's mutex (its statement cache needs that
+  // anyway), so SQLite's own lock around each call is left out: a listing of 300,000
+  // series took 3.6 million of them.
   int rc = sqlite3_open_v2(absolute.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close_v2(db);

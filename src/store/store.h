@@ -83,7 +83,7 @@ struct SeriesInfo {
 // The count, sum, lowest and highest of a series' points in chunks (a running run's
 // journal not included); min and max over non-NaN values, as in ChunkRecord.
 struct SeriesTotals {
-  int64_t series_id = 0;
+  SeriesInfo series;  // whose
   int64_t count = 0;
   double sum = 0;
   std::optional<double> min, max;
@@ -262,9 +262,10 @@ class Store {
   virtual Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& run_ids) = 0;
   // A run's series, by metric and labels.
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) { return ListSeriesOfRuns({run_id}); }
-  // The totals of each series of several runs, in ListSeriesOfRuns' order: the figures kept
-  // beside each series for its sealed chunks plus its provisional chunks, without reading
-  // every chunk; in one read (a listing of 10,000 runs made two queries a run).
+  // Each series of several runs with its totals, in ListSeriesOfRuns' order: the figures
+  // kept beside each series for its sealed chunks plus its provisional chunks, without
+  // reading every chunk; in two reads whatever their number (a listing of 10,000 runs
+  // made two queries a run).
   virtual Result<std::vector<SeriesTotals>> ListSeriesTotalsOfRuns(
       const std::vector<std::string>& run_ids) = 0;
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) {

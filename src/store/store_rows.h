@@ -157,10 +157,16 @@ ChunkRecord ChunkFromRow(const Row& row, ChunkBlobs blobs) {
 
 // The columns SeriesTotalsFromRow reads, per series of the runs `runs` selects (" = ?1" for
 // one, " IN (...)" or " = ANY(...)" for several), in ListSeriesOfRuns' order: the totals kept
-// for its sealed chunks, then its provisional chunks' (through the index on them: one or
-// none per series).
-inline std::string SeriesTotalsSelect(const std::string& runs) {
-  return "SELECT s.id, s.sealed_count, s.sealed_sum, s.sealed_min, s.sealed_max, p.n, p.total, p.lo, p.hi "
+// for its sealed chunks, then (unless `provisional` is false: NULLs) its provisional
+// chunks' (through the index on them: one or none per series).
+inline std::string SeriesTotalsSelect(const std::string& runs, bool provisional = true) {
+  if (!provisional)
+    return "SELECT s.id, s.run_id, s.metric, s.labels, s.sealed_count, s.sealed_sum, s.sealed_min, "
+           "s.sealed_max, "
+           "NULL, NULL, NULL, NULL FROM series s WHERE s.run_id" +
+           runs + " ORDER BY s.run_id, s.metric, s.labels";
+  return "SELECT s.id, s.run_id, s.metric, s.labels, s.sealed_count, s.sealed_sum, s.sealed_min, "
+         "s.sealed_max, p.n, p.total, p.lo, p.hi "
          "FROM series s LEFT JOIN (SELECT series_id, CAST(sum(count) AS BIGINT) AS n, sum(sum) AS total, "
          "min(min) AS lo, "
          "max(max) AS hi FROM chunks WHERE sealed = 0 AND series_id IN (SELECT id FROM series WHERE run_id" +
@@ -172,9 +178,9 @@ template <typename Row>
 SeriesTotals SeriesTotalsFromRow(const Row& row) {
   auto optional = [&](int col) { return row.IsNull(col) ? std::nullopt : std::optional(row.Double(col)); };
   SeriesTotals t;
-  t.series_id = row.Int(0);
-  t.Add(row.Int(1), row.Double(2), optional(3), optional(4));
-  if (!row.IsNull(5)) t.Add(row.Int(5), row.IsNull(6) ? 0 : row.Double(6), optional(7), optional(8));
+  t.series = {row.Int(0), row.Text(1), row.Text(2), row.Text(3)};
+  t.Add(row.Int(4), row.Double(5), optional(6), optional(7));
+  if (!row.IsNull(8)) t.Add(row.Int(8), row.IsNull(9) ? 0 : row.Double(9), optional(10), optional(11));
   return t;
 }
 

@@ -60,7 +60,7 @@ inline RunRecord NewRun(Store& store, const std::string& name = "train.py") {
 // A series' totals as a run's summary once computed them: every chunk's figures, one by one.
 inline SeriesTotals TotalsFromChunks(Store& store, int64_t series_id) {
   SeriesTotals t;
-  t.series_id = series_id;
+  t.series.id = series_id;
   for (const ChunkRecord& c : store.ListChunkInfo(series_id).value()) t.Add(c.count, c.sum, c.min, c.max);
   return t;
 }
@@ -72,7 +72,9 @@ inline void ExpectTotalsOfEveryChunk(Store& store, const std::string& run_id) {
   ASSERT_EQ(totals.size(), series.size());
   for (size_t i = 0; i < series.size(); ++i) {
     SeriesTotals want = TotalsFromChunks(store, series[i].id);
-    EXPECT_EQ(totals[i].series_id, series[i].id);
+    EXPECT_EQ(totals[i].series.id, series[i].id);
+    EXPECT_EQ(totals[i].series.metric, series[i].metric);
+    EXPECT_EQ(totals[i].series.labels, series[i].labels);
     EXPECT_EQ(totals[i].count, want.count) << series[i].metric;
     EXPECT_NEAR(totals[i].sum, want.sum, 1e-9 * std::abs(want.sum)) << series[i].metric;
     EXPECT_EQ(totals[i].min, want.min) << series[i].metric;

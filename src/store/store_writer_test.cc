@@ -155,7 +155,8 @@ TEST_P(BackendTest, TheTotalsOfManyRunsAreReadAtOnce) {
   ASSERT_EQ(series.size(), 4u);
   for (size_t i = 0; i < both.size(); ++i) {
     SeriesTotals alone = TotalsFromChunks(*store, series[i].id);
-    EXPECT_EQ(both[i].series_id, series[i].id) << i;
+    EXPECT_EQ(both[i].series.id, series[i].id) << i;
+    EXPECT_EQ(both[i].series.run_id, series[i].run_id) << i;
     EXPECT_EQ(both[i].count, alone.count) << i;
     EXPECT_EQ(both[i].min, alone.min) << i;
     EXPECT_EQ(both[i].max, alone.max) << i;

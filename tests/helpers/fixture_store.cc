@@ -6,7 +6,8 @@
 //   energy (workload 1's runs share their GPU: attributed energy, and dcgmi's reading too), a training loss
 //   with steps and throughput, epoch events and a batch-size param;
 // - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz (and with
-//   --bench-metrics M, M - 1 more metrics a run, "train.metric1" on, logged with steps);
+//   --bench-metrics M, M - 1 more metrics a run, "train.metric1" on, logged with steps),
+//   each with its analysis kept as `trainbench run` keeps it;
 // - with --big: experiment "big", one run of P points at 1 Hz;
 // - with --big-loss: experiment "big", one run "bigloss" whose script logged P losses
 //   ("train.loss", no labels, as the tracking API stores them) at steps 0..P-1, 10 a second.
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/phases.h"
 #include "store/series_writer.h"
 #include "store/store.h"
 #include "tests/helpers/recorded_trace.h"
@@ -105,6 +107,15 @@ std::string FlatRun(Store& store, const std::string& experiment, const std::stri
                     Point{kStart + i * 1000, v + static_cast<double>(m), i});
   }
   Finish(store, writer, run, kStart + points * 1000);
+  if (experiment == "bench") {
+    // Its analysis kept with it, as `trainbench run` keeps one when a run ends.
+    Result<RunRecord> finished = store.FindRun(run.id);
+    Result<RunAnalysis> analysis = finished.ok() ? AnalyzeStoredRun(store, *finished) : finished.status();
+    if (!analysis.ok() || !KeepAnalysisJson(store, *finished, AnalysisJson(*analysis)).ok()) {
+      std::fprintf(stderr, "cannot keep the analysis of run %s\n", name.c_str());
+      std::exit(1);
+    }
+  }
   return run.id;
 }
 

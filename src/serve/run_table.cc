@@ -1,0 +1,295 @@
+// runs?format=columns: the listed runs as one table, a column a field, what a notebook's
+// `store.runs()` turns into a DataFrame without building a row a run:
+//
+//   {"count": N, "columns": {"id": [...], "name": [...], ...}, "units": {column: unit}}
+//
+// (a number column is named in "units", "" when its metric has no unit; the others hold text)
+//
+// or with format=columnar the numbers as arrays, read without parsing (what store.runs()
+// asks for: 10,000 runs of 30 metrics are a million numbers, 0.16 s of JSON in Python):
+//
+//   "TBRUNS1\n", u32 n, n bytes of JSON {"count", "columns": [names, in order], "text":
+//   {name: [...]}, "units": {name: unit}}, zeros to a multiple of 8 bytes, then for each
+//   number column (those in "units") in order, `count` little-endian float64 (NaN: none).
+//
+// Columns, in this order: id, name, experiment, workload, letter, status, start and end
+// (Unix ms; null while running), duration (s), command, devices, collocation, host, nodes;
+// params.K and tags.K (the user's tags, not trainbench's records; null where a run lacks
+// one); per metric M the run's M.mean, M.min, M.max from the totals kept beside its
+// chunks, from one source (nvml, else nvidia-smi, else dcgmi: SourceRank) over all its
+// devices (the mean weighted by points); then from the run's analysis (analyze/phases.h):
+// steady_seconds, throughput, epoch_seconds, energy_joules, samples,
+// energy_per_sample_joules and per key metric M.steady_mean, M.steady_p50, M.steady_p95.
+//
+// Reads: the runs, their series' totals, their kept analyses and event counts, six
+// store reads whatever their number. A run without a current kept analysis (running,
+// imported, analysed by an older trainbench) is analysed as its phases are, and a finished
+// one's analysis kept: a store's first table after an import takes longer.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "analyze/phases.h"
+#include "base/strings.h"
+#include "base/time.h"
+#include "http/api_toolkit.h"
+#include "metrics/catalog.h"
+#include "query/series_reader.h"
+#include "serve/serve_call.h"
+#include "store/run_tags.h"
+
+namespace tb {
+namespace {
+
+constexpr double kNull = std::numeric_limits<double>::quiet_NaN();
+constexpr std::string_view kRunTableMagic = "TBRUNS1\n";
+
+// The table being built: columns in the order they were first named, each a number or a
+// text a run (NaN and "no text" are null).
+class Table {
+ public:
+  explicit Table(size_t rows) : rows_(rows) {}
+
+  // Names a column before any value (a table of no runs still has the run's fields).
+  void Declare(const std::string& column, bool text, std::string_view unit = "") { Find(column, text, unit); }
+
+  void Number(const std::string& column, size_t row, double v, std::string_view unit = "") {
+    Column& c = Find(column, false, unit);
+    std::get<std::vector<double>>(c.values)[row] = v;
+  }
+  void Text(const std::string& column, size_t row, std::string v) {
+    Column& c = Find(column, true, "");
+    std::get<std::vector<std::optional<std::string>>>(c.values)[row] = std::move(v);
+  }
+
+  std::string Columnar() const {
+    std::string names, text, units;
+    for (const Column& c : columns_) {
+      names += (names.empty() ? "" : ",") + JsonQuote(c.name);
+      if (std::holds_alternative<std::vector<double>>(c.values)) {
+        units += (units.empty() ? "" : ",") + JsonQuote(c.name) + ":" + JsonQuote(c.unit);
+        continue;
+      }
+      text += (text.empty() ? "" : ",") + JsonQuote(c.name) + ":[";
+      const auto& texts = std::get<std::vector<std::optional<std::string>>>(c.values);
+      for (size_t i = 0; i < texts.size(); ++i)
+        text += (i > 0 ? "," : "") + (texts[i] ? JsonQuote(*texts[i]) : "null");
+      text += ']';
+    }
+    std::string head = "{\"count\":" + std::to_string(rows_) + ",\"columns\":[" + names + "],\"text\":{" +
+                       text + "},\"units\":{" + units + "}}";
+    auto length = static_cast<uint32_t>(head.size());
+    std::string out(kRunTableMagic);
+    for (int shift = 0; shift < 32; shift += 8) out += static_cast<char>((length >> shift) & 0xff);
+    out += head;
+    out.resize((out.size() + 7) / 8 * 8, '\0');
+    static_assert(std::endian::native == std::endian::little, "the arrays are written as they lie in memory");
+    for (const Column& c : columns_) {
+      if (const auto* numbers = std::get_if<std::vector<double>>(&c.values))
+        out.append(reinterpret_cast<const char*>(numbers->data()), numbers->size() * sizeof(double));
+    }
+    return out;
+  }
+
+  std::string Json() const {
+    std::string out = "{\"count\":" + std::to_string(rows_) + ",\"columns\":{";
+    std::string units;
+    for (const Column& c : columns_) {
+      if (out.back() != '{') out += ',';
+      out += JsonQuote(c.name) + ":[";
+      if (const auto* numbers = std::get_if<std::vector<double>>(&c.values)) {
+        for (size_t i = 0; i < numbers->size(); ++i) {
+          if (i > 0) out += ',';
+          AppendJsonNumber(out, (*numbers)[i]);
+        }
+      } else {
+        const auto& texts = std::get<std::vector<std::optional<std::string>>>(c.values);
+        for (size_t i = 0; i < texts.size(); ++i) {
+          if (i > 0) out += ',';
+          out += texts[i] ? JsonQuote(*texts[i]) : "null";
+        }
+      }
+      out += ']';
+      if (std::holds_alternative<std::vector<double>>(c.values))
+        units += (units.empty() ? "" : ",") + JsonQuote(c.name) + ":" + JsonQuote(c.unit);
+    }
+    return out + "},\"units\":{" + units + "}}";
+  }
+
+ private:
+  struct Column {
+    std::string name, unit;
+    std::variant<std::vector<double>, std::vector<std::optional<std::string>>> values;
+  };
+
+  Column& Find(const std::string& name, bool text, std::string_view unit) {
+    auto [it, added] = index_.try_emplace(name, columns_.size());
+    if (added) {
+      Column c{name, std::string(unit), {}};
+      if (text)
+        c.values = std::vector<std::optional<std::string>>(rows_);
+      else
+        c.values = std::vector<double>(rows_, kNull);
+      columns_.push_back(std::move(c));
+    }
+    return columns_[it->second];
+  }
+
+  size_t rows_;
+  std::vector<Column> columns_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+// A metric's totals over a run from its best source: [rank, points, sum, min, max].
+struct Best {
+  int rank = 4;
+  int64_t count = 0;
+  double sum = 0, min = 0, max = 0;
+};
+
+void AddAnalysis(Table& t, size_t row, const RunAnalysis& a) {
+  t.Number("steady_seconds", row, a.steady_samples, "s");
+  auto opt = [&](const char* column, const std::optional<double>& v, std::string_view unit) {
+    t.Number(column, row, v ? *v : kNull, unit);
+  };
+  opt("throughput", a.throughput, "samples/s");
+  opt("epoch_seconds", a.epoch_seconds, "s");
+  opt("energy_joules", a.energy_joules, "J");
+  opt("samples", a.samples, "samples");
+  opt("energy_per_sample_joules", a.energy_per_sample_joules, "J");
+  for (const auto& [metric, mean] : a.steady) {
+    std::string_view unit = MetricUnit(metric);
+    t.Number(metric + ".steady_mean", row, mean, unit);
+    auto spread = a.steady_spread.find(metric);
+    t.Number(metric + ".steady_p50", row, spread == a.steady_spread.end() ? kNull : spread->second.p50, unit);
+    t.Number(metric + ".steady_p95", row, spread == a.steady_spread.end() ? kNull : spread->second.p95, unit);
+  }
+}
+
+}  // namespace
+
+ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool columnar) {
+  std::vector<std::string> ids;
+  ids.reserve(runs.size());
+  for (const RunRecord& r : runs) ids.push_back(r.id);
+  Result<std::vector<SeriesTotals>> totals = store_.ListSeriesTotalsOfRuns(ids);
+  ThrowIfError(totals.status());
+  Result<std::map<std::string, RunAnalysis>> analyses = KeptAnalyses(store_, runs, *totals);
+  ThrowIfError(analyses.status());
+
+  Table t(runs.size());
+  for (const char* text : {"id", "name", "experiment", "workload", "letter", "status"}) t.Declare(text, true);
+  t.Declare("start", false, "ms");
+  t.Declare("end", false, "ms");
+  t.Declare("duration", false, "s");
+  for (const char* text : {"command", "devices", "collocation", "host", "nodes"}) t.Declare(text, true);
+  std::unordered_map<std::string, size_t> row_of;
+  std::vector<std::string> params, tags;  // the keys any run has, sorted below
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    row_of.emplace(r.id, i);
+    t.Text("id", i, r.id);
+    t.Text("name", i, r.name);
+    t.Text("experiment", i, r.experiment);
+    t.Text("workload", i, r.workload);
+    t.Text("letter", i, TagValue(r, kLetterTag));
+    t.Text("status", i, r.status);
+    t.Number("start", i, static_cast<double>(r.start_ms), "ms");
+    t.Number("end", i, r.end_ms > 0 ? static_cast<double>(r.end_ms) : kNull, "ms");
+    int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
+    t.Number("duration", i, static_cast<double>(end - r.start_ms) / 1000.0, "s");
+    t.Text("command", i, r.command);
+    t.Text("devices", i, r.devices);
+    t.Text("collocation", i, TagValue(r, kCollocationTag));
+    t.Text("host", i, r.host);
+    std::string nodes;
+    for (const auto& [k, v] : r.tags) {
+      if (k.starts_with(kNodeTagPrefix)) nodes.append(nodes.empty() ? "" : " ").append(v);
+    }
+    t.Text("nodes", i, nodes.empty() ? r.host : nodes);
+    for (const auto& [k, v] : r.params) params.push_back(k);
+    for (const auto& [k, v] : r.tags) {
+      if (!k.starts_with("trainbench.") && !k.starts_with("mlflow.")) tags.push_back(k);
+    }
+  }
+  for (std::vector<std::string>* keys : {&params, &tags}) {
+    std::sort(keys->begin(), keys->end());
+    keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const std::string& k : params) {
+      for (const auto& [key, v] : runs[i].params) {
+        if (key == k) t.Text("params." + k, i, v);
+      }
+    }
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const std::string& k : tags) {
+      for (const auto& [key, v] : runs[i].tags) {
+        if (key == k) t.Text("tags." + k, i, v);
+      }
+    }
+  }
+
+  // Per run and metric, the totals of its best source; metrics in name order.
+  std::unordered_map<std::string, std::vector<Best>> best;
+  size_t row = runs.size();
+  const std::string* run = nullptr;
+  for (const SeriesTotals& x : *totals) {
+    const SeriesInfo& s = x.series;
+    if (run == nullptr || *run != s.run_id) {  // a run's series come together
+      run = &s.run_id;
+      auto it = row_of.find(s.run_id);
+      row = it == row_of.end() ? runs.size() : it->second;
+    }
+    if (row == runs.size() || x.count == 0 || !x.min) continue;
+    std::vector<Best>& of_metric = best[s.metric];
+    if (of_metric.empty()) of_metric.resize(runs.size());
+    Best& b = of_metric[row];
+    int rank = SourceRank(s.labels);
+    if (rank < b.rank)
+      b = {rank, x.count, x.sum, *x.min, *x.max};
+    else if (rank == b.rank)
+      b = {rank, b.count + x.count, b.sum + x.sum, std::min(b.min, *x.min), std::max(b.max, *x.max)};
+  }
+  std::vector<std::string> metrics;
+  metrics.reserve(best.size());
+  for (const auto& [metric, of_runs] : best) metrics.push_back(metric);
+  std::sort(metrics.begin(), metrics.end());
+  for (const std::string& metric : metrics) {
+    const std::vector<Best>& of_runs = best[metric];
+    std::string_view unit = MetricUnit(metric);
+    for (size_t i = 0; i < of_runs.size(); ++i) {
+      const Best& b = of_runs[i];
+      bool has = b.count > 0;
+      t.Number(metric + ".mean", i, has ? b.sum / static_cast<double>(b.count) : kNull, unit);
+      t.Number(metric + ".min", i, has ? b.min : kNull, unit);
+      t.Number(metric + ".max", i, has ? b.max : kNull, unit);
+    }
+  }
+
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (auto kept = analyses->find(runs[i].id); kept != analyses->end()) {
+      AddAnalysis(t, i, kept->second);
+      continue;
+    }
+    // Running, or no current copy kept: analysed as its phases are (and kept when finished).
+    Result<std::string> text = AnalysisText(runs[i]);
+    ThrowIfError(text.status());
+    Result<RunAnalysis> made = AnalysisFromJson(*text);
+    ThrowIfError(made.status());
+    AddAnalysis(t, i, *made);
+  }
+  if (columnar) return {200, "application/octet-stream", t.Columnar(), nullptr, {}};
+  return {200, "application/json", t.Json(), nullptr, {}};
+}
+
+}  // namespace tb
