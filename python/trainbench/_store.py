@@ -132,7 +132,8 @@ class _Store:
 
     def _thinned(self, ids, metric, budget):
         """The chart's own thinning, from the server's /api/v1/series (x as Unix ms)."""
-        answer = self._json("/api/v1/series", {"runs": ",".join(ids), "metric": metric, "x": "wall", "budget": budget})
+        answer = self._json("/api/v1/series", {"runs": ",".join(ids), "metric": metric, "x": "wall", "budget": budget,
+                                                  "exact": 1})
         listed = self._json("/api/v1/runs", {"ids": ",".join(ids), "summary": "0"})["runs"]  # one read for all
         starts = {r["id"]: r["start_ms"] for r in listed}
         out = []

@@ -279,7 +279,7 @@ std::string ChartSeriesJson(const RunRecord& run, const SeriesInfo& series, cons
   // A downsampled series' values to 6 significant digits (what listeners store derived
   // values with; a tooltip shows 4, a chart far fewer), for a third of the bytes of a
   // double's 17; every point at full resolution exact.
-  int y_digits = keep.size() < n ? 6 : 0;
+  int y_digits = keep.size() < n && !window.exact ? 6 : 0;
   // Places as integers while doubles count them exactly (every grid a chart asks for).
   constexpr double kExact = 9007199254740992.0;  // 2^53
   bool steps = grid && window.place_steps && places.size() == keep.size() &&

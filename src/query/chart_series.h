@@ -43,6 +43,9 @@ struct ChartWindow {
   // point is after the one before: x = origin + place * width / 4) instead of numbers:
   // a step is mostly one digit where a number is four to ten.
   bool place_steps = false;
+  // Every x and y as stored: no shared grid and, thinned too, every digit of y (a chart's
+  // thinned values have 6 significant digits): what a notebook's thinning asks for.
+  bool exact = false;
 };
 
 // The x of a grid's places 0..count-1 (origin + i * width / 4) as JSON numbers to `digits`

@@ -113,6 +113,9 @@ ApiResponse ServeApi::Call::Series() {
   window.to = Number("to");
   window.since = Number("since");
   window.place_steps = XAsPlaces();
+  std::string exact = Param("exact").value_or("0");
+  if (exact != "0" && exact != "1") throw InvalidParameter("'exact' must be 0 or 1");
+  window.exact = exact == "1";
   if (window.from && window.to && *window.from > *window.to)
     throw InvalidParameter("'from' must not be after 'to'");
   bool full = !Param("budget");
@@ -120,7 +123,7 @@ ApiResponse ServeApi::Call::Series() {
   window.budget = full ? std::numeric_limits<size_t>::max() : budget;
   std::vector<Selected> selected = Select(runs, metric, labels);
 
-  if (!full && window.axis != XAxis::kStep && !window.since && selected.size() > 1) {
+  if (!full && !window.exact && window.axis != XAxis::kStep && !window.since && selected.size() > 1) {
     std::vector<const RunRecord*> shown;
     shown.reserve(selected.size());
     for (const Selected& s : selected) shown.push_back(s.run);

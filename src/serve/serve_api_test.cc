@@ -400,3 +400,60 @@ TEST_F(ServeApiTest, AShortRunIsDrawnFromItsPointsAtAnyBudget) {
 
 }  // namespace
 }  // namespace tb
+
+namespace tb {
+namespace {
+
+// A notebook's thinning (exact=1): the kept points of several runs each at its own time and
+// with every digit, where a chart's are moved onto shared places and cut to 6 digits.
+TEST_F(ServeApiTest, AnExactThinningKeepsEachPointsOwnTimeAndEveryDigit) {
+  RunRecord other = SecondRun(370);
+  std::map<std::pair<std::string, int64_t>, double> stored;
+  for (const RunRecord* r : {&run_, &other}) {
+    SeriesWriter writer(*store_, r->id);
+    for (int i = 0; i < 400; ++i) {
+      Point p{r->start_ms + i * 1000 + (i % 7) * 13, 100.0 / 3.0 + std::sin(i * 0.7) / 7.0, kNoStep};
+      writer.Append("gpu.power.draw_watts", "gpu=0", p);
+      stored[{r->id, p.time_ms}] = p.value;
+    }
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  auto answer = [&](bool exact) {
+    std::multimap<std::string, std::string> q = {{"runs", run_.id + "," + other.id},
+                                                 {"metric", "gpu.power.draw_watts"},
+                                                 {"x", "wall"},
+                                                 {"budget", "40"}};
+    if (exact) q.emplace("exact", "1");
+    ApiResponse r = Call("series", q);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body);
+  };
+  json chart = answer(false), exact = answer(true);
+  EXPECT_TRUE(chart.contains("grid")) << "a chart's points share places";
+  EXPECT_FALSE(exact.contains("grid"));
+  int off_place = 0, cut = 0;
+  for (const json& s : chart["series"]) {
+    for (size_t i = 0; i < s["x"].size(); ++i) {
+      auto t = static_cast<int64_t>(s["x"][i].get<double>());
+      auto it = stored.find({s["run"], t});
+      off_place += it == stored.end();
+      cut += it != stored.end() && it->second != s["y"][i].get<double>();
+    }
+  }
+  EXPECT_GT(off_place + cut, 0)
+      << "the chart's answer is not the stored points (else this test shows nothing)";
+  for (const json& s : exact["series"]) {
+    ASSERT_GT(s["x"].size(), 10u);
+    ASSERT_LE(s["x"].size(), 40u);
+    for (size_t i = 0; i < s["x"].size(); ++i) {
+      auto it = stored.find({s["run"], static_cast<int64_t>(s["x"][i].get<double>())});
+      ASSERT_NE(it, stored.end()) << "a point at its own time";
+      EXPECT_EQ(s["y"][i].get<double>(), it->second) << "every digit";
+    }
+  }
+  EXPECT_EQ(Call("series", {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"exact", "yes"}}).status,
+            400);
+}
+
+}  // namespace
+}  // namespace tb
