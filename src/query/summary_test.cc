@@ -10,20 +10,12 @@
 #include "store/series_writer.h"
 #include "store/store.h"
 #include "tests/helpers/scratch_run.h"
+#include "tests/helpers/sorted_quantile.h"
 
 namespace tb {
 namespace {
 
 constexpr int64_t kStart = 1763777000000;
-
-// The quantile as numpy computes it by default: every value sorted, linear between ranks.
-double SortedQuantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  double rank = q * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(rank);
-  if (lo + 1 >= v.size()) return v[lo];
-  return v[lo] + (v[lo + 1] - v[lo]) * (rank - static_cast<double>(lo));
-}
 
 TEST(SeriesSummaryTest, PercentilesAreNumpysForEverySizeAndOrder) {
   std::mt19937 random(7);

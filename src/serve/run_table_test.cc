@@ -4,18 +4,10 @@
 #include <cstring>
 
 #include "serve/serve_api_fixture.h"
+#include "tests/helpers/sorted_quantile.h"
 
 namespace tb {
 namespace {
-
-// numpy's default percentile: every value sorted, linear between the closest ranks.
-double SortedQuantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  double rank = q * static_cast<double>(v.size() - 1);
-  auto lo = static_cast<size_t>(rank);
-  if (lo + 1 >= v.size()) return v[lo];
-  return v[lo] + (v[lo + 1] - v[lo]) * (rank - static_cast<double>(lo));
-}
 
 class RunTableTest : public ServeApiTest {
  protected:
