@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "analyze/phases.h"
 #include "platform/process.h"
 #include "store/store.h"
 #include "tests/helpers/cli_fixture.h"
@@ -125,6 +126,22 @@ TEST_F(CliImportTest, ARunImportedWhileRunningShowsNoMadeUpFigures) {
   // radT's runs name their listeners, though not how often they sampled.
   Shell radt = Trainbench("show a0a0a0a0");
   EXPECT_NE(radt.out.find("listeners   smi+dcgmi+top\n"), std::string::npos) << radt.out;
+}
+
+// An imported run that had ended carries its analysis, as one that ended under `trainbench
+// run` does: a table of runs (store.runs(), the report) reads its steady-state figures
+// rather than its points.
+TEST_F(CliImportTest, AnImportedRunThatEndedCarriesItsAnalysis) {
+  Sql(mlflow_fixture::MlflowDatabaseSql());
+  ASSERT_EQ(Trainbench("import --mlflow sqlite:///mlflow.db").code, 0);
+  std::unique_ptr<Store> store = OpenStore();
+  int ended = 0;
+  for (const RunRecord& r : store->ListRuns("").value()) {
+    if (r.status == kRunning) continue;
+    ++ended;
+    EXPECT_TRUE(KeptAnalysisJson(*store, r).has_value()) << r.name << " has no current analysis kept";
+  }
+  EXPECT_GT(ended, 0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // A run's analysis as JSON, and the copy kept with a finished run (its phases.json
 // artifact): what `show` and the report read instead of analysing a long run again.
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -52,7 +53,8 @@ Result<RunAnalysis> AnalysisFromJson(std::string_view json) {
       a.phases.push_back({p.at("kind").get<std::string>(), p.at("start_ms").get<int64_t>(),
                           p.at("end_ms").get<int64_t>(), p.at("detail").get<std::string>()});
     a.activity = j.at("activity").get<std::string>();
-    a.steady_level = j.at("steady_level").get<double>();
+    // NaN (a run with no activity sampled) is written as null.
+    a.steady_level = j.at("steady_level").is_null() ? std::nan("") : j.at("steady_level").get<double>();
     a.steady_samples = j.at("steady_samples").get<int>();
     for (const auto& [metric, mean] : j.at("steady").items()) a.steady[metric] = mean.get<double>();
     for (const auto& [metric, p50] : j.at("steady_p50").items())
@@ -137,6 +139,12 @@ Status KeepAnalysisJson(Store& store, const RunRecord& run, const std::string& j
                                      " has an artifact phases.json that is not its analysis");
   }
   return store.PutArtifact({run.id, "phases.json", static_cast<int64_t>(json.size()), json, ""});
+}
+
+Status AnalyseAndKeep(Store& store, const RunRecord& run) {
+  Result<RunAnalysis> analysis = AnalyzeStoredRun(store, run);
+  if (!analysis.ok()) return analysis.status();
+  return KeepAnalysisJson(store, run, AnalysisJson(*analysis));
 }
 
 }  // namespace tb

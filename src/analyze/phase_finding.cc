@@ -29,6 +29,10 @@ Band SteadyBand(const std::vector<double>& v, size_t from) {
   std::vector<double> tail(v.begin() + static_cast<std::ptrdiff_t>(std::max(from, v.size() / 2)), v.end());
   Band b;
   b.level = Median(tail);
+  if (std::isnan(b.level)) {  // a sparse run, nothing sampled in its second half: all it has
+    tail.assign(v.begin() + static_cast<std::ptrdiff_t>(std::min(from, v.size())), v.end());
+    b.level = Median(tail);
+  }
   std::vector<double> dev;
   for (double x : tail) {
     if (!std::isnan(x)) dev.push_back(std::abs(x - b.level));

@@ -119,4 +119,9 @@ Result<RunAnalysis> KeptOrStoredAnalysis(Store& store, const RunRecord& run);
 // script logged) is left as it is.
 Status KeepAnalysisJson(Store& store, const RunRecord& run, const std::string& json);
 
+// The finished `run` analysed from the store and kept with it (KeepAnalysisJson): what a
+// run carries from its end on, so that tables of runs read its figures rather than its
+// points. Made when a run ends (the launcher) and when one is imported.
+Status AnalyseAndKeep(Store& store, const RunRecord& run);
+
 }  // namespace tb

@@ -137,6 +137,28 @@ TEST(Phases, ShortOrSimulatedRunsSaySo) {
   EXPECT_NE(a.caveats[1].find("simulated GPU"), std::string::npos);
 }
 
+// A run sampled sparsely (as radT's imported runs can be: a minute long, GPU utilization
+// read once near its start) has a steady level from what it has, no made-up departures, and
+// an analysis that reads back as made.
+TEST(Phases, ASparselySampledRunHasALevelAndReadsBack) {
+  RunSamples run;
+  run.start_ms = kStart;
+  run.end_ms = kStart + 60000;
+  run.series["gpu.utilization.gpu_ratio"] = {
+      {"gpu=0", {{kStart + 1000, 0.95, kNoStep}, {kStart + 3000, 0.93, kNoStep}}}};
+  RunAnalysis a = AnalyzeRun(run);
+  EXPECT_TRUE(a.steady_level >= 0.93 && a.steady_level <= 0.95) << a.steady_level;
+  EXPECT_EQ(Find(a, "dip"), nullptr) << "its own samples are no departure from its level";
+  std::string json = AnalysisJson(a);
+  ASSERT_TRUE(AnalysisFromJson(json).ok()) << json;
+  EXPECT_EQ(AnalysisJson(AnalysisFromJson(json).value()), json);
+  // Nothing sampled at all: no level (null in JSON), read back all the same.
+  RunSamples empty = run;
+  empty.series.clear();
+  std::string none = AnalysisJson(AnalyzeRun(empty));
+  EXPECT_TRUE(AnalysisFromJson(none).ok()) << none;
+}
+
 // A run in the store is analysed from its chunks and journal as the same samples held in
 // memory are: sealed chunks, a provisional one and the newest points only in the journal,
 // two listeners of one metric, and GPU energy counters (their first and last points).

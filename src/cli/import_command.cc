@@ -1,6 +1,7 @@
 // `trainbench import --mlflow SOURCE`: an MLflow tracking database's runs into the store,
 // once (a pass), or kept in step with a database MLflow still writes (--follow: a pass
-// every --every seconds until Ctrl-C or SIGTERM, each saying what it brought).
+// every --every seconds until Ctrl-C or SIGTERM, each saying what it brought). Each run
+// that has ended is analysed and its analysis kept with it, as `trainbench run` keeps one.
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/phases.h"
 #include "base/strings.h"
 #include "base/time.h"
 #include "cli/cli.h"
@@ -38,6 +40,13 @@ bool ImportPass(const std::string& source, Store& to, bool quiet_when_idle) {
   if (!done.ok()) {
     Fail(done.status());
     return false;
+  }
+  // Each finished run's analysis kept with it, as a run `trainbench run` ends carries one:
+  // tables of runs (store.runs(), the report) read it rather than the run's points. Not
+  // kept is only slower later.
+  for (const std::string& id : done->changed) {
+    if (Result<RunRecord> run = to.FindRun(id); run.ok() && run->end_ms > 0 && run->status != kRunning)
+      (void)AnalyseAndKeep(to, *run);
   }
   for (const std::string& what : done->updates) std::printf("  %s\n", what.c_str());
   for (const std::string& why : done->refused) std::fprintf(stderr, "trainbench: left out %s\n", why.c_str());

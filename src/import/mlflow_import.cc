@@ -457,10 +457,12 @@ Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
       result.refused.push_back("run " + r.id + " (" + hostile + ")");
     } else if (*done == "imported") {
       ++result.imported;
+      result.changed.push_back(r.id);
     } else if (done->empty()) {
       ++result.skipped;
     } else {
       ++result.updated;
+      result.changed.push_back(r.id);
       result.updates.push_back(Concat({r.id.substr(0, 8), "  ", Printable(r.name), ": ", *done}));
     }
   }

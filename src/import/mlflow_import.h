@@ -34,6 +34,7 @@ struct ImportResult {
   std::vector<std::string> updates;  // "a0a0a0a0  name: 1200 more points, RUNNING -> FINISHED"
   int deleted = 0;                   // deleted in MLflow, left behind
   int64_t points = 0;
+  std::vector<std::string> changed;  // the ids of the runs imported or brought up to date
   // Runs left behind because trainbench cannot keep them, each said with its id and why:
   // an id not of MLflow's shape, an experiment name the store refuses.
   std::vector<std::string> refused;

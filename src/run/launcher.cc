@@ -140,9 +140,7 @@ Ending EndingOf(const std::string& run_id, const Result<ExitInfo>& exit, const S
 void StoreAnalysis(Store& store, RunRecord run, int64_t end_ms, const std::string& status) {
   run.end_ms = end_ms;
   run.status = status;
-  if (Result<RunAnalysis> analysis = AnalyzeStoredRun(store, run); analysis.ok()) {
-    (void)KeepAnalysisJson(store, run, AnalysisJson(*analysis));
-  }
+  (void)AnalyseAndKeep(store, run);
 }
 
 // A part of a distributed run ends: its end is recorded, and the last part to end

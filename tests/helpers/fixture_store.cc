@@ -110,8 +110,7 @@ std::string FlatRun(Store& store, const std::string& experiment, const std::stri
   if (experiment == "bench") {
     // Its analysis kept with it, as `trainbench run` keeps one when a run ends.
     Result<RunRecord> finished = store.FindRun(run.id);
-    Result<RunAnalysis> analysis = finished.ok() ? AnalyzeStoredRun(store, *finished) : finished.status();
-    if (!analysis.ok() || !KeepAnalysisJson(store, *finished, AnalysisJson(*analysis)).ok()) {
+    if (!finished.ok() || !AnalyseAndKeep(store, *finished).ok()) {
       std::fprintf(stderr, "cannot keep the analysis of run %s\n", name.c_str());
       std::exit(1);
     }
