@@ -21,10 +21,10 @@
 // steady_seconds, throughput, epoch_seconds, energy_joules, samples,
 // energy_per_sample_joules and per key metric M.steady_mean, M.steady_p50, M.steady_p95.
 //
-// Reads: the runs, their series' totals, their kept analyses and event counts, six
-// store reads whatever their number. A run without a current kept analysis (running,
-// imported, analysed by an older trainbench) is analysed as its phases are, and a finished
-// one's analysis kept: a store's first table after an import takes longer.
+// Reads: the runs, their series' totals, their kept analyses and event counts, a handful
+// of store reads whatever their number. A run without a current kept analysis (running,
+// or analysed by an older trainbench) is analysed as its phases are, and a finished one's
+// analysis kept: that store's first table takes longer.
 #include <algorithm>
 #include <bit>
 #include <cmath>
