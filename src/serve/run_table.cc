@@ -155,6 +155,9 @@ struct Best {
   double sum = 0, min = 0, max = 0;
 };
 
+// A tag the user gave, not one of trainbench's or MLflow's own records.
+bool UsersTag(std::string_view key) { return !key.starts_with("trainbench.") && !key.starts_with("mlflow."); }
+
 void AddAnalysis(Table& t, size_t row, const RunAnalysis& a) {
   t.Number("steady_seconds", row, a.steady_samples, "s");
   auto opt = [&](const char* column, const std::optional<double>& v, std::string_view unit) {
@@ -217,25 +220,20 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
     t.Text("nodes", i, nodes.empty() ? r.host : nodes);
     for (const auto& [k, v] : r.params) params.push_back(k);
     for (const auto& [k, v] : r.tags) {
-      if (!k.starts_with("trainbench.") && !k.starts_with("mlflow.")) tags.push_back(k);
+      if (UsersTag(k)) tags.push_back(k);
     }
   }
+  // The params' and tags' columns in name order, then each run's values.
   for (std::vector<std::string>* keys : {&params, &tags}) {
     std::sort(keys->begin(), keys->end());
     keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
   }
+  for (const std::string& k : params) t.Declare("params." + k, true);
+  for (const std::string& k : tags) t.Declare("tags." + k, true);
   for (size_t i = 0; i < runs.size(); ++i) {
-    for (const std::string& k : params) {
-      for (const auto& [key, v] : runs[i].params) {
-        if (key == k) t.Text("params." + k, i, v);
-      }
-    }
-  }
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (const std::string& k : tags) {
-      for (const auto& [key, v] : runs[i].tags) {
-        if (key == k) t.Text("tags." + k, i, v);
-      }
+    for (const auto& [k, v] : runs[i].params) t.Text("params." + k, i, v);
+    for (const auto& [k, v] : runs[i].tags) {
+      if (UsersTag(k)) t.Text("tags." + k, i, v);
     }
   }
 
