@@ -5,10 +5,11 @@
 //   experiments/{id}/workloads                    workloads, their runs' statuses and durations
 //   runs?experiment=&workload=&status=&q=&param.K=V&tag.K=V
 //                                                 runs with params, tags, devices, summaries
+//   runs?...&format=columns|columnar              the same runs as one table (run_table.cc)
 //   runs/{id}                                     one run with its series and their statistics
 //   runs/{id}/events, runs/{id}/artifacts, runs/{id}/artifacts/{name}
 //   metrics?runs=A,B                              metrics the runs have, with their labels
-//   series?runs=A,B&metric=M[&labels=L][&x=relative|wall|step][&from=&to=][&budget=N][&since=MS]
+//   series?runs=A,B&metric=M[&labels=L][&x=relative|wall|step][&from=&to=][&budget=N][&since=MS][&exact=1]
 //       per run: x and y arrays; within `budget` points per run each bucket keeps its
 //       first, lowest, highest and last point; without it full resolution, streamed;
 //       `since` (ms) gives only what arrived after that time (live charts).
