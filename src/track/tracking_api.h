@@ -44,6 +44,7 @@ class TrackingApi {
   static constexpr size_t kMaxKeyLength = 250;
   static constexpr size_t kMaxParamValueLength = 6000;
   static constexpr size_t kMaxTagValueLength = 8000;
+  static constexpr size_t kMaxPointsRemembered = 1000000;
 
   explicit TrackingApi(Store& store);
   ~TrackingApi();  // writes out what runs logged
@@ -61,11 +62,14 @@ class TrackingApi {
   // PERMISSION_DENIED (403) and left out of searches; experiments stay readable by id and
   // name (so that mlflow.set_experiment finds one), as their runs do not.
   //
-  // The script's experiment wins: MLflow's client refuses to join the run it is given
-  // (MLFLOW_RUN_ID) unless the run is in the experiment mlflow.set_experiment made active,
-  // which it looked up by name or created just before. So the experiment the script last
-  // looked up by name or created moves the run there when the script next reads the run
-  // (runs/get, as start_run does), with an event saying where it was.
+  //
+  // The script's first top-level run is that run: trainbench gives the script no
+  // MLFLOW_RUN_ID (a script logging to a server of its own would look it up there), so
+  // MLflow's start_run() creates a run, in the experiment its own rules chose
+  // (set_experiment, MLFLOW_EXPERIMENT_NAME, which trainbench sets to the run's unless the
+  // user did). That runs/create answers with the supervised run, moved into that experiment
+  // (an event says from where), with the tags and name the script gave; later ones, and
+  // nested runs (mlflow.parentRunId), are runs of their own.
   void Confine(const std::string& run_id, const std::string& experiment);
 
   static constexpr size_t kMaxArtifactBytes = size_t{1} << 30;  // checkpoints and models are large
@@ -86,6 +90,14 @@ class TrackingApi {
     std::unique_ptr<SeriesWriter> owned;
     bool supervised = false;
     bool deleted = false;  // runs/delete of a supervised run: refused logging until restored
+    // The script points stored through this API, by PointKey: MLflow's stores keep a point
+    // (key, labels, time, step, value) once however often it is sent (MLflow 3's log_model
+    // re-sends the run's metrics to link them to the model). Filled from the store the first
+    // time a run this process did not start logs; a run's first kMaxPointsRemembered only
+    // (16 MB), past which a repeat is stored again.
+    std::mutex points_mu;
+    std::unordered_set<uint64_t> points;
+    bool points_loaded = false;
   };
   class Call;
 
@@ -101,11 +113,11 @@ class TrackingApi {
   bool RunInScope(const std::string& run_id);
   bool ExperimentInScope(const std::string& name);
   void AddToScope(const std::string& run_id, const std::string& experiment);
-  // What a confined script looked up by name or created (Confine says why).
-  void ChooseExperiment(const std::string& name);
-  // Moves the confined run into the experiment the script chose, when it is another, before
-  // `run_id` is read; a no-op for any other run or when nothing was chosen.
-  Status FollowChosenExperiment(const std::string& run_id);
+  // Whether this runs/create is the script's first, to be answered with the confined run
+  // (Confine); true once.
+  bool Adopt();
+  // Moves the confined run into `experiment` (the one the script's runs/create named).
+  Status MoveHomeRun(const ExperimentInfo& experiment);
 
   // Whether a request with this id (x-trainbench-request header: the client's retry of a
   // batch it may have sent already) or, for MLflow's clients, this exact body to the same
@@ -120,8 +132,8 @@ class TrackingApi {
   std::unordered_map<std::string, std::shared_ptr<RunSlot>> slots_;
   bool confined_ = false;
   std::set<std::string> scope_runs_, scope_experiments_;
-  std::string home_run_;           // the confined run
-  std::string chosen_experiment_;  // by the script since its run was last read; "" none
+  std::string home_run_;  // the confined run
+  bool adopted_ = false;  // the script's first runs/create was answered with it
   std::deque<size_t> seen_order_;
   std::unordered_set<size_t> seen_;
   friend class Call;

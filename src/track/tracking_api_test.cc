@@ -3,6 +3,7 @@
 // and tags, the requests refused, a confined API.
 #include <gtest/gtest.h>
 
+#include "store/run_tags.h"
 #include "track/tracking_api_fixture.h"
 
 namespace tb {
@@ -377,39 +378,50 @@ TEST_F(TrackingApiTest, AConfinedApiReachesItsRunAndTheRunsItCreates) {
             200);
 }
 
-// MLflow's client joins the run it is given only when the run is in the experiment
-// mlflow.set_experiment made active, looked up by name or created just before: the
-// confined run moves there when the script reads it next, and says where it was.
-TEST_F(TrackingApiTest, TheRunMovesToTheExperimentTheScriptSets) {
+// mlflow.start_run() under `trainbench run` (no MLFLOW_RUN_ID): the script's first runs/create
+// is answered with the confined run, moved into the experiment the client named by its own
+// rules, whatever the script looked up or created in between; nested and later runs are
+// runs of their own.
+TEST_F(TrackingApiTest, TheScriptsFirstRunIsTheConfinedRunInTheExperimentItNames) {
   std::string mine = CreateRun("mine");
   api_->Confine(mine, "mine");
-  // Reading the run with no experiment chosen keeps it where it is.
-  std::string mine_id = Get("runs/get?run_id=" + mine).body["run"]["info"]["experiment_id"];
-  // set_experiment("resnet") on a store without it: not found, then created.
+  // set_experiment("resnet") on a store without it: not found, then created; then the shapes
+  // that used to confuse the guess: a lookup of another experiment, a search by names, a
+  // create_experiment of another.
   ExpectError(Get("experiments/get-by-name?experiment_name=resnet"), 404, "RESOURCE_DOES_NOT_EXIST");
   Answer created = Post("experiments/create", json{{"name", "resnet"}});
   ASSERT_EQ(created.status, 200);
   std::string resnet_id = created.body["experiment_id"];
-  ASSERT_NE(resnet_id, mine_id);
-  Answer joined = Get("runs/get?run_id=" + mine);
-  ASSERT_EQ(joined.status, 200);
-  EXPECT_EQ(joined.body["run"]["info"]["experiment_id"], resnet_id) << "as start_run compares it";
-  EXPECT_EQ(store_->FindRun(mine)->experiment, "resnet");
+  ASSERT_EQ(Get("experiments/get-by-name?experiment_name=mine").status, 200);
+  ASSERT_EQ(Post("experiments/search", json{{"filter", "name = 'mine'"}}).status, 200);
+  ASSERT_EQ(Post("experiments/create", json{{"name", "elsewhere"}}).status, 200);
+  // start_run(run_name="bs128"): what MLflow's client sends.
+  Answer started =
+      Post("runs/create", json{{"experiment_id", resnet_id},
+                               {"start_time", 1763777000000},
+                               {"run_name", "bs128"},
+                               {"tags", {{{"key", "mlflow.source.name"}, {"value", "train.py"}}}}});
+  ASSERT_EQ(started.status, 200) << started.body.dump();
+  EXPECT_EQ(started.body["run"]["info"]["run_id"], mine);
+  EXPECT_EQ(started.body["run"]["info"]["experiment_id"], resnet_id);
+  EXPECT_EQ(started.body["run"]["info"]["run_name"], "bs128");
+  RunRecord run = store_->FindRun(mine).value();
+  EXPECT_EQ(run.experiment, "resnet");
+  EXPECT_EQ(TagValue(run, "mlflow.source.name"), "train.py");
   std::vector<EventRecord> events = store_->ListEvents(mine).value();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, "experiment");
   EXPECT_NE(events[0].label.find("'mine'"), std::string::npos) << events[0].label;
-  // The run's experiment is now the script's to change; reading it again moves nothing.
-  EXPECT_EQ(Post("experiments/set-experiment-tag",
-                 json{{"experiment_id", resnet_id}, {"key", "team"}, {"value", "vision"}})
-                .status,
-            200);
-  EXPECT_EQ(Get("runs/get?run_id=" + mine).body["run"]["info"]["experiment_id"], resnet_id);
-  // set_experiment of an experiment that exists: looked up by name only.
-  Answer found = Get("experiments/get-by-name?experiment_name=mine");
-  ASSERT_EQ(found.status, 200);
-  EXPECT_EQ(Get("runs/get?run_id=" + mine).body["run"]["info"]["experiment_id"], mine_id);
-  EXPECT_EQ(store_->ListEvents(mine)->size(), 2u);
+  // A nested run (a grid search's child) and a later top-level run are runs of their own.
+  Answer child = Post("runs/create", json{{"experiment_id", resnet_id},
+                                          {"tags", {{{"key", "mlflow.parentRunId"}, {"value", mine}}}}});
+  ASSERT_EQ(child.status, 200);
+  EXPECT_NE(child.body["run"]["info"]["run_id"], mine);
+  Answer later = Post("runs/create", json{{"experiment_id", resnet_id}});
+  ASSERT_EQ(later.status, 200);
+  EXPECT_NE(later.body["run"]["info"]["run_id"], mine);
+  EXPECT_EQ(store_->FindRun(mine)->experiment, "resnet");
+  EXPECT_EQ(store_->ListEvents(mine)->size(), 1u);
 }
 
 // What MLflow's server answers and scripts rely on: the mlflow.runName tag of a run named

@@ -109,13 +109,23 @@ class TrackingApi::Call {
   struct MetricIn {
     std::string key;
     Point point;
+    // MLflow 3: the logged model the point is also a metric of, and the dataset it was
+    // measured on ("" none).
+    std::string model_id, dataset_name, dataset_digest;
   };
   MetricIn ReadMetric(const json& m);
 
   static KeyValues ReadKeyValues(const json& list, const char* kind, size_t max_value);
 
+  // Stores each point the run does not hold yet (RunSlot::points) and links those that name
+  // a logged model to it.
   void StoreMetrics(const std::string& run_id, const std::vector<MetricIn>& metrics,
                     const Labels& labels = Labels());
+  // The metrics among `metrics` that the run's slot has not stored yet, now counted as stored.
+  std::vector<const MetricIn*> NewPoints(const std::string& run_id, RunSlot& slot,
+                                         const std::vector<MetricIn>& metrics, const Labels& labels);
+  // Adds points to the metrics of the logged models they name (each point once).
+  void LinkModelMetrics(const std::string& run_id, const std::vector<MetricIn>& metrics);
 
   // --- experiments ---
   ExperimentInfo ExperimentById(const std::string& id);

@@ -97,7 +97,8 @@ json TrackingApi::Call::ModelJson(const RunRecord& run, const std::string& model
             {"source_run_id", run.id},
             {"status_message", m.value("status_message", "")},
             {"tags", m.value("tags", json::array())}}},
-          {"data", {{"params", m.value("params", json::array())}, {"metrics", json::array()}}}};
+          {"data",
+           {{"params", m.value("params", json::array())}, {"metrics", m.value("metrics", json::array())}}}};
 }
 
 void TrackingApi::Call::PutModel(const std::string& run_id, const std::string& model_id, json m) {
@@ -173,34 +174,6 @@ ApiResponse TrackingApi::Call::LoggedModel(std::string_view rest) {
     return JsonAnswer(json::object());
   }
   throw ApiError{"ENDPOINT_NOT_FOUND", Concat({"No API endpoint ", method, " ", request_.path})};
-}
-
-// POST logged-models/search: the models of the runs of `experiment_ids`, newest first.
-// trainbench does not filter them: a filter is refused rather than ignored.
-ApiResponse TrackingApi::Call::SearchLoggedModels() {
-  const json& b = Body();
-  if (!b.value("filter", "").empty())
-    throw InvalidParameter("trainbench lists logged models by experiment only; search without a filter");
-  std::vector<std::pair<int64_t, json>> found;
-  for (const json& id : b.value("experiment_ids", json::array())) {
-    if (!id.is_string()) throw InvalidParameter("experiment_ids holds strings");
-    ExperimentInfo e = ExperimentById(id.get<std::string>());
-    Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(e.name);
-    ThrowIfError(runs.status());
-    for (const RunRecord& r : *runs) {
-      if (api_.confined_ && !api_.scope_runs_.contains(r.id)) continue;
-      for (const auto& [k, v] : r.tags) {
-        if (!StartsWith(k, kModelTagPrefix)) continue;
-        json m = json::parse(v);
-        found.emplace_back(m.value("created", int64_t{0}), ModelJson(r, k.substr(kModelTagPrefix.size()), m));
-      }
-    }
-  }
-  std::stable_sort(found.begin(), found.end(),
-                   [](const auto& a, const auto& c) { return a.first > c.first; });
-  json models = json::array();
-  for (auto& [created, model] : found) models.push_back(std::move(model));
-  return JsonAnswer({{"models", std::move(models)}});
 }
 
 // POST runs/outputs: the run's models, each with the step it was logged at.

@@ -54,7 +54,6 @@ ApiResponse TrackingApi::Call::GetExperimentByName() {
   std::string name = Required("experiment_name");
   std::optional<ExperimentInfo> e = ExperimentByName(name);
   if (!e) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "Could not find experiment with name '" + name + "'"};
-  if (!IsDeleted(*e)) api_.ChooseExperiment(name);
   return JsonAnswer({{"experiment", ExperimentJson(*e)}});
 }
 
@@ -72,7 +71,6 @@ ApiResponse TrackingApi::Call::CreateExperiment() {
         api_.store_.ChangeExperiment(*id, {.name = std::nullopt, .set_tags = tags, .delete_tags = {}}));
   }
   api_.AddToScope("", name);
-  api_.ChooseExperiment(name);
   return JsonAnswer({{"experiment_id", ApiExperimentId({*id, name, 0, {}})}});
 }
 
@@ -169,7 +167,6 @@ std::vector<std::pair<std::string, std::vector<Point>>> TrackingApi::Call::Scrip
 
 ApiResponse TrackingApi::Call::GetRun() {
   std::string run_id = RunIdField();
-  ThrowIfError(api_.FollowChosenExperiment(run_id));
   return JsonAnswer({{"run", RunJson(Run(run_id))}});
 }
 
@@ -190,8 +187,18 @@ ApiResponse TrackingApi::Call::CreateRun() {
     run.tags.emplace_back("mlflow.user", *user);
   }
   run.name = Text("run_name").value_or("");
+  bool nested = false;
   for (const auto& [k, v] : run.tags) {
     if (k == kRunNameTag && run.name.empty()) run.name = v;
+    nested |= k == "mlflow.parentRunId";
+  }
+  // The script's first run is the one trainbench started for it (TrackingApi::Confine).
+  if (!nested && api_.Adopt()) {
+    const std::string& home = api_.home_run_;
+    ThrowIfError(api_.MoveHomeRun(experiment));
+    if (!run.tags.empty()) ThrowIfError(api_.store_.SetTags(home, run.tags));
+    if (!run.name.empty()) ThrowIfError(api_.store_.RenameRun(home, run.name));
+    return JsonAnswer({{"run", RunJson(Run(home))}});
   }
   if (run.name.empty()) run.name = run.id.substr(0, 8);
   ThrowIfError(api_.store_.CreateRun(run));

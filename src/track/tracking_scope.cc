@@ -1,5 +1,6 @@
 // TrackingApi's scope and memory: what a confined API lets its script reach (Confine), the
-// experiment the script chose, and the requests answered already (Seen, Remember).
+// run the script's first runs/create adopts, and the requests answered already (Seen,
+// Remember).
 #include <functional>
 #include <utility>
 
@@ -16,28 +17,22 @@ void TrackingApi::Confine(const std::string& run_id, const std::string& experime
   scope_experiments_.insert(experiment);
 }
 
-void TrackingApi::ChooseExperiment(const std::string& name) {
+bool TrackingApi::Adopt() {
   std::lock_guard lock(mu_);
-  if (confined_) chosen_experiment_ = name;
+  if (!confined_ || adopted_) return false;
+  adopted_ = true;
+  return true;
 }
 
-Status TrackingApi::FollowChosenExperiment(const std::string& run_id) {
-  std::string chosen;
-  {
-    std::lock_guard lock(mu_);
-    if (!confined_ || run_id != home_run_ || chosen_experiment_.empty()) return Status::Ok();
-    chosen = std::exchange(chosen_experiment_, "");
-  }
-  Result<RunRecord> run = store_.FindRun(run_id);
+Status TrackingApi::MoveHomeRun(const ExperimentInfo& experiment) {
+  Result<RunRecord> run = store_.FindRun(home_run_);
   if (!run.ok()) return run.status();
-  if (run->experiment == chosen) return Status::Ok();
-  Result<int64_t> experiment = store_.EnsureExperiment(chosen);
-  if (!experiment.ok()) return experiment.status();
-  TB_RETURN_IF_ERROR(store_.MoveRun(run_id, *experiment));
-  AddToScope("", chosen);
-  return store_.AddEvent({run_id, WallMillis(), "experiment",
-                          "moved from experiment '" + run->experiment + "' to '" + chosen +
-                              "', the script's (mlflow.set_experiment)"});
+  AddToScope("", experiment.name);
+  if (run->experiment == experiment.name) return Status::Ok();
+  TB_RETURN_IF_ERROR(store_.MoveRun(home_run_, experiment.id));
+  return store_.AddEvent({home_run_, WallMillis(), "experiment",
+                          "moved from experiment '" + run->experiment + "' to '" + experiment.name +
+                              "', the script's (mlflow.set_experiment or MLFLOW_EXPERIMENT_NAME)"});
 }
 
 bool TrackingApi::RunInScope(const std::string& run_id) {
