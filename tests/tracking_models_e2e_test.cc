@@ -13,31 +13,39 @@ namespace {
 const std::string kPython = "/usr/bin/python3";
 
 TEST_F(CliTest, AModelAndDatasetLoggedAsMlflow3DoesStayWithTheRun) {
-  std::ofstream(dir_ / "save_model.py") << R"(
-import json, os, urllib.request, urllib.parse
-root = os.environ["MLFLOW_TRACKING_URI"]
-auth = {"Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"], "Content-Type": "application/json"}
-def call(method, endpoint, body=None, query=None):
-    url = root + "/api/2.0/mlflow/" + endpoint + ("?" + urllib.parse.urlencode(query) if query else "")
-    data = json.dumps(body).encode() if body is not None else None
-    with urllib.request.urlopen(urllib.request.Request(url, data=data, method=method, headers=auth)) as r:
-        return json.loads(r.read())
-run_id = os.environ["MLFLOW_RUN_ID"]
-experiment_id = os.environ["MLFLOW_EXPERIMENT_ID"]
+  std::ofstream(dir_ / "save_model.py")
+      << "import sys\nsys.path.insert(0, '" << TRAINBENCH_SOURCE_DIR << "/tests/helpers')\n"
+      << R"(
+import json, os, urllib.request
+import mlflow_rest as mlflow
+call = mlflow.ok
+root = mlflow.uri()
+auth = mlflow.headers()
+info = mlflow.start_run()
+run_id, experiment_id = info["run_id"], info["experiment_id"]
 call("POST", "runs/log-inputs", {"run_id": run_id, "datasets": [{"tags": [{"key": "mlflow.data.context", "value": "training"}],
      "dataset": {"name": "digits", "digest": "9f3a", "source_type": "code", "source": "{}"}}]})
 model = call("POST", "logged-models", {"experiment_id": experiment_id, "name": "digits-mlp", "source_run_id": run_id,
              "model_type": "pytorch", "params": [], "tags": []})["model"]["info"]
 model = call("GET", "logged-models/" + model["model_id"])["model"]["info"]
+# list_artifacts(run_id, "digits-mlp") and load_model("runs:/<run>/digits-mlp") in MLflow 3:
+# the experiment's models of that name, of which the run's.
+found = call("POST", "logged-models/search", {"experiment_ids": [experiment_id],
+             "filter": "name = 'digits-mlp'"})["models"]
+assert [m["info"]["model_id"] for m in found if m["info"]["source_run_id"] == run_id] == [model["model_id"]], found
 files = root + "/api/2.0/mlflow-artifacts/artifacts/" + model["artifact_uri"][len("mlflow-artifacts:/"):]
 for name, data in [("MLmodel", b"flavors: {}\n"), ("data/model.pth", b"\x00weights")]:
     urllib.request.urlopen(urllib.request.Request(files + "/" + name, data=data, method="PUT", headers=auth)).read()
 call("PATCH", "logged-models/" + model["model_id"], {"model_id": model["model_id"], "status": "LOGGED_MODEL_READY"})
 call("POST", "runs/outputs", {"run_id": run_id, "models": [{"model_id": model["model_id"], "step": 0}]})
+listing = urllib.request.Request(root + "/api/2.0/mlflow-artifacts/artifacts?path=" +
+                                 model["artifact_uri"][len("mlflow-artifacts:/"):] + "/data", headers=auth)
+print("listed", [f["path"] for f in json.loads(urllib.request.urlopen(listing).read())["files"]])
 print("model", model["model_id"])
 )";
   Shell r = Trainbench("run -l top --python " + kPython + " save_model.py");
   ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("listed ['model.pth']"), std::string::npos) << r.out;
   std::string model_id = r.out.substr(r.out.find("model m-") + 6, 42);
   auto store = OpenStore();
   RunRecord run = OnlyRun(*store);

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <set>
 
+#include "store/run_tags.h"
 #include "tests/helpers/cli_fixture.h"
+#include "tests/helpers/free_port.h"
 
 namespace tb {
 namespace {
@@ -15,6 +17,11 @@ const std::string kPython = "/usr/bin/python3";
 class TrackingTest : public CliTest {
  protected:
   void Script(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  // A script that speaks to the tracking API as MLflow's client does (tests/helpers/mlflow_rest.py).
+  void MlflowScript(const std::string& name, const std::string& text) {
+    Script(name, "import sys\nsys.path.insert(0, '" + std::string(TRAINBENCH_SOURCE_DIR) +
+                     "/tests/helpers')\nimport mlflow_rest as mlflow\n" + text);
+  }
   // Runs a script with the Python interpreter directly, not under trainbench.
   Shell Direct(const std::string& env, const std::string& script) {
     std::string cmd = "cd " + dir_.string() +
@@ -241,45 +248,41 @@ print("active" if run.active else "inactive", n)
   EXPECT_EQ(gone.err.find("unreachable", first + 1), std::string::npos) << gone.err;
 }
 
-// What MLflow's Python client sends for a run whose id it finds in MLFLOW_RUN_ID (MLflow
-// itself cannot be installed here): the run, metrics one by one and in batches, params,
-// tags, and artifacts uploaded to the mlflow-artifacts URI and listed.
+// What MLflow's Python client sends (MLflow itself cannot be installed here): start_run()
+// creates a run, which is the run trainbench started; metrics one by one and in batches,
+// params, tags, and artifacts uploaded to the mlflow-artifacts URI and listed. The user's
+// environment holds a company server's credentials, which the client sends as Basic auth:
+// the port lets the user's own process in whatever it sends.
 TEST_F(TrackingTest, MlflowShapedCallsFromTheScriptLandInTheRun) {
-  Script("mlflow_like.py", R"(
-import json, os, shutil, time, urllib.request, urllib.parse
-base = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/"
-run_id = os.environ["MLFLOW_RUN_ID"]
-# What MLflow's client sends: MLFLOW_TRACKING_TOKEN as a bearer token.
-auth = {"Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"]}
-def call(method, endpoint, body=None, query=None):
-    url = base + endpoint + ("?" + urllib.parse.urlencode(query) if query else "")
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers=auth | {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req) as r:
-        return json.loads(r.read())
-info = call("GET", "runs/get", query={"run_id": run_id})["run"]["info"]
-assert info["experiment_id"] == os.environ["MLFLOW_EXPERIMENT_ID"], info
+  MlflowScript("mlflow_like.py", R"(
+import json, os, time, urllib.request, urllib.parse
+assert "Basic " in mlflow.headers().get("Authorization", ""), mlflow.headers()
+info = mlflow.start_run()
+run_id = info["run_id"]
+assert run_id == os.environ["TRAINBENCH_RUN_ID"], (run_id, os.environ["TRAINBENCH_RUN_ID"])
 now = int(time.time() * 1000)
-call("POST", "runs/log-metric", {"run_id": run_id, "key": "loss", "value": 0.5, "timestamp": now, "step": 0})
-call("POST", "runs/log-batch", {"run_id": run_id,
+mlflow.ok("POST", "runs/log-metric", {"run_id": run_id, "key": "loss", "value": 0.5, "timestamp": now, "step": 0})
+mlflow.ok("POST", "runs/log-batch", {"run_id": run_id,
      "metrics": [{"key": "loss", "value": 0.25, "timestamp": now + 1, "step": 1}],
      "params": [{"key": "hidden", "value": "128"}],
      "tags": [{"key": "mlflow.source.name", "value": "mlflow_like.py"}]})
-call("POST", "runs/set-tag", {"run_id": run_id, "key": "stage", "value": "dev"})
+mlflow.ok("POST", "runs/set-tag", {"run_id": run_id, "key": "stage", "value": "dev"})
 # MLflow's client resolves mlflow-artifacts:/ against the tracking URI and uploads there.
 uri = info["artifact_uri"]
 assert uri.startswith("mlflow-artifacts:/"), uri
 files = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow-artifacts/artifacts"
 root = uri[len("mlflow-artifacts:/"):]
-put = urllib.request.Request(files + "/" + root + "/model/weights.txt", data=b"0.1 0.2", method="PUT", headers=auth)
+put = urllib.request.Request(files + "/" + root + "/model/weights.txt", data=b"0.1 0.2", method="PUT",
+                             headers=mlflow.headers())
 urllib.request.urlopen(put).read()
-listing = urllib.request.Request(files + "?" + urllib.parse.urlencode({"path": root + "/model"}), headers=auth)
+listing = urllib.request.Request(files + "?" + urllib.parse.urlencode({"path": root + "/model"}))
 with urllib.request.urlopen(listing) as r:
     print([(f["path"], f["is_dir"], f["file_size"]) for f in json.loads(r.read())["files"]])
-history = call("GET", "metrics/get-history", query={"run_id": run_id, "metric_key": "loss"})["metrics"]
+history = mlflow.ok("GET", "metrics/get-history", query={"run_id": run_id, "metric_key": "loss"})["metrics"]
 print([m["value"] for m in history])
-call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time": now + 2})
+mlflow.end_run(run_id)
 )");
+  env_ += " MLFLOW_TRACKING_USERNAME=alice MLFLOW_TRACKING_PASSWORD=hunter2";
   Shell r = Trainbench("run -l top --python " + kPython + " mlflow_like.py");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("[0.5, 0.25]"), std::string::npos) << r.out;
@@ -289,45 +292,31 @@ call("POST", "runs/update", {"run_id": run_id, "status": "FINISHED", "end_time":
   EXPECT_EQ(run.status, kFinished);
   EXPECT_EQ(Series(*store, run.id, "train.loss").size(), 2u);
   EXPECT_EQ(run.params.back(), (std::pair<std::string, std::string>{"hidden", "128"}));
-  EXPECT_EQ(TagsBesideTheCost(run).size(), 2u);
+  EXPECT_EQ(TagValue(run, "mlflow.source.name"), "mlflow_like.py");
+  EXPECT_EQ(TagValue(run, "stage"), "dev");
   EXPECT_EQ(store->GetArtifact(run.id, "model/weights.txt")->size, 7);
 }
 
 // The commonest script shape: mlflow.set_experiment("x") then mlflow.start_run(), under
-// `trainbench run` without -e. MLflow's client (which cannot be installed here; this is
-// what it sends and checks) looks the experiment up by name, creates it when missing, and
-// joins MLFLOW_RUN_ID only if that run is in it, raising otherwise. The run lands in the
-// script's experiment, the first time by creating it and the second by finding it.
+// `trainbench run` without -e, with the shapes between them that used to crash it: a
+// lookup of another experiment, a search by experiment names, a create_experiment. The
+// run lands in the script's experiment, the first time by creating it and the second by
+// finding it.
 TEST_F(TrackingTest, SetExperimentThenStartRunLandsInTheScriptsExperiment) {
-  Script("set_experiment.py", R"(
-import json, os, sys, time, urllib.request, urllib.parse, urllib.error
-base = os.environ["MLFLOW_TRACKING_URI"] + "/api/2.0/mlflow/"
-run_id = os.environ["MLFLOW_RUN_ID"]
-auth = {"Authorization": "Bearer " + os.environ["MLFLOW_TRACKING_TOKEN"], "Content-Type": "application/json"}
-def call(method, endpoint, body=None, query=None):
-    url = base + endpoint + ("?" + urllib.parse.urlencode(query) if query else "")
-    data = json.dumps(body).encode() if body is not None else None
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data, method=method, headers=auth)) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
-# mlflow.set_experiment("resnet sweep")
-status, found = call("GET", "experiments/get-by-name", query={"experiment_name": "resnet sweep"})
-if status == 404:
-    active = call("POST", "experiments/create", {"name": "resnet sweep"})[1]["experiment_id"]
-else:
-    active = found["experiment"]["experiment_id"]
-# mlflow.start_run() with MLFLOW_RUN_ID set
-info = call("GET", "runs/get", query={"run_id": run_id})[1]["run"]["info"]
+  MlflowScript("set_experiment.py", R"(
+import sys
+active = mlflow.set_experiment("resnet sweep")
+mlflow.call("GET", "experiments/get-by-name", query={"experiment_name": "Default"})
+mlflow.ok("POST", "experiments/search", {"filter": "name = 'resnet sweep'", "max_results": 1})
+mlflow.call("POST", "experiments/create", {"name": "scratch " + sys.argv[1]})
+info = mlflow.start_run()
 if info["experiment_id"] != active:
-    sys.exit("Cannot start run with ID %s because active run ID does not match environment run ID" % run_id)
-call("POST", "runs/log-metric", {"run_id": run_id, "key": "loss", "value": 0.5,
-     "timestamp": int(time.time() * 1000), "step": 0})
+    sys.exit("the run is in %s, not %s" % (info["experiment_id"], active))
+mlflow.log_metric(info["run_id"], "loss", 0.5)
 print("joined", active)
 )");
   for (int round = 0; round < 2; ++round) {
-    Shell r = Trainbench("run -l top --python " + kPython + " set_experiment.py");
+    Shell r = Trainbench("run -l top --python " + kPython + " set_experiment.py " + std::to_string(round));
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("joined"), std::string::npos) << r.out;
   }
@@ -345,11 +334,13 @@ print("joined", active)
   }
 }
 
-// On a shared GPU server another user can find the run's port (/proc/net/tcp) but not
-// read the script's environment: without the token nothing is answered, and with it the
-// script reaches its own run and the runs it creates, not the rest of the store. What is
-// recorded keeps the token out, and is readable by its owner only.
-TEST_F(TrackingTest, OnlyTheScriptReachesItsPortAndOnlyItsOwnRuns) {
+// On a shared GPU server another user can find the run's port (/proc/net/tcp): the port
+// knows from the connection itself whose process calls, answers the user's own with no
+// secret (raw REST as MLflow's documentation shows it, a bearer token or Basic auth meant
+// for the user's own server) and refuses everyone else's; the script reaches its own run
+// and the runs it creates, not the rest of the store. What is recorded keeps the user's
+// secrets out, and is readable by its owner only.
+TEST_F(TrackingTest, OnlyTheUsersProcessesReachThePortAndOnlyTheScriptsRuns) {
   Script("earlier.py", "print('earlier')\n");
   ASSERT_EQ(Trainbench("run -l top -e shared -p secret_param=42 --python " + kPython + " earlier.py").code,
             0);
@@ -358,13 +349,11 @@ TEST_F(TrackingTest, OnlyTheScriptReachesItsPortAndOnlyItsOwnRuns) {
 import json, os, subprocess, urllib.request, urllib.error
 uri = os.environ["MLFLOW_TRACKING_URI"]
 base = uri + "/api/2.0/mlflow/"
-token = os.environ["MLFLOW_TRACKING_TOKEN"]
-assert os.environ["TRAINBENCH_TOKEN"] == token
-print("token", token)
-def call(method, endpoint, body=None, token=token):
+print("secrets given", sorted(k for k in os.environ if k in ("TRAINBENCH_TOKEN", "MLFLOW_RUN_ID")))
+def call(method, endpoint, body=None, auth=None):
     headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = "Bearer " + token
+    if auth:
+        headers["Authorization"] = auth
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(base + endpoint, data=data, method=method, headers=headers)
     try:
@@ -372,15 +361,24 @@ def call(method, endpoint, body=None, token=token):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"{}")
-search = {"experiment_ids": [os.environ["MLFLOW_EXPERIMENT_ID"]], "max_results": 100}
-print("no token", call("POST", "runs/search", search, token=None)[0])
-# Another local user, through the same port.
-stranger = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c",
-    "import sys, urllib.request, urllib.error\n"
-    "req = urllib.request.Request(sys.argv[1] + '/api/2.0/mlflow/runs/search', data=b'{}', method='POST')\n"
-    "try:\n    urllib.request.urlopen(req)\n    print('answered')\n"
-    "except urllib.error.HTTPError as e:\n    print(e.code)\n", uri], capture_output=True, text=True)
-print("nobody", stranger.stdout.strip(), stranger.stderr.strip()[-200:])
+# mlflow.start_run(): the experiment MLFLOW_EXPERIMENT_NAME names, then a run in it.
+status, found = call("GET", "experiments/get-by-name?experiment_name=" + os.environ["MLFLOW_EXPERIMENT_NAME"])
+status, made = call("POST", "runs/create", {"experiment_id": found["experiment"]["experiment_id"]})
+self_id = made["run"]["info"]["run_id"]
+experiment = made["run"]["info"]["experiment_id"]
+search = {"experiment_ids": [experiment], "max_results": 100}
+print("plain", call("POST", "runs/search", search)[0])
+print("bearer", call("POST", "runs/search", search, "Bearer users-own-token")[0])
+print("basic", call("POST", "runs/search", search, "Basic YWxpY2U6aHVudGVyMg==")[0])
+# Another local user, through the same port, with and without credentials.
+for auth in ["", "Basic YWxpY2U6aHVudGVyMg=="]:
+    stranger = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c",
+        "import sys, urllib.request, urllib.error\n"
+        "req = urllib.request.Request(sys.argv[1] + '/api/2.0/mlflow/runs/search', data=b'{}', method='POST')\n"
+        "if sys.argv[2]: req.add_header('Authorization', sys.argv[2])\n"
+        "try:\n    urllib.request.urlopen(req)\n    print('answered')\n"
+        "except urllib.error.HTTPError as e:\n    print(e.code)\n", uri, auth], capture_output=True, text=True)
+    print("nobody", stranger.stdout.strip(), stranger.stderr.strip()[-200:])
 status, found = call("POST", "runs/search", search)
 print("search", status, sorted(r["info"]["run_id"] for r in found.get("runs", [])))
 print("other run", call("GET", "runs/get?run_id=" + os.environ["EARLIER"])[0])
@@ -388,7 +386,7 @@ print("rename other", call("POST", "runs/update", {"run_id": os.environ["EARLIER
 print("delete other", call("POST", "runs/delete", {"run_id": os.environ["EARLIER"]})[0])
 print("log to other", call("POST", "runs/log-metric", {"run_id": os.environ["EARLIER"], "key": "x",
                                                         "value": 1, "timestamp": 1})[0])
-status, made = call("POST", "runs/create", {"experiment_id": os.environ["MLFLOW_EXPERIMENT_ID"]})
+status, made = call("POST", "runs/create", {"experiment_id": experiment})
 print("create", status)
 status, found = call("POST", "runs/search", search)
 print("search after", len(found.get("runs", [])))
@@ -396,8 +394,13 @@ print("search after", len(found.get("runs", [])))
   env_ += " EARLIER=" + earlier + " MLFLOW_TRACKING_PASSWORD=hunter2 MLFLOW_TRACKING_TOKEN=users-own-token";
   Shell r = Trainbench("run -l top -e shared --python " + kPython + " probe.py");
   ASSERT_EQ(r.code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("no token 401"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("nobody 401"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("secrets given []"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plain 200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bearer 200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("basic 200"), std::string::npos) << r.out;
+  size_t first = r.out.find("nobody 403");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nobody 403", first + 1), std::string::npos) << r.out;
   auto store = OpenStore();
   std::string self;
   for (const RunRecord& run : store->ListRuns("shared").value()) {
@@ -415,14 +418,11 @@ print("search after", len(found.get("runs", [])))
   EXPECT_EQ(untouched.status, kFinished);
   EXPECT_NE(untouched.name, "mine");
 
-  // The manifest (which serve serves) holds neither the port's token nor the user's secrets.
-  size_t at = r.out.find("token ");
-  ASSERT_NE(at, std::string::npos);
-  std::string token = r.out.substr(at + 6, 64);
+  // The manifest (which serve serves) holds none of the user's secrets.
   std::string manifest = store->GetArtifact(self, "manifest.json")->content;
   ASSERT_NE(manifest.find("MLFLOW_TRACKING_URI"), std::string::npos) << manifest;
-  EXPECT_EQ(manifest.find(token), std::string::npos);
   EXPECT_EQ(manifest.find("hunter2"), std::string::npos);
+  EXPECT_EQ(manifest.find("users-own-token"), std::string::npos);
   EXPECT_NE(manifest.find("\"MLFLOW_TRACKING_TOKEN\": \"(secret, not recorded)\""), std::string::npos);
 
   // The store and the run's logs are its owner's only.
@@ -432,6 +432,59 @@ print("search after", len(found.get("runs", [])))
   std::string dir = store->ArtifactDirectory(self).value();
   ASSERT_EQ(stat((dir + "/stdout.log").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 077, 0u) << std::oct << st.st_mode;
+}
+
+// A script that brings its own tracking server (its own MLFLOW_TRACKING_URI, set in the
+// script) works as it does without trainbench: its run and metrics on its server, in the
+// experiment MLFLOW_EXPERIMENT_NAME names; trainbench still records the hardware, and no
+// secret of trainbench's reaches the other server.
+TEST_F(TrackingTest, AScriptWithItsOwnTrackingServerLogsThereWhileTrainbenchRecords) {
+  std::string own_db = (dir_ / "own.db").string();
+  int port = FreeLoopbackPort();
+  std::string serve = kTrainbench + " serve --store " + own_db + " --port " + std::to_string(port) + " > " +
+                      (dir_ / "own.log").string() + " 2>&1 & echo $!";
+  FILE* p = popen(serve.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char pid[32] = {};
+  ASSERT_NE(fgets(pid, sizeof pid, p), nullptr);
+  pclose(p);
+  MlflowScript("own_server.py", R"(
+import os, sys, time
+os.environ["MLFLOW_TRACKING_URI"] = sys.argv[1]
+for _ in range(100):
+    try:
+        mlflow.call("GET", "experiments/get-by-name", query={"experiment_name": "Default"})
+        break
+    except OSError:
+        time.sleep(0.1)
+print("authorization sent", mlflow.headers().get("Authorization"))
+info = mlflow.start_run(run_name="on-my-server")
+mlflow.log_metric(info["run_id"], "loss", 0.75)
+time.sleep(1.5)  # training, while trainbench samples
+mlflow.end_run(info["run_id"])
+print("own run", info["run_id"])
+)");
+  Shell r = Trainbench("run -l top -e bench --python " + kPython +
+                       " own_server.py http://127.0.0.1:" + std::to_string(port));
+  std::system(("kill " + std::string(pid)).c_str());
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("authorization sent None"), std::string::npos) << r.out;
+  size_t at = r.out.find("own run ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string own_run = r.out.substr(at + 8, 32);
+
+  auto own = Store::Open(own_db).value();
+  RunRecord there = own->FindRun(own_run).value();
+  EXPECT_EQ(there.name, "on-my-server");
+  EXPECT_EQ(there.experiment, "bench");  // MLFLOW_EXPERIMENT_NAME, created on the script's server
+  EXPECT_EQ(there.status, kFinished);
+  EXPECT_EQ(Series(*own, own_run, "train.loss").size(), 1u);
+
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(run.status, kFinished);
+  EXPECT_TRUE(Series(*store, run.id, "train.loss").empty());
+  EXPECT_FALSE(Series(*store, run.id, "proc.cpu.utilization_ratio").empty()) << "the hardware is recorded";
 }
 
 TEST_F(TrackingTest, DigitsExampleTrainsWithRealPytorchAndLogsThroughTheClient) {

@@ -23,6 +23,7 @@
 #include "base/time.h"
 #include "http/http_parse.h"
 #include "http/http_wire.h"
+#include "http/socket_peer.h"
 #include "http/static_files.h"
 
 namespace tb {
@@ -325,9 +326,25 @@ HttpServer::Framing HttpServer::ReadHead(HttpConnection& c, HttpRequest& req) {
   return Framing::kRequest;
 }
 
+bool HttpServer::FromOwner(HttpConnection& c) {
+  if (options_.without_token != HttpServerOptions::Peers::kOwner) return false;
+  if (!c.from_owner) {
+    std::optional<uid_t> owner = LoopbackPeerOwner(c.fd());
+    c.from_owner = owner && *owner == geteuid();
+  }
+  return *c.from_owner;
+}
+
 HttpServer::Admission HttpServer::Admit(HttpConnection& c, const HttpRequest& req) {
   Admission out;
-  if (!Authorized(BearerToken(req), SessionCookie(req))) {
+  bool owner = FromOwner(c);
+  if (!owner && options_.without_token == HttpServerOptions::Peers::kOwner && options_.token.empty()) {
+    out.refusal = JsonError(403, "PERMISSION_DENIED",
+                            "this port answers only the processes of the user who started it (uid " +
+                                std::to_string(geteuid()) + ") on this machine");
+    return out;
+  }
+  if (!owner && !Authorized(BearerToken(req), SessionCookie(req))) {
     // A person opening the page with ?token=: a session cookie (never the token itself),
     // and the same page without the token.
     auto token = req.params.find("token");

@@ -70,6 +70,12 @@ struct HttpServerOptions {
   // the token leaves the address bar and is not in any later URL; the cookie is a random
   // session id, never the token). Others get 401.
   std::string token;
+  // Who may pass without the token: everyone when it is empty (kAnyone), or, with kOwner,
+  // the processes of the user running the server, on this machine's loopback, whoever they
+  // are (found from the connection itself: http/socket_peer.h); every other caller needs
+  // the token, and with kOwner and no token, is refused (403).
+  enum class Peers { kAnyone, kOwner };
+  Peers without_token = Peers::kAnyone;
   // Request bodies larger than this are refused (413) before they are read, except under
   // the path prefixes of `large_bodies` (artifact uploads), which have their own limit.
   size_t max_body_bytes = size_t{4} << 20;
@@ -151,6 +157,9 @@ class HttpServer {
   ApiResponse Dispatch(HttpRequest& req);
   // Whether a request with this bearer token or session cookie may pass.
   bool Authorized(const std::string& bearer, const std::string& session);
+  // Whether the connection's peer is this server's own user on loopback (Peers::kOwner),
+  // found once per connection.
+  bool FromOwner(HttpConnection& c);
   // A session id for a browser that showed the token, remembered (kMaxSessions at most).
   std::string NewSession();
   static constexpr size_t kMaxSessions = 1024;

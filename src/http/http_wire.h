@@ -61,6 +61,8 @@ class HttpConnection {
   // Whether a request on it passed the token check (any request, on a server without one):
   // connections that never did are the ones closed first when too many wait.
   bool proven = false;
+  // Whether its peer is the server's own user (HttpServer::FromOwner); unset until asked.
+  std::optional<bool> from_owner;
 
   // Reads what has arrived into `in`; false when the client closed or went quiet for
   // `timeout_ms`.

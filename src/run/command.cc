@@ -75,14 +75,11 @@ KeyValues MergeParams(KeyValues base, const KeyValues& overrides) {
 
 std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
   static const char* const kReplaced[] = {
-      "TRAINBENCH_RUN_ID=",   "TRAINBENCH_STORE=",     "TRAINBENCH_TRACKING_URI=", "TRAINBENCH_MAX_EPOCHS=",
-      "MLFLOW_TRACKING_URI=", "MLFLOW_RUN_ID=",        "MLFLOW_EXPERIMENT_ID=",    "MLFLOW_EXPERIMENT_NAME=",
-      "PYTHONPATH=",          "TRAINBENCH_NODE_RANK=", "TRAINBENCH_NODE="};
-  // Replaced when the tracking API is served: they are for another server.
-  static const char* const kTracking[] = {"TRAINBENCH_TOKEN=", "MLFLOW_TRACKING_TOKEN=",
-                                          "MLFLOW_TRACKING_USERNAME=", "MLFLOW_TRACKING_PASSWORD="};
+      "TRAINBENCH_RUN_ID=", "TRAINBENCH_STORE=",     "TRAINBENCH_TRACKING_URI=", "TRAINBENCH_MAX_EPOCHS=",
+      "TRAINBENCH_TOKEN=",  "MLFLOW_TRACKING_URI=",  "MLFLOW_RUN_ID=",           "MLFLOW_EXPERIMENT_ID=",
+      "PYTHONPATH=",        "TRAINBENCH_NODE_RANK=", "TRAINBENCH_NODE="};
   std::vector<std::string> env;
-  bool has_unbuffered = false, has_device_order = false;
+  bool has_unbuffered = false, has_device_order = false, has_experiment_name = false;
   std::string python_path;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view kv = *e;
@@ -90,9 +87,7 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
     if (std::any_of(std::begin(kReplaced), std::end(kReplaced),
                     [&](const char* p) { return StartsWith(kv, p); }))
       continue;
-    if (!c.tracking_uri.empty() && std::any_of(std::begin(kTracking), std::end(kTracking),
-                                               [&](const char* p) { return StartsWith(kv, p); }))
-      continue;
+    has_experiment_name |= StartsWith(kv, "MLFLOW_EXPERIMENT_NAME=");
     if (!c.cuda_visible_devices.empty() && StartsWith(kv, "CUDA_VISIBLE_DEVICES=")) continue;
     has_unbuffered |= StartsWith(kv, "PYTHONUNBUFFERED=");
     has_device_order |= StartsWith(kv, "CUDA_DEVICE_ORDER=");
@@ -103,12 +98,7 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
   if (!c.tracking_uri.empty()) {
     env.push_back("TRAINBENCH_TRACKING_URI=" + c.tracking_uri);
     env.push_back("MLFLOW_TRACKING_URI=" + c.tracking_uri);
-    env.push_back("MLFLOW_RUN_ID=" + c.run_id);
-    env.push_back("MLFLOW_EXPERIMENT_ID=" + c.experiment_id);
-    if (!c.tracking_token.empty()) {
-      env.push_back("TRAINBENCH_TOKEN=" + c.tracking_token);
-      env.push_back("MLFLOW_TRACKING_TOKEN=" + c.tracking_token);
-    }
+    if (!has_experiment_name) env.push_back("MLFLOW_EXPERIMENT_NAME=" + c.experiment);
   }
   if (c.max_epochs > 0) env.push_back("TRAINBENCH_MAX_EPOCHS=" + std::to_string(c.max_epochs));
   if (c.node_rank >= 0) {

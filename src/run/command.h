@@ -38,10 +38,7 @@ struct ChildSettings {
   std::string run_id;
   std::string store;
   std::string tracking_uri;  // "" without the tracking API
-  // The secret every request to it must carry: TRAINBENCH_TOKEN for trainbench's client,
-  // MLFLOW_TRACKING_TOKEN for MLflow's (sent as a bearer token).
-  std::string tracking_token = {};
-  std::string experiment_id;  // as the tracking API names it (MlflowExperimentId)
+  std::string experiment;    // the run's experiment, by name
   int max_epochs = 0;
   std::string python_dir;            // prepended to PYTHONPATH
   std::string cuda_visible_devices;  // "" keeps ours
@@ -52,9 +49,11 @@ struct ChildSettings {
 };
 
 // The command's environment: ours with ChildSettings. MLflow's client reads
-// MLFLOW_TRACKING_URI, MLFLOW_TRACKING_TOKEN and MLFLOW_RUN_ID, so `mlflow.log_metric` logs
-// into the run (a user's MLFLOW_TRACKING_USERNAME and _PASSWORD, for another server, are
-// left out: MLflow's client would send them instead of the token); CUDA
+// MLFLOW_TRACKING_URI and MLFLOW_EXPERIMENT_NAME (the run's experiment, unless the user set
+// one), so `mlflow.start_run()` makes the run trainbench started its own (TrackingApi::
+// Confine); no MLFLOW_RUN_ID, which a script with a tracking server of its own would look up
+// there, and no secret: the port knows its user's processes (HttpServerOptions::Peers). A
+// user's MLFLOW_TRACKING_TOKEN, _USERNAME and _PASSWORD stay, for their own server. CUDA
 // numbers GPUs as NVML does (CUDA_DEVICE_ORDER=PCI_BUS_ID) unless told otherwise.
 std::vector<std::string> ChildEnvironment(const ChildSettings& settings);
 

@@ -46,20 +46,44 @@ bool Has(const std::vector<std::string>& env, const std::string& kv) {
 TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
   setenv("CUDA_VISIBLE_DEVICES", "0,1,2", 1);
   setenv("MLFLOW_RUN_ID", "someone-elses", 1);
+  setenv("MLFLOW_EXPERIMENT_ID", "17", 1);
+  setenv("MLFLOW_TRACKING_PASSWORD", "for-the-users-server", 1);
   unsetenv("CUDA_DEVICE_ORDER");
   std::vector<std::string> env = ChildEnvironment({.run_id = "abc",
                                                    .store = "sqlite:///tmp/s.db",
                                                    .tracking_uri = "http://127.0.0.1:5000",
-                                                   .experiment_id = "4",
+                                                   .experiment = "sweep",
                                                    .max_epochs = 0,
                                                    .python_dir = "/opt/tb/python",
                                                    .cuda_visible_devices = "GPU-1234",
                                                    .node_rank = 1,
                                                    .node = "gpu-node-7"});
-  EXPECT_TRUE(Has(env, "MLFLOW_RUN_ID=abc"));
-  EXPECT_FALSE(Has(env, "MLFLOW_RUN_ID=someone-elses"));
+  // No run id (a script with a server of its own would look it up there), no experiment id:
+  // start_run() creates the run in the experiment it names, which the port makes the run
+  // trainbench started. No secret: the user's own, for their own server, stays.
+  EXPECT_TRUE(Has(env, "TRAINBENCH_RUN_ID=abc"));
+  EXPECT_FALSE(std::any_of(env.begin(), env.end(), [](const std::string& kv) {
+    return kv.starts_with("MLFLOW_RUN_ID=") || kv.starts_with("MLFLOW_EXPERIMENT_ID=") ||
+           kv.starts_with("TRAINBENCH_TOKEN=") || kv.starts_with("MLFLOW_TRACKING_TOKEN=");
+  }));
   EXPECT_TRUE(Has(env, "MLFLOW_TRACKING_URI=http://127.0.0.1:5000"));
-  EXPECT_TRUE(Has(env, "MLFLOW_EXPERIMENT_ID=4"));
+  EXPECT_TRUE(Has(env, "MLFLOW_EXPERIMENT_NAME=sweep"));
+  EXPECT_TRUE(Has(env, "MLFLOW_TRACKING_PASSWORD=for-the-users-server"));
+  // A user's MLFLOW_EXPERIMENT_NAME is theirs: the run follows it.
+  setenv("MLFLOW_EXPERIMENT_NAME", "users-own", 1);
+  std::vector<std::string> own = ChildEnvironment({.run_id = "abc",
+                                                   .store = "s",
+                                                   .tracking_uri = "http://127.0.0.1:5000",
+                                                   .experiment = "sweep",
+                                                   .max_epochs = 0,
+                                                   .python_dir = "",
+                                                   .cuda_visible_devices = "",
+                                                   .node_rank = -1,
+                                                   .node = ""});
+  EXPECT_TRUE(Has(own, "MLFLOW_EXPERIMENT_NAME=users-own"));
+  EXPECT_FALSE(Has(own, "MLFLOW_EXPERIMENT_NAME=sweep"));
+  unsetenv("MLFLOW_EXPERIMENT_NAME");
+  unsetenv("MLFLOW_TRACKING_PASSWORD");
   EXPECT_TRUE(Has(env, "CUDA_VISIBLE_DEVICES=GPU-1234"));
   EXPECT_FALSE(Has(env, "CUDA_VISIBLE_DEVICES=0,1,2"));
   EXPECT_TRUE(Has(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
@@ -73,7 +97,7 @@ TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
   env = ChildEnvironment({.run_id = "abc",
                           .store = "s",
                           .tracking_uri = "",
-                          .experiment_id = "1",
+                          .experiment = "e",
                           .max_epochs = 0,
                           .python_dir = "",
                           .cuda_visible_devices = "",
@@ -89,6 +113,7 @@ TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
   unsetenv("CUDA_VISIBLE_DEVICES");
   unsetenv("CUDA_DEVICE_ORDER");
   unsetenv("MLFLOW_RUN_ID");
+  unsetenv("MLFLOW_EXPERIMENT_ID");
 }
 
 }  // namespace

@@ -272,16 +272,17 @@ Result<RecordedRun> RecordRun(Store& store, const RunOptions& options, const Gpu
 }
 
 // The tracking API for the script, MLflow's calls and the Python client landing in this
-// run. Only the script reaches the port: it alone is given the token (another user on the
-// machine can find the port, not read the script's environment), and with it only its own
-// run (TrackingApi::Confine). Fills in the settings' URI and token once it listens.
+// run. Only the user's own processes reach the port, on loopback (another user on the
+// machine can find the port; the connection itself says whose it is), with no secret to
+// hand out, and through it only the script's own run (TrackingApi::Confine). Fills in the
+// settings' URI once it listens.
 void StartTracking(Store& store, const RecordedRun& r, SeriesWriter& writer, TrackingApi& api,
                    HttpServer& server, ChildSettings& settings) {
   api.AttachRun(r.run.id, &writer);
   api.Confine(r.run.id, r.run.experiment);
   HttpServerOptions server_options = TrackingApi::ServerOptions();
   server_options.workers = kTrackingWorkers;
-  server_options.token = RandomHex(32);
+  server_options.without_token = HttpServerOptions::Peers::kOwner;
   Status listening = server.Start(server_options);
   if (!listening.ok()) {
     LogWarning("the script's own metrics cannot be tracked: " + listening.message());
@@ -289,7 +290,6 @@ void StartTracking(Store& store, const RecordedRun& r, SeriesWriter& writer, Tra
     return;
   }
   settings.tracking_uri = server.Url();
-  settings.tracking_token = server_options.token;
 }
 
 // A command that could not start: the run FAILED with the shell's code (127 not found,
@@ -376,8 +376,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   ChildSettings settings{.run_id = run.id,
                          .store = store.Describe(),
                          .tracking_uri = "",  // set once the tracking server listens
-                         .tracking_token = "",
-                         .experiment_id = MlflowExperimentId({r.experiment_id, run.experiment, 0, {}}),
+                         .experiment = run.experiment,
                          .max_epochs = options.max_epochs,
                          .python_dir = PythonClientDirectory(),
                          .cuda_visible_devices = gpu.selection.cuda_visible_devices,
