@@ -82,6 +82,11 @@ std::string Param(const KeyValues& kvs, std::string_view key) {
   return "";
 }
 
+// Whether the run has the param at all (an empty value is a value).
+bool HasParam(const RunRecord& r, std::string_view key) {
+  return std::any_of(r.params.begin(), r.params.end(), [&](const auto& kv) { return kv.first == key; });
+}
+
 bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -138,6 +143,31 @@ std::vector<std::string> MetricShapes(const Database& db) {
   return {read + step + types + ", " + db.TypeOf("step") +
               " FROM metrics WHERE run_uuid = $1 ORDER BY key, timestamp, step",
           read + no_step + types + ", 'integer' FROM metrics WHERE run_uuid = $1 ORDER BY key, timestamp"};
+}
+
+// What MLflow holds of each run's metrics, by run id, in a word that changes when a point
+// arrives: each metric's latest time and step summed (MLflow's latest_metrics table, which
+// its stores update with every point logged after the latest), else, in a database without
+// that table, the count and last time of the points themselves. Read in one query per pass,
+// so a pass over runs that ended long ago reads no points.
+std::map<std::string, std::string> MetricDigests(Database& db) {
+  std::map<std::string, std::string> out;
+  auto keep = [&](const Cells& c) {
+    out[c.Text(0)] =
+        Concat({std::to_string(c.Int(1)), "/", std::to_string(c.Int(2)), "/", std::to_string(c.Int(3))});
+  };
+  Status latest = db.Each(
+      "SELECT run_uuid, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(timestamp), 0) AS BIGINT), "
+      "CAST(COALESCE(SUM(step), 0) AS BIGINT) FROM latest_metrics GROUP BY run_uuid",
+      "", keep);
+  if (!latest.ok()) {
+    out.clear();
+    (void)db.Each(
+        "SELECT run_uuid, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(MAX(timestamp), 0) AS BIGINT), CAST(0 AS "
+        "BIGINT) FROM metrics GROUP BY run_uuid",
+        "", keep);
+  }
+  return out;
 }
 
 struct MlflowRun {
@@ -304,7 +334,13 @@ Result<std::string> UpdateRecord(Store& to, const RunRecord& run, const RunRecor
     if (std::find(there.tags.begin(), there.tags.end(), tag) == there.tags.end()) tags.push_back(tag);
   }
   for (const auto& [k, v] : run.params) {
-    if (Param(there.params, k).empty()) params.emplace_back(k, v);
+    if (!HasParam(there, k)) params.emplace_back(k, v);
+  }
+  if (run.experiment != there.experiment) {
+    Result<int64_t> experiment = to.EnsureExperiment(run.experiment);
+    if (!experiment.ok()) return experiment.status();
+    TB_RETURN_IF_ERROR(to.MoveRun(run.id, *experiment));
+    said.push_back("moved to " + Printable(run.experiment));
   }
   if (!tags.empty()) {
     TB_RETURN_IF_ERROR(to.SetTags(run.id, tags));
@@ -325,26 +361,28 @@ Result<std::string> UpdateRecord(Store& to, const RunRecord& run, const RunRecor
 
 // Whether the copy of a run imported whole matches MLflow's record, so its points are not
 // read again: ended, with the same end, name, tags and params.
-bool UpToDate(const RunRecord& run, const RunRecord& there) {
+bool UpToDate(const RunRecord& run, const RunRecord& there, const std::string& digest) {
   if (!HasTag(there, kImportedTag) || there.status == kRunning) return false;
-  if (run.status != there.status || run.end_ms != there.end_ms || run.name != there.name) return false;
+  if (run.status != there.status || run.end_ms != there.end_ms || run.name != there.name ||
+      run.experiment != there.experiment || TagValue(there, kImportedMetricsTag) != digest)
+    return false;
   for (const auto& tag : run.tags) {
     if (std::find(there.tags.begin(), there.tags.end(), tag) == there.tags.end()) return false;
   }
   for (const auto& [k, v] : run.params) {
-    if (Param(there.params, k).empty()) return false;
+    if (!HasParam(there, k)) return false;
   }
   return true;
 }
 
 // Imports a run, or brings one imported before up to date. What it did, said for people
 // ("" when the run was there whole), or why it was left out (`hostile`).
-Result<std::string> ImportRun(Database& db, Store& to, const RunRecord& run, std::string& hostile,
-                              int64_t& points) {
+Result<std::string> ImportRun(Database& db, Store& to, const RunRecord& run, const std::string& digest,
+                              std::string& hostile, int64_t& points) {
   Result<RunRecord> found = to.FindRun(run.id);
   std::optional<RunRecord> there;
   if (found.ok() && found->id == run.id) there = *found;
-  if (there && UpToDate(run, *there)) return std::string();
+  if (there && UpToDate(run, *there, digest)) return std::string();
   Result<RunPoints> read = ReadPoints(db, run);
   if (!read.ok()) return read.status();
   if (!read->hostile.empty()) {
@@ -365,7 +403,7 @@ Result<std::string> ImportRun(Database& db, Store& to, const RunRecord& run, std
     said = *changed;
     if (*added > 0) said = Concat({std::to_string(*added), " more points", said.empty() ? "" : ", ", said});
   }
-  TB_RETURN_IF_ERROR(to.SetTags(run.id, {{kImportedTag, "mlflow"}}));
+  TB_RETURN_IF_ERROR(to.SetTags(run.id, {{kImportedTag, "mlflow"}, {kImportedMetricsTag, digest}}));
   return there ? said : std::string("imported");
 }
 
@@ -400,6 +438,24 @@ Status ImportExperiments(Database& db, Store& to, const std::vector<MlflowRun>& 
   std::map<std::string, int64_t> ids;
   TB_RETURN_IF_ERROR(db.Each("SELECT name, CAST(experiment_id AS BIGINT) FROM experiments", "",
                              [&](const Cells& c) { ids[c.Text(0)] = c.Int(1); }));
+  // An experiment renamed in MLflow since it was imported: renamed here too, when the new
+  // name is free (else its runs move to the experiment of that name as they are updated).
+  Result<std::vector<ExperimentInfo>> held = to.ListExperiments();
+  if (!held.ok()) return held.status();
+  for (const auto& [name, mlflow_id] : ids) {
+    bool taken = false;
+    const ExperimentInfo* renamed = nullptr;
+    for (const ExperimentInfo& e : *held) {
+      taken |= e.name == name;
+      for (const auto& [k, v] : e.tags) {
+        if (k == kMlflowExperimentIdTag && v == std::to_string(mlflow_id) && e.name != name &&
+            !ids.contains(e.name))
+          renamed = &e;
+      }
+    }
+    if (renamed != nullptr && !taken && CheckExperimentName(name).ok())
+      TB_RETURN_IF_ERROR(to.ChangeExperiment(renamed->id, {.name = name, .set_tags = {}, .delete_tags = {}}));
+  }
   std::set<std::string> done;
   for (const MlflowRun& m : runs) {
     const std::string& name = m.record.experiment;
@@ -429,6 +485,7 @@ Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
   Result<std::vector<MlflowRun>> runs = ReadRuns(**db);
   if (!runs.ok()) return runs.status();
   TB_RETURN_IF_ERROR(ImportExperiments(**db, to, *runs));
+  std::map<std::string, std::string> digests = MetricDigests(**db);
   ImportResult result;
   for (const MlflowRun& m : *runs) {
     const RunRecord& r = m.record;
@@ -451,7 +508,7 @@ Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
     Result<RunRecord> there = to.FindRun(r.id);
     if (progress && !(there.ok() && there->id == r.id)) progress(r);
     std::string hostile;
-    Result<std::string> done = ImportRun(**db, to, r, hostile, result.points);
+    Result<std::string> done = ImportRun(**db, to, r, digests[r.id], hostile, result.points);
     if (!done.ok()) return done.status();
     if (!hostile.empty()) {
       result.refused.push_back("run " + r.id + " (" + hostile + ")");

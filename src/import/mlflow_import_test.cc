@@ -181,6 +181,67 @@ TEST_F(MlflowImportTest, ImportingAgainBringsARunningRunUpToDate) {
   EXPECT_EQ(Points(live, "train.loss", "").size(), 12500u);
 }
 
+// What arrives after a run ended: points logged to a FINISHED run (evaluation after
+// training), a new metric on a KILLED one, an experiment renamed in MLflow; each brought
+// by the next pass, while a run with an empty param is not "brought up to date" every time.
+// Both ways MLflow's databases say a metric moved: its latest_metrics table, and, in one
+// without it, the points themselves.
+TEST_F(MlflowImportTest, WhatArrivesAfterARunEndedIsBroughtByTheNextPass) {
+  for (bool latest_table : {false, true}) {
+    SCOPED_TRACE(latest_table ? "with latest_metrics" : "points only");
+    if (latest_table) SetUp();  // afresh
+    const std::string done = "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0", killed = "f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1";
+    if (latest_table)
+      Sql(
+          {"CREATE TABLE latest_metrics (key VARCHAR(250) NOT NULL, value FLOAT NOT NULL, timestamp BIGINT, "
+           "step BIGINT NOT NULL, is_nan BOOLEAN NOT NULL, run_uuid VARCHAR(32) NOT NULL, PRIMARY KEY (key, "
+           "run_uuid))"});
+    // What MLflow's store does for each point: the point, and the metric's latest moved on.
+    auto log = [&](const std::string& run, const std::string& key, int from, int to) {
+      for (int step = from; step < to; ++step) {
+        std::string values = "('" + key + "', 0.5, " + std::to_string(1700000400000 + step) + ", '" + run +
+                             "', " + std::to_string(step) + ", false)";
+        Sql({"INSERT INTO metrics VALUES " + values});
+        if (latest_table)
+          Sql({"INSERT OR REPLACE INTO latest_metrics VALUES ('" + key + "', 0.5, " +
+               std::to_string(1700000400000 + step) + ", " + std::to_string(step) + ", false, '" + run +
+               "')"});
+      }
+    };
+    for (const std::string& id : {done, killed}) {
+      Sql({"INSERT INTO runs VALUES ('" + id + "', 'r-" + id.substr(0, 2) +
+               "', 'LOCAL', 'y.py', '', 'ana', '" + (id == done ? "FINISHED" : "KILLED") +
+               "', 1700000400000, 1700000500000, NULL, NULL, 'active', '', 7)",
+           "INSERT INTO params VALUES ('note', '', '" + id + "')"});
+    }
+    log(done, "loss", 0, 200);
+    ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
+    ASSERT_EQ(Points(done, "train.loss", "").size(), 200u);
+    Result<ImportResult> quiet = ImportMlflow(mlflow_, *store_);
+    ASSERT_TRUE(quiet.ok());
+    EXPECT_EQ(quiet->updated, 0) << "an empty param is a param";
+
+    log(done, "loss", 200, 205);
+    log(killed, "eval_accuracy", 0, 1);
+    Sql({"UPDATE experiments SET name = 'resnet-collocation-v2' WHERE experiment_id = 7"});
+    Result<ImportResult> again = ImportMlflow(mlflow_, *store_);
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    EXPECT_EQ(again->updated, 2) << (again->updates.empty() ? "" : again->updates[0]);
+    EXPECT_EQ(Points(done, "train.loss", "").size(), 205u);
+    EXPECT_EQ(Points(killed, "train.eval_accuracy", "").size(), 1u);
+    EXPECT_EQ(store_->FindRun(done)->experiment, "resnet-collocation-v2");
+    EXPECT_EQ(store_->FindRun(kRadtRunA)->experiment, "resnet-collocation-v2");
+    EXPECT_TRUE(store_->ListRuns("resnet-collocation").value().empty());
+    Result<ImportResult> third = ImportMlflow(mlflow_, *store_);
+    ASSERT_TRUE(third.ok());
+    EXPECT_EQ(third->updated, 0);
+    EXPECT_EQ(Points(done, "train.loss", "").size(), 205u);
+    store_.reset();
+    std::filesystem::remove_all(scratch_.path());
+    std::filesystem::create_directories(scratch_.path());
+  }
+}
+
 // What no MLflow client writes (text or bytes in numeric columns, which SQLite keeps;
 // timestamps in nanoseconds) leaves that run out, said by its id and what is wrong.
 TEST_F(MlflowImportTest, HostileValuesLeaveTheirRunOutByName) {

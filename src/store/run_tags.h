@@ -20,6 +20,9 @@ inline constexpr const char* kNodeTagPrefix = "trainbench.node.";
 inline constexpr const char* kSimulatedGpuTag = "trainbench.simulated_gpu";
 // Copied whole by `import --mlflow`, by `migrate`.
 inline constexpr const char* kImportedTag = "trainbench.imported";
+// What MLflow held of an imported run's metrics when it was last imported (import/
+// mlflow_import.cc MetricDigests): a pass reads its points again only when it changed.
+inline constexpr const char* kImportedMetricsTag = "trainbench.imported.metrics";
 inline constexpr const char* kMigratedTag = "trainbench.migrated";
 // Deleted through the tracking API (MLflow's lifecycle stage "deleted"); not shown.
 inline constexpr const char* kDeletedTag = "trainbench.deleted";
