@@ -15,6 +15,7 @@ import pytest
 
 BINARY = os.environ.get("TRAINBENCH_BINARY")
 PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..")
+sys.path.insert(0, PYTHON_DIR)
 pytestmark = pytest.mark.skipif(not BINARY, reason="TRAINBENCH_BINARY (the built trainbench) not set")
 
 SCRIPT = """
@@ -56,7 +57,7 @@ def check_against_csv(table, rows, metric):
     values = list(table["value"])
     assert len(values) == len(rows) > 0
     assert values == [float(r["value"]) for r in rows]
-    steps = [None if s is None or str(s) in ("<NA>", "nan", "-1") else int(s) for s in table["step"]]
+    steps = [None if s is None or str(s) in ("<NA>", "nan", str(-(2**63))) else int(s) for s in table["step"]]
     assert steps == [int(r["step"]) if r["step"] else None for r in rows]
     assert set(table["metric"]) == {metric}
 
@@ -146,6 +147,10 @@ def column(table, name):
     return list(table[name])
 
 
+def column_names(table):
+    return list(table.columns) if hasattr(table, "columns") else list(table.keys())
+
+
 def test_runs_events_phases_and_the_report_as_tables(store, source):
     import trainbench
 
@@ -156,8 +161,9 @@ def test_runs_events_phases_and_the_report_as_tables(store, source):
     assert column(runs, "name") == ["loss"] and column(runs, "params.lr") == ["0.1"]
     # The run's mean loss, against the points exported as CSV.
     losses = [float(r["value"]) for r in exported(db, run_id, "train.loss")]
-    assert column(runs, "train.loss.mean")[0] == pytest.approx(sum(losses) / len(losses))
-    assert column(runs, "train.loss.max")[0] == max(losses)
+    assert column(runs, "loss.mean")[0] == pytest.approx(sum(losses) / len(losses))
+    assert column(runs, "loss.max")[0] == max(losses)
+    assert column(runs, "metrics.loss")[0] == losses[-1]  # MLflow's latest: the highest step
     assert len(column(opened.runs(experiment="Default", workload="bs*"), "id")) == 0
     # The steady state's spread of each key metric (the run's analysis) lies within the
     # whole run's range of the same metric.
@@ -177,6 +183,65 @@ def test_runs_events_phases_and_the_report_as_tables(store, source):
     shown = subprocess.run([BINARY, "report", "--store", db, "Default", "--format", "csv"], capture_output=True, text=True, check=True)
     header = shown.stdout.splitlines()[0].split(",")
     assert [str(c) for c in (report.columns if hasattr(report, "columns") else report.keys())] == header
+    opened.close()
+
+
+MLFLOW_SCRIPT = """
+import math, sys
+sys.path.insert(0, %r)
+import mlflow_rest as mlflow
+parent = mlflow.start_run(run_name="parent")["run_id"]
+for step, value in [(-1, 1.0), (0, float("nan")), (1, 3.0)]:
+    mlflow.log_metric(parent, "loss", value, step=step, timestamp=1700000000000 + step + 1)
+for step, value in [(0, 1.0), (1, math.inf)]:
+    mlflow.log_metric(parent, "up", value, step=step)
+child = mlflow.start_run(run_name="child", nested_in=parent)["run_id"]
+mlflow.log_metric(child, "loss", 0.5)
+mlflow.end_run(child)
+gone = mlflow.start_run(run_name="gone")["run_id"]
+mlflow.ok("POST", "runs/delete", {"run_id": gone})
+open(sys.argv[1], "w").write(" ".join([parent, child, gone]))
+""" % os.path.join(os.path.dirname(__file__), "..", "..", "tests", "helpers")
+
+
+@pytest.fixture(scope="module")
+def mlflow_store(tmp_path_factory):
+    """A run whose script logged through MLflow's REST calls: NaN, +inf and a negative step, a
+    nested child run, and a run it deleted."""
+    tmp = tmp_path_factory.mktemp("mlflow")
+    db = str(tmp / "m.db")
+    script = tmp / "logs.py"
+    script.write_text(MLFLOW_SCRIPT)
+    ids = tmp / "ids.txt"
+    done = subprocess.run([BINARY, "run", "--store", db, "-q", "-l", "top", "--", "/usr/bin/python3", str(script), str(ids)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return db, ids.read_text().split()
+
+
+def test_a_scripts_metrics_read_by_their_logged_names_as_mlflow_keeps_them(mlflow_store):
+    import trainbench
+
+    db, (parent, child, gone) = mlflow_store
+    opened = trainbench.open(db)
+    runs = opened.runs()
+    ids = column(runs, "id")
+    assert set(ids) == {parent, child}  # the deleted run: only with lifecycle="deleted" or "all"
+    row = {name: column(runs, name)[ids.index(parent)] for name in column_names(runs)}
+    # What the script logged, by hand: loss 1, NaN, 3 at steps -1, 0, 1; up 1, inf.
+    assert row["loss.mean"] == 2.0 and row["loss.min"] == 1.0 and row["loss.max"] == 3.0
+    assert row["metrics.loss"] == 3.0
+    assert row["up.mean"] == float("inf") and row["metrics.up"] == float("inf")
+    assert not any(name.startswith("train.") for name in column_names(runs))
+    assert column(runs, "tags.mlflow.parentRunId")[ids.index(child)] == parent
+    assert set(column(runs, "lifecycle")) == {"active"}
+    everything = opened.runs(lifecycle="all")
+    assert dict(zip(column(everything, "id"), column(everything, "lifecycle")))[gone] == "deleted"
+    # The series by the name logged, with the negative step kept.
+    loss = opened.series(parent, "loss")
+    assert set(column(loss, "metric")) == {"loss"}
+    steps = [None if str(s) in ("<NA>", "nan") else int(s) for s in column(loss, "step")]
+    assert steps == [-1, 0, 1]
     opened.close()
 
 

@@ -5,11 +5,14 @@ when pandas is.
 The format (src/query/export.h): b"TBCOLS1\\n", then a frame a series: its header's length
 (uint32 little endian), the header (JSON: run_id, metric, labels, unit, count, steps,
 start_ms), zeros up to a multiple of 8 bytes from the start, `count` int64 time_ms,
-`count` float64 values and, when "steps", `count` int64 steps (-1: none)."""
+`count` float64 values and, when "steps", `count` int64 steps (NO_STEP, the smallest
+int64: none; a script may log negative steps)."""
 
 import array
 import csv
 import io
+
+NO_STEP = -(2**63)  # a point without a step, in the format and in plain numpy columns
 import json
 import re
 import struct
@@ -81,8 +84,8 @@ def _split_labels(labels):
 
 def long_table(series):
     """One row a point: run_id, metric, the labels as columns (gpu, pid, listener, ...),
-    time (UTC; Unix ms in plain lists), elapsed (seconds since the run started), step (missing: -1 as numbers,
-    None in lists; NaN in a DataFrame), value. A DataFrame with pandas, with each metric's
+    time (UTC; Unix ms in plain lists), elapsed (seconds since the run started), step (missing: NO_STEP in
+    numpy columns, None in lists, <NA> in a DataFrame), value. A DataFrame with pandas, with each metric's
     unit in .attrs["units"]; else a dict of columns (numpy arrays, else lists)."""
     keys = sorted({k for s in series for k in _split_labels(s.labels)})
     units = {s.metric: s.unit for s in series}
@@ -99,7 +102,7 @@ def long_table(series):
         table["time"] += s.times  # Unix ms, without numpy
         start = s.start_ms if s.start_ms is not None else (s.times[0] if n else 0)
         table["elapsed"] += [(t - start) / 1000.0 for t in s.times]
-        table["step"] += [None if v < 0 else v for v in s.steps] if s.steps is not None else [None] * n
+        table["step"] += [None if v == NO_STEP else v for v in s.steps] if s.steps is not None else [None] * n
         table["value"] += s.values
     table["units"] = units
     return table
@@ -128,7 +131,7 @@ def _numpy_table(series, keys, units):
         numpy.subtract(s.times, start, out=elapsed[at : at + n], casting="unsafe")
         at += n
     elapsed *= 1e-3
-    steps = joined([s.steps if s.steps is not None else numpy.full(len(s), -1, numpy.int64) for s in series], numpy.int64)
+    steps = joined([s.steps if s.steps is not None else numpy.full(len(s), NO_STEP, numpy.int64) for s in series], numpy.int64)
     values = joined([s.values for s in series], numpy.float64)
     strings = {"run_id": [s.run_id for s in series], "metric": [s.metric for s in series]}
     for k in keys:
@@ -149,7 +152,7 @@ def _numpy_table(series, keys, units):
     frame["time"] = pandas.arrays.DatetimeArray(numpy.multiply(times, 1_000_000).view("datetime64[ns]"),
                                                 dtype=pandas.DatetimeTZDtype(tz="UTC"))
     frame["elapsed"] = elapsed
-    frame["step"] = pandas.arrays.IntegerArray(steps, steps < 0)  # no step: <NA>
+    frame["step"] = pandas.arrays.IntegerArray(steps, steps == NO_STEP)  # no step: <NA>
     frame["value"] = values
     table = pandas.DataFrame(frame, copy=False)
     table.attrs["units"] = units

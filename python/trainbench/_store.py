@@ -52,6 +52,15 @@ def open(source, token=None, binary=None):  # noqa: A001 - trainbench.open, as i
     return _Local(source, binary or os.environ.get("TRAINBENCH_BINARY") or shutil.which("trainbench"))
 
 
+_SCRIPT_PREFIX = "train."  # how the store keeps a script's metric apart from the listeners'
+
+
+def _named_as_logged(part, asked):
+    """A script's metric named as the script logged it ("loss", not the store's train.loss)."""
+    if part.metric.startswith(_SCRIPT_PREFIX) and asked != part.metric:
+        part.metric = part.metric[len(_SCRIPT_PREFIX):]
+
+
 def _names(items, what):
     if isinstance(items, str):
         return [items]
@@ -119,7 +128,10 @@ class _Store:
         parts = []
         for metric in _names(metrics, "metrics"):
             try:
-                parts += self._thinned(ids, metric, budget) if budget else _columns.read_series(self._columnar(ids, metric))
+                got = self._thinned(ids, metric, budget) if budget else _columns.read_series(self._columnar(ids, metric))
+                for part in got:  # a script's metric by the name it was logged as, as asked
+                    _named_as_logged(part, metric)
+                parts += got
             except StoreError as e:
                 if "metric" not in str(e):
                     raise
@@ -147,15 +159,18 @@ class _Store:
             out.append(_columns.Series(head, times, values, None))
         return out
 
-    def runs(self, experiment=None, workload=None, status=None):
-        """One row a run: id, name, experiment, workload, letter, status, start, end,
-        duration (s), command, devices, collocation, host, nodes, params.*, tags.*; per
-        metric M (from one source: nvml, else smi, else dcgmi) M.mean, M.min and M.max over
-        the run; from its analysis steady_seconds, throughput, epoch_seconds,
-        energy_joules, samples, energy_per_sample_joules and per key metric M.steady_mean,
-        M.steady_p50 and M.steady_p95 over the steady state, as the report gives them.
-        `workload` may be a pattern ("bs*")."""
-        query = {"format": "columnar"}
+    def runs(self, experiment=None, workload=None, status=None, lifecycle="active"):
+        """One row a run: id, name, experiment, workload, letter, status, lifecycle, start,
+        end, duration (s), command, devices, collocation, host, nodes, params.*, tags.*
+        (MLflow's mlflow.* among them); per metric M (from one source: nvml, else smi, else
+        dcgmi) M.mean, M.min and M.max over the run; per metric K the script logged, by that
+        name, K.mean, K.min, K.max (NaN left out) and metrics.K, MLflow's latest value; from
+        its analysis steady_seconds, throughput, epoch_seconds, energy_joules, samples,
+        energy_per_sample_joules and per key metric M.steady_mean, M.steady_p50 and
+        M.steady_p95 over the steady state, as the report gives them. `workload` may be a
+        pattern ("bs*"); `lifecycle`: "active" (MLflow's default: not the runs deleted
+        through its API), "deleted" or "all"."""
+        query = {"format": "columnar", "lifecycle": lifecycle}
         for key, value in (("experiment", experiment), ("workload", workload), ("status", status)):
             if value:
                 query[key] = value

@@ -8,6 +8,7 @@
 
 #include "base/strings.h"
 #include "metrics/catalog.h"
+#include "metrics/names.h"
 
 namespace tb {
 namespace {
@@ -95,8 +96,7 @@ void SeriesExport::AppendColumnar(std::string& out, const SeriesInfo& s, const s
   for (const Point& p : points) put(&p.value, 8);
   if (steps) {
     for (const Point& p : points) {
-      int64_t step = p.step == kNoStep ? -1 : p.step;
-      put(&step, 8);
+      put(&p.step, 8);  // kNoStep where none
     }
   }
   written_ += head + pad + arrays;
@@ -177,6 +177,14 @@ Result<std::vector<SeriesInfo>> SeriesToExport(Store& store, const std::string& 
   std::vector<SeriesInfo> series;
   for (const SeriesInfo& s : *all) {
     if (metric.empty() || s.metric == metric) series.push_back(s);
+  }
+  // A script's metric by the name the script logged ("loss" for train.loss), unless a metric
+  // of that very name exists.
+  if (series.empty() && !metric.empty()) {
+    std::string logged = Concat({metric::kScriptPrefix, metric});
+    for (const SeriesInfo& s : *all) {
+      if (s.metric == logged) series.push_back(s);
+    }
   }
   if (series.empty() && !metric.empty()) {
     return Status::NotFound("run " + run_id + " has no metric '" + metric + "'; `trainbench show " +

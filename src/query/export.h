@@ -13,8 +13,9 @@
 //         "TBCOLS1\n", then a frame a series: its header's length (uint32, little endian),
 //         the header (JSON: run_id, metric, labels, unit, count, steps, and start_ms: the run's start), zeros
 //         up to a multiple of 8 bytes from the start, then `count` int64 time_ms, `count` float64 values and,
-//         when "steps" is true, `count` int64 steps (-1 where a point has none); all little endian, every
-//         array 8-byte aligned from the start of the answer
+//         when "steps" is true, `count` int64 steps (-2^63, the smallest int64, where a point has none: a
+//         script may log negative steps); all little endian, every array 8-byte aligned from the start of the
+//         answer
 // A series that cannot be read ends the export with an error, never a shorter answer.
 #pragma once
 
@@ -60,8 +61,9 @@ class SeriesExport {
   std::map<std::string, int64_t> run_start_;
 };
 
-// The series of `run_id` to export: all, or those of `metric`; NotFound naming the command
-// that lists the run's metrics when it has none of that name.
+// The series of `run_id` to export: all, or those of `metric` (a script's metric also by the
+// name the script logged: "loss" for train.loss); NotFound naming the command that lists
+// the run's metrics when it has none of that name.
 Result<std::vector<SeriesInfo>> SeriesToExport(Store& store, const std::string& run_id,
                                                const std::string& metric);
 

@@ -268,6 +268,11 @@ ApiResponse ServeApi::Call::Runs() {
   bool summaries = summary != "0";
   std::string energy = Param("energy").value_or("0");
   if (energy != "0" && energy != "1") throw InvalidParameter("'energy' must be 0 or 1");
+  // MLflow's view types: runs deleted through its API (runs/delete) are listed too unless
+  // lifecycle=active; lifecycle=deleted lists only them.
+  std::string lifecycle = Param("lifecycle").value_or("all");
+  if (lifecycle != "all" && lifecycle != "active" && lifecycle != "deleted")
+    throw InvalidParameter("'lifecycle' must be active, deleted or all");
   std::string format = Param("format").value_or("runs");
   if (format != "runs" && format != "columns" && format != "columnar")
     throw InvalidParameter("'format' must be runs, columns or columnar");
@@ -279,6 +284,7 @@ ApiResponse ServeApi::Call::Runs() {
     // A workload's name, or a pattern of them ("bs*", "bs[0-9]?").
     if (workload && fnmatch(workload->c_str(), r.workload.c_str(), 0) != 0) continue;
     if (status && r.status != *status) continue;
+    if (lifecycle != "all" && IsDeleted(r) != (lifecycle == "deleted")) continue;
     if (text && r.name.find(*text) == std::string::npos && r.command.find(*text) == std::string::npos &&
         r.id.find(*text) == std::string::npos) {
       continue;

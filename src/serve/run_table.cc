@@ -12,12 +12,16 @@
 //   {name: [...]}, "units": {name: unit}}, zeros to a multiple of 8 bytes, then for each
 //   number column (those in "units") in order, `count` little-endian float64 (NaN: none).
 //
-// Columns, in this order: id, name, experiment, workload, letter, status, start and end
-// (Unix ms; null while running), duration (s), command, devices, collocation, host, nodes;
-// params.K and tags.K (the user's tags, not trainbench's records; null where a run lacks
-// one); per metric M the run's M.mean, M.min, M.max from the totals kept beside its
-// chunks, from one source (nvml, else nvidia-smi, else dcgmi: SourceRank) over all its
-// devices (the mean weighted by points); then from the run's analysis (analyze/phases.h):
+// Columns, in this order: id, name, experiment, workload, letter, status, lifecycle
+// ("active", or "deleted" through MLflow's API), start and end (Unix ms; null while
+// running), duration (s), command, devices, collocation, host, nodes; params.K and tags.K
+// (the user's and MLflow's tags, mlflow.parentRunId among them; not trainbench's records;
+// null where a run lacks one); per metric M the run's M.mean, M.min, M.max from the totals
+// kept beside its chunks, from one source (nvml, else nvidia-smi, else dcgmi: SourceRank)
+// over all its devices (the mean weighted by points; +-inf when the values reach it); a
+// script's metric K by the name it logged (K.mean, K.min, K.max over its points, NaN left
+// out, and metrics.K, MLflow's latest value: the highest step, then the newest time);
+// then from the run's analysis (analyze/phases.h):
 // steady_seconds, throughput, epoch_seconds, energy_joules, samples,
 // energy_per_sample_joules and per key metric M.steady_mean, M.steady_p50, M.steady_p95.
 //
@@ -33,6 +37,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -42,6 +47,7 @@
 #include "base/time.h"
 #include "http/api_toolkit.h"
 #include "metrics/catalog.h"
+#include "metrics/names.h"
 #include "query/series_reader.h"
 #include "serve/serve_call.h"
 #include "store/run_tags.h"
@@ -155,8 +161,50 @@ struct Best {
   double sum = 0, min = 0, max = 0;
 };
 
-// A tag the user gave, not one of trainbench's or MLflow's own records.
-bool UsersTag(std::string_view key) { return !key.starts_with("trainbench.") && !key.starts_with("mlflow."); }
+// A tag the user or MLflow gave (mlflow.parentRunId, mlflow.source.name ...), not one of
+// trainbench's own records.
+bool UsersTag(std::string_view key) { return !key.starts_with("trainbench."); }
+
+// A mean from chunk totals (sum and count over finite values... and the count over all):
+// +inf or -inf when the values reach one of them and not the other, NaN when both.
+double MeanOf(const Best& b) {
+  bool up = b.max == std::numeric_limits<double>::infinity();
+  bool down = b.min == -std::numeric_limits<double>::infinity();
+  if (up || down)
+    return up && down ? kNull : b.max == std::numeric_limits<double>::infinity() ? b.max : b.min;
+  return b.sum / static_cast<double>(b.count);
+}
+
+// A script's metric over its points: the mean of its values but NaN (+-inf as MeanOf),
+// lowest, highest, and MLflow's latest value.
+struct ScriptFigures {
+  double mean = kNull, min = kNull, max = kNull, latest = kNull;
+};
+
+Result<ScriptFigures> FiguresOf(Store& store, int64_t series_id) {
+  double sum = 0;
+  int64_t count = 0;
+  bool up = false, down = false;
+  std::optional<Point> latest;
+  ScriptFigures f;
+  Status read = ForEachSeriesPart(store, series_id, [&](std::span<const Point> part) {
+    for (const Point& p : part) {
+      if (!latest || std::tie(p.step, p.time_ms) >= std::tie(latest->step, latest->time_ms)) latest = p;
+      if (std::isnan(p.value)) continue;
+      up |= p.value == std::numeric_limits<double>::infinity();
+      down |= p.value == -std::numeric_limits<double>::infinity();
+      if (std::isfinite(p.value)) sum += p.value;
+      ++count;
+      f.min = std::isnan(f.min) ? p.value : std::min(f.min, p.value);
+      f.max = std::isnan(f.max) ? p.value : std::max(f.max, p.value);
+    }
+  });
+  if (!read.ok()) return read;
+  if (count > 0)
+    f.mean = up || down ? (up && down ? kNull : up ? f.max : f.min) : sum / static_cast<double>(count);
+  if (latest) f.latest = latest->value;
+  return f;
+}
 
 void AddAnalysis(Table& t, size_t row, const RunAnalysis& a) {
   t.Number("steady_seconds", row, a.steady_samples, "s");
@@ -189,7 +237,8 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
   ThrowIfError(analyses.status());
 
   Table t(runs.size());
-  for (const char* text : {"id", "name", "experiment", "workload", "letter", "status"}) t.Declare(text, true);
+  for (const char* text : {"id", "name", "experiment", "workload", "letter", "status", "lifecycle"})
+    t.Declare(text, true);
   t.Declare("start", false, "ms");
   t.Declare("end", false, "ms");
   t.Declare("duration", false, "s");
@@ -205,6 +254,7 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
     t.Text("workload", i, r.workload);
     t.Text("letter", i, TagValue(r, kLetterTag));
     t.Text("status", i, r.status);
+    t.Text("lifecycle", i, IsDeleted(r) ? "deleted" : "active");
     t.Number("start", i, static_cast<double>(r.start_ms), "ms");
     t.Number("end", i, r.end_ms > 0 ? static_cast<double>(r.end_ms) : kNull, "ms");
     int64_t end = r.end_ms > 0 ? r.end_ms : WallMillis();
@@ -237,8 +287,10 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
     }
   }
 
-  // Per run and metric, the totals of its best source; metrics in name order.
+  // Per run and metric, the totals of its best source; metrics in name order. A script's
+  // metrics (few points, where NaN and the latest value matter) are read point by point.
   std::unordered_map<std::string, std::vector<Best>> best;
+  std::vector<std::pair<size_t, SeriesInfo>> script;
   size_t row = runs.size();
   const std::string* run = nullptr;
   for (const SeriesTotals& x : *totals) {
@@ -249,6 +301,10 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
       row = it == row_of.end() ? runs.size() : it->second;
     }
     if (row == runs.size() || x.count == 0 || !x.min) continue;
+    if (s.labels.empty() && s.metric.starts_with(metric::kScriptPrefix)) {
+      script.push_back({row, s});
+      continue;
+    }
     std::vector<Best>& of_metric = best[s.metric];
     if (of_metric.empty()) of_metric.resize(runs.size());
     Best& b = of_metric[row];
@@ -268,10 +324,24 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
     for (size_t i = 0; i < of_runs.size(); ++i) {
       const Best& b = of_runs[i];
       bool has = b.count > 0;
-      t.Number(metric + ".mean", i, has ? b.sum / static_cast<double>(b.count) : kNull, unit);
+      t.Number(metric + ".mean", i, has ? MeanOf(b) : kNull, unit);
       t.Number(metric + ".min", i, has ? b.min : kNull, unit);
       t.Number(metric + ".max", i, has ? b.max : kNull, unit);
     }
+  }
+
+  // The script's metrics by the names it logged, unless a listener's metric has that name.
+  std::sort(script.begin(), script.end(),
+            [](const auto& a, const auto& b) { return a.second.metric < b.second.metric; });
+  for (const auto& [i, s] : script) {
+    std::string key = s.metric.substr(metric::kScriptPrefix.size());
+    if (best.contains(key)) key = s.metric;
+    Result<ScriptFigures> f = FiguresOf(store_, s.id);
+    ThrowIfError(f.status());
+    t.Number(key + ".mean", i, f->mean);
+    t.Number(key + ".min", i, f->min);
+    t.Number(key + ".max", i, f->max);
+    t.Number("metrics." + key, i, f->latest);
   }
 
   for (size_t i = 0; i < runs.size(); ++i) {

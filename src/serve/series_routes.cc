@@ -15,6 +15,7 @@
 #include "figure/figure.h"
 #include "http/api_toolkit.h"
 #include "metrics/catalog.h"
+#include "metrics/names.h"
 #include "query/chart_series.h"
 #include "query/downsample.h"
 #include "query/energy.h"
@@ -90,12 +91,17 @@ std::vector<ServeApi::Call::Selected> ServeApi::Call::Select(const std::vector<R
   Result<std::vector<std::shared_ptr<const std::vector<SeriesInfo>>>> series =
       api_.reader_.SeriesOfRuns(runs);
   ThrowIfError(series.status());
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (const SeriesInfo& s : *(*series)[i]) {
-      if ((metric.empty() || s.metric == metric) && (!labels || s.labels == *labels))
-        out.push_back({&runs[i], s});
+  auto pick = [&](const std::string& name) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      for (const SeriesInfo& s : *(*series)[i]) {
+        if ((name.empty() || s.metric == name) && (!labels || s.labels == *labels))
+          out.push_back({&runs[i], s});
+      }
     }
-  }
+  };
+  pick(metric);
+  // A script's metric by the name the script logged ("loss" for train.loss).
+  if (out.empty() && !metric.empty()) pick(Concat({metric::kScriptPrefix, metric}));
   if (out.empty() && !metric.empty()) {
     throw ResourceNotFound("none of the runs has the metric '" + metric + "'" +
                            (labels ? " with labels '" + *labels + "'" : ""));
