@@ -1,7 +1,7 @@
 // A script under `trainbench run` saving its model and naming its data as MLflow 3's
 // log_model and log_input do (the requests of MLflow's RestStore, in its order; the client
 // itself cannot be installed here): the model's files and record, and the dataset, stay
-// with the run, and `trainbench show` lists them.
+// with the run, and `trainbench show` lists them; registered, the model loads by its alias.
 #include <string>
 
 #include "store/run_tags.h"
@@ -41,11 +41,24 @@ call("POST", "runs/outputs", {"run_id": run_id, "models": [{"model_id": model["m
 listing = urllib.request.Request(root + "/api/2.0/mlflow-artifacts/artifacts?path=" +
                                  model["artifact_uri"][len("mlflow-artifacts:/"):] + "/data", headers=auth)
 print("listed", [f["path"] for f in json.loads(urllib.request.urlopen(listing).read())["files"]])
+# mlflow.register_model("runs:/<run>/digits-mlp", "digits"), then load_model("models:/digits@prod"):
+# the version by its alias, where its files are, and their listing.
+call("POST", "registered-models/create", {"name": "digits"})
+version = call("POST", "model-versions/create", {"name": "digits", "source": "models:/" + model["model_id"],
+               "run_id": run_id, "model_id": model["model_id"]})["model_version"]
+call("POST", "registered-models/alias", {"name": "digits", "alias": "prod", "version": version["version"]})
+by_alias = call("GET", "registered-models/alias", query={"name": "digits", "alias": "prod"})["model_version"]
+uri = call("GET", "model-versions/get-download-uri", query={"name": "digits", "version": by_alias["version"]})["artifact_uri"]
+files_there = urllib.request.Request(root + "/api/2.0/mlflow-artifacts/artifacts?path=" + uri[len("mlflow-artifacts:/"):],
+                                     headers=auth)
+print("registered", version["version"], version["status"],
+      sorted(f["path"] for f in json.loads(urllib.request.urlopen(files_there).read())["files"]))
 print("model", model["model_id"])
 )";
   Shell r = Trainbench("run -l top --python " + kPython + " save_model.py");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("listed ['model.pth']"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("registered 1 READY ['MLmodel', 'data']"), std::string::npos) << r.out;
   std::string model_id = r.out.substr(r.out.find("model m-") + 6, 42);
   auto store = OpenStore();
   RunRecord run = OnlyRun(*store);

@@ -79,6 +79,16 @@ Result<MigrationResult> MigrateRuns(Store& from, Store& to,
     TB_RETURN_IF_ERROR(CopyRun(from, to, run, result.points));
     ++result.copied;
   }
+  // The model registry comes along (a registered model the other store has too is left as
+  // it is there).
+  Result<std::vector<std::pair<std::string, std::string>>> registered = from.ListRegisteredModels();
+  if (!registered.ok()) return registered.status();
+  Result<std::vector<std::pair<std::string, std::string>>> held = to.ListRegisteredModels();
+  if (!held.ok()) return held.status();
+  for (const auto& [name, record] : *registered) {
+    bool there = std::any_of(held->begin(), held->end(), [&](const auto& h) { return h.first == name; });
+    if (!there) TB_RETURN_IF_ERROR(to.PutRegisteredModel(name, record));
+  }
   return result;
 }
 

@@ -2,7 +2,8 @@
 // params and tags, every series' points, events and artifacts. A run is marked with the tag
 // trainbench.migrated once it is complete in the destination: complete runs are skipped
 // when migrating again; a run cut short is copied again, its chunks landing on the same ids
-// (made from the run, the series and the chunk's position) so nothing doubles.
+// (made from the run, the series and the chunk's position) so nothing doubles. The model
+// registry's records come along (a registered model the destination has is left as it is).
 #pragma once
 
 #include <functional>

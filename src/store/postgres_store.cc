@@ -171,6 +171,27 @@ Status PostgresStore::PutArtifact(const ArtifactRecord& a) {
         {Text(a.run_id), Text(a.name), Int(size), Bytes(content), Text(path)}}});
 }
 
+Status PostgresStore::PutRegisteredModel(const std::string& name, const std::optional<std::string>& record) {
+  if (record) {
+    return Write(
+        {{"INSERT INTO registered_models(name, record) VALUES($1, $2) ON CONFLICT (name) DO UPDATE SET "
+          "record = EXCLUDED.record",
+          {Text(name), Text(*record)}}});
+  }
+  std::vector<int64_t> changed;
+  TB_RETURN_IF_ERROR(Write({{"DELETE FROM registered_models WHERE name = $1", {Text(name)}}}, &changed));
+  if (!changed.empty() && changed[0] == 0) return Status::NotFound("no registered model " + name);
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> PostgresStore::ListRegisteredModels() {
+  Result<pg::Rows> rows = Query({"SELECT name, record FROM registered_models ORDER BY name", {}});
+  if (!rows.ok()) return rows.status();
+  return Collect<std::pair<std::string, std::string>>(*rows, [&](int i) {
+    return std::pair{rows->Str(i, 0), rows->Str(i, 1)};
+  });
+}
+
 Result<std::vector<ExperimentInfo>> PostgresStore::ListExperiments() {
   Result<pg::Rows> rows = Query({"SELECT id, name, created_ms FROM experiments ORDER BY created_ms, id", {}});
   if (!rows.ok()) return rows.status();

@@ -83,6 +83,8 @@ class PostgresStore : public Store {
   Status ChangeExperiment(int64_t id, const ExperimentChange& change) override;
   Status AddEvent(const EventRecord& e) override;
   Status PutArtifact(const ArtifactRecord& a) override;
+  Status PutRegisteredModel(const std::string& name, const std::optional<std::string>& record) override;
+  Result<std::vector<std::pair<std::string, std::string>>> ListRegisteredModels() override;
   Result<std::vector<ExperimentInfo>> ListExperiments() override;
   Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) override;
   Result<RunRecord> FindRun(const std::string& key) override;

@@ -141,6 +141,13 @@ ALTER TABLE chunks ADD COLUMN times_series {int};
     // builds before cannot read; the version alone makes them refuse the store and say to
     // upgrade, where they would call those chunks corrupt. No table changes.
     "SELECT 9;",
+    // 10: MLflow's model registry: each registered model one record (JSON: its description,
+    // tags, aliases and versions; track/tracking_registry.cc), by its name.
+    R"sql(
+CREATE TABLE registered_models(
+  name TEXT PRIMARY KEY,
+  record TEXT NOT NULL);
+)sql",
 };
 static_assert(std::size(kMigrationText) == kSchemaVersion);
 

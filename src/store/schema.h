@@ -12,7 +12,7 @@ namespace tb {
 enum class Dialect { kSqlite, kPostgres };
 
 // The schema version this build writes; a store with a higher one is refused.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // The SQL scripts of the migrations, kSchemaVersion of them, in `dialect`.
 std::vector<std::string> Migrations(Dialect dialect);

@@ -38,7 +38,7 @@ TEST(SchemaTest, SqliteMigrationsApplyInOrderToAnEmptyDatabase) {
   sqlite3_close(db);
   EXPECT_EQ(tables, (std::set<std::string>{"experiments", "runs", "params", "tags", "series", "chunks",
                                            "events", "journal", "artifacts", "experiment_tags",
-                                           "series_overview", "chunk_times"}));
+                                           "series_overview", "chunk_times", "registered_models"}));
 }
 
 TEST(SchemaTest, AStoreFromANewerBuildIsRefusedWithWhatToDo) {

@@ -194,6 +194,25 @@ Status SqliteStore::PutArtifact(const ArtifactRecord& a) {
   return Status::Ok();
 }
 
+Status SqliteStore::PutRegisteredModel(const std::string& name, const std::optional<std::string>& record) {
+  std::lock_guard lock(mu_);
+  Statement st(*statements_, record ? "INSERT OR REPLACE INTO registered_models(name, record) VALUES(?, ?)"
+                                    : "DELETE FROM registered_models WHERE name = ?");
+  st.Bind(1, name);
+  if (record) st.Bind(2, *record);
+  if (st.Step() != SQLITE_DONE) return Error("cannot write registered model " + name);
+  if (!record && sqlite3_changes(db_) == 0) return Status::NotFound("no registered model " + name);
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> SqliteStore::ListRegisteredModels() {
+  std::lock_guard lock(mu_);
+  Statement st(*statements_, "SELECT name, record FROM registered_models ORDER BY name");
+  return Rows<std::pair<std::string, std::string>>(st, "cannot list registered models", [&](Statement& row) {
+    return std::pair{row.Text(0), row.Text(1)};
+  });
+}
+
 Result<std::vector<ExperimentInfo>> SqliteStore::ListExperiments() {
   std::lock_guard lock(mu_);
   Statement st(*statements_, "SELECT id, name, created_ms FROM experiments ORDER BY id");

@@ -247,6 +247,12 @@ class Store {
   virtual Status AddEvent(const EventRecord& event) = 0;
   // Adds or replaces an artifact of a run.
   virtual Status PutArtifact(const ArtifactRecord& artifact) = 0;
+  // The model registry (MLflow's registered models): one opaque record a name, written
+  // whole; `record` nullopt deletes it (NotFound when there is none). The record is the
+  // tracking API's (track/tracking_registry.cc); the store only keeps it.
+  virtual Status PutRegisteredModel(const std::string& name, const std::optional<std::string>& record) = 0;
+  // Every registered model's (name, record), by name.
+  virtual Result<std::vector<std::pair<std::string, std::string>>> ListRegisteredModels() = 0;
 
   // --- read side ---
   virtual Result<std::vector<ExperimentInfo>> ListExperiments() = 0;  // with their tags

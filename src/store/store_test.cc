@@ -13,6 +13,21 @@ namespace {
 INSTANTIATE_TEST_SUITE_P(Backends, BackendTest, ::testing::Values("sqlite", "postgresql"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
+// The model registry's records: written whole, listed by name, replaced, deleted once.
+TEST_P(BackendTest, RegisteredModelsAreKeptByName) {
+  auto store = OpenOk();
+  ASSERT_TRUE(store->PutRegisteredModel("digits-mlp", R"({"versions":[1]})").ok());
+  ASSERT_TRUE(store->PutRegisteredModel("cifar", "{}").ok());
+  ASSERT_TRUE(store->PutRegisteredModel("digits-mlp", R"({"versions":[1,2]})").ok());
+  auto listed = store->ListRegisteredModels();
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  using Records = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(*listed, (Records{{"cifar", "{}"}, {"digits-mlp", R"({"versions":[1,2]})"}}));
+  EXPECT_TRUE(store->PutRegisteredModel("cifar", std::nullopt).ok());
+  EXPECT_EQ(store->PutRegisteredModel("cifar", std::nullopt).code(), Status::Code::kNotFound);
+  EXPECT_EQ(store->ListRegisteredModels()->size(), 1u);
+}
+
 TEST_P(BackendTest, RunsRoundTripAndAreFoundByPrefixOrName) {
   auto store = OpenOk();
   RunRecord a = NewRun(*store, "first");
@@ -259,7 +274,7 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
         "DROP INDEX chunks_provisional", "ALTER TABLE series DROP COLUMN sealed_count",
         "ALTER TABLE series DROP COLUMN sealed_sum", "ALTER TABLE series DROP COLUMN sealed_min",
         "ALTER TABLE series DROP COLUMN sealed_max", "DROP TABLE series_overview", "DROP TABLE chunk_times",
-        "ALTER TABLE chunks DROP COLUMN times_series",
+        "ALTER TABLE chunks DROP COLUMN times_series", "DROP TABLE registered_models",
         "UPDATE trainbench_meta SET value='1' WHERE key='schema_version'"}) {
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }

@@ -202,6 +202,7 @@ ApiResponse TrackingApi::Call::Dispatch() {
   if (post && name == "runs/delete-tag") return DeleteTag();
   if (get && name == "metrics/get-history") return GetMetricHistory();
   if (get && name == "metrics/get-history-bulk-interval") return GetMetricHistoryBulkInterval();
+  if (StartsWith(name, "registered-models/") || StartsWith(name, "model-versions/")) return Registry(name);
   if (post && path == Concat({kTrainbench, "runs/log-events"})) return LogEvents();
   throw ApiError{"ENDPOINT_NOT_FOUND", Concat({"No API endpoint ", request_.method, " ", path})};
 }

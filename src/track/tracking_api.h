@@ -113,6 +113,10 @@ class TrackingApi {
   bool RunInScope(const std::string& run_id);
   bool ExperimentInScope(const std::string& name);
   void AddToScope(const std::string& run_id, const std::string& experiment);
+  // Whether a confined API may change the registered model (its script created it).
+  bool RegisteredModelInScope(const std::string& name);
+  void AddRegisteredModelToScope(const std::string& name);
+
   // Whether this runs/create is the script's first, to be answered with the confined run
   // (Confine); true once.
   bool Adopt();
@@ -131,9 +135,10 @@ class TrackingApi {
   std::mutex mu_;  // guards slots_, the scope and the requests seen; writers are thread-safe
   std::unordered_map<std::string, std::shared_ptr<RunSlot>> slots_;
   bool confined_ = false;
-  std::set<std::string> scope_runs_, scope_experiments_;
-  std::string home_run_;  // the confined run
-  bool adopted_ = false;  // the script's first runs/create was answered with it
+  std::set<std::string> scope_runs_, scope_experiments_, scope_models_;
+  std::mutex registry_mu_;  // a registered model's record is read, changed and written under it
+  std::string home_run_;    // the confined run
+  bool adopted_ = false;    // the script's first runs/create was answered with it
   std::deque<size_t> seen_order_;
   std::unordered_set<size_t> seen_;
   friend class Call;

@@ -199,6 +199,17 @@ class TrackingApi::Call {
   ApiResponse LogOutputs();
   ApiResponse LogInputs();
   ApiResponse LogModel();
+  // --- the model registry (tracking_registry.cc) ---
+  // registered-models/* and model-versions/*.
+  ApiResponse Registry(std::string_view endpoint);
+  ApiResponse SearchRegisteredModels();
+  ApiResponse SearchModelVersions();
+  // A registered model's record (tracking_registry.cc says its shape); nullopt: none.
+  std::optional<json> RegisteredModel(const std::string& name);
+  void PutRegisteredModel(json record);
+  // A list field: the repeated query parameter of a GET, the array of a body.
+  std::vector<std::string> Repeated(const char* field);
+
   // A run's "inputs" (datasets, models) or "outputs" (models) as MLflow's runs/get gives them.
   json RunInputsOutputs(const RunRecord& r, bool outputs);
 

@@ -40,6 +40,16 @@ bool TrackingApi::RunInScope(const std::string& run_id) {
   return !confined_ || scope_runs_.contains(run_id);
 }
 
+bool TrackingApi::RegisteredModelInScope(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return !confined_ || scope_models_.contains(name);
+}
+
+void TrackingApi::AddRegisteredModelToScope(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (confined_) scope_models_.insert(name);
+}
+
 bool TrackingApi::ExperimentInScope(const std::string& name) {
   std::lock_guard lock(mu_);
   return !confined_ || scope_experiments_.contains(name);

@@ -46,6 +46,12 @@ class ForwardingStore : public Store {
   Status MoveRun(const std::string& r, int64_t e) override { return inner_.MoveRun(r, e); }
   Status AddEvent(const EventRecord& e) override { return inner_.AddEvent(e); }
   Status PutArtifact(const ArtifactRecord& a) override { return inner_.PutArtifact(a); }
+  Status PutRegisteredModel(const std::string& n, const std::optional<std::string>& r) override {
+    return inner_.PutRegisteredModel(n, r);
+  }
+  Result<std::vector<std::pair<std::string, std::string>>> ListRegisteredModels() override {
+    return inner_.ListRegisteredModels();
+  }
   Result<std::vector<ExperimentInfo>> ListExperiments() override { return inner_.ListExperiments(); }
   Status ChangeExperiment(int64_t id, const ExperimentChange& c) override {
     return inner_.ChangeExperiment(id, c);
