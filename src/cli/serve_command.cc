@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "collect/gpu_tool_collectors.h"
 #include "http/http_server.h"
+#include "http/socket_peer.h"
 #include "import/migrate.h"
 #include "metrics/catalog.h"
 #include "platform/nvml.h"

@@ -85,26 +85,6 @@ ApiResponse JsonError(int status, const std::string& code, const std::string& me
           {}};
 }
 
-bool IsLoopbackHost(const std::string& host) {
-  std::string h =
-      host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
-  auto loopback = [](const sockaddr* a) {
-    if (a->sa_family == AF_INET)
-      return (ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr) >> 24) == 127;
-    if (a->sa_family == AF_INET6)
-      return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr);
-    return false;
-  };
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (h.empty() || getaddrinfo(h.c_str(), nullptr, &hints, &found) != 0) return false;
-  bool all = found != nullptr;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) all = all && loopback(a->ai_addr);
-  freeaddrinfo(found);
-  return all;
-}
-
 HttpServer::HttpServer(std::vector<ApiHandler> handlers) : handlers_(std::move(handlers)) {}
 
 HttpServer::~HttpServer() { Stop(); }

@@ -183,10 +183,6 @@ class HttpServer {
   std::vector<std::string> sessions_;  // oldest first
 };
 
-// True when `host` is a loopback address (127.0.0.0/8, ::1) or a name that resolves to
-// loopback addresses only ("localhost"); "127.example.com" is a name like any other.
-bool IsLoopbackHost(const std::string& host);
-
 // A JSON error answer: {"error_code": code, "message": message}.
 ApiResponse JsonError(int status, const std::string& code, const std::string& message);
 

@@ -19,6 +19,7 @@
 
 #include "base/secret.h"
 #include "base/strings.h"
+#include "http/socket_peer.h"
 #include "tests/helpers/free_port.h"
 
 namespace tb {

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace tb {
@@ -36,5 +37,9 @@ std::optional<uid_t> OwnerInSocketTable(std::string_view table, const SocketEnd&
 // a peer elsewhere, or one that already closed. `proc_root` is where /proc is ("" the real
 // one).
 std::optional<uid_t> LoopbackPeerOwner(int fd, std::string_view proc_root = "");
+
+// True when `host` is a loopback address (127.0.0.0/8, ::1) or a name that resolves to
+// loopback addresses only ("localhost"); "127.example.com" is a name like any other.
+bool IsLoopbackHost(const std::string& host);
 
 }  // namespace tb

@@ -13,6 +13,7 @@
 
 #include "base/strings.h"
 #include "import/migrate.h"
+#include "import/mlflow_beside_runs.h"
 #include "import/mlflow_database.h"
 #include "metrics/names.h"
 #include "metrics/sample.h"
@@ -24,6 +25,8 @@ namespace {
 using mlflow_db::Cells;
 using mlflow_db::Database;
 using mlflow_db::EachOf;
+using mlflow_db::ImportExperiments;
+using mlflow_db::MetricDigests;
 using mlflow_db::NotANumber;
 using mlflow_db::OpenDatabase;
 
@@ -143,31 +146,6 @@ std::vector<std::string> MetricShapes(const Database& db) {
   return {read + step + types + ", " + db.TypeOf("step") +
               " FROM metrics WHERE run_uuid = $1 ORDER BY key, timestamp, step",
           read + no_step + types + ", 'integer' FROM metrics WHERE run_uuid = $1 ORDER BY key, timestamp"};
-}
-
-// What MLflow holds of each run's metrics, by run id, in a word that changes when a point
-// arrives: each metric's latest time and step summed (MLflow's latest_metrics table, which
-// its stores update with every point logged after the latest), else, in a database without
-// that table, the count and last time of the points themselves. Read in one query per pass,
-// so a pass over runs that ended long ago reads no points.
-std::map<std::string, std::string> MetricDigests(Database& db) {
-  std::map<std::string, std::string> out;
-  auto keep = [&](const Cells& c) {
-    out[c.Text(0)] =
-        Concat({std::to_string(c.Int(1)), "/", std::to_string(c.Int(2)), "/", std::to_string(c.Int(3))});
-  };
-  Status latest = db.Each(
-      "SELECT run_uuid, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(timestamp), 0) AS BIGINT), "
-      "CAST(COALESCE(SUM(step), 0) AS BIGINT) FROM latest_metrics GROUP BY run_uuid",
-      "", keep);
-  if (!latest.ok()) {
-    out.clear();
-    (void)db.Each(
-        "SELECT run_uuid, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(MAX(timestamp), 0) AS BIGINT), CAST(0 AS "
-        "BIGINT) FROM metrics GROUP BY run_uuid",
-        "", keep);
-  }
-  return out;
 }
 
 struct MlflowRun {
@@ -427,51 +405,6 @@ RadtLetter ParseRadtLetter(std::string_view letter) {
   return out;
 }
 
-// The experiments of MLflow's runs, with their tags (an MLflow database without the table
-// has none) and MLflow's id beside them (kMlflowExperimentIdTag).
-Status ImportExperiments(Database& db, Store& to, const std::vector<MlflowRun>& runs) {
-  std::map<std::string, KeyValues> tags;  // by name
-  (void)db.Each(
-      "SELECT e.name, t.key, COALESCE(t.value, '') FROM experiment_tags t JOIN experiments e ON "
-      "e.experiment_id = t.experiment_id ORDER BY t.key",
-      "", [&](const Cells& c) { tags[c.Text(0)].emplace_back(c.Text(1), c.Text(2)); });
-  std::map<std::string, int64_t> ids;
-  TB_RETURN_IF_ERROR(db.Each("SELECT name, CAST(experiment_id AS BIGINT) FROM experiments", "",
-                             [&](const Cells& c) { ids[c.Text(0)] = c.Int(1); }));
-  // An experiment renamed in MLflow since it was imported: renamed here too, when the new
-  // name is free (else its runs move to the experiment of that name as they are updated).
-  Result<std::vector<ExperimentInfo>> held = to.ListExperiments();
-  if (!held.ok()) return held.status();
-  for (const auto& [name, mlflow_id] : ids) {
-    bool taken = false;
-    const ExperimentInfo* renamed = nullptr;
-    for (const ExperimentInfo& e : *held) {
-      taken |= e.name == name;
-      for (const auto& [k, v] : e.tags) {
-        if (k == kMlflowExperimentIdTag && v == std::to_string(mlflow_id) && e.name != name &&
-            !ids.contains(e.name))
-          renamed = &e;
-      }
-    }
-    if (renamed != nullptr && !taken && CheckExperimentName(name).ok())
-      TB_RETURN_IF_ERROR(to.ChangeExperiment(renamed->id, {.name = name, .set_tags = {}, .delete_tags = {}}));
-  }
-  std::set<std::string> done;
-  for (const MlflowRun& m : runs) {
-    const std::string& name = m.record.experiment;
-    if (m.deleted || !done.insert(name).second || !CheckExperimentName(name).ok()) continue;
-    Result<int64_t> id = to.EnsureExperiment(name);
-    if (!id.ok()) return id.status();
-    KeyValues set = tags[name];
-    if (auto mlflow_id = ids.find(name); mlflow_id != ids.end())
-      set.emplace_back(kMlflowExperimentIdTag, std::to_string(mlflow_id->second));
-    if (!set.empty())
-      TB_RETURN_IF_ERROR(
-          to.ChangeExperiment(*id, {.name = std::nullopt, .set_tags = set, .delete_tags = {}}));
-  }
-  return Status::Ok();
-}
-
 Status CheckMlflowSource(const std::string& source) {
   Result<std::unique_ptr<Database>> db = OpenDatabase(source);
   if (!db.ok()) return db.status();
@@ -484,7 +417,11 @@ Result<ImportResult> ImportMlflow(const std::string& source, Store& to,
   if (!db.ok()) return db.status();
   Result<std::vector<MlflowRun>> runs = ReadRuns(**db);
   if (!runs.ok()) return runs.status();
-  TB_RETURN_IF_ERROR(ImportExperiments(**db, to, *runs));
+  std::set<std::string> experiments;  // of the runs not deleted
+  for (const MlflowRun& m : *runs) {
+    if (!m.deleted) experiments.insert(m.record.experiment);
+  }
+  TB_RETURN_IF_ERROR(ImportExperiments(**db, to, experiments));
   std::map<std::string, std::string> digests = MetricDigests(**db);
   ImportResult result;
   for (const MlflowRun& m : *runs) {

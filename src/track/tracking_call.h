@@ -1,7 +1,9 @@
 // The call behind one request to the tracking API (tracking_api.h): its body and fields,
 // validation, and the handlers. Private to track/: tracking_api.cc dispatches and reads
 // requests, tracking_runs.cc answers experiments, runs, params, tags and metrics,
-// tracking_files.cc events and artifacts.
+// tracking_points.cc stores a script's points, tracking_files.cc events and artifacts,
+// tracking_models.cc and tracking_model_search.cc MLflow 3's logged models,
+// tracking_registry.cc the model registry.
 #pragma once
 
 #include <cstdint>
