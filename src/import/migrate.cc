@@ -85,9 +85,10 @@ Result<MigrationResult> MigrateRuns(Store& from, Store& to,
   if (!registered.ok()) return registered.status();
   Result<std::vector<std::pair<std::string, std::string>>> held = to.ListRegisteredModels();
   if (!held.ok()) return held.status();
-  for (const auto& [name, record] : *registered) {
-    bool there = std::any_of(held->begin(), held->end(), [&](const auto& h) { return h.first == name; });
-    if (!there) TB_RETURN_IF_ERROR(to.PutRegisteredModel(name, record));
+  for (const auto& model : *registered) {
+    bool there =
+        std::any_of(held->begin(), held->end(), [&](const auto& h) { return h.first == model.first; });
+    if (!there) TB_RETURN_IF_ERROR(to.PutRegisteredModel(model.first, model.second));
   }
   return result;
 }

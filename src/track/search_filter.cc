@@ -21,6 +21,7 @@ std::optional<Entity> EntityOf(std::string_view word) {
   if (w == "param" || w == "params" || w == "parameter" || w == "parameters") return Entity::kParam;
   if (w == "tag" || w == "tags") return Entity::kTag;
   if (w == "attribute" || w == "attributes" || w == "attr" || w == "run") return Entity::kAttribute;
+  if (w == "dataset" || w == "datasets") return Entity::kDataset;
   return std::nullopt;
 }
 
@@ -114,6 +115,8 @@ Result<std::pair<Entity, std::string>> ReadKey(Reader& r, const std::vector<std:
     }
   }
   if (key.empty()) return Bad("Invalid search expression: '" + head + "' names no key");
+  if (*entity == Entity::kDataset && key != "name" && key != "digest" && key != "context")
+    return Bad("Invalid dataset key '" + key + "' specified. Valid keys are 'name', 'digest', 'context'");
   if (*entity == Entity::kAttribute) {
     if (key == "created" || key == "Created") key = "start_time";
     if (key == "run name") key = "run_name";
@@ -185,7 +188,7 @@ Result<std::vector<Clause>> ParseFilter(std::string_view filter,
     bool numeric = c.entity == Entity::kMetric ||
                    (c.entity == Entity::kAttribute && Contains(numeric_attributes, c.key));
     if (c.op == "IN" || c.op == "NOT IN") {
-      if (c.entity != Entity::kAttribute || numeric)
+      if ((c.entity != Entity::kAttribute && c.entity != Entity::kDataset) || numeric)
         return Bad("Invalid comparator '" + c.op + "': IN takes a list of run ids or names");
       if (!r.Take('(')) return Bad("Invalid search expression: IN needs a list in parentheses");
       do {
@@ -261,14 +264,24 @@ bool Matches(const std::vector<Clause>& clauses, const Searchable& s,
       if (!v || !Compare(*v, c.op, *c.number)) return false;
       continue;
     }
+    auto holds = [&](const std::string& v) {
+      return c.op == "LIKE"     ? Like(v, c.values[0], false)
+             : c.op == "ILIKE"  ? Like(v, c.values[0], true)
+             : c.op == "IN"     ? Contains(c.values, v)
+             : c.op == "NOT IN" ? !Contains(c.values, v)
+                                : Compare(v, c.op, c.values[0]);
+    };
+    if (c.entity == Entity::kDataset) {
+      bool any = std::any_of(s.datasets.begin(), s.datasets.end(), [&](const auto& d) {
+        auto it = d.find(c.key);
+        return it != d.end() && holds(it->second);
+      });
+      if (!any) return false;
+      continue;
+    }
     std::optional<std::string> v = TextOf(s, c.entity, c.key);
     if (!v) return false;  // a run without the param or tag never matches, as in MLflow
-    bool ok = c.op == "LIKE"     ? Like(*v, c.values[0], false)
-              : c.op == "ILIKE"  ? Like(*v, c.values[0], true)
-              : c.op == "IN"     ? Contains(c.values, *v)
-              : c.op == "NOT IN" ? !Contains(c.values, *v)
-                                 : Compare(*v, c.op, c.values[0]);
-    if (!ok) return false;
+    if (!holds(*v)) return false;
   }
   return true;
 }

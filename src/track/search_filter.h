@@ -3,6 +3,7 @@
 //   metrics.loss < 0.5          params.lr = '0.1'          tags.`my tag` LIKE 'x%'
 //   attributes.status = 'FINISHED'    attributes.start_time >= 1700000000000
 //   attributes.run_id IN ('a', 'b')   name ILIKE '%resnet%'  (experiments)
+//   datasets.name = 'digits'  datasets.context IN ('training', 'eval')  (runs' inputs)
 // Entities take MLflow's aliases (metric, param, parameters, tag, attribute, attr, run);
 // keys may be quoted with backticks or double quotes; string values with single or double
 // quotes. order_by items are `ENTITY.KEY [ASC|DESC]`. Pure functions; errors are
@@ -19,7 +20,7 @@
 
 namespace tb::tracking {
 
-enum class Entity { kMetric, kParam, kTag, kAttribute };
+enum class Entity { kMetric, kParam, kTag, kAttribute, kDataset };
 
 struct Clause {
   Entity entity = Entity::kAttribute;
@@ -35,6 +36,9 @@ struct Searchable {
   std::map<std::string, double> metrics;          // latest values
   std::map<std::string, std::string> params;
   std::map<std::string, std::string> tags;
+  // The run's dataset inputs, each {name, digest, context}: a datasets.K clause matches
+  // when one of them does.
+  std::vector<std::map<std::string, std::string>> datasets;
 };
 
 // `attribute_keys`: the attributes the filter may name; `numeric_attributes`: those

@@ -262,6 +262,10 @@ std::string TrackingApi::Call::RunIdField() {
 
 void TrackingApi::Call::InScope(const std::string& run_id) {
   if (!api_.RunInScope(run_id)) {
+    // A run the store does not hold is not there, as MLflow says, rather than someone else's.
+    Result<RunRecord> run = api_.store_.FindRun(run_id);
+    if (!run.ok() || run->id != run_id)
+      throw ApiError{"RESOURCE_DOES_NOT_EXIST", "Run with id=" + run_id + " not found"};
     throw ApiError{
         "PERMISSION_DENIED",
         "Run " + run_id +

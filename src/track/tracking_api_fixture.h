@@ -49,6 +49,15 @@ class TrackingApiTest : public ::testing::Test {
     return Parse(client_->Post("/api/2.0/mlflow/" + endpoint, body, "application/json"));
   }
   Answer Post(const std::string& endpoint, const json& body) { return Post(endpoint, body.dump()); }
+  // Another method with a JSON body, as MLflow's clients send PATCH and DELETE.
+  Answer Send(const std::string& method, const std::string& endpoint, const json& body = json::object()) {
+    httplib::Request req;
+    req.method = method;
+    req.path = "/api/2.0/mlflow/" + endpoint;
+    req.body = body.dump();
+    req.set_header("Content-Type", "application/json");
+    return Parse(client_->send(req));
+  }
   Answer Get(const std::string& endpoint_and_query) {
     return Parse(client_->Get("/api/2.0/mlflow/" + endpoint_and_query));
   }

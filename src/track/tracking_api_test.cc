@@ -3,7 +3,6 @@
 // and tags, the requests refused, a confined API.
 #include <gtest/gtest.h>
 
-#include "store/run_tags.h"
 #include "track/tracking_api_fixture.h"
 
 namespace tb {
@@ -376,52 +375,6 @@ TEST_F(TrackingApiTest, AConfinedApiReachesItsRunAndTheRunsItCreates) {
                  json{{"experiment_id", created.body["experiment_id"]}, {"new_name", "newer"}})
                 .status,
             200);
-}
-
-// mlflow.start_run() under `trainbench run` (no MLFLOW_RUN_ID): the script's first runs/create
-// is answered with the confined run, moved into the experiment the client named by its own
-// rules, whatever the script looked up or created in between; nested and later runs are
-// runs of their own.
-TEST_F(TrackingApiTest, TheScriptsFirstRunIsTheConfinedRunInTheExperimentItNames) {
-  std::string mine = CreateRun("mine");
-  api_->Confine(mine, "mine");
-  // set_experiment("resnet") on a store without it: not found, then created; then the shapes
-  // that used to confuse the guess: a lookup of another experiment, a search by names, a
-  // create_experiment of another.
-  ExpectError(Get("experiments/get-by-name?experiment_name=resnet"), 404, "RESOURCE_DOES_NOT_EXIST");
-  Answer created = Post("experiments/create", json{{"name", "resnet"}});
-  ASSERT_EQ(created.status, 200);
-  std::string resnet_id = created.body["experiment_id"];
-  ASSERT_EQ(Get("experiments/get-by-name?experiment_name=mine").status, 200);
-  ASSERT_EQ(Post("experiments/search", json{{"filter", "name = 'mine'"}}).status, 200);
-  ASSERT_EQ(Post("experiments/create", json{{"name", "elsewhere"}}).status, 200);
-  // start_run(run_name="bs128"): what MLflow's client sends.
-  Answer started =
-      Post("runs/create", json{{"experiment_id", resnet_id},
-                               {"start_time", 1763777000000},
-                               {"run_name", "bs128"},
-                               {"tags", {{{"key", "mlflow.source.name"}, {"value", "train.py"}}}}});
-  ASSERT_EQ(started.status, 200) << started.body.dump();
-  EXPECT_EQ(started.body["run"]["info"]["run_id"], mine);
-  EXPECT_EQ(started.body["run"]["info"]["experiment_id"], resnet_id);
-  EXPECT_EQ(started.body["run"]["info"]["run_name"], "bs128");
-  RunRecord run = store_->FindRun(mine).value();
-  EXPECT_EQ(run.experiment, "resnet");
-  EXPECT_EQ(TagValue(run, "mlflow.source.name"), "train.py");
-  std::vector<EventRecord> events = store_->ListEvents(mine).value();
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].kind, "experiment");
-  EXPECT_NE(events[0].label.find("'mine'"), std::string::npos) << events[0].label;
-  // A nested run (a grid search's child) and a later top-level run are runs of their own.
-  Answer child = Post("runs/create", json{{"experiment_id", resnet_id},
-                                          {"tags", {{{"key", "mlflow.parentRunId"}, {"value", mine}}}}});
-  ASSERT_EQ(child.status, 200);
-  EXPECT_NE(child.body["run"]["info"]["run_id"], mine);
-  Answer later = Post("runs/create", json{{"experiment_id", resnet_id}});
-  ASSERT_EQ(later.status, 200);
-  EXPECT_NE(later.body["run"]["info"]["run_id"], mine);
-  EXPECT_EQ(store_->FindRun(mine)->experiment, "resnet");
-  EXPECT_EQ(store_->ListEvents(mine)->size(), 1u);
 }
 
 // What MLflow's server answers and scripts rely on: the mlflow.runName tag of a run named

@@ -19,6 +19,7 @@
 #include "metrics/sample.h"
 #include "store/run_tags.h"
 #include "store/store.h"
+#include "track/search_filter.h"
 #include "track/tracking_api.h"
 
 namespace tb {
@@ -64,6 +65,11 @@ json ExperimentJson(const ExperimentInfo& e);
 std::string MlflowArtifactUri(const std::string& experiment_id, const std::string& run_id);
 
 Status MakeDirectories(const std::string& dir);
+
+// What a search found, sorted by `order` (search_filter.h): the page from `start`, `count`
+// long, under `field`, with the token of the next page when there is one.
+json SortedPage(std::vector<std::pair<Searchable, json>>& found, const std::vector<OrderKey>& order,
+                const std::vector<std::string>& numbers, size_t start, size_t count, const char* field);
 
 }  // namespace tracking
 

@@ -54,6 +54,7 @@ ApiResponse TrackingApi::Call::UpdateExperiment() {
     throw ApiError{"RESOURCE_ALREADY_EXISTS", "Experiment '" + *name + "' already exists."};
   }
   Change(api_.store_, e, {.name = name, .set_tags = {}, .delete_tags = {}});
+  api_.AddToScope("", *name);  // the script's experiment stays its own under its new name
   return JsonAnswer(json::object());
 }
 

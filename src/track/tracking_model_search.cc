@@ -189,14 +189,7 @@ ApiResponse TrackingApi::Call::SearchLoggedModels() {
       }
     }
   }
-  std::stable_sort(found.begin(), found.end(), [&](const auto& x, const auto& y) {
-    return Before(x.first, y.first, order, kModelNumbers);
-  });
-  json out = {{"models", json::array()}};
-  for (size_t i = start; i < found.size() && i < start + count; ++i)
-    out["models"].push_back(std::move(found[i].second));
-  if (start + count < found.size()) out["next_page_token"] = std::to_string(start + count);
-  return JsonAnswer(out);
+  return JsonAnswer(SortedPage(found, order, kModelNumbers, start, count, "models"));
 }
 
 }  // namespace tb

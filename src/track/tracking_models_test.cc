@@ -11,14 +11,6 @@ namespace {
 
 class LoggedModelTest : public TrackingApiTest {
  protected:
-  Answer Send(const std::string& method, const std::string& endpoint, const json& body = json::object()) {
-    httplib::Request req;
-    req.method = method;
-    req.path = "/api/2.0/mlflow/" + endpoint;
-    req.body = body.dump();
-    req.set_header("Content-Type", "application/json");
-    return Parse(client_->send(req));
-  }
   std::string ExperimentOf(const std::string& run_id) {
     return Get("runs/get?run_id=" + run_id).body["run"]["info"]["experiment_id"];
   }

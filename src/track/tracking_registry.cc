@@ -405,17 +405,6 @@ std::pair<size_t, size_t> GetPage(const std::optional<std::string>& max,
   return {start, count};
 }
 
-template <typename Item>
-json Paged(std::vector<std::pair<Searchable, Item>>& found, const std::vector<OrderKey>& order,
-           const std::vector<std::string>& numbers, size_t start, size_t count, const char* field) {
-  std::stable_sort(found.begin(), found.end(),
-                   [&](const auto& x, const auto& y) { return Before(x.first, y.first, order, numbers); });
-  json out = {{field, json::array()}};
-  for (size_t i = start; i < found.size() && i < start + count; ++i) out[field].push_back(found[i].second);
-  if (start + count < found.size()) out["next_page_token"] = std::to_string(start + count);
-  return out;
-}
-
 }  // namespace
 
 // GET registered-models/search: MLflow's grammar over name and tags.K; order_by name,
@@ -442,7 +431,7 @@ ApiResponse TrackingApi::Call::SearchRegisteredModels() {
     for (const auto& [k, v] : m["tags"].items()) s.tags[k] = v;
     if (Matches(filter, s, kNumbers)) found.emplace_back(std::move(s), RegisteredJson(m));
   }
-  return JsonAnswer(Paged(found, order, kNumbers, start, count, "registered_models"));
+  return JsonAnswer(SortedPage(found, order, kNumbers, start, count, "registered_models"));
 }
 
 // GET model-versions/search: over name, version_number, run_id, source_path, current_stage
@@ -479,7 +468,7 @@ ApiResponse TrackingApi::Call::SearchModelVersions() {
       if (Matches(filter, s, kNumbers)) found.emplace_back(std::move(s), VersionJson(m, v));
     }
   }
-  return JsonAnswer(Paged(found, order, kNumbers, start, count, "model_versions"));
+  return JsonAnswer(SortedPage(found, order, kNumbers, start, count, "model_versions"));
 }
 
 }  // namespace tb

@@ -12,14 +12,6 @@ namespace {
 
 class RegistryTest : public TrackingApiTest {
  protected:
-  Answer Send(const std::string& method, const std::string& endpoint, const json& body) {
-    httplib::Request req;
-    req.method = method;
-    req.path = "/api/2.0/mlflow/" + endpoint;
-    req.body = body.dump();
-    req.set_header("Content-Type", "application/json");
-    return Parse(client_->send(req));
-  }
   // A run with an MLflow 3 logged model, as log_model leaves it.
   std::pair<std::string, std::string> RunWithModel() {
     std::string run = CreateRun();

@@ -52,12 +52,12 @@ std::vector<OrderKey> OrderOf(const json& body, const std::vector<std::string>& 
   return order;
 }
 
-using Found = std::vector<std::pair<Searchable, json>>;
+}  // namespace
 
-// What was found, sorted by `order`: the page from `start`, `count` long, under `field`,
-// with the token of the next page when there is one.
-json SortedPage(Found& found, const std::vector<OrderKey>& order, const std::vector<std::string>& numbers,
-                size_t start, size_t count, const char* field) {
+namespace tracking {
+
+json SortedPage(std::vector<std::pair<Searchable, json>>& found, const std::vector<OrderKey>& order,
+                const std::vector<std::string>& numbers, size_t start, size_t count, const char* field) {
   std::stable_sort(found.begin(), found.end(),
                    [&](const auto& x, const auto& y) { return Before(x.first, y.first, order, numbers); });
   json out = {{field, json::array()}};
@@ -67,7 +67,7 @@ json SortedPage(Found& found, const std::vector<OrderKey>& order, const std::vec
   return out;
 }
 
-}  // namespace
+}  // namespace tracking
 
 std::pair<size_t, size_t> TrackingApi::Call::Page(size_t limit) {
   std::optional<int64_t> max = Int(Body(), "max_results");
@@ -98,7 +98,7 @@ ApiResponse TrackingApi::Call::SearchExperiments() {
   Result<std::vector<ExperimentInfo>> all = api_.store_.ListExperiments();
   ThrowIfError(all.status());
   std::string view = Text("view_type").value_or("ACTIVE_ONLY");
-  Found found;
+  std::vector<std::pair<Searchable, json>> found;
   for (const ExperimentInfo& e : *all) {
     if (!InView(view, IsDeleted(e))) continue;
     Searchable s;
@@ -126,7 +126,7 @@ ApiResponse TrackingApi::Call::SearchRuns() {
   experiments.reserve(experiment_ids.size());
   for (const std::string& id : experiment_ids) experiments.push_back(ExperimentById(id));
 
-  Found found;
+  std::vector<std::pair<Searchable, json>> found;
   for (const ExperimentInfo& e : experiments) {
     Result<std::vector<RunRecord>> runs = api_.store_.ListRuns(e.name);
     ThrowIfError(runs.status());
@@ -147,7 +147,15 @@ ApiResponse TrackingApi::Call::SearchRuns() {
       }
       for (const auto& [k, v] : r.params) s.params[k] = v;
       for (const auto& [k, v] : r.tags) s.tags[k] = v;
-      s.tags.emplace(kRunNameTag, r.name);
+      s.tags[kRunNameTag] = r.name;  // current after a rename, as MLflow keeps it
+      for (const json& input : run["inputs"]["dataset_inputs"]) {
+        std::map<std::string, std::string> d = {{"name", input["dataset"].value("name", "")},
+                                                {"digest", input["dataset"].value("digest", "")}};
+        for (const json& t : input.value("tags", json::array())) {
+          if (t.value("key", "") == "mlflow.data.context") d["context"] = t.value("value", "");
+        }
+        s.datasets.push_back(std::move(d));
+      }
       if (Matches(filter, s, kRunNumbers)) found.emplace_back(std::move(s), std::move(run));
     }
   }

@@ -4,8 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { scratch, serve } from "./harness.mjs";
+import { scratch, serve, trainbench } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 const MLflow = require("mlflow");
@@ -57,6 +59,49 @@ test("the npm mlflow client logs, searches, reads history and deletes and restor
   } finally {
     console.log = quiet;
     server.stop();
+    dir.remove();
+  }
+});
+
+// The same client inside a script under `trainbench run`: no token and no run id to pass,
+// the port knows the user's own process; its first run is the run trainbench started, in
+// the experiment MLFLOW_EXPERIMENT_NAME names.
+test("the npm mlflow client logs into trainbench run's port without a token", async () => {
+  const dir = scratch("tb-mlflow-npm-run-");
+  try {
+    const script = join(dir.dir, "log.cjs");
+    writeFileSync(
+      script,
+      `const MLflow = require(${JSON.stringify(require.resolve("mlflow"))});
+console.log = () => {};
+(async () => {
+  const { Experiments, Runs } = new MLflow({ endpoint: process.env.MLFLOW_TRACKING_URI });
+  const { experiments } = await Experiments.list({});
+  const experiment = experiments.find((e) => e.name === process.env.MLFLOW_EXPERIMENT_NAME);
+  const { run } = await Runs.create({ experiment_id: experiment.experiment_id, start_time: Date.now() });
+  for (let step = 0; step < 3; step++) {
+    await Runs.logMetric({ run_id: run.info.run_id, key: "loss", value: 1 / (step + 1), timestamp: Date.now(), step });
+  }
+  process.stderr.write("logged into " + run.info.run_id + "\\n");
+})().catch((e) => { process.stderr.write(String(e) + "\\n"); process.exit(3); });
+`,
+    );
+    const db = join(dir.dir, "t.db");
+    const ran = spawnSync(trainbench, ["run", "--store", db, "-e", "node-bench", "-l", "top", "--", process.execPath, script], {
+      encoding: "utf8",
+    });
+    assert.equal(ran.status, 0, ran.stderr);
+    const logged = /logged into ([0-9a-f]{32})/.exec(ran.stderr);
+    assert.ok(logged, ran.stderr);
+    const started = /run ([0-9a-f]{32})/.exec(ran.stderr);
+    assert.equal(logged[1], started[1], "the client's run is the run trainbench started");
+    const csv = spawnSync(trainbench, ["export", "--store", db, logged[1], "--metric", "loss", "--format", "csv"], { encoding: "utf8" });
+    assert.equal(csv.status, 0, csv.stderr);
+    assert.deepEqual(
+      csv.stdout.trim().split("\n").slice(1).map((line) => line.split(",")[4]),
+      ["0", "1", "2"],
+    );
+  } finally {
     dir.remove();
   }
 });
