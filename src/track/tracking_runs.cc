@@ -52,6 +52,9 @@ ApiResponse TrackingApi::Call::GetExperiment() {
 
 ApiResponse TrackingApi::Call::GetExperimentByName() {
   std::string name = Required("experiment_name");
+  // Every MLflow store has its Default experiment (mlflow.search_runs(experiment_names=
+  // ["Default"]) looks it up by name).
+  if (name == kDefaultExperiment) ThrowIfError(api_.store_.EnsureExperiment(name).status());
   std::optional<ExperimentInfo> e = ExperimentByName(name);
   if (!e) throw ApiError{"RESOURCE_DOES_NOT_EXIST", "Could not find experiment with name '" + name + "'"};
   return JsonAnswer({{"experiment", ExperimentJson(*e)}});

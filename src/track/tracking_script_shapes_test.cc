@@ -24,6 +24,8 @@ TEST_F(TrackingApiTest, TheScriptsFirstRunIsTheConfinedRunInTheExperimentItNames
   ASSERT_EQ(created.status, 200);
   std::string resnet_id = created.body["experiment_id"];
   ASSERT_EQ(Get("experiments/get-by-name?experiment_name=mine").status, 200);
+  // mlflow.search_runs(experiment_names=["Default"]) on a store that never used it.
+  ASSERT_EQ(Get("experiments/get-by-name?experiment_name=Default").body["experiment"]["experiment_id"], "0");
   ASSERT_EQ(Post("experiments/search", json{{"filter", "name = 'mine'"}}).status, 200);
   ASSERT_EQ(Post("experiments/create", json{{"name", "elsewhere"}}).status, 200);
   // start_run(run_name="bs128"): what MLflow's client sends.

@@ -70,12 +70,16 @@ def start_run(run_name=None, nested_in=None):
     experiment_id = _active["experiment_id"]
     if experiment_id is None and os.environ.get("MLFLOW_EXPERIMENT_NAME"):
         experiment_id = experiment_named(os.environ["MLFLOW_EXPERIMENT_NAME"])
-    tags = [{"key": "mlflow.user", "value": "tester"}, {"key": "mlflow.source.type", "value": "LOCAL"}]
+    # As MLflow 3.6's client sent it to a logging proxy (python3 real script, 2026-11-28).
+    tags = [{"key": "mlflow.user", "value": "tester"}, {"key": "mlflow.source.name", "value": "script.py"},
+            {"key": "mlflow.source.type", "value": "LOCAL"}]
     if nested_in:
         tags.append({"key": "mlflow.parentRunId", "value": nested_in})
-    body = {"experiment_id": experiment_id or "0", "start_time": int(time.time() * 1000), "tags": tags}
+    body = {"experiment_id": experiment_id or "0", "user_id": "tester", "start_time": int(time.time() * 1000),
+            "tags": tags}
     if run_name:
         body["run_name"] = run_name
+        tags.append({"key": "mlflow.runName", "value": run_name})
     return ok("POST", "runs/create", body)["run"]["info"]
 
 
