@@ -206,6 +206,24 @@ Result<ScriptFigures> FiguresOf(Store& store, int64_t series_id) {
   return f;
 }
 
+// A script's metrics by the names it logged, unless a listener's metric has that name: for
+// each (row, series), K.mean, K.min, K.max and metrics.K from its points.
+void AddScriptMetrics(Table& t, Store& store, std::vector<std::pair<size_t, SeriesInfo>>& script,
+                      const std::unordered_map<std::string, std::vector<Best>>& best) {
+  std::sort(script.begin(), script.end(),
+            [](const auto& a, const auto& b) { return a.second.metric < b.second.metric; });
+  for (const auto& [i, s] : script) {
+    std::string key = s.metric.substr(metric::kScriptPrefix.size());
+    if (best.contains(key)) key = s.metric;
+    Result<ScriptFigures> f = FiguresOf(store, s.id);
+    ThrowIfError(f.status());
+    t.Number(key + ".mean", i, f->mean);
+    t.Number(key + ".min", i, f->min);
+    t.Number(key + ".max", i, f->max);
+    t.Number("metrics." + key, i, f->latest);
+  }
+}
+
 void AddAnalysis(Table& t, size_t row, const RunAnalysis& a) {
   t.Number("steady_seconds", row, a.steady_samples, "s");
   auto opt = [&](const char* column, const std::optional<double>& v, std::string_view unit) {
@@ -330,19 +348,7 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
     }
   }
 
-  // The script's metrics by the names it logged, unless a listener's metric has that name.
-  std::sort(script.begin(), script.end(),
-            [](const auto& a, const auto& b) { return a.second.metric < b.second.metric; });
-  for (const auto& [i, s] : script) {
-    std::string key = s.metric.substr(metric::kScriptPrefix.size());
-    if (best.contains(key)) key = s.metric;
-    Result<ScriptFigures> f = FiguresOf(store_, s.id);
-    ThrowIfError(f.status());
-    t.Number(key + ".mean", i, f->mean);
-    t.Number(key + ".min", i, f->min);
-    t.Number(key + ".max", i, f->max);
-    t.Number("metrics." + key, i, f->latest);
-  }
+  AddScriptMetrics(t, store_, script, best);
 
   for (size_t i = 0; i < runs.size(); ++i) {
     if (auto kept = analyses->find(runs[i].id); kept != analyses->end()) {

@@ -210,6 +210,14 @@ class TrackingApi::Call {
   // --- the model registry (tracking_registry.cc) ---
   // registered-models/* and model-versions/*.
   ApiResponse Registry(std::string_view endpoint);
+  ApiResponse RegisteredModels(std::string_view endpoint);
+  ApiResponse ModelVersions(std::string_view endpoint);
+  // The request's registered model name (`field`), not empty.
+  std::string RegisteredName(const char* field = "name");
+  // The model's record: RESOURCE_DOES_NOT_EXIST when there is none; for a change, also
+  // PERMISSION_DENIED when a confined API's script did not create it.
+  json ExistingModel(const std::string& name);
+  json ChangeableModel(const std::string& name);
   ApiResponse SearchRegisteredModels();
   ApiResponse SearchModelVersions();
   // A registered model's record (tracking_registry.cc says its shape); nullopt: none.

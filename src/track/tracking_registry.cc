@@ -174,29 +174,38 @@ std::vector<std::string> TrackingApi::Call::Repeated(const char* field) {
 
 ApiResponse TrackingApi::Call::Registry(std::string_view endpoint) {
   std::lock_guard lock(api_.registry_mu_);
+  return StartsWith(endpoint, "registered-models/") ? RegisteredModels(endpoint) : ModelVersions(endpoint);
+}
+
+std::string TrackingApi::Call::RegisteredName(const char* field) {
+  std::string name = Required(field);
+  if (name.empty()) throw InvalidParameter("Registered model name cannot be empty.");
+  return name;
+}
+
+json TrackingApi::Call::ExistingModel(const std::string& name) {
+  std::optional<json> m = RegisteredModel(name);
+  if (!m) throw NoModel(name);
+  return *m;
+}
+
+json TrackingApi::Call::ChangeableModel(const std::string& name) {
+  json m = ExistingModel(name);
+  if (!api_.RegisteredModelInScope(name))
+    throw ApiError{"PERMISSION_DENIED",
+                   "The registered model " + name +
+                       " was not created by this run's script; change it through trainbench "
+                       "serve or MLflow's own client on the store"};
+  return m;
+}
+
+// registered-models/*.
+ApiResponse TrackingApi::Call::RegisteredModels(std::string_view endpoint) {
   const std::string& method = request_.method;
   auto is = [&](const char* m, std::string_view e) { return method == m && endpoint == e; };
-  auto name_field = [&](const char* field = "name") {
-    std::string name = Required(field);
-    if (name.empty()) throw InvalidParameter("Registered model name cannot be empty.");
-    return name;
-  };
-  // The model, for a change: it must exist and, under confinement, be the script's.
-  auto changing = [&](const std::string& name) {
-    std::optional<json> m = RegisteredModel(name);
-    if (!m) throw NoModel(name);
-    if (!api_.RegisteredModelInScope(name))
-      throw ApiError{"PERMISSION_DENIED",
-                     "The registered model " + name +
-                         " was not created by this run's script; change it through trainbench "
-                         "serve or MLflow's own client on the store"};
-    return *m;
-  };
-  auto existing = [&](const std::string& name) {
-    std::optional<json> m = RegisteredModel(name);
-    if (!m) throw NoModel(name);
-    return *m;
-  };
+  auto name_field = [&](const char* field = "name") { return RegisteredName(field); };
+  auto changing = [&](const std::string& name) { return ChangeableModel(name); };
+  auto existing = [&](const std::string& name) { return ExistingModel(name); };
 
   if (is("POST", "registered-models/create")) {
     std::string name = name_field();
@@ -286,6 +295,16 @@ ApiResponse TrackingApi::Call::Registry(std::string_view endpoint) {
     return JsonAnswer({{"model_versions", LatestVersions(m, stages)}});
   }
   if (is("GET", "registered-models/search")) return SearchRegisteredModels();
+  throw ApiError{"ENDPOINT_NOT_FOUND", Concat({"No API endpoint ", method, " ", request_.path})};
+}
+
+// model-versions/*.
+ApiResponse TrackingApi::Call::ModelVersions(std::string_view endpoint) {
+  const std::string& method = request_.method;
+  auto is = [&](const char* m, std::string_view e) { return method == m && endpoint == e; };
+  auto name_field = [&](const char* field = "name") { return RegisteredName(field); };
+  auto changing = [&](const std::string& name) { return ChangeableModel(name); };
+  auto existing = [&](const std::string& name) { return ExistingModel(name); };
   if (is("POST", "model-versions/create")) {
     std::string name = name_field();
     json m = existing(name);  // a new version of any model, as register_model() adds one
