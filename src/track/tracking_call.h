@@ -161,7 +161,8 @@ class TrackingApi::Call {
   ApiResponse DeleteRun();
   ApiResponse RestoreRun();
   // Where a page starts (page_token) and how long it is (max_results, at most `limit`).
-  std::pair<size_t, size_t> Page(size_t limit);
+  // (GET: query parameters; else the body), `fallback` long unless asked.
+  std::pair<size_t, size_t> Page(size_t limit, size_t fallback = 1000);
 
   // --- runs ---
   json RunInfoJson(const RunRecord& r);

@@ -157,20 +157,7 @@ ApiResponse TrackingApi::Call::SearchLoggedModels() {
   if (!by_creation) order.push_back({Entity::kAttribute, "creation_timestamp", false});
   if (!by_id) order.push_back({Entity::kAttribute, "model_id", true});
 
-  size_t count = kDefaultPage;
-  if (std::optional<int64_t> max = Int(b, "max_results")) {
-    if (*max < 1 || static_cast<size_t>(*max) > kLargestPage)
-      throw InvalidParameter("Invalid value for parameter 'max_results': it must be at least 1 and at most " +
-                             std::to_string(kLargestPage));
-    count = static_cast<size_t>(*max);
-  }
-  size_t start = 0;
-  if (std::optional<std::string> token = Text("page_token"); token && !token->empty()) {
-    std::optional<uint64_t> n = ParseUint(*token);
-    if (!n)
-      throw InvalidParameter("Invalid page token: " + *token + ". Pass the next_page_token of an answer.");
-    start = *n;
-  }
+  auto [start, count] = Page(kLargestPage, kDefaultPage);
 
   std::vector<std::pair<Searchable, json>> found;
   for (const json& id : b.value("experiment_ids", json::array())) {

@@ -203,12 +203,9 @@ json TrackingApi::Call::ChangeableModel(const std::string& name) {
 ApiResponse TrackingApi::Call::RegisteredModels(std::string_view endpoint) {
   const std::string& method = request_.method;
   auto is = [&](const char* m, std::string_view e) { return method == m && endpoint == e; };
-  auto name_field = [&](const char* field = "name") { return RegisteredName(field); };
-  auto changing = [&](const std::string& name) { return ChangeableModel(name); };
-  auto existing = [&](const std::string& name) { return ExistingModel(name); };
 
   if (is("POST", "registered-models/create")) {
-    std::string name = name_field();
+    std::string name = RegisteredName();
     if (RegisteredModel(name))
       throw ApiError{"RESOURCE_ALREADY_EXISTS", "Registered Model (name=" + name + ") already exists."};
     int64_t now = WallMillis();
@@ -225,17 +222,17 @@ ApiResponse TrackingApi::Call::RegisteredModels(std::string_view endpoint) {
     return JsonAnswer({{"registered_model", RegisteredJson(*RegisteredModel(name))}});
   }
   if (is("GET", "registered-models/get"))
-    return JsonAnswer({{"registered_model", RegisteredJson(existing(name_field()))}});
+    return JsonAnswer({{"registered_model", RegisteredJson(ExistingModel(RegisteredName()))}});
   if (is("PATCH", "registered-models/update")) {
-    json m = changing(name_field());
+    json m = ChangeableModel(RegisteredName());
     if (std::optional<std::string> d = Text("description")) m["description"] = *d;
     PutRegisteredModel(m);
     return JsonAnswer({{"registered_model", RegisteredJson(*RegisteredModel(m["name"]))}});
   }
   if (is("POST", "registered-models/rename")) {
-    std::string name = name_field();
-    json m = changing(name);
-    std::string to = name_field("new_name");
+    std::string name = RegisteredName();
+    json m = ChangeableModel(name);
+    std::string to = RegisteredName("new_name");
     if (RegisteredModel(to))
       throw ApiError{"RESOURCE_ALREADY_EXISTS", "Registered Model (name=" + to + ") already exists."};
     m["name"] = to;
@@ -245,13 +242,13 @@ ApiResponse TrackingApi::Call::RegisteredModels(std::string_view endpoint) {
     return JsonAnswer({{"registered_model", RegisteredJson(*RegisteredModel(to))}});
   }
   if (is("DELETE", "registered-models/delete")) {
-    std::string name = name_field();
-    changing(name);
+    std::string name = RegisteredName();
+    ChangeableModel(name);
     ThrowIfError(api_.store_.PutRegisteredModel(name, std::nullopt));
     return JsonAnswer(json::object());
   }
   if (is("POST", "registered-models/set-tag") || is("DELETE", "registered-models/delete-tag")) {
-    json m = changing(name_field());
+    json m = ChangeableModel(RegisteredName());
     std::string key = Required("key");
     if (method == "POST") {
       if (auto bad = BadName("tag", key)) throw InvalidParameter(*bad);
@@ -263,17 +260,17 @@ ApiResponse TrackingApi::Call::RegisteredModels(std::string_view endpoint) {
     return JsonAnswer(json::object());
   }
   if (endpoint == "registered-models/alias") {
-    std::string name = name_field();
+    std::string name = RegisteredName();
     std::string alias = Required("alias");
     if (method == "GET") {
-      json m = existing(name);
+      json m = ExistingModel(name);
       if (!m["aliases"].contains(alias))
         throw ApiError{"INVALID_PARAMETER_VALUE", "Registered model alias " + alias + " not found."};
       return JsonAnswer(
           {{"model_version",
             VersionJson(m, FindVersion(m, std::to_string(m["aliases"][alias].get<int64_t>())))}});
     }
-    json m = changing(name);
+    json m = ChangeableModel(name);
     if (method == "POST") {
       if (alias.empty() || ToLower(alias) == "latest" || (alias[0] == 'v' && ParseInt(alias.substr(1))))
         throw InvalidParameter("Invalid alias name: '" + alias +
@@ -289,7 +286,7 @@ ApiResponse TrackingApi::Call::RegisteredModels(std::string_view endpoint) {
   }
   if ((is("POST", "registered-models/get-latest-versions") ||
        is("GET", "registered-models/get-latest-versions"))) {
-    json m = existing(name_field());
+    json m = ExistingModel(RegisteredName());
     std::vector<std::string> stages;
     for (const std::string& s : Repeated("stages")) stages.push_back(Stage(s));
     return JsonAnswer({{"model_versions", LatestVersions(m, stages)}});
@@ -302,12 +299,9 @@ ApiResponse TrackingApi::Call::RegisteredModels(std::string_view endpoint) {
 ApiResponse TrackingApi::Call::ModelVersions(std::string_view endpoint) {
   const std::string& method = request_.method;
   auto is = [&](const char* m, std::string_view e) { return method == m && endpoint == e; };
-  auto name_field = [&](const char* field = "name") { return RegisteredName(field); };
-  auto changing = [&](const std::string& name) { return ChangeableModel(name); };
-  auto existing = [&](const std::string& name) { return ExistingModel(name); };
   if (is("POST", "model-versions/create")) {
-    std::string name = name_field();
-    json m = existing(name);  // a new version of any model, as register_model() adds one
+    std::string name = RegisteredName();
+    json m = ExistingModel(name);  // a new version of any model, as register_model() adds one
     int64_t now = WallMillis();
     int64_t number = m["next"].get<int64_t>();
     std::string user = Text("user_id").value_or("");
@@ -328,7 +322,7 @@ ApiResponse TrackingApi::Call::ModelVersions(std::string_view endpoint) {
     return JsonAnswer({{"model_version", VersionJson(saved, FindVersion(saved, std::to_string(number)))}});
   }
   if (is("GET", "model-versions/get") || is("GET", "model-versions/get-download-uri")) {
-    json m = existing(name_field());
+    json m = ExistingModel(RegisteredName());
     json& v = FindVersion(m, Required("version"));
     if (endpoint == "model-versions/get") return JsonAnswer({{"model_version", VersionJson(m, v)}});
     // Where the files are: a logged model's own folder for an MLflow 3 source
@@ -344,7 +338,7 @@ ApiResponse TrackingApi::Call::ModelVersions(std::string_view endpoint) {
   if (is("PATCH", "model-versions/update") || is("POST", "model-versions/transition-stage") ||
       is("DELETE", "model-versions/delete") || is("POST", "model-versions/set-tag") ||
       is("DELETE", "model-versions/delete-tag")) {
-    json m = changing(name_field());
+    json m = ChangeableModel(RegisteredName());
     std::string version = Required("version");
     json& v = FindVersion(m, version);
     if (endpoint == "model-versions/update") {
@@ -401,31 +395,6 @@ ApiResponse TrackingApi::Call::ModelVersions(std::string_view endpoint) {
   throw ApiError{"ENDPOINT_NOT_FOUND", Concat({"No API endpoint ", method, " ", request_.path})};
 }
 
-namespace {
-
-// max_results and page_token of a GET search, as MLflow's registry searches take them.
-std::pair<size_t, size_t> GetPage(const std::optional<std::string>& max,
-                                  const std::optional<std::string>& token, size_t fallback, size_t limit) {
-  size_t count = fallback;
-  if (max) {
-    std::optional<int64_t> n = ParseInt(*max);
-    if (!n || *n < 1 || static_cast<size_t>(*n) > limit)
-      throw InvalidParameter("Invalid value for max_results. It must be at most " + std::to_string(limit) +
-                             ", but got value " + *max);
-    count = static_cast<size_t>(*n);
-  }
-  size_t start = 0;
-  if (token && !token->empty()) {
-    std::optional<uint64_t> n = ParseUint(*token);
-    if (!n)
-      throw InvalidParameter("Invalid page token '" + *token + "': pass the next_page_token of an answer");
-    start = *n;
-  }
-  return {start, count};
-}
-
-}  // namespace
-
 // GET registered-models/search: MLflow's grammar over name and tags.K; order_by name,
 // last_updated_timestamp (default: name ascending); 100 a page unless asked.
 ApiResponse TrackingApi::Call::SearchRegisteredModels() {
@@ -437,7 +406,7 @@ ApiResponse TrackingApi::Call::SearchRegisteredModels() {
   for (const std::string& item : Repeated("order_by"))
     order.push_back(OrThrow(ParseOrderBy(item, kAttributes)));
   order.push_back({Entity::kAttribute, "name", true});
-  auto [start, count] = GetPage(Text("max_results"), Text("page_token"), 100, kMaxRegisteredPage);
+  auto [start, count] = Page(kMaxRegisteredPage, 100);
   Result<std::vector<std::pair<std::string, std::string>>> all = api_.store_.ListRegisteredModels();
   ThrowIfError(all.status());
   std::vector<std::pair<Searchable, json>> found;
@@ -467,7 +436,7 @@ ApiResponse TrackingApi::Call::SearchModelVersions() {
     order.push_back(OrThrow(ParseOrderBy(item, kAttributes)));
   order.push_back({Entity::kAttribute, "name", true});
   order.push_back({Entity::kAttribute, "version_number", false});
-  auto [start, count] = GetPage(Text("max_results"), Text("page_token"), 10000, kMaxVersionPage);
+  auto [start, count] = Page(kMaxVersionPage, 10000);
   Result<std::vector<std::pair<std::string, std::string>>> all = api_.store_.ListRegisteredModels();
   ThrowIfError(all.status());
   std::vector<std::pair<Searchable, json>> found;

@@ -69,8 +69,16 @@ json SortedPage(std::vector<std::pair<Searchable, json>>& found, const std::vect
 
 }  // namespace tracking
 
-std::pair<size_t, size_t> TrackingApi::Call::Page(size_t limit) {
-  std::optional<int64_t> max = Int(Body(), "max_results");
+std::pair<size_t, size_t> TrackingApi::Call::Page(size_t limit, size_t fallback) {
+  std::optional<int64_t> max;
+  if (request_.method == "GET") {
+    if (std::optional<std::string> text = Text("max_results")) {
+      max = ParseInt(*text);
+      if (!max) throw InvalidParameter("Invalid value for max_results: '" + *text + "' is not a number");
+    }
+  } else {
+    max = Int(Body(), "max_results");
+  }
   if (max && (*max < 1 || static_cast<size_t>(*max) > limit)) {
     throw InvalidParameter("Invalid value for parameter 'max_results' supplied. It must be at most " +
                            std::to_string(limit) + ", and at least 1");
@@ -82,7 +90,7 @@ std::pair<size_t, size_t> TrackingApi::Call::Page(size_t limit) {
       throw InvalidParameter("Invalid page token '" + *token + "': pass the next_page_token of an answer");
     start = *n;
   }
-  return {start, max ? static_cast<size_t>(*max) : 1000};
+  return {start, max ? static_cast<size_t>(*max) : fallback};
 }
 
 ApiResponse TrackingApi::Call::SearchExperiments() {
