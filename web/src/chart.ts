@@ -93,11 +93,13 @@ export class ChartPanel {
           return;
         }
         if (k === "grouping") s.grouping = input.value as Grouping;
-        syncXChoice(this.el, this.state);
+        // The choice first, then the list made to agree with it (wall time is off for
+        // workload means): the other way round the list set the old choice back.
         if (k === "x") {
           s.x = input.value as XKind;
           s.zoom = null;
         }
+        syncXChoice(this.el, this.state);
         if (k === "smoothing") s.smoothing = Number(input.value);
         if (k === "width") s.width = Number(input.value);
         if (k === "mono") s.mono = (input as HTMLInputElement).checked;
@@ -198,6 +200,13 @@ export class ChartPanel {
           ? this.full
           : (await fetchLines(this.host, s, runs, x, {}, this.budget())).lines;
       if (token !== this.fetching) return; // a newer request won
+      // A script's metric logged without steps (the step timer's): over time instead.
+      if (x === "step" && s.metric.startsWith("train.") && lines.every((l) => l.x.length === 0)) {
+        s.x = "relative";
+        syncXChoice(this.el, s);
+        this.host.changed();
+        return this.load();
+      }
       ({ shared: this.shared, unit: this.unit, factor: this.factor, largest: this.largest } = fetched);
       const aligned = uplotData(lines, s, x);
       this.lines = lines;
@@ -313,7 +322,15 @@ export class ChartPanel {
       bands,
       scales: {
         // Time since start spans the runs' whole time: charts of the same runs share one x axis.
-        x: { time: x === "wall", range: x === "relative" ? (_u, lo, hi) => [Math.min(0, lo), Math.max(hi, longestRun(this.runIds().map((id) => this.host.run(id))))] : undefined },
+        // Unzoomed, time since start shows each run whole from 0; zoomed, the range asked.
+        x: {
+          time: x === "wall",
+          range:
+            x === "relative"
+              ? (_u, lo, hi) =>
+                  this.state.zoom ? [lo, hi] : [Math.min(0, lo), Math.max(hi, longestRun(this.runIds().map((id) => this.host.run(id))))]
+              : undefined,
+        },
         y: {
           distr: this.state.logY ? 3 : 1,
           range: (_u, lo, hi) => {

@@ -167,7 +167,8 @@ class App implements ChartHost {
       const m = choices.find((c) => this.metrics.has(c));
       if (!m || open.has(m)) continue;
       const workloads = new Set(this.view.selected.map((id) => this.runs.get(id)?.workload).filter(Boolean));
-      this.addChart(m, workloads.size > 1 && this.view.selected.length > 6 ? "workloads" : "runs");
+      // One time axis for the grid: the loss beside the GPU's activity at the same moment.
+      this.addChart(m, workloads.size > 1 && this.view.selected.length > 6 ? "workloads" : "runs", "relative");
       added++;
     }
     if (!added) this.message("The quick comparison's charts are open already (or the runs have none of their metrics).");
@@ -227,7 +228,10 @@ class App implements ChartHost {
 
   // --- charts -------------------------------------------------------------------------------
 
-  addChart(chosen?: string, grouping: ChartState["grouping"] = "runs") {
+  // A chart of `chosen` (the metric picker's choice by default); `x` by default: a script's
+  // own metric (loss, accuracy) over its steps, as `trainbench plot` draws it, else the time
+  // since each run started.
+  addChart(chosen?: string, grouping: ChartState["grouping"] = "runs", x?: ChartState["x"]) {
     const [metric, labels] = splitOnce(chosen ?? $<HTMLSelectElement>("metric").value, "|");
     if (!metric) return this.message("Select runs, then pick a metric.");
     const state: ChartState = {
@@ -236,7 +240,7 @@ class App implements ChartHost {
       labels,
       runs: [...this.view.selected],
       grouping,
-      x: "relative",
+      x: x ?? (metric.startsWith("train.") ? "step" : "relative"),
       smoothing: 0,
       width: 1,
       mono: false,

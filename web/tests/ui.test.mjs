@@ -297,6 +297,66 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await context.close();
 });
 
+// What a person does with the chart panel, and what each control must change: the chart's
+// x scale, the export's first and last x and its name, the X list's own choice, a view
+// kept over a reload.
+test("the chart's controls do what they say: a drag zooms the axis and the export, the X list keeps its choice, a script's metric opens over its steps", async () => {
+  const { page, context, errors } = await open();
+  await selectWorkload(page, "synth", "1");
+  const util = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
+  const scaleOf = (i) => page.evaluate((n) => { const u = window.trainbench.charts[n].plot; return [u.scales.x.min, u.scales.x.max]; }, i);
+  const csvOf = async (chart) => (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes.toString("utf8").trim().split("\n");
+  const choose = async (chart, index, value) => {
+    const drawn = Number(await chart.getAttribute("data-drawn"));
+    await chart.locator('select[data-k="x"]').selectOption(value);
+    await page.waitForFunction(([n, d]) => Number(document.querySelectorAll("section.chart")[n].dataset.drawn) > d, [index, drawn]);
+  };
+
+  // A drag zooms the axis itself, and the export shows that range, named for it.
+  await dragZoom(page, util, 0.2, 0.5);
+  const zoom = (await view(page)).charts[0].zoom;
+  const [lo, hi] = await scaleOf(0);
+  assert.ok(Math.abs(lo - zoom[0]) < 1e-6 && Math.abs(hi - zoom[1]) < 1e-6, `x scale [${lo}, ${hi}] for zoom ${zoom}`);
+  const zoomed = await csvOf(util);
+  const xs = zoomed.slice(1).map((l) => Number(l.split(",")[0]));
+  assert.ok(xs[0] >= zoom[0] - 1 && xs.at(-1) <= zoom[1] + 1 && xs.at(-1) - xs[0] > 0.8 * (zoom[1] - zoom[0]), `export from ${xs[0]} to ${xs.at(-1)}, zoom ${zoom}`);
+  const png = await downloadOf(page, () => util.locator('[data-a="png"]').click());
+  assert.ok(png.name.endsWith(`_${Math.round(zoom[0])}-${Math.round(zoom[1])}s.png`), png.name);
+  // Reset: the whole run again.
+  await util.locator('[data-a="reset"]').click();
+  await page.waitForFunction(() => window.trainbench.view.charts[0].zoom === null);
+  await page.waitForFunction(() => window.trainbench.charts[0].plot?.scales.x.min === 0);
+  const [, whole] = await scaleOf(0);
+  assert.ok(whole > 500, `the whole run: to ${whole}`);
+
+  // The X list keeps what was chosen: wall time (Unix seconds on the axis, ms in the export).
+  await choose(util, 0, "wall");
+  assert.equal(await util.locator('select[data-k="x"]').inputValue(), "wall");
+  assert.equal((await view(page)).charts[0].x, "wall");
+  assert.ok((await scaleOf(0))[0] > 1.7e9, "the axis in wall time");
+  assert.equal((await csvOf(util))[0].split(",")[0], "time_ms");
+
+  // A script's metric opens over its steps, as `trainbench plot` draws it; its export too.
+  const loss = await addChart(page, "train.loss|", "2");
+  assert.equal((await view(page)).charts[1].x, "step");
+  assert.equal(await loss.locator('select[data-k="x"]').inputValue(), "step");
+  const steps = await csvOf(loss);
+  assert.equal(steps[0].split(",")[0], "step");
+  const lastStep = Number(steps.at(-1).split(",")[0]);
+  assert.ok(lastStep >= 10 && Number.isInteger(lastStep), `steps to ${lastStep}`);
+  // Chosen over time instead, it stays so, over a reload too.
+  await choose(loss, 1, "relative");
+  assert.equal(await loss.locator('select[data-k="x"]').inputValue(), "relative");
+  assert.equal((await csvOf(loss))[0].split(",")[0], "seconds_since_start");
+  await page.reload();
+  await page.waitForSelector("body[data-ready='1']");
+  await page.locator("section.chart").nth(1).locator('xpath=self::*[@data-series="2"]').waitFor();
+  assert.deepEqual((await view(page)).charts.map((c) => c.x), ["wall", "relative"]);
+  assert.equal(await page.locator("section.chart").nth(0).locator('select[data-k="x"]').inputValue(), "wall");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("a run keeps its colour in every chart of the same runs; a caption counts the runs drawn", async () => {
   const { page, context, errors } = await open();
   await page.check('input[data-experiment="traces"]');
@@ -656,6 +716,7 @@ test("a live chart of a workload's mean asks only for its newest buckets", async
   const { page, context, errors, asked } = await openWatching("aggregate", 4000);
   await selectLiveWorkload(page, "meanlive", "1");
   const chart = await addChart(page, "train.value|", "2");
+  await chart.locator('[data-k="x"]').selectOption("relative"); // the mean over time, not its steps
   await chart.locator('[data-k="grouping"]').selectOption("workloads");
   await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.meanRefreshes ?? 0) >= 1, null, { timeout: 20000 });
   const tail = asked.find((q) => q.has("from"));
