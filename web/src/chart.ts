@@ -18,7 +18,7 @@ import { OverviewStrip } from "./overview";
 import { keyedRange, uplotData, uplotSeries } from "./uplot_table";
 import { loadPhaseSpans, phaseOptions } from "./phase_choice";
 import { pointedAt, tooltipHtml } from "./tooltip";
-import { fromPlotX, toPlotX, xName } from "./xaxis";
+import { chartScales, fromPlotX, toPlotX, xName } from "./xaxis";
 
 export interface ChartHost {
   run(id: string): api.RunInfo | undefined;
@@ -320,25 +320,7 @@ export class ChartPanel {
       height: 300,
       series,
       bands,
-      scales: {
-        // Time since start spans the runs' whole time: charts of the same runs share one x axis.
-        // Unzoomed, time since start shows each run whole from 0; zoomed, the range asked.
-        x: {
-          time: x === "wall",
-          range:
-            x === "relative"
-              ? (_u, lo, hi) =>
-                  this.state.zoom ? [lo, hi] : [Math.min(0, lo), Math.max(hi, longestRun(this.runIds().map((id) => this.host.run(id))))]
-              : undefined,
-        },
-        y: {
-          distr: this.state.logY ? 3 : 1,
-          range: (_u, lo, hi) => {
-            const pad = this.state.logY ? 0 : (hi - lo) * 0.05 || 1;
-            return [this.state.yMin ?? lo - pad, this.state.yMax ?? hi + pad] as uPlot.Range.MinMax;
-          },
-        },
-      },
+      scales: chartScales(x, this.state, () => longestRun(this.runIds().map((id) => this.host.run(id)))),
       axes: [
         {
           label: xName(x, true),

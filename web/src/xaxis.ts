@@ -1,6 +1,7 @@
 // The three x axes a chart can have, and how uPlot sees them: "relative" seconds since a
 // run started, "wall" Unix milliseconds (uPlot's time scale counts seconds), "step".
-import type { XKind } from "./state";
+import type uPlot from "uplot";
+import type { ChartState, XKind } from "./state";
 import { clock, wall } from "./format";
 
 // Data x to uPlot's x and back.
@@ -19,4 +20,23 @@ export function xName(kind: XKind, title = false): string {
 // A data x in words, for a tooltip.
 export function xText(kind: XKind, x: number): string {
   return kind === "relative" ? clock(x) : kind === "wall" ? wall(x) : `step ${x}`;
+}
+
+// A chart's scales. x: time since start spans the runs' whole time from 0 (charts of the
+// same runs share one x axis; `longest`: the longest run's seconds) unless zoomed, when it
+// is the range asked. y: linear or log, padded, or the range typed in.
+export function chartScales(x: XKind, s: ChartState, longest: () => number): uPlot.Scales {
+  return {
+    x: {
+      time: x === "wall",
+      range: x === "relative" ? (_u, lo, hi) => (s.zoom ? [lo, hi] : [Math.min(0, lo), Math.max(hi, longest())]) : undefined,
+    },
+    y: {
+      distr: s.logY ? 3 : 1,
+      range: (_u, lo, hi) => {
+        const pad = s.logY ? 0 : (hi - lo) * 0.05 || 1;
+        return [s.yMin ?? lo - pad, s.yMax ?? hi + pad] as uPlot.Range.MinMax;
+      },
+    },
+  };
 }

@@ -357,6 +357,85 @@ test("the chart's controls do what they say: a drag zooms the axis and the expor
   await context.close();
 });
 
+// The rest of the chart panel, each control used as a person uses it and checked by what
+// it must change on the chart (uPlot's scales, series and data) and in the export.
+test("smoothing, line width, mono, log y, a typed y range and the grouping change the chart and its export", async () => {
+  const { page, context, errors } = await open();
+  await selectWorkload(page, "synth", "2");
+  const chart = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
+  const drawnAfter = async (act) => {
+    const drawn = Number(await chart.getAttribute("data-drawn"));
+    await act();
+    await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, drawn);
+  };
+  const plotted = () =>
+    page.evaluate(() => {
+      const u = window.trainbench.charts[0].plot;
+      // How much the line jumps from point to point: what smoothing takes away.
+      const ys = u.data[1].filter((v) => v != null);
+      const spread = ys.slice(1).reduce((a, v, i) => a + Math.abs(v - ys[i]), 0) / (ys.length - 1);
+      return {
+        spread,
+        width: u.series[1].width,
+        strokes: u.series.slice(1).map((sr) => (typeof sr.stroke === "function" ? sr.stroke(u, 1) : sr.stroke)),
+        distr: u.scales.y.distr,
+        y: [u.scales.y.min, u.scales.y.max],
+        names: [...u.root.querySelectorAll(".u-legend .u-series th")].slice(1).map((t) => t.innerText.trim()),
+      };
+    });
+  const raw = await plotted();
+  const csvValues = async () => {
+    const csv = (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes.toString("utf8").trim().split("\n");
+    return csv.slice(1).map((l) => Number(l.split(",")[1])).filter((v) => !Number.isNaN(v));
+  };
+  const spreadOf = (v) => v.slice(1).reduce((a, x, i) => a + Math.abs(x - v[i]), 0) / (v.length - 1);
+  const rawExport = spreadOf(await csvValues());
+
+  // Smoothing: the drawn line and the exported values vary less.
+  await drawnAfter(() => chart.locator('[data-k="smoothing"]').evaluate((el) => {
+    el.value = "99";
+    el.dispatchEvent(new Event("input"));
+  }));
+  const smooth = await plotted();
+  assert.ok(smooth.spread < raw.spread * 0.5, `smoothed jumps ${smooth.spread} vs raw ${raw.spread}`);
+  const smoothExport = spreadOf(await csvValues());
+  assert.ok(smoothExport < rawExport * 0.5, `the export is smoothed as the screen is: ${smoothExport} vs ${rawExport}`);
+  await drawnAfter(() => chart.locator('[data-k="smoothing"]').evaluate((el) => {
+    el.value = "0";
+    el.dispatchEvent(new Event("input"));
+  }));
+
+  // Line width and mono.
+  await drawnAfter(() => chart.locator('[data-k="width"]').selectOption("3"));
+  assert.equal((await plotted()).width, 3);
+  await drawnAfter(() => chart.locator('[data-k="mono"]').check());
+  const mono = await plotted();
+  assert.ok(mono.strokes.every((c) => /^#(000000|555555)$/.test(c)), mono.strokes.join(" "));
+  assert.notDeepEqual(mono.strokes, raw.strokes);
+
+  // Log y, then a y range typed in.
+  await drawnAfter(() => chart.locator('[data-k="logY"]').check());
+  assert.equal((await plotted()).distr, 3);
+  await drawnAfter(() => chart.locator('[data-k="logY"]').uncheck());
+  await drawnAfter(async () => {
+    await chart.locator('[data-k="yMin"]').fill("10");
+    await chart.locator('[data-k="yMin"]').dispatchEvent("change");
+  });
+  await drawnAfter(async () => {
+    await chart.locator('[data-k="yMax"]').fill("30");
+    await chart.locator('[data-k="yMax"]').dispatchEvent("change");
+  });
+  assert.deepEqual((await plotted()).y, [10, 30]);
+
+  // Grouping by workload: one mean line (and its band) named for the workload, not the runs.
+  await drawnAfter(() => chart.locator('[data-k="grouping"]').selectOption("workloads"));
+  const grouped = await plotted();
+  assert.ok(grouped.names.length >= 1 && grouped.names.every((n) => !/0[AB]-/.test(n)), grouped.names.join(" | "));
+  assert.ok(grouped.names.some((n) => /\b2\b/.test(n)), `the workload's name: ${grouped.names.join(" | ")}`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("a run keeps its colour in every chart of the same runs; a caption counts the runs drawn", async () => {
   const { page, context, errors } = await open();
   await page.check('input[data-experiment="traces"]');
