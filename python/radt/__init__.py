@@ -8,7 +8,8 @@ does nothing, as radT's do when the script runs without radT.
 """
 
 from . import run
+from .run import log_metric, log_metrics
 
-__all__ = ["run"]  # radt.run.RADTBenchmark, as radT's README shows it
+__all__ = ["run", "log_metric", "log_metrics"]  # radt.run.RADTBenchmark, radt.log_metric, as radT 0.2.29
 
 __version__ = "0.1.0"

@@ -1,10 +1,13 @@
 """radt.run.RADTBenchmark: radT's run context, on trainbench's client.
 
 radT's calls and what they become:
-  log_metric(name, value, step=0)   a value of the script's metric `name` at `step`; a step
-                                    at or past `trainbench run --max-epochs N` ends the
+  log_metric(name, value, epoch=0)  a value of the script's metric `name` at step `epoch`
+                                    (radT 0.2.29's name; `step=` as older radT also works); an
+                                    epoch at or past `trainbench run --max-epochs N` ends the
                                     script cleanly, as radT's DNN_MAX_EPOCH did
-  log_metrics(dict, step=0)         each of them
+  log_metrics(dict, epoch=0)        each of them
+  radt.log_metric, radt.log_metrics the same without a `with` block (radT 0.2.29's module
+                                    functions), on one RADTBenchmark of the process
   log_param / log_params / set_tag  the run's params and tags
   log_artifact(path)                the file, kept with the run
   anything else of MLflow's         MLflow's own function, where MLflow is installed (under
@@ -30,11 +33,13 @@ class RADTBenchmark:
     def __exit__(self, exc_type, exc, tb):
         return self._run.__exit__(exc_type, exc, tb)
 
-    def log_metric(self, name, value, step=0):
+    def log_metric(self, name, value, epoch=0, step=None):
+        step = epoch if step is None else step
         self._run.log_metric(name, value, step=step)
         self._end_at_max_epoch(step)
 
-    def log_metrics(self, metrics, step=0):
+    def log_metrics(self, metrics, epoch=0, step=None):
+        step = epoch if step is None else step
         self._run.log_metrics(metrics, step=step)
         self._end_at_max_epoch(step)
 
@@ -66,6 +71,22 @@ class RADTBenchmark:
             run._end_at_max_epochs()
 
 
+_benchmark = None
+
+
 def start_run(*args, **kwargs):
-    """radt.run.start_run: the RADTBenchmark of this run."""
-    return RADTBenchmark()
+    """radt.run.start_run: the RADTBenchmark of this run (one a process)."""
+    global _benchmark
+    if _benchmark is None:
+        _benchmark = RADTBenchmark()
+    return _benchmark
+
+
+def log_metric(name, value, epoch=0):
+    """radt.log_metric / radt.run.log_metric, radT 0.2.29's form without a `with` block."""
+    start_run().log_metric(name, value, epoch)
+
+
+def log_metrics(metrics, epoch=0):
+    """radt.log_metrics / radt.run.log_metrics."""
+    start_run().log_metrics(metrics, epoch)

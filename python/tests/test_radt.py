@@ -35,6 +35,19 @@ def test_a_radt_script_logs_its_metrics_params_and_tags_into_the_run(in_run):
     assert {"key": "stage", "value": "dev"} in [t for b in batches for t in b["tags"]]
 
 
+def test_radt_0_2_29s_epoch_keyword_and_module_functions_log_into_the_run(in_run, monkeypatch):
+    # radT 0.2.29: run.log_metric(name, value, epoch=...), and radt.log_metric(...) with no
+    # `with` block (radt/radt/run/benchmark.py).
+    monkeypatch.setattr(radt.run, "_benchmark", None)
+    radt.log_metric("val_loss", 0.25, epoch=2)
+    radt.log_metrics({"val_acc": 0.9}, epoch=2)
+    with radt.run.RADTBenchmark() as run:  # the same run; its end sends what is queued
+        run.log_metric("loss", 0.5, epoch=1)
+        run.log_metrics({"acc": 0.8}, epoch=1)
+    sent = {(m["key"], m["step"], m["value"]) for m in metrics_sent(in_run)}
+    assert {("loss", 1, 0.5), ("acc", 1, 0.8), ("val_loss", 2, 0.25), ("val_acc", 2, 0.9)} <= sent, sent
+
+
 def test_a_step_at_the_max_epochs_ends_the_script_as_radt_did(in_run, monkeypatch):
     monkeypatch.setenv("TRAINBENCH_MAX_EPOCHS", "2")
     with pytest.raises(SystemExit) as ended:
