@@ -75,6 +75,11 @@ class TrackingApiTest : public ::testing::Test {
     return r.body["run"]["info"]["run_id"];
   }
 
+  // The MLflow id of the experiment a run is in, as runs/get gives it.
+  std::string ExperimentOf(const std::string& run_id) {
+    return Get("runs/get?run_id=" + run_id).body["run"]["info"]["experiment_id"];
+  }
+
   json History(const std::string& run_id, const std::string& key, const std::string& extra = "") {
     Answer h = Get("metrics/get-history?run_id=" + run_id + "&metric_key=" + key + extra);
     EXPECT_EQ(h.status, 200) << h.body.dump();

@@ -98,9 +98,7 @@ TEST_F(TrackingApiTest, TheLatestValueOfALongMetricIsAtItsHighestStep) {
     }
   };
   expect_latest(Get("runs/get?run_id=" + run_id).body["run"]["data"]["metrics"]);
-  Answer search =
-      Post("runs/search",
-           json{{"experiment_ids", {Get("runs/get?run_id=" + run_id).body["run"]["info"]["experiment_id"]}}});
+  Answer search = Post("runs/search", json{{"experiment_ids", {ExperimentOf(run_id)}}});
   ASSERT_EQ(search.status, 200) << search.body.dump();
   ASSERT_EQ(search.body["runs"].size(), 1u);
   expect_latest(search.body["runs"][0]["data"]["metrics"]);

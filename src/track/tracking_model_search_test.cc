@@ -12,9 +12,6 @@ namespace {
 
 class ModelSearchTest : public TrackingApiTest {
  protected:
-  std::string ExperimentOf(const std::string& run_id) {
-    return Get("runs/get?run_id=" + run_id).body["run"]["info"]["experiment_id"];
-  }
   // A logged model as MLflow 3's log_model creates it.
   std::string LogModel(const std::string& run_id, const std::string& name, const json& params = json::array(),
                        const json& tags = json::array()) {

@@ -11,9 +11,6 @@ namespace {
 
 class LoggedModelTest : public TrackingApiTest {
  protected:
-  std::string ExperimentOf(const std::string& run_id) {
-    return Get("runs/get?run_id=" + run_id).body["run"]["info"]["experiment_id"];
-  }
   // Where MLflow's client uploads a file under an mlflow-artifacts: URI of this server.
   std::string ArtifactPath(const std::string& uri, const std::string& file) {
     return "/api/2.0/mlflow-artifacts/artifacts/" + uri.substr(std::string("mlflow-artifacts:/").size()) +

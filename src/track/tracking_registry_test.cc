@@ -15,7 +15,7 @@ class RegistryTest : public TrackingApiTest {
   // A run with an MLflow 3 logged model, as log_model leaves it.
   std::pair<std::string, std::string> RunWithModel() {
     std::string run = CreateRun();
-    std::string experiment = Get("runs/get?run_id=" + run).body["run"]["info"]["experiment_id"];
+    std::string experiment = ExperimentOf(run);
     Answer m =
         Post("logged-models", json{{"experiment_id", experiment}, {"name", "model"}, {"source_run_id", run}});
     EXPECT_EQ(m.status, 200) << m.body.dump();

@@ -64,7 +64,7 @@ TEST_F(TrackingApiTest, TheScriptsFirstRunIsTheConfinedRunInTheExperimentItNames
 TEST_F(TrackingApiTest, RenamesDatasetFiltersAndUnknownRunsAsMlflowAnswers) {
   std::string run = CreateRun("mine");
   std::string other = CreateRun("mine");
-  std::string experiment = Get("runs/get?run_id=" + run).body["run"]["info"]["experiment_id"];
+  std::string experiment = ExperimentOf(run);
   ASSERT_EQ(Post("runs/update", json{{"run_id", run}, {"run_name", "renamed"}}).status, 200);
   auto found = [&](const std::string& filter) {
     Answer a = Post("runs/search", json{{"experiment_ids", {experiment}}, {"filter", filter}});
