@@ -279,7 +279,7 @@ Result<RecordedRun> RecordRun(Store& store, const RunOptions& options, const Gpu
 void StartTracking(Store& store, const RecordedRun& r, SeriesWriter& writer, TrackingApi& api,
                    HttpServer& server, ChildSettings& settings) {
   api.AttachRun(r.run.id, &writer);
-  api.Confine(r.run.id, r.run.experiment);
+  api.Confine(r.run.id);
   HttpServerOptions server_options = TrackingApi::ServerOptions();
   server_options.workers = kTrackingWorkers;
   server_options.without_token = HttpServerOptions::Peers::kOwner;

@@ -57,11 +57,11 @@ class TrackingApi {
   // Stops routing to the writer given by AttachRun (call before closing it).
   void DetachRun(const std::string& run_id);
   // Confines the API to what one supervised run's script may touch (`trainbench run`'s
-  // port): the run, the runs created through this API, and, for changes, the run's
-  // experiment and those created through this API. Other runs are refused with
-  // PERMISSION_DENIED (403) and left out of searches; experiments stay readable by id and
-  // name (so that mlflow.set_experiment finds one), as their runs do not.
-  //
+  // port): the run, the runs created through this API, and, for changes (rename, delete,
+  // tags), the experiments created through this API and those holding only the script's
+  // runs (a colleague's experiment the script found by name stays theirs). Other runs are
+  // refused with PERMISSION_DENIED (403) and left out of searches; experiments stay
+  // readable by id and name (so that mlflow.set_experiment finds one), as their runs do not.
   //
   // The script's first top-level run is that run: trainbench gives the script no
   // MLFLOW_RUN_ID (a script logging to a server of its own would look it up there), so
@@ -70,7 +70,7 @@ class TrackingApi {
   // user did). That runs/create answers with the supervised run, moved into that experiment
   // (an event says from where), with the tags and name the script gave; later ones, and
   // nested runs (mlflow.parentRunId), are runs of their own.
-  void Confine(const std::string& run_id, const std::string& experiment);
+  void Confine(const std::string& run_id);
 
   static constexpr size_t kMaxArtifactBytes = size_t{1} << 30;  // checkpoints and models are large
   // The server's body limits for this API: JSON requests within kMaxRequestBytes' order,

@@ -347,7 +347,7 @@ TEST_F(TrackingApiTest, ASupervisedRunKeepsTheStatusItsProcessEarns) {
 TEST_F(TrackingApiTest, AConfinedApiReachesItsRunAndTheRunsItCreates) {
   std::string other = CreateRun("theirs");
   std::string mine = CreateRun("mine");
-  api_->Confine(mine, "mine");
+  api_->Confine(mine);
   ExpectError(Get("runs/get?run_id=" + other), 403, "PERMISSION_DENIED");
   ExpectError(Post("runs/update", json{{"run_id", other}, {"run_name", "x"}}), 403, "PERMISSION_DENIED");
   ExpectError(Post("runs/set-tag", json{{"run_id", other}, {"key", "k"}, {"value", "v"}}), 403,

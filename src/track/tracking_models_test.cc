@@ -108,7 +108,7 @@ TEST_F(LoggedModelTest, AModelWithoutARunBelongsToTheScriptsRunOrIsRefused) {
   ExpectError(refused, 400, "INVALID_PARAMETER_VALUE");
   EXPECT_NE(refused.body["message"].get<std::string>().find("mlflow.start_run()"), std::string::npos);
 
-  api_->Confine(run_id, "exp");
+  api_->Confine(run_id);
   Answer kept = Post("logged-models", json{{"experiment_id", experiment_id}, {"name", "orphan"}});
   ASSERT_EQ(kept.status, 200) << kept.body.dump();
   EXPECT_EQ(kept.body["model"]["info"]["source_run_id"], run_id);

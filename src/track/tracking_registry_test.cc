@@ -149,7 +149,7 @@ TEST_F(RegistryTest, AConfinedScriptChangesOnlyTheModelsItCreated) {
   auto [run, model_id] = RunWithModel();
   Register("shared", run, model_id);  // someone else's, before
   std::string mine = CreateRun();
-  api_->Confine(mine, "exp");
+  api_->Confine(mine);
   ASSERT_EQ(Post("model-versions/create", json{{"name", "shared"}, {"source", "models:/" + model_id}}).status,
             200);
   EXPECT_EQ(Get("registered-models/get?name=shared").status, 200);

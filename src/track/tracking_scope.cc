@@ -1,6 +1,7 @@
 // TrackingApi's scope and memory: what a confined API lets its script reach (Confine), the
 // run the script's first runs/create adopts, and the requests answered already (Seen,
 // Remember).
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -9,12 +10,11 @@
 
 namespace tb {
 
-void TrackingApi::Confine(const std::string& run_id, const std::string& experiment) {
+void TrackingApi::Confine(const std::string& run_id) {
   std::lock_guard lock(mu_);
   confined_ = true;
   home_run_ = run_id;
   scope_runs_.insert(run_id);
-  scope_experiments_.insert(experiment);
 }
 
 bool TrackingApi::Adopt() {
@@ -27,7 +27,6 @@ bool TrackingApi::Adopt() {
 Status TrackingApi::MoveHomeRun(const ExperimentInfo& experiment) {
   Result<RunRecord> run = store_.FindRun(home_run_);
   if (!run.ok()) return run.status();
-  AddToScope("", experiment.name);
   if (run->experiment == experiment.name) return Status::Ok();
   TB_RETURN_IF_ERROR(store_.MoveRun(home_run_, experiment.id));
   return store_.AddEvent({home_run_, WallMillis(), "experiment",
@@ -51,8 +50,17 @@ void TrackingApi::AddRegisteredModelToScope(const std::string& name) {
 }
 
 bool TrackingApi::ExperimentInScope(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    if (!confined_ || scope_experiments_.contains(name)) return true;
+  }
+  // One the script did not create (its run's own, one it set by name): its only while every
+  // run in it is the script's, so a colleague's experiment found by name stays theirs.
+  Result<std::vector<RunRecord>> runs = store_.ListRuns(name);
+  if (!runs.ok() || runs->empty()) return false;
   std::lock_guard lock(mu_);
-  return !confined_ || scope_experiments_.contains(name);
+  return std::all_of(runs->begin(), runs->end(),
+                     [&](const RunRecord& r) { return scope_runs_.contains(r.id); });
 }
 
 void TrackingApi::AddToScope(const std::string& run_id, const std::string& experiment) {

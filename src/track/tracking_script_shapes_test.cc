@@ -15,7 +15,7 @@ namespace {
 // runs of their own.
 TEST_F(TrackingApiTest, TheScriptsFirstRunIsTheConfinedRunInTheExperimentItNames) {
   std::string mine = CreateRun("mine");
-  api_->Confine(mine, "mine");
+  api_->Confine(mine);
   // set_experiment("resnet") on a store without it: not found, then created; then the shapes
   // that used to confuse the guess: a lookup of another experiment, a search by names, a
   // create_experiment of another.
@@ -59,7 +59,7 @@ TEST_F(TrackingApiTest, TheScriptsFirstRunIsTheConfinedRunInTheExperimentItNames
 
 // The smaller things MLflow's examples rely on: a run's mlflow.runName searched after a
 // rename, the datasets.* filters over a run's inputs (name, digest, the mlflow.data.context
-// tag), an experiment the script renamed still its own, an unknown run id not there
+// tag), an experiment holding only the script's run renamed and still its own, an unknown run id not there
 // rather than someone else's.
 TEST_F(TrackingApiTest, RenamesDatasetFiltersAndUnknownRunsAsMlflowAnswers) {
   std::string run = CreateRun("mine");
@@ -87,7 +87,9 @@ TEST_F(TrackingApiTest, RenamesDatasetFiltersAndUnknownRunsAsMlflowAnswers) {
       Post("runs/search", json{{"experiment_ids", {experiment}}, {"filter", "datasets.colour = 'x'"}}), 400,
       "INVALID_PARAMETER_VALUE");
 
-  api_->Confine(run, "mine");
+  // The other run goes elsewhere: "mine" then holds only the script's run.
+  ASSERT_TRUE(store_->MoveRun(other, *store_->EnsureExperiment("theirs")).ok());
+  api_->Confine(run);
   ASSERT_EQ(Post("experiments/update", json{{"experiment_id", experiment}, {"new_name", "mine-v2"}}).status,
             200);
   EXPECT_EQ(Post("experiments/set-experiment-tag",
@@ -97,6 +99,34 @@ TEST_F(TrackingApiTest, RenamesDatasetFiltersAndUnknownRunsAsMlflowAnswers) {
       << "renamed, still the script's";
   ExpectError(Get("runs/get?run_id=0123456789abcdef0123456789abcdef"), 404, "RESOURCE_DOES_NOT_EXIST");
   ExpectError(Get("runs/get?run_id=" + other), 403, "PERMISSION_DENIED");
+}
+
+// A confined script that set_experiment()s a colleague's experiment by name logs its run
+// there, but cannot rename, delete or tag it: an experiment is the script's to change only
+// when it created it or every run in it is the script's.
+TEST_F(TrackingApiTest, AColleaguesExperimentFoundByNameStaysTheirs) {
+  CreateRun("shared");  // a colleague's run
+  std::string mine = CreateRun("scratch");
+  api_->Confine(mine);
+  std::string shared =
+      Get("experiments/get-by-name?experiment_name=shared").body["experiment"]["experiment_id"];
+  Answer started = Post("runs/create", json{{"experiment_id", shared}, {"run_name", "bs64"}});
+  ASSERT_EQ(started.status, 200) << started.body.dump();
+  EXPECT_EQ(started.body["run"]["info"]["run_id"], mine);
+  EXPECT_EQ(started.body["run"]["info"]["experiment_id"], shared);
+  ExpectError(Post("experiments/update", json{{"experiment_id", shared}, {"new_name", "gone"}}), 403,
+              "PERMISSION_DENIED");
+  ExpectError(Post("experiments/delete", json{{"experiment_id", shared}}), 403, "PERMISSION_DENIED");
+  ExpectError(
+      Post("experiments/set-experiment-tag", json{{"experiment_id", shared}, {"key", "k"}, {"value", "v"}}),
+      403, "PERMISSION_DENIED");
+  EXPECT_EQ(Get("experiments/get-by-name?experiment_name=shared").status, 200)
+      << "still there under its name";
+  // The experiment the run left is empty now: nothing in it is the script's either.
+  std::string scratch =
+      Get("experiments/get-by-name?experiment_name=scratch").body["experiment"]["experiment_id"];
+  ExpectError(Post("experiments/update", json{{"experiment_id", scratch}, {"new_name", "x"}}), 403,
+              "PERMISSION_DENIED");
 }
 
 }  // namespace
