@@ -17,6 +17,7 @@
 #include "metrics/catalog.h"
 #include "platform/process.h"
 #include "store/series_writer.h"
+#include "tests/helpers/as_user.h"
 #include "tests/helpers/free_port.h"
 #include "tests/helpers/recorded_trace.h"
 #include "tests/helpers/scratch_directory.h"
@@ -501,7 +502,9 @@ TEST_F(ServeTest, OtherAddressesNeedATokenAndEveryRequestCarriesIt) {
   ExitInfo exit = ChildProcess::Spawn(refuse).value().Wait().value();
   EXPECT_NE(exit.exit_code, 0);
 
-  StartServer("--host 127.0.0.1 --token s3cret");
+  // A token for everyone (this test's requests come from the server's own user, who would
+  // otherwise pass without one).
+  StartServer("--host 127.0.0.1 --token s3cret --allow-other-users");
   EXPECT_EQ(Get("/api/v1/experiments").status, 401);
   EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer wrong"}}).status, 401);
   EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer s3cret"}}).status, 200);
@@ -528,9 +531,73 @@ TEST_F(ServeTest, OtherAddressesNeedATokenAndEveryRequestCarriesIt) {
   StopServer();
   std::string file = (scratch_.path() / "token").string();
   std::ofstream(file) << "fr0m-a-file\n";
-  StartServer("--host 127.0.0.1 --token-file " + file);
+  StartServer("--host 127.0.0.1 --allow-other-users --token-file " + file);
   EXPECT_EQ(Get("/api/v1/experiments").status, 401);
   EXPECT_EQ(Get("/api/v1/experiments", {{"Authorization", "Bearer fr0m-a-file"}}).status, 200);
+}
+
+// `trainbench serve` as the README starts it: another local user (`nobody`) can neither read
+// the store nor change it; the user's own processes pass without a token. A token lets
+// others in who show it; --allow-other-users lets every local user in.
+TEST_F(ServeTest, ByDefaultOnlyTheUsersOwnProcessesReachTheStore) {
+  if (geteuid() != 0) GTEST_SKIP() << "another user is tried only as root";
+  using testing::kNobody;
+  using testing::StatusAs;
+  EXPECT_NE(StartServer().find("your own processes only"), std::string::npos);
+  std::string run = synthetic_[0].id;
+  const std::string runs = "/api/v1/runs?experiment=synth", log = "/api/v1/runs/" + run + "/log";
+  const std::string del = "/api/2.0/mlflow/runs/delete", body = "{\"run_id\": \"" + run + "\"}";
+  EXPECT_EQ(Get(runs).status, 200);
+  EXPECT_EQ(StatusAs(kNobody, port_, "GET", runs), 403);
+  EXPECT_EQ(StatusAs(kNobody, port_, "GET", log), 403);
+  EXPECT_EQ(StatusAs(kNobody, port_, "GET", "/api/2.0/mlflow/runs/get?run_id=" + run), 403);
+  EXPECT_EQ(StatusAs(kNobody, port_, "POST", del, {}, body), 403);
+  EXPECT_EQ(StatusAs(kNobody, port_, "GET", "/"), 403) << "the web UI too";
+  EXPECT_EQ(Get(runs).body["runs"].size(), 4u) << "nothing deleted";
+
+  StopServer();
+  std::string file = (scratch_.path() / "token").string();
+  std::ofstream(file) << "fr0m-a-file\n";
+  EXPECT_NE(StartServer("--token-file " + file).find("others with its token"), std::string::npos);
+  EXPECT_EQ(Get(runs).status, 200) << "the owner needs no token";
+  EXPECT_EQ(StatusAs(kNobody, port_, "GET", runs), 401);
+  EXPECT_EQ(StatusAs(kNobody, port_, "GET", runs, {{"Authorization", "Bearer fr0m-a-file"}}), 200);
+
+  StopServer();
+  EXPECT_NE(StartServer("--allow-other-users").find("every local user"), std::string::npos);
+  EXPECT_EQ(StatusAs(kNobody, port_, "GET", runs), 200);
+}
+
+// A web page of another site, in the user's own browser (so the peer is the user): by a
+// DNS name pointed at 127.0.0.1 it reads nothing, and its cross-site POSTs change nothing.
+// (web/tests/ui.test.mjs makes the same attacks from a real browser.)
+TEST_F(ServeTest, AnotherSitesPageNeitherReadsNorChangesTheStore) {
+  StartServer("--allowed-host trainbench.lab");
+  std::string run = synthetic_[0].id;
+  const std::string runs = "/api/v1/runs?experiment=synth";
+  const std::string host = "127.0.0.1:" + std::to_string(port_);
+  Served rebound = Get(runs, {{"Host", "attacker.example:" + std::to_string(port_)}});
+  EXPECT_EQ(rebound.status, 403);
+  EXPECT_NE(rebound.raw.find("--allowed-host"), std::string::npos) << rebound.raw;
+  EXPECT_EQ(Get(runs, {{"Host", "trainbench.lab"}}).status, 200) << "a name it was given";
+  EXPECT_EQ(Get(runs, {{"Host", "localhost:" + std::to_string(port_)}}).status, 200);
+  auto post = [&](const httplib::Headers& h) {
+    auto r = client_->Post("/api/2.0/mlflow/runs/set-tag", h,
+                           "{\"run_id\": \"" + run + "\", \"key\": \"k\", \"value\": \"v\"}", "text/plain");
+    return r ? r->status : -1;
+  };
+  EXPECT_EQ(post({{"Origin", "http://attacker.example"}, {"Sec-Fetch-Site", "cross-site"}}), 403);
+  EXPECT_EQ(post({{"Origin", "http://127.0.0.1:1"}}), 403) << "another port's page";
+  EXPECT_EQ(post({{"Sec-Fetch-Site", "same-site"}}), 403);
+  auto tagged = [&] {
+    KeyValues tags = Store::Open(db_).value()->FindRun(run).value().tags;
+    return std::any_of(tags.begin(), tags.end(), [](const auto& t) { return t.first == "k"; });
+  };
+  EXPECT_FALSE(tagged()) << "nothing changed";
+  // The web UI's own page, and a client that is not a browser.
+  EXPECT_EQ(post({{"Origin", "http://" + host}, {"Sec-Fetch-Site", "same-origin"}}), 200);
+  EXPECT_EQ(post({}), 200);
+  EXPECT_TRUE(tagged());
 }
 
 // What the server answers on a raw connection to `request` (status line and on).
@@ -555,7 +622,7 @@ TEST_F(ServeTest, StrangersCannotExhaustTheServer) {
   StartServer("--host 127.0.0.1 --token s3cret");
   // 300 MB announced, not sent: refused on the headers, before any body is read.
   std::string announced =
-      "POST /api/2.0/mlflow/runs/log-batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "POST /api/2.0/mlflow/runs/log-batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
       "Content-Length: 300000000\r\n\r\n";
   EXPECT_TRUE(StartsWith(RawExchange(port_, announced), "HTTP/1.1 401")) << RawExchange(port_, announced);
   // With the token, a JSON call still may not be that large.

@@ -1,8 +1,12 @@
 """What the client's tests share: a small tracking endpoint in the test's process that records
-every request, and the metrics it was sent."""
+every request, and the metrics it was sent; a store with one run made by the built binary."""
 
 import http.server
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -51,3 +55,34 @@ def endpoint(monkeypatch):
 
 def metrics_sent(server):
     return [m for path, _, body in server.requests if path.endswith("/log-batch") for m in body["metrics"]]
+
+
+BINARY = os.environ.get("TRAINBENCH_BINARY")
+PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..")
+
+SCRIPT = """
+import time, trainbench
+with trainbench.Run() as run:
+    run.log_param("lr", 0.1)
+    for i in range(50):
+        if i % 25 == 0:
+            run.epoch()
+        run.log_metric("loss", 2.0 / (i + 1), step=i * 10)
+        time.sleep(0.01)
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A store with one run: a loss logged at steps 0, 10, ..., and the top listener's samples."""
+    tmp = tmp_path_factory.mktemp("read")
+    db = str(tmp / "t.db")
+    script = tmp / "loss.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    done = subprocess.run(
+        [BINARY, "run", "--store", db, "-q", "-n", "loss", "-l", "top", "-i", "100ms", "--", sys.executable, str(script)],
+        env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    run_id = re.search(r"run ([0-9a-f]{32})", done.stderr).group(1)
+    return db, run_id

@@ -18,34 +18,6 @@ PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..")
 sys.path.insert(0, PYTHON_DIR)
 pytestmark = pytest.mark.skipif(not BINARY, reason="TRAINBENCH_BINARY (the built trainbench) not set")
 
-SCRIPT = """
-import time, trainbench
-with trainbench.Run() as run:
-    run.log_param("lr", 0.1)
-    for i in range(50):
-        if i % 25 == 0:
-            run.epoch()
-        run.log_metric("loss", 2.0 / (i + 1), step=i * 10)
-        time.sleep(0.01)
-"""
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    """A store with one run: a loss logged at steps 0, 10, ..., and the top listener's samples."""
-    tmp = tmp_path_factory.mktemp("read")
-    db = str(tmp / "t.db")
-    script = tmp / "loss.py"
-    script.write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
-    done = subprocess.run(
-        [BINARY, "run", "--store", db, "-q", "-n", "loss", "-l", "top", "-i", "100ms", "--", sys.executable, str(script)],
-        env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    run_id = re.search(r"run ([0-9a-f]{32})", done.stderr).group(1)
-    return db, run_id
-
-
 def exported(db, run_id, metric):
     """The same points as `trainbench export --format csv` gives them: an independent reading."""
     out = subprocess.run([BINARY, "export", "--store", db, run_id, "-m", metric], capture_output=True, text=True, check=True)
@@ -68,7 +40,8 @@ def source(request, store, tmp_path):
     if request.param == "local":
         yield db
         return
-    server = subprocess.Popen([BINARY, "serve", "--store", db, "--port", "0", "--token", "s3cret"],
+    # A token for every caller (the tests run as the server's user, who would pass without one).
+    server = subprocess.Popen([BINARY, "serve", "--store", db, "--port", "0", "--token", "s3cret", "--allow-other-users"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = server.stdout.readline()
     url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)

@@ -10,19 +10,21 @@ postgresql:// URI) and on `trainbench serve` (http://host:port, with its token).
 Points travel in trainbench's columnar export (typed arrays, read without parsing): from a
 local store through the `trainbench export` binary into a mapped file, from a server through
 /api/v1/export. The rest is the server's JSON API: a local store starts a private
-`trainbench serve` on loopback (a random token) the first time it needs one, stopped by
-close() or at exit. Tables are pandas DataFrames where pandas is installed, else dicts of
+`trainbench serve` on loopback the first time it needs one (it answers this user's processes
+only, known from the connection: no secret on a command line), stopped by close() or at exit.
+Every request has a time-out and every answer a size limit: a server that stalls or sends
+without end is an error, never a hang. Tables are pandas DataFrames where pandas is installed, else dicts of
 columns (_columns.py).
 """
 
 import atexit
 import difflib
+import http.client
 import io
 import json
 import mmap
 import os
 import re
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -30,7 +32,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from . import _columns
+from . import _columns, _transport
 
 RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -39,14 +41,15 @@ class StoreError(Exception):
     """What went wrong, in the words of the command or server that said it, and what to do."""
 
 
-def open(source, token=None, binary=None):  # noqa: A001 - trainbench.open, as in the docs
+def open(source, token=None, binary=None, timeout=120, max_bytes=4 << 30):  # noqa: A001 - as in the docs
     """A store to read: a SQLite file, a postgresql:// URI, or http(s)://host:port of
     `trainbench serve` (`token`: its access token, else TRAINBENCH_TOKEN). `binary`: the
-    trainbench command for a local store (default: TRAINBENCH_BINARY, else on PATH)."""
+    trainbench command for a local store (default: TRAINBENCH_BINARY, else on PATH).
+    `timeout`: seconds a server's answer may take in all; `max_bytes`: the largest answer."""
     if not isinstance(source, str) or not source:
         raise StoreError("trainbench.open takes a SQLite file, a postgresql:// URI or http://host:port")
     if source.startswith(("http://", "https://")):
-        return _Remote(source, token or os.environ.get("TRAINBENCH_TOKEN"))
+        return _Remote(source, token or os.environ.get("TRAINBENCH_TOKEN"), timeout, max_bytes)
     if not source.startswith(("postgresql://", "postgres://")) and not os.path.exists(source):
         raise StoreError("no store at %s (a SQLite file, a postgresql:// URI or http://host:port)" % source)
     return _Local(source, binary or os.environ.get("TRAINBENCH_BINARY") or shutil.which("trainbench"))
@@ -200,18 +203,28 @@ class _Store:
 
 
 class _Remote(_Store):
-    def __init__(self, url, token):
-        self.url, self.token = url.rstrip("/"), token
+    def __init__(self, url, token, timeout=120, max_bytes=4 << 30):
+        self.url, self.token, self.timeout, self.max_bytes = url.rstrip("/"), token, timeout, max_bytes
+
+    def _read(self, answer, limit):
+        try:
+            return _transport.read_bounded(answer, limit, self.timeout)
+        except _transport.AnswerTooLarge:
+            raise StoreError("%s sent more than %d bytes; ask for fewer runs or points, or raise "
+                             "trainbench.open(..., max_bytes=)" % (self.url, limit)) from None
+        except TimeoutError:
+            raise StoreError("%s took longer than %d s to answer (trainbench.open(..., timeout=))"
+                             % (self.url, self.timeout)) from None
 
     def _get(self, path, query):
         request = urllib.request.Request(self.url + path + ("?" + urllib.parse.urlencode(query) if query else ""))
         if self.token:
             request.add_header("Authorization", "Bearer " + self.token)
         try:
-            with urllib.request.urlopen(request) as answer:
-                return answer.read()
+            with urllib.request.urlopen(request, timeout=min(self.timeout, 60)) as answer:
+                return self._read(answer, self.max_bytes)
         except urllib.error.HTTPError as e:
-            text = e.read().decode(errors="replace").strip()
+            text = self._read(e, 1 << 20).decode(errors="replace").strip()
             try:  # the server's JSON error: its message
                 text = json.loads(text).get("message", text)
             except ValueError:
@@ -219,6 +232,8 @@ class _Remote(_Store):
             raise StoreError("%s (HTTP %d from %s)" % (text, e.code, self.url)) from None
         except urllib.error.URLError as e:
             raise StoreError("cannot reach %s: %s" % (self.url, e.reason)) from None
+        except (OSError, http.client.HTTPException) as e:  # a time-out, a broken or malformed answer
+            raise StoreError("%s did not answer as a trainbench server: %s" % (self.url, e or type(e).__name__)) from None
 
     def _columnar(self, ids, metric):
         return self._get("/api/v1/export", {"runs": ",".join(ids), "metric": metric, "format": "columnar"})
@@ -234,16 +249,17 @@ class _Local(_Store):
 
     def _get(self, path, query):
         if self._remote is None:  # a private server on loopback, for the JSON calls
-            token = secrets.token_hex(16)
+            # No token: it answers this user's processes only (the peer's uid, from the
+            # connection), and a token on its command line would be in every user's `ps`.
             self._server = subprocess.Popen(
-                [self.binary, "serve", "--store", self.source, "--port", "0", "--token", token],
+                [self.binary, "serve", "--store", self.source, "--port", "0"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             line = self._server.stdout.readline()
             found = re.search(r"http://127\.0\.0\.1:\d+", line)
             if not found:
                 self.close()
                 raise StoreError("trainbench serve did not start: %s" % (line.strip() or "no answer"))
-            self._remote = _Remote(found.group(0), token)
+            self._remote = _Remote(found.group(0), None)
             atexit.register(self.close)
         return self._remote._get(path, query)
 

@@ -4,6 +4,7 @@ import http.client
 import json
 import math
 import os
+import time
 import urllib.parse
 import uuid
 
@@ -46,7 +47,7 @@ class Endpoint:
             try:
                 self.connection.request(method, self.prefix + path, body=body, headers=headers)
                 response = self.connection.getresponse()
-                data = response.read()
+                data = read_bounded(response, 64 << 20, 60)
             except (OSError, http.client.HTTPException):
                 self.close()
                 if attempt == 1:
@@ -64,3 +65,25 @@ class Endpoint:
         if self.connection is not None:
             self.connection.close()
             self.connection = None
+
+
+class AnswerTooLarge(OSError):
+    """A server's answer beyond the size a client accepts."""
+
+
+def read_bounded(answer, limit, timeout):
+    """An HTTP answer's body, taking at most `timeout` seconds in all and `limit` bytes: a
+    server that trickles its answer or sends without end raises OSError rather than
+    holding or growing the client for ever."""
+    deadline = time.monotonic() + timeout
+    parts, size = [], 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the answer took longer than %d s" % timeout)
+        part = answer.read1(1 << 20) if hasattr(answer, "read1") else answer.read(1 << 20)
+        if not part:
+            return b"".join(parts)
+        size += len(part)
+        if size > limit:
+            raise AnswerTooLarge("the answer is larger than %d bytes" % limit)
+        parts.append(part)

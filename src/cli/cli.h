@@ -98,6 +98,8 @@ struct ServeArgs {
   std::string token;
   std::string token_file;
   std::string web;
+  bool allow_other_users = false;
+  std::vector<std::string> allowed_hosts;
 };
 
 // trainbench plot: options as given (empty: the figure file's value, else the default).

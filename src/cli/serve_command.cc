@@ -53,6 +53,12 @@ std::string WebDirectory(const std::string& given) {
   return "";
 }
 
+// Who the server answers, as its first line says.
+std::string WhoMayCall(const ServeArgs& a) {
+  if (a.allow_other_users) return a.token.empty() ? "every local user" : "whoever sends its token";
+  return a.token.empty() ? "your own processes only" : "your own processes, and others with its token";
+}
+
 int CommandServe(ServeArgs a) {
   // The token from a file (a command line is in every user's `ps`), else the environment.
   if (!a.token_file.empty()) {
@@ -88,6 +94,13 @@ int CommandServe(ServeArgs a) {
   options.host = a.host;
   options.port = a.port;
   options.token = a.token;
+  // Who passes without the token: this user's own processes on loopback (the peer's uid,
+  // from the connection), or, when asked, every local user.
+  options.without_token =
+      a.allow_other_users ? HttpServerOptions::Peers::kAnyone : HttpServerOptions::Peers::kOwner;
+  options.host_names = a.allowed_hosts;
+  options.host_names.push_back(a.host);
+  if (char name[256] = {}; gethostname(name, sizeof name - 1) == 0) options.host_names.emplace_back(name);
   options.static_dir = WebDirectory(a.web);
   // Signals are taken by this thread; the server's threads inherit the mask.
   sigset_t signals;
@@ -96,9 +109,10 @@ int CommandServe(ServeArgs a) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   Status started = server.Start(options);
   if (!started.ok()) return Fail(started);
-  std::printf("trainbench: serving %s at %s/%s (Ctrl-C stops)\n", (*store)->Describe().c_str(),
+  std::printf("trainbench: serving %s at %s/%s, to %s (Ctrl-C stops)\n", (*store)->Describe().c_str(),
               server.Url().c_str(),
-              options.static_dir.empty() ? " (API only: no web UI found, --web names its directory)" : "");
+              options.static_dir.empty() ? " (API only: no web UI found, --web names its directory)" : "",
+              WhoMayCall(a).c_str());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
@@ -119,6 +133,12 @@ void AddServeCommand(CLI::App& app, std::vector<Subcommand>& out) {
       "--token-file", sa->token_file,
       "File whose first line is the access token every request must carry (or env TRAINBENCH_TOKEN)");
   serve->add_option("--token", sa->token, "The access token itself (visible in ps; prefer --token-file)");
+  serve->add_flag("--allow-other-users", sa->allow_other_users,
+                  "Let other local users in without the token (by default only your own processes, "
+                  "known from the connection, pass without it)");
+  serve->add_option("--allowed-host", sa->allowed_hosts,
+                    "A name requests may reach the server by (a proxy's, a DNS name); IP addresses, "
+                    "localhost, --host and this machine's name always pass; repeatable");
   serve->add_option("--web", sa->web, "Directory of the web UI's files (default: web/ of this build)");
 
   out.push_back({serve, [sa](const DashedCommand&) { return CommandServe(*sa); }});

@@ -23,6 +23,7 @@
 #include "base/time.h"
 #include "http/http_parse.h"
 #include "http/http_wire.h"
+#include "http/request_origin.h"
 #include "http/socket_peer.h"
 #include "http/static_files.h"
 
@@ -38,25 +39,6 @@ constexpr int kNextRequestGraceMs = 2;
 }  // namespace
 
 namespace {
-
-constexpr const char* kSessionCookie = "trainbench_session";
-
-// The bearer token the request carries, "" for none.
-std::string BearerToken(const HttpRequest& req) {
-  std::string auth = req.Header("authorization");
-  return StartsWith(auth, "Bearer ") ? auth.substr(7) : "";
-}
-
-// The session the request's cookie names, "" for none.
-std::string SessionCookie(const HttpRequest& req) {
-  std::string cookies = req.Header("cookie");
-  for (std::string_view c : Split(cookies, ';')) {
-    c = Trim(c);
-    if (StartsWith(c, std::string(kSessionCookie) + "="))
-      return std::string(c.substr(std::strlen(kSessionCookie) + 1));
-  }
-  return "";
-}
 
 // The path and query of a request without its `token` parameter, to redirect to.
 std::string WithoutToken(const HttpRequest& req) {
@@ -180,6 +162,12 @@ void HttpServer::Watch() {
         HttpConnection& c = *w.c;
         bool open = c.FillNow(kMaxHeadBytes + 1);
         if (FindHead(c.in) || c.in.size() > kMaxHeadBytes) {
+          if (RefusedOutright(c)) {  // another user on a port for its owner only: no worker
+            HttpRequest none;
+            Send(c, NotOwner(), none, false);
+            shutdown(c.fd(), SHUT_WR);
+            continue;
+          }
           workers_->Enqueue([this, c = std::move(w.c)] { Serve(c); });
           continue;
         }
@@ -252,21 +240,14 @@ void HttpServer::Park(std::shared_ptr<HttpConnection> c) {
   (void)!write(park_pipe_[1], "p", 1);  // a full pipe has woken the thread already
 }
 
-bool HttpServer::Authorized(const std::string& bearer, const std::string& session) {
+bool HttpServer::Authorized(HttpConnection& c, const HttpRequest& req) {
   if (options_.token.empty()) return true;
-  if (!bearer.empty()) return SecretsEqual(bearer, options_.token);
+  std::string auth = req.Header("authorization");
+  if (StartsWith(auth, "Bearer ")) return SecretsEqual(auth.substr(7), options_.token);
+  std::string session = SessionTable::FromCookies(req.Header("cookie"), SessionTable::CookieName(port_));
   if (session.empty()) return false;
-  std::lock_guard lock(sessions_mu_);
-  return std::any_of(sessions_.begin(), sessions_.end(),
-                     [&](const std::string& s) { return SecretsEqual(s, session); });
-}
-
-std::string HttpServer::NewSession() {
-  std::string session = RandomHex(32);
-  std::lock_guard lock(sessions_mu_);
-  sessions_.push_back(session);
-  if (sessions_.size() > kMaxSessions) sessions_.erase(sessions_.begin());
-  return session;
+  if (!c.peer) c.peer = PeerIdentity(c.fd());
+  return sessions_.Valid(session, *c.peer);
 }
 
 // --- one connection's requests: framing, policy, body, dispatch ---
@@ -306,6 +287,17 @@ HttpServer::Framing HttpServer::ReadHead(HttpConnection& c, HttpRequest& req) {
   return Framing::kRequest;
 }
 
+bool HttpServer::RefusedOutright(HttpConnection& c) {
+  return options_.without_token == HttpServerOptions::Peers::kOwner && options_.token.empty() &&
+         !FromOwner(c);
+}
+
+ApiResponse HttpServer::NotOwner() {
+  return JsonError(403, "PERMISSION_DENIED",
+                   "this port answers only the processes of the user who started it (uid " +
+                       std::to_string(geteuid()) + ") on this machine");
+}
+
 bool HttpServer::FromOwner(HttpConnection& c) {
   if (options_.without_token != HttpServerOptions::Peers::kOwner) return false;
   if (!c.from_owner) {
@@ -317,23 +309,39 @@ bool HttpServer::FromOwner(HttpConnection& c) {
 
 HttpServer::Admission HttpServer::Admit(HttpConnection& c, const HttpRequest& req) {
   Admission out;
-  bool owner = FromOwner(c);
-  if (!owner && options_.without_token == HttpServerOptions::Peers::kOwner && options_.token.empty()) {
+  // Another site's page, through this user's browser: by a DNS name pointed here, or a
+  // request that changes something.
+  std::string host = req.Header("host");
+  if (!HostAllowed(host, options_.host_names)) {
     out.refusal = JsonError(403, "PERMISSION_DENIED",
-                            "this port answers only the processes of the user who started it (uid " +
-                                std::to_string(geteuid()) + ") on this machine");
+                            "this server does not answer to the name '" + HostName(host) +
+                                "': use its address or localhost, or start it with --allowed-host " +
+                                HostName(host) + " (a web page whose name was pointed here is refused)");
     return out;
   }
-  if (!owner && !Authorized(BearerToken(req), SessionCookie(req))) {
+  std::string cross = CrossOriginWrite(req.method, host, req.Header("origin"), req.Header("sec-fetch-site"));
+  if (!cross.empty()) {
+    out.refusal = JsonError(403, "PERMISSION_DENIED",
+                            cross + "; changes are taken from this server's own pages and from clients");
+    return out;
+  }
+  bool owner = FromOwner(c);
+  if (RefusedOutright(c)) {
+    out.refusal = NotOwner();
+    return out;
+  }
+  if (!owner && !Authorized(c, req)) {
     // A person opening the page with ?token=: a session cookie (never the token itself),
     // and the same page without the token.
     auto token = req.params.find("token");
     if (req.method == "GET" && !StartsWith(req.path, "/api/") && token != req.params.end() &&
         SecretsEqual(token->second, options_.token)) {
       ApiResponse redirect{303, "", "", nullptr, {}};
-      redirect.headers = {{"Location", WithoutToken(req)},
-                          {"Set-Cookie", std::string(kSessionCookie) + "=" + NewSession() +
-                                             "; Path=/; HttpOnly; SameSite=Strict"}};
+      if (!c.peer) c.peer = PeerIdentity(c.fd());
+      redirect.headers = {
+          {"Location", WithoutToken(req)},
+          {"Set-Cookie", SessionTable::CookieName(port_) + "=" + sessions_.Create(c.peer.value()) +
+                             "; Path=/; HttpOnly; SameSite=Strict"}};
       c.proven = true;
       out.redirect = std::move(redirect);
       return out;
@@ -385,6 +393,8 @@ std::optional<ApiResponse> HttpServer::ReadBody(HttpConnection& c, HttpRequest& 
   if (a.chunked) {
     int status = ReadChunked(c, a.limit, sink);
     if (status == 413) return TooLarge(req, a.limit);
+    if (status == 408)
+      return JsonError(408, "REQUEST_TIMEOUT", "the request's body arrived slower than 64 KiB/s");
     if (status != 0) return JsonError(status, "BAD_REQUEST", "the request's chunked body is malformed");
   } else if (a.length &&
              !c.Take(static_cast<size_t>(*a.length), [&](std::string_view p) { return sink(p); })) {

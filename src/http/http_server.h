@@ -30,6 +30,7 @@
 
 #include "base/status.h"
 #include "base/worker_pool.h"
+#include "http/sessions.h"
 
 namespace tb {
 
@@ -76,6 +77,10 @@ struct HttpServerOptions {
   // the token, and with kOwner and no token, is refused (403).
   enum class Peers { kAnyone, kOwner };
   Peers without_token = Peers::kAnyone;
+  // Names a request's Host header may give besides IP addresses, localhost and *.localhost
+  // (http/request_origin.h): a page whose DNS name points here is refused (403), as is a
+  // request that would change something from another site's page, whoever its peer is.
+  std::vector<std::string> host_names;
   // Request bodies larger than this are refused (413) before they are read, except under
   // the path prefixes of `large_bodies` (artifact uploads), which have their own limit.
   size_t max_body_bytes = size_t{4} << 20;
@@ -155,14 +160,16 @@ class HttpServer {
   std::optional<ApiResponse> ReadBody(HttpConnection& c, HttpRequest& req, const Admission& a, bool& broken);
   // The answer: the first handler's that answers, else a static file, else 404.
   ApiResponse Dispatch(HttpRequest& req);
-  // Whether a request with this bearer token or session cookie may pass.
-  bool Authorized(const std::string& bearer, const std::string& session);
+  // Whether a request with this bearer token, or session cookie from this connection's
+  // peer, may pass.
+  bool Authorized(HttpConnection& c, const HttpRequest& req);
   // Whether the connection's peer is this server's own user on loopback (Peers::kOwner),
   // found once per connection.
   bool FromOwner(HttpConnection& c);
-  // A session id for a browser that showed the token, remembered (kMaxSessions at most).
-  std::string NewSession();
-  static constexpr size_t kMaxSessions = 1024;
+  // Whether every request on the connection is refused whatever it carries (Peers::kOwner,
+  // no token, another user): answered by the accepting thread, holding no worker.
+  bool RefusedOutright(HttpConnection& c);
+  static ApiResponse NotOwner();
   int64_t HeadNanos() const;
 
   std::vector<ApiHandler> handlers_;
@@ -179,8 +186,7 @@ class HttpServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<int64_t> worker_cpu_ns_{0};
-  std::mutex sessions_mu_;
-  std::vector<std::string> sessions_;  // oldest first
+  SessionTable sessions_;
 };
 
 // A JSON error answer: {"error_code": code, "message": message}.

@@ -116,8 +116,8 @@ class HttpServerWire : public ::testing::Test {
 TEST_F(HttpServerWire, KeptAliveConnectionsAnswerEachRequestInTurn) {
   // Two requests in one write (pipelined), the second asking to close.
   std::string answer = Exchange(
-      "GET /a?x=1 HTTP/1.1\r\nHost: h\r\n\r\n"
-      "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+      "GET /a?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n"
+      "POST /b HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
   EXPECT_EQ(Count(answer, "HTTP/1.1 200 OK\r\n"), 2u) << answer;
   size_t first = answer.find("GET /a [x=1] body=0");
   size_t second = answer.find("POST /b body=5:hello");

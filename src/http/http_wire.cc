@@ -147,7 +147,14 @@ bool Send(HttpConnection& c, ApiResponse response, const HttpRequest& req, bool 
 }
 
 int ReadChunked(HttpConnection& c, size_t limit, BodySink& sink) {
+  // The whole body keeps the minimum rate, not only each chunk: a client sending a one-byte
+  // chunk every few seconds would otherwise hold its worker for ever.
+  int64_t start = MonotonicNanos();
   for (;;) {
+    if (MonotonicNanos() - start > int64_t{kReadTimeoutMs} * 1'000'000 + static_cast<int64_t>(sink.size()) *
+                                                                             1'000'000'000 /
+                                                                             kMinBodyBytesPerSecond)
+      return 408;
     std::optional<std::string> line = c.Line(1024);
     if (!line) return 400;
     std::optional<uint64_t> size = ParseChunkSize(*line);

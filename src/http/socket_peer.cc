@@ -1,5 +1,6 @@
 #include "http/socket_peer.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -99,6 +100,19 @@ std::optional<uid_t> LoopbackPeerOwner(int fd, std::string_view proc_root) {
   std::ostringstream text;
   text << in.rdbuf();
   return OwnerInSocketTable(text.str(), *peer, *server);
+}
+
+std::string PeerIdentity(int fd) {
+  if (std::optional<uid_t> uid = LoopbackPeerOwner(fd)) return "uid " + std::to_string(*uid);
+  sockaddr_storage theirs{};
+  socklen_t m = sizeof theirs;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&theirs), &m) != 0) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* address = theirs.ss_family == AF_INET6
+                            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&theirs)->sin6_addr)
+                            : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&theirs)->sin_addr);
+  if (inet_ntop(theirs.ss_family, address, text, sizeof text) == nullptr) return "";
+  return std::string("address ") + text;
 }
 
 bool IsLoopbackHost(const std::string& host) {

@@ -38,6 +38,11 @@ std::optional<uid_t> OwnerInSocketTable(std::string_view table, const SocketEnd&
 // one).
 std::optional<uid_t> LoopbackPeerOwner(int fd, std::string_view proc_root = "");
 
+// Who is at the other end of `fd`, to bind a browser's session to: "uid N" for a peer on
+// loopback whose owner the socket table names (LoopbackPeerOwner), else "address A" (its
+// IP address, without the port); "" when the socket has no peer any more.
+std::string PeerIdentity(int fd);
+
 // True when `host` is a loopback address (127.0.0.0/8, ::1) or a name that resolves to
 // loopback addresses only ("localhost"); "127.example.com" is a name like any other.
 bool IsLoopbackHost(const std::string& host);

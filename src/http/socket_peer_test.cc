@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "http/http_server.h"
+#include "tests/helpers/as_user.h"
 
 namespace tb {
 namespace {
@@ -83,31 +84,12 @@ TEST(SocketPeerTest, AConnectionFromThisProcessIsOurs) {
   close(listener);
 }
 
-// The HTTP status another user gets from `url`, asked from a child process that became
-// `uid` (needs root; -1 when it could not ask).
+// The HTTP status another user gets at /api/x (needs root; -1 when it could not ask).
 int StatusAs(uid_t uid, int port, const std::string& header = "") {
-  int out[2];
-  if (pipe(out) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(out[0]);
-    int status = -1;
-    if (setgid(uid) == 0 && setuid(uid) == 0) {
-      httplib::Client c("127.0.0.1", port);
-      httplib::Headers h;
-      if (!header.empty()) h.emplace("Authorization", header);
-      if (auto r = c.Get("/api/x", h)) status = r->status;
-    }
-    ssize_t ignored = write(out[1], &status, sizeof status);
-    (void)ignored;
-    _exit(0);
-  }
-  close(out[1]);
-  int status = -1;
-  if (read(out[0], &status, sizeof status) != sizeof status) status = -1;
-  close(out[0]);
-  waitpid(pid, nullptr, 0);
-  return status;
+  httplib::Headers h;
+  if (!header.empty())
+    h.emplace(header.starts_with("trainbench_session") ? "Cookie" : "Authorization", header);
+  return testing::StatusAs(uid, port, "GET", "/api/x", h);
 }
 
 TEST(SocketPeerTest, AServerForItsOwnerLetsItsUserInAndNoOtherUser) {
@@ -128,8 +110,14 @@ TEST(SocketPeerTest, AServerForItsOwnerLetsItsUserInAndNoOtherUser) {
     EXPECT_EQ(r->status, 200);
   }
   if (geteuid() != 0) GTEST_SKIP() << "another user is tried only as root";
-  EXPECT_EQ(StatusAs(65534, server.port()), 403);
-  EXPECT_EQ(StatusAs(65534, server.port(), "Basic dXNlcjpodW50ZXIy"), 403);
+  // Another user is refused by the thread that accepts, before a worker is taken: its
+  // requests cost the workers nothing, so they cannot keep the owner's script waiting.
+  ours.stop();
+  usleep(100'000);  // the owner's connection handed back
+  int64_t before = server.worker_cpu_ns();
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(StatusAs(testing::kNobody, server.port()), 403);
+  EXPECT_EQ(StatusAs(testing::kNobody, server.port(), "Basic dXNlcjpodW50ZXIy"), 403);
+  EXPECT_EQ(server.worker_cpu_ns(), before);
   server.Stop();
 
   // With a token too, another user who shows it passes (a token for a peer elsewhere).
@@ -138,10 +126,35 @@ TEST(SocketPeerTest, AServerForItsOwnerLetsItsUserInAndNoOtherUser) {
   }});
   options.token = "s3cret";
   ASSERT_TRUE(with_token.Start(options).ok());
-  EXPECT_EQ(StatusAs(65534, with_token.port()), 401);
-  EXPECT_EQ(StatusAs(65534, with_token.port(), "Bearer s3cret"), 200);
+  EXPECT_EQ(StatusAs(testing::kNobody, with_token.port()), 401);
+  EXPECT_EQ(StatusAs(testing::kNobody, with_token.port(), "Bearer s3cret"), 200);
   httplib::Client again("127.0.0.1", with_token.port());
   EXPECT_EQ(again.Get("/api/x")->status, 200);
+}
+
+// A browser's session cookie is sent to every port of the host, so another local user's
+// web server receives it: replayed from that user's process it opens nothing. It passes for
+// the peer that opened it, and under the cookie name of its own server's port.
+TEST(SocketPeerTest, ASessionCookiePassesOnlyForTheUserWhoOpenedItOnItsPort) {
+  if (geteuid() != 0) GTEST_SKIP() << "another user is tried only as root";
+  HttpServer server({[](const ApiRequest&) -> std::optional<ApiResponse> {
+    return ApiResponse{200, "application/json", "{}", nullptr, {}};
+  }});
+  HttpServerOptions options;
+  options.token = "s3cret";  // every peer needs it (a server for anyone who shows it)
+  ASSERT_TRUE(server.Start(options).ok());
+  httplib::Client browser("127.0.0.1", server.port());
+  auto page = browser.Get("/?token=s3cret");
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->status, 303);
+  std::string cookie = page->get_header_value("Set-Cookie");
+  cookie = cookie.substr(0, cookie.find(';'));
+  ASSERT_EQ(cookie.rfind("trainbench_session_" + std::to_string(server.port()) + "=", 0), 0u) << cookie;
+  EXPECT_EQ(browser.Get("/api/x", {{"Cookie", cookie}})->status, 200);
+  EXPECT_EQ(StatusAs(testing::kNobody, server.port(), cookie), 401) << "replayed by another user";
+  std::string value = cookie.substr(cookie.find('=') + 1);
+  EXPECT_EQ(browser.Get("/api/x", {{"Cookie", "trainbench_session_1=" + value}})->status, 401)
+      << "another port's cookie";
 }
 
 }  // namespace
