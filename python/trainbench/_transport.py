@@ -82,6 +82,7 @@ def read_bounded(answer, limit, timeout):
             raise TimeoutError("the answer took longer than %d s" % timeout)
         part = answer.read1(1 << 20) if hasattr(answer, "read1") else answer.read(1 << 20)
         if not part:
+            answer.read()  # marks the answer done, so a kept-alive connection can ask again
             return b"".join(parts)
         size += len(part)
         if size > limit:
