@@ -27,10 +27,11 @@ export function makeStore(db, extra = []) {
   return JSON.parse(out);
 }
 
-// `trainbench serve` on a free port, serving the page in `web`; resolves with its address
-// once it listens.
-export function serve(db, web = join(repo, "web", "dist")) {
-  const child = spawn(trainbench, ["serve", "--store", db, "--port", "0", "--web", web], {
+// `trainbench serve` on a free port, serving the page in `web` (with `args`); resolves with
+// its address once it listens (`as`: node's spawn options uid and gid, to serve as another user).
+export function serve(db, web = join(repo, "web", "dist"), args = [], as = {}) {
+  const child = spawn(trainbench, ["serve", "--store", db, "--port", "0", "--web", web, ...args], {
+    ...as,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let err = "";
@@ -47,11 +48,12 @@ export function serve(db, web = join(repo, "web", "dist")) {
 }
 
 // A fresh profile each launch (playwright makes and removes it).
-export function browser() {
+export function browser(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
     args: [
+      ...extraArgs,
       "--no-sandbox",
       "--disable-gpu",
       "--no-first-run",
