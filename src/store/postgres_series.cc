@@ -103,9 +103,9 @@ Result<std::vector<ChunkRecord>> PostgresStore::ReadChunksOfSeries(const std::ve
   Result<pg::Rows> rows =
       Query({ChunkSelect(ChunkBlobs::kData, "= ANY($1::bigint[])"), {Text(BigintArray(series_ids))}});
   if (!rows.ok()) return rows.status();
-  return Collect<ChunkRecord>(*rows, [&](int i) {
+  return SoundChunks(Collect<ChunkRecord>(*rows, [&](int i) {
     return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
-  });
+  }));
 }
 
 Result<std::vector<ChunkRecord>> PostgresStore::ReadChunksReaching(const std::vector<int64_t>& series_ids,
@@ -114,9 +114,9 @@ Result<std::vector<ChunkRecord>> PostgresStore::ReadChunksReaching(const std::ve
       Query({ChunkSelect(ChunkBlobs::kData, "= ANY($1::bigint[])", {nullptr, nullptr}, "$2"),
              {Text(BigintArray(series_ids)), Int(since_ms)}});
   if (!rows.ok()) return rows.status();
-  return Collect<ChunkRecord>(*rows, [&](int i) {
+  return SoundChunks(Collect<ChunkRecord>(*rows, [&](int i) {
     return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
-  });
+  }));
 }
 
 Result<std::vector<ChunkRecord>> PostgresStore::ListChunkInfo(int64_t series_id) {
@@ -132,9 +132,9 @@ Result<std::vector<ChunkRecord>> PostgresStore::ReadChunkRange(int64_t series_id
   Result<pg::Rows> rows = Query({ChunkSelect(ChunkBlobs::kData, "= $1", {"$2", "$3"}),
                                  {Int(series_id), Int(first_ms_from), Int(first_ms_to)}});
   if (!rows.ok()) return rows.status();
-  return Collect<ChunkRecord>(*rows, [&](int i) {
+  return SoundChunks(Collect<ChunkRecord>(*rows, [&](int i) {
     return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
-  });
+  }));
 }
 
 Result<std::vector<SeriesOverview>> PostgresStore::ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
@@ -187,6 +187,6 @@ Result<std::vector<ChunkRecord>> PostgresStore::Chunks(int64_t series_id, ChunkB
   std::vector<ChunkRecord> out;
   out.reserve(static_cast<size_t>(rows->size()));
   for (int i = 0; i < rows->size(); ++i) out.push_back(ChunkFromRow(pg::Row{*rows, i}, blobs));
-  return out;
+  return SoundChunks(std::move(out));
 }
 }  // namespace tb

@@ -77,7 +77,7 @@ Status SqliteStore::BeginOverview(int64_t series_id, int64_t before_ms) {
   int rc;
   while ((rc = rows.Step()) == SQLITE_ROW) {
     ChunkRecord c = ChunkFromRow(rows, ChunkBlobs::kData);
-    if (!c.sealed) continue;
+    if (!c.sealed || !SoundChunk(c)) continue;
     decoded.clear();
     // A chunk that does not decode leaves the overview short (never the points unwritten).
     if (!DecodeChunk(c.data, decoded, c.times).ok()) return Status::Ok();
@@ -272,8 +272,8 @@ Result<std::vector<ChunkRecord>> SqliteStore::ReadChunksOfSeries(const std::vect
   std::lock_guard lock(mu_);
   Statement st(*statements_, ChunkSelect(ChunkBlobs::kData, "IN (SELECT value FROM json_each(?))"));
   st.Bind(1, nlohmann::json(series_ids).dump());
-  return Rows<ChunkRecord>(st, "cannot read samples",
-                           [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); });
+  return SoundChunks(Rows<ChunkRecord>(st, "cannot read samples",
+                                       [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); }));
 }
 
 Result<std::vector<ChunkRecord>> SqliteStore::ReadChunksReaching(const std::vector<int64_t>& series_ids,
@@ -283,8 +283,8 @@ Result<std::vector<ChunkRecord>> SqliteStore::ReadChunksReaching(const std::vect
                                          {nullptr, nullptr}, "?2"));
   st.Bind(1, nlohmann::json(series_ids).dump());
   st.Bind(2, since_ms);
-  return Rows<ChunkRecord>(st, "cannot read samples",
-                           [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); });
+  return SoundChunks(Rows<ChunkRecord>(st, "cannot read samples",
+                                       [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); }));
 }
 
 Result<std::vector<ChunkRecord>> SqliteStore::ListChunkInfo(int64_t series_id) {
@@ -303,8 +303,8 @@ Result<std::vector<ChunkRecord>> SqliteStore::ReadChunkRange(int64_t series_id, 
   st.Bind(1, series_id);
   st.Bind(2, first_ms_from);
   st.Bind(3, first_ms_to);
-  return Rows<ChunkRecord>(st, "cannot read samples",
-                           [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); });
+  return SoundChunks(Rows<ChunkRecord>(st, "cannot read samples",
+                                       [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); }));
 }
 
 Result<std::vector<SeriesOverview>> SqliteStore::ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
@@ -344,8 +344,8 @@ Result<std::vector<ChunkRecord>> SqliteStore::Chunks(int64_t series_id, ChunkBlo
   std::string sql = ChunkSelect(blobs, "= ?");
   Statement st(*statements_, sql);
   st.Bind(1, series_id);
-  return Rows<ChunkRecord>(st, "cannot read samples",
-                           [&](Statement& row) { return ChunkFromRow(row, blobs); });
+  return SoundChunks(
+      Rows<ChunkRecord>(st, "cannot read samples", [&](Statement& row) { return ChunkFromRow(row, blobs); }));
 }
 
 }  // namespace tb

@@ -4,15 +4,40 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/log.h"
 #include "base/secret.h"
 #include "base/strings.h"
+#include "store/chunk_codec.h"
 #include "store/chunk_summary.h"
 #include "store/varint.h"
 
 namespace tb {
+
+bool SoundChunk(const ChunkRecord& c) {
+  return c.count >= 0 && c.count <= static_cast<int64_t>(kMaxChunkPoints);
+}
+
+Result<std::vector<ChunkRecord>> SoundChunks(Result<std::vector<ChunkRecord>> chunks) {
+  if (!chunks.ok()) return chunks;
+  static std::mutex mu;
+  static std::set<int64_t> said;  // chunks warned about, each once (a few thousand at most)
+  std::erase_if(*chunks, [](const ChunkRecord& c) {
+    if (SoundChunk(c)) return false;
+    std::lock_guard lock(mu);
+    if (said.size() < 4096 && said.insert(c.id).second) {
+      LogWarning("store: chunk " + std::to_string(c.id) + " of series " + std::to_string(c.series_id) +
+                 " says it holds " + std::to_string(c.count) + " points (trainbench writes 0 to " +
+                 std::to_string(kMaxChunkPoints) + "): left out; the store was changed outside trainbench");
+    }
+    return true;
+  });
+  return chunks;
+}
 
 ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed, int64_t times_series) {
   ChunkRecord c;

@@ -112,6 +112,13 @@ struct ChunkRecord {
   int64_t times_series = 0;
   std::string times;
 };
+// Whether a chunk row read from a store holds what trainbench writes: 0 to kMaxChunkPoints
+// points. One changed outside trainbench (an UPDATE on a shared PostgreSQL store, a SQLite
+// file someone hands you: count -1, 2^62) must size nothing.
+bool SoundChunk(const ChunkRecord& c);
+// `chunks` without the unsound ones, each named (chunk and series) in a warning, once: every
+// read of chunks goes through it, so one bad row hides its own points and nothing else.
+Result<std::vector<ChunkRecord>> SoundChunks(Result<std::vector<ChunkRecord>> chunks);
 // Builds a ChunkRecord (encoding and statistics) for `points` of one series; without
 // their times (`times_series` names the shared times' key) when `times_series` is not 0.
 ChunkRecord MakeChunk(int64_t series_id, std::span<const Point> points, bool sealed,

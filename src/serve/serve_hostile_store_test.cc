@@ -1,0 +1,57 @@
+// A store changed outside trainbench (an UPDATE on a shared PostgreSQL store, a SQLite file
+// someone hands you) is read without the server going down: a chunk row whose point count
+// was rewritten sizes nothing, is left out, and the rest of its series is served.
+#include <gtest/gtest.h>
+
+#include "serve/serve_api_fixture.h"
+#include "tests/helpers/sqlite_script.h"
+
+namespace tb {
+namespace {
+
+// Pulls a streamed answer whole, as the server does.
+std::string Whole(ApiResponse r) {
+  std::string body = r.body;
+  while (r.stream && r.stream(body)) {
+  }
+  return body;
+}
+
+TEST_F(ServeApiTest, AChunkWhoseCountWasRewrittenIsLeftOutAndTheRestIsServed) {
+  constexpr int kPoints = 3 * 4096;  // three sealed chunks
+  {
+    SeriesWriter writer(*store_, run_.id);
+    for (int i = 0; i < kPoints; ++i)
+      writer.Append("gpu.power.draw_watts", "gpu=0", {kStart + i * 100, 100.0 + i % 7, kNoStep});
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  ASSERT_TRUE(store_->FinishRun(run_.id, kStart + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
+  int64_t series = store_->ListSeries(run_.id).value()[0].id;
+  std::vector<ChunkRecord> chunks = store_->ListChunkInfo(series).value();
+  ASSERT_EQ(chunks.size(), 3u);
+  std::string db = (scratch_.path() / "s.db").string();
+  for (const char* count : {"-1", "4611686018427387904", "-4611686018427387904", "1000000000000"}) {
+    SCOPED_TRACE(count);
+    RunSqlite(db, {"UPDATE chunks SET count = " + std::string(count) +
+                   " WHERE id = " + std::to_string(chunks[1].id)});
+    api_ = std::make_unique<ServeApi>(*store_);  // nothing cached from before
+    ApiResponse exact =
+        Call("series", {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"x", "wall"}});
+    ASSERT_EQ(exact.status, 200) << exact.body;
+    json s = json::parse(Whole(std::move(exact)))["series"][0];
+    EXPECT_EQ(s["y"].size(), 2u * 4096) << "the two sound chunks";
+    for (const char* budget : {"400", "4000"}) {
+      ApiResponse chart =
+          Call("series", {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"budget", budget}});
+      EXPECT_EQ(chart.status, 200) << chart.body;
+    }
+    ApiResponse csv = Call("export", {{"runs", run_.id}, {"format", "csv"}});
+    ASSERT_EQ(csv.status, 200) << csv.body;
+    std::string text = Whole(std::move(csv));
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 * 4096 + 1) << "a header and the sound points";
+    EXPECT_EQ(Call("runs", {{"experiment", run_.experiment}}).status, 200);
+  }
+}
+
+}  // namespace
+}  // namespace tb
