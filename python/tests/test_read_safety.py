@@ -96,3 +96,23 @@ def test_a_server_trickling_its_answer_is_stopped_at_the_time_out():
         trainbench.open(url, timeout=2).runs()
     stop.set()
     assert time.monotonic() - started < 30  # not the hours the trickle would take
+
+
+def test_one_run_with_latin1_bytes_hides_no_run(store, tmp_path):
+    import shutil
+    import sqlite3
+
+    import trainbench
+
+    db, run_id = store
+    copy = str(tmp_path / "latin1.db")
+    shutil.copy(db, copy)
+    with sqlite3.connect(copy) as c:  # an old store, or one written by a tool in Latin-1
+        c.execute("UPDATE runs SET name = CAST(X'636166E9' AS TEXT), command = CAST(X'707974686F6E33207472E96E2E7079' AS TEXT) WHERE id = ?", (run_id,))
+    opened = trainbench.open(copy, binary=BINARY)
+    try:
+        runs = opened.runs()
+        assert list(column(runs, "id")) == [run_id]
+        assert list(column(runs, "name")) == ["caf\\xe9"]  # the byte shown, as trainbench shows it everywhere
+    finally:
+        opened.close()

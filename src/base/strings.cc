@@ -157,6 +157,13 @@ void AppendJsonNumber(std::string& to, std::optional<double> v) {
 }
 
 std::string JsonQuote(std::string_view s) {
+  // JSON is UTF-8: bytes that are not (a Latin-1 name in an old store) become the text \xHH,
+  // as everywhere else trainbench shows them, and never make a reader's decoder fail.
+  std::string fixed;
+  if (std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    fixed = EscapeInvalidUtf8(s);
+    s = fixed;
+  }
   std::string out = "\"";
   for (char c : s) {
     switch (c) {

@@ -32,7 +32,8 @@ std::optional<uint64_t> ScanUint(std::string_view s, size_t& pos);
 // Quotes a string for a POSIX shell when it needs quoting ("it's" -> 'it'\''s').
 std::string ShellQuote(std::string_view s);
 std::string JoinShellWords(const std::vector<std::string>& words);
-// `s` as a JSON string literal, quotes included (control characters escaped).
+// `s` as a JSON string literal, quotes included (control characters escaped; bytes that
+// are not UTF-8 written as the text \xHH, EscapeInvalidUtf8).
 std::string JsonQuote(std::string_view s);
 // Appends `v` as a JSON number, the fewest digits that read back as the same double
 // ("0.1", "1.763777e+12"); null for none, NaN or an infinity (JSON has no such numbers).

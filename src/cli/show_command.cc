@@ -84,23 +84,31 @@ void PrintLists(Store& store, const RunRecord& r) {
   }
   KeyValues tags;
   std::vector<std::string> models, datasets;
+  // The records are JSON the run's tags hold; a forged one shows what of it is text.
+  auto text = [](const nlohmann::json& o, const char* key) {
+    auto it = o.is_object() ? o.find(key) : o.end();
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
   for (const auto& tag : r.tags) {
     if (StartsWith(tag.first, kModelTagPrefix)) {
       nlohmann::json m = nlohmann::json::parse(tag.second, nullptr, false);
       if (m.is_object())
-        models.push_back(Concat({m.value("name", ""), "  ", tag.first.substr(kModelTagPrefix.size()), "  ",
-                                 m.value("status", ""), "  (files: artifacts models/",
-                                 tag.first.substr(kModelTagPrefix.size()), "/)"}));
+        models.push_back(
+            Concat({text(m, "name"), "  ", tag.first.substr(kModelTagPrefix.size()), "  ", text(m, "status"),
+                    "  (files: artifacts models/", tag.first.substr(kModelTagPrefix.size()), "/)"}));
     } else if (StartsWith(tag.first, kDatasetTagPrefix)) {
       nlohmann::json d = nlohmann::json::parse(tag.second, nullptr, false);
       if (!d.is_object()) continue;
       std::string context;
-      for (const auto& t : d.value("tags", nlohmann::json::array())) {
-        if (t.value("key", "") == "mlflow.data.context") context = "  (" + t.value("value", "") + ")";
+      auto tags_of = d.find("tags");
+      for (const auto& t : tags_of != d.end() && tags_of->is_array() ? *tags_of : nlohmann::json::array()) {
+        if (text(t, "key") == "mlflow.data.context") context = "  (" + text(t, "value") + ")";
       }
-      const nlohmann::json& set = d["dataset"];
-      datasets.push_back(Concat({set.value("name", ""), "  digest ", set.value("digest", ""), "  ",
-                                 set.value("source_type", ""), context}));
+      auto set = d.find("dataset");
+      nlohmann::json none;
+      const nlohmann::json& ds = set != d.end() ? *set : none;
+      datasets.push_back(Concat(
+          {text(ds, "name"), "  digest ", text(ds, "digest"), "  ", text(ds, "source_type"), context}));
     } else if (!IsRunCostTag(tag.first) && !IsRecordTag(tag.first)) {
       tags.push_back(tag);
     }

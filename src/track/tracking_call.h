@@ -57,6 +57,12 @@ std::optional<std::string> BadName(std::string_view kind, std::string_view name)
 bool InView(const std::string& view_type, bool deleted);
 inline std::string ApiExperimentId(const ExperimentInfo& e) { return MlflowExperimentId(e); }
 
+// A JSON record trainbench keeps in a run's tag (a logged model's, a dataset's) as read
+// back: nullopt when it is not a JSON object; otherwise the object without the fields whose
+// type is not the one trainbench writes (texts, integers, lists). A tag forged with
+// another shape then hides only itself, never its run or the search it is in.
+std::optional<json> StoredRecord(std::string_view text);
+
 // The experiment's JSON as MLflow returns it.
 json ExperimentJson(const ExperimentInfo& e);
 

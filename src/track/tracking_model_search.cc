@@ -169,7 +169,9 @@ ApiResponse TrackingApi::Call::SearchLoggedModels() {
       if (!api_.RunInScope(r.id)) continue;  // not this script's (TrackingApi::Confine)
       for (const auto& [k, v] : r.tags) {
         if (!StartsWith(k, kModelTagPrefix)) continue;
-        json model = ModelJson(r, k.substr(kModelTagPrefix.size()), json::parse(v));
+        std::optional<json> stored = StoredRecord(v);
+        if (!stored) continue;  // forged: not a model trainbench wrote
+        json model = ModelJson(r, k.substr(kModelTagPrefix.size()), *stored);
         Searchable s = ModelSearchable(model, datasets);
         if (!datasets.empty() && !metric_clause && s.metrics.empty()) continue;
         if (Matches(filter, s, kModelNumbers)) found.emplace_back(std::move(s), std::move(model));

@@ -196,5 +196,30 @@ TEST_F(ModelSearchTest, APointStoredBeforeARestartIsNotStoredAgain) {
   EXPECT_EQ(History(run, "acc")["metrics"].size(), 1u);
 }
 
+// A model record forged in a run's tags (another shape, or not JSON at all: a shared
+// PostgreSQL store someone wrote to) hides only itself: the experiment's search, the run and
+// its inputs are answered.
+TEST_F(ModelSearchTest, AForgedModelRecordHidesOnlyItself) {
+  std::string run = CreateRun();
+  std::string exp = ExperimentOf(run);
+  LogModel(run, "good");
+  std::string forged = "m-" + run + "0badf00d";
+  ASSERT_TRUE(store_
+                  ->SetTags(run, {{"trainbench.model.m-" + run + "deadbeef", "{not json"},
+                                  {"trainbench.model." + forged,
+                                   R"({"name": 5, "tags": [1, {"key": 2}], "created": "x",
+                                        "metrics": [{"key": "acc", "value": "high"}]})"},
+                                  {"trainbench.dataset.ffff", "[1, 2]"}})
+                  .ok());
+  Answer found = Search({{"experiment_ids", {exp}}});
+  ASSERT_EQ(found.status, 200) << found.body.dump();
+  std::vector<std::string> names = Names(found);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"", "good"})) << "the forged record's text fields left out";
+  EXPECT_EQ(Get("logged-models/" + forged).status, 200);
+  Answer got = Get("runs/get?run_id=" + run);
+  ASSERT_EQ(got.status, 200) << got.body.dump();
+}
+
 }  // namespace
 }  // namespace tb

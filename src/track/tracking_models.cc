@@ -23,6 +23,53 @@
 
 namespace tb {
 
+std::optional<nlohmann::json> tracking::StoredRecord(std::string_view text) {
+  json record = json::parse(text, nullptr, false);
+  if (!record.is_object()) return std::nullopt;
+  // The fields trainbench writes, by the type it writes them with.
+  static const std::vector<std::pair<const char*, json::value_t>> kShapes = {
+      {"name", json::value_t::string},
+      {"status", json::value_t::string},
+      {"model_type", json::value_t::string},
+      {"status_message", json::value_t::string},
+      {"experiment_id", json::value_t::string},
+      {"digest", json::value_t::string},
+      {"source_type", json::value_t::string},
+      {"source", json::value_t::string},
+      {"schema", json::value_t::string},
+      {"profile", json::value_t::string},
+      {"created", json::value_t::number_integer},
+      {"updated", json::value_t::number_integer},
+      {"tags", json::value_t::array},
+      {"params", json::value_t::array},
+      {"metrics", json::value_t::array}};
+  for (const auto& [key, type] : kShapes) {
+    auto it = record.find(key);
+    if (it == record.end()) continue;
+    bool integer = type == json::value_t::number_integer && it->is_number_integer();
+    if (!integer && it->type() != type) record.erase(it);
+  }
+  // Their items: {key, value} pairs of texts; a metric's value a number, its timestamp and
+  // step integers.
+  auto is_text = [](const json& o, const char* k) { return o.contains(k) && o[k].is_string(); };
+  for (const char* list : {"tags", "params", "metrics"}) {
+    if (!record.contains(list)) continue;
+    bool metric = std::string_view(list) == "metrics";
+    json kept = json::array();
+    for (const json& item : record[list]) {
+      if (!item.is_object() || !is_text(item, "key")) continue;
+      if (!metric && !is_text(item, "value")) continue;
+      if (metric && !(item.contains("value") && item["value"].is_number())) continue;
+      bool whole = true;
+      for (const char* k : {"timestamp", "step"}) whole &= !item.contains(k) || item[k].is_number_integer();
+      if (metric && !whole) continue;
+      kept.push_back(item);
+    }
+    record[list] = std::move(kept);
+  }
+  return record;
+}
+
 using namespace tracking;  // NOLINT(google-build-using-namespace): this API's own helpers
 
 namespace {
@@ -80,7 +127,9 @@ std::pair<RunRecord, nlohmann::json> TrackingApi::Call::Model(const std::string&
   RunRecord run = Run(run_id);
   std::string record = TagValue(run, kModelTagPrefix + model_id);
   if (record.empty()) throw missing;
-  return {std::move(run), json::parse(record)};
+  std::optional<json> m = StoredRecord(record);
+  if (!m) throw missing;
+  return {std::move(run), std::move(*m)};
 }
 
 json TrackingApi::Call::ModelJson(const RunRecord& run, const std::string& model_id, const json& m) {
@@ -251,11 +300,13 @@ json TrackingApi::Call::RunInputsOutputs(const RunRecord& r, bool outputs) {
   json list = json::array();
   json models = json::array();
   for (const auto& [k, v] : r.tags) {
-    if (!outputs && StartsWith(k, kDatasetTagPrefix)) list.push_back(json::parse(v));
+    if (!outputs && StartsWith(k, kDatasetTagPrefix)) {
+      if (std::optional<json> d = StoredRecord(v)) list.push_back(std::move(*d));
+    }
     if (!outputs && StartsWith(k, kModelInputTagPrefix))
       models.push_back({{"model_id", k.substr(kModelInputTagPrefix.size())}});
     if (outputs && StartsWith(k, kModelTagPrefix)) {
-      json m = json::parse(v);
+      json m = StoredRecord(v).value_or(json::object());
       if (m.contains("step"))
         models.push_back({{"model_id", k.substr(kModelTagPrefix.size())}, {"step", m["step"]}});
     }
