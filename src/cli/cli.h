@@ -49,8 +49,6 @@ Result<KeyValues> ParseKeyValues(const std::vector<std::string>& items, const ch
 
 bool EndsWith(const std::string& s, const std::string& suffix);
 
-// "UNFINISHED" for a RUNNING run whose trainbench on this host is gone (killed, crashed).
-std::string DisplayStatus(const RunRecord& r);
 
 std::string FormatValue(double v, std::string_view unit);
 

@@ -59,16 +59,6 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// "UNFINISHED" for a RUNNING run whose trainbench on this host is gone (killed, crashed).
-std::string DisplayStatus(const RunRecord& r) {
-  if (r.status != kRunning) return r.status;
-  if (r.host == HostName() && r.supervisor_pid > 0 && kill(static_cast<pid_t>(r.supervisor_pid), 0) != 0 &&
-      errno == ESRCH) {
-    return "UNFINISHED";
-  }
-  return r.status;
-}
-
 std::string FormatValue(double v, std::string_view unit) {
   if (std::isnan(v) || std::isinf(v)) return FormatDouble(v);
   char buf[64];

@@ -19,10 +19,10 @@ namespace tb::cli {
 namespace {
 
 void PrintRecord(const RunRecord& r) {
-  std::string status = DisplayStatus(r);
+  std::string status = ShownStatus(r);
   if (r.exit_code) status += " (exit code " + std::to_string(*r.exit_code) + ")";
   if (r.signal) status += " (signal " + std::to_string(*r.signal) + ")";
-  std::string duration = RunDuration(r, DisplayStatus(r));
+  std::string duration = RunDuration(r, ShownStatus(r));
   std::printf("run         %s  %s\n", r.id.c_str(), Printable(r.name).c_str());
   std::printf("experiment  %s   workload %s\n", Printable(r.experiment).c_str(),
               r.workload.empty() ? "-" : Printable(r.workload).c_str());

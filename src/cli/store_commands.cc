@@ -146,10 +146,10 @@ int CommandLs(const std::string& store_uri, const std::string& experiment, bool 
       std::printf("  workload %s\n", w.empty() ? "-" : Printable(w).c_str());
       for (const RunRecord& r : runs) {
         if (r.workload != w) continue;
-        std::string status = IsDeleted(r) ? "DELETED" : DisplayStatus(r);
+        std::string status = IsDeleted(r) ? "DELETED" : ShownStatus(r);
         std::printf("    %.8s  %-10s  %s  %s  %9s  %s\n", r.id.c_str(), status.c_str(),
                     PadRight(Printable(r.name), 20).c_str(), FormatWallTime(r.start_ms).c_str(),
-                    RunDuration(r, DisplayStatus(r)).c_str(), Printable(r.command).c_str());
+                    RunDuration(r, ShownStatus(r)).c_str(), Printable(r.command).c_str());
       }
     }
   }

@@ -130,7 +130,7 @@ json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {
             {"name", r.name},
             {"experiment", r.experiment},
             {"workload", r.workload},
-            {"status", r.status},
+            {"status", ShownStatus(r)},
             {"start_ms", r.start_ms},
             {"end_ms", r.end_ms > 0 ? json(r.end_ms) : json(nullptr)},
             {"duration_ms", Duration(r)},
@@ -233,7 +233,7 @@ ApiResponse ServeApi::Call::Workloads(const ExperimentInfo& e) {
     entry["runs"].push_back({{"id", r.id},
                              {"name", r.name},
                              {"letter", TagValue(r, kLetterTag)},
-                             {"status", r.status},
+                             {"status", ShownStatus(r)},
                              {"start_ms", r.start_ms},
                              {"duration_ms", Duration(r)}});
     entry["start_ms"] = std::min(entry["start_ms"].get<int64_t>(), r.start_ms);

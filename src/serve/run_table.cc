@@ -271,7 +271,7 @@ ApiResponse ServeApi::Call::RunTable(const std::vector<RunRecord>& runs, bool co
     t.Text("experiment", i, r.experiment);
     t.Text("workload", i, r.workload);
     t.Text("letter", i, TagValue(r, kLetterTag));
-    t.Text("status", i, r.status);
+    t.Text("status", i, ShownStatus(r));
     t.Text("lifecycle", i, IsDeleted(r) ? "deleted" : "active");
     t.Number("start", i, static_cast<double>(r.start_ms), "ms");
     t.Number("end", i, r.end_ms > 0 ? static_cast<double>(r.end_ms) : kNull, "ms");

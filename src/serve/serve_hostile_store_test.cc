@@ -1,8 +1,12 @@
-// A store changed outside trainbench (an UPDATE on a shared PostgreSQL store, a SQLite file
-// someone hands you) is read without the server going down: a chunk row whose point count
-// was rewritten sizes nothing, is left out, and the rest of its series is served.
+// What a store holds that trainbench did not finish writing, served as it is: a chunk row
+// whose point count was rewritten outside trainbench (an UPDATE on a shared PostgreSQL
+// store, a SQLite file someone hands you) sizes nothing, is left out, and the rest of its
+// series is served; a run whose trainbench was killed is not shown RUNNING for ever.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "platform/process.h"
 #include "serve/serve_api_fixture.h"
 #include "tests/helpers/sqlite_script.h"
 
@@ -51,6 +55,32 @@ TEST_F(ServeApiTest, AChunkWhoseCountWasRewrittenIsLeftOutAndTheRestIsServed) {
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 * 4096 + 1) << "a header and the sound points";
     EXPECT_EQ(Call("runs", {{"experiment", run_.experiment}}).status, 200);
   }
+}
+
+// `trainbench run` killed with SIGKILL writes no end: its run stays RUNNING in the store.
+// The runs list and the run's page say UNFINISHED once its supervisor on this host is gone,
+// as `ls` does; a run whose supervisor lives is RUNNING.
+TEST_F(ServeApiTest, ARunWhoseTrainbenchWasKilledIsShownUnfinished) {
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  waitpid(gone, nullptr, 0);
+  run_.host = HostName();
+  run_.supervisor_pid = gone;
+  run_.id = NewRunId();
+  ASSERT_TRUE(store_->CreateRun(run_).ok());
+  RunRecord alive = run_;
+  alive.id = NewRunId();
+  alive.supervisor_pid = getpid();
+  ASSERT_TRUE(store_->CreateRun(alive).ok());
+  ApiResponse listed = Call("runs", {{"experiment", run_.experiment}});
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  std::map<std::string, std::string> status;
+  json runs = json::parse(listed.body)["runs"];
+  for (const json& r : runs) status[r["id"].get<std::string>()] = r["status"].get<std::string>();
+  EXPECT_EQ(status[run_.id], "UNFINISHED");
+  EXPECT_EQ(status[alive.id], "RUNNING");
+  EXPECT_EQ(json::parse(Call("runs/" + run_.id, {}).body)["status"], "UNFINISHED");
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "store/store.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
@@ -12,11 +15,20 @@
 #include "base/log.h"
 #include "base/secret.h"
 #include "base/strings.h"
+#include "platform/process.h"
 #include "store/chunk_codec.h"
 #include "store/chunk_summary.h"
 #include "store/varint.h"
 
 namespace tb {
+
+std::string ShownStatus(const RunRecord& r) {
+  if (r.status != kRunning) return r.status;
+  if (r.host == HostName() && r.supervisor_pid > 0 && kill(static_cast<pid_t>(r.supervisor_pid), 0) != 0 &&
+      errno == ESRCH)
+    return "UNFINISHED";
+  return r.status;
+}
 
 bool SoundChunk(const ChunkRecord& c) {
   return c.count >= 0 && c.count <= static_cast<int64_t>(kMaxChunkPoints);

@@ -112,6 +112,11 @@ struct ChunkRecord {
   int64_t times_series = 0;
   std::string times;
 };
+// A run's status as trainbench shows it (ls, show, serve): "UNFINISHED" for a RUNNING run
+// whose trainbench on this host is gone (killed with SIGKILL, crashed: it never wrote an
+// end), else the stored status. A run on another host is shown as stored.
+std::string ShownStatus(const RunRecord& r);
+
 // Whether a chunk row read from a store holds what trainbench writes: 0 to kMaxChunkPoints
 // points. One changed outside trainbench (an UPDATE on a shared PostgreSQL store, a SQLite
 // file someone hands you: count -1, 2^62) must size nothing.
