@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analyze/phases.h"
+#include "base/strings.h"
 #include "metrics/catalog.h"
 #include "query/energy.h"
 #include "store/run_tags.h"
@@ -300,6 +301,31 @@ TEST_F(GpuTest, AVerySlowNvmlStarvesNoOtherListenerAndIsReportedLate) {
   for (const EventRecord& e : store->ListEvents(run.id).value())
     late |= e.kind == "listener" && e.label.find("listener nvml is late") != std::string::npos;
   EXPECT_TRUE(late);
+}
+
+// The command's end is its own: with NVML taking 0.7 s a call (a tick of several calls takes
+// far longer than the command's last second), the run ends when the command did, by the
+// command's own clock, and its duration is the command's.
+TEST_F(GpuTest, ASlowDriverHoldsNeitherTheRunsEndNorItsDuration) {
+  json gpu = Gpu0();
+  gpu["call_delay_us"] = 700000;
+  UseScenario({{"gpus", {gpu}}});
+  Shell r = Trainbench("run -i 200ms -l top+nvml -- sh -c 'date +%s%3N; sleep 2; date +%s%3N'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string_view> said;
+  for (std::string_view line : Split(r.out, '\n')) {
+    if (!Trim(line).empty()) said.push_back(Trim(line));
+  }
+  ASSERT_GE(said.size(), 2u) << r.out;
+  int64_t command_start = ParseInt(said[said.size() - 2]).value();
+  int64_t command_end = ParseInt(said.back()).value();
+  RunRecord run = OnlyRun(*OpenStore());
+  // The run begins before the command and ends after it, each within a moment: never by a
+  // driver call's length.
+  EXPECT_LE(run.start_ms, command_start);
+  EXPECT_GE(run.end_ms, command_end);
+  EXPECT_LT(run.end_ms - command_end, 1000) << "the end waited for the driver";
+  EXPECT_LT((run.end_ms - run.start_ms) - (command_end - command_start), 1500);
 }
 
 TEST_F(GpuTest, DevicesCommandListsGpusMigAndListeners) {

@@ -404,10 +404,12 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                                   .kill_grace_ms = options.kill_grace_ms,
                                   .on_signal = [&](const std::string& what) { event("signal", what); }});
   supervisor.Watch({&*child});
+  // The command's end, taken as it ends: a listener still in a slow call (an NVML driver
+  // taking seconds) delays what follows, never the run's end or its duration.
+  int64_t end_ms = WallMillis();
 
   sampler.Stop();  // its last tick still sees the exited child's final CPU times
   Result<ExitInfo> exit = child->Wait();
-  int64_t end_ms = WallMillis();
   // Processes the run left behind in its group (they would hold GPU memory, for example).
   if (kill(-child->pid(), 0) == 0) {
     kill(-child->pid(), SIGTERM);

@@ -89,8 +89,9 @@ void Sampler::Loop(Lane& lane, bool flush) {
       break;
     }
   }
-  // The final sample, so a short run still has its last state recorded.
-  TickLane(lane, WallMillis(), MonotonicNanos(), /*final=*/true);
+  // The final sample, so a short run still has its last state recorded; not from a lane
+  // whose ticks outlast the interval (a slow driver), which would hold the run's exit.
+  if (!lane.reported_late) TickLane(lane, WallMillis(), MonotonicNanos(), /*final=*/true);
 }
 
 void Sampler::FlushWriter() {
