@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -279,22 +280,64 @@ Result<RunPoints> ReadPoints(Database& db, const RunRecord& run) {
   return out;
 }
 
-// Writes the points of each series beyond those the store holds already: all of them for a
-// new run, the ones MLflow got since for a run imported before. A pass cut short writes
-// again what it had not finished, onto the same chunk ids, so nothing doubles.
+// The points of `values` the store does not hold yet, by MLflow's identity of a point (its
+// timestamp, step and value, the key of MLflow's metrics table), not by position in time:
+// MLflow may receive a point older than the last one imported (a client's retried batch,
+// another process logging to the run), and a position would then lose it and write another
+// twice.
+Result<std::vector<Point>> NotHeld(Store& to, int64_t series_id, const std::vector<Point>& values) {
+  Result<std::vector<Point>> stored = ReadSeriesPoints(to, series_id);
+  if (!stored.ok()) return stored.status();
+  auto key = [](const Point& p) {
+    uint64_t bits = 0x7ff8000000000000;  // every NaN one (MLflow keeps is_nan, not its bits)
+    if (!std::isnan(p.value)) std::memcpy(&bits, &p.value, sizeof bits);
+    return std::tuple(p.time_ms, p.step, bits);
+  };
+  std::vector<std::tuple<int64_t, int64_t, uint64_t>> held;
+  held.reserve(stored->size());
+  for (const Point& p : *stored) held.push_back(key(p));
+  std::sort(held.begin(), held.end());
+  std::vector<bool> taken(held.size(), false);
+  std::vector<Point> fresh;
+  for (const Point& p : values) {
+    auto k = key(p);
+    auto it = std::lower_bound(held.begin(), held.end(), k);
+    while (it != held.end() && *it == k && taken[static_cast<size_t>(it - held.begin())]) ++it;
+    if (it != held.end() && *it == k) {
+      taken[static_cast<size_t>(it - held.begin())] = true;
+    } else {
+      fresh.push_back(p);
+    }
+  }
+  return fresh;
+}
+
+// Writes the points of each series the store does not hold already: all of them for a new
+// run, the ones MLflow got since for a run imported before (NotHeld). A pass cut short
+// wrote each series whole or not at all, so a pass again writes what is missing.
 Result<int64_t> AppendPoints(Store& to, const std::string& run_id, const RunPoints& points) {
-  std::map<std::pair<std::string, std::string>, int64_t> held;
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> held;  // id, count
   Result<std::vector<SeriesTotals>> totals = to.ListSeriesTotals(run_id);
   if (!totals.ok()) return totals.status();
-  for (const SeriesTotals& t : *totals) held[{t.series.metric, t.series.labels}] += t.count;
+  for (const SeriesTotals& t : *totals) {
+    auto& h = held[{t.series.metric, t.series.labels}];
+    h.first = t.series.id;
+    h.second += t.count;
+  }
   int64_t added = 0;
   for (const auto& [name, values] : points.series) {
-    auto from = static_cast<size_t>(std::min<int64_t>(held[name], static_cast<int64_t>(values.size())));
-    if (from == values.size()) continue;
-    std::span<const Point> more(values.data() + from, values.size() - from);
+    auto [series_id, count] = held[name];
+    if (count >= static_cast<int64_t>(values.size())) continue;  // nothing MLflow got since
+    std::vector<Point> fresh;
+    if (count > 0) {
+      Result<std::vector<Point>> missing = NotHeld(to, series_id, values);
+      if (!missing.ok()) return missing.status();
+      fresh = std::move(*missing);
+    }
+    std::span<const Point> more = count > 0 ? std::span<const Point>(fresh) : std::span<const Point>(values);
+    if (more.empty()) continue;
     added += static_cast<int64_t>(more.size());
-    TB_RETURN_IF_ERROR(
-        WriteSealedSeries(to, run_id, name.first, name.second, more, static_cast<int64_t>(from)));
+    TB_RETURN_IF_ERROR(WriteSealedSeries(to, run_id, name.first, name.second, more, count));
   }
   return added;
 }

@@ -181,6 +181,34 @@ TEST_F(MlflowImportTest, ImportingAgainBringsARunningRunUpToDate) {
   EXPECT_EQ(Points(live, "train.loss", "").size(), 12500u);
 }
 
+// MLflow receives a point older than the last one imported (a retried batch, a second
+// process logging to the run): the next pass brings it, and every other point stays once.
+TEST_F(MlflowImportTest, APointOlderThanTheLastImportedArrivesAndNothingDoubles) {
+  const std::string live = "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0";
+  auto point = [&](double value, int64_t at, int step) {
+    return "('loss', " + std::to_string(value) + ", " + std::to_string(at) + ", '" + live + "', " +
+           std::to_string(step) + ", false)";
+  };
+  Sql({"INSERT INTO runs VALUES ('" + live +
+           "', 'late', 'LOCAL', 'y.py', '', 'ana', 'RUNNING', 1700000400000, NULL, NULL, NULL, 'active', '', "
+           "0)",
+       "INSERT INTO metrics VALUES " + point(1.0, 1700000400000, 0) + ", " + point(0.5, 1700000400020, 2) +
+           ", " + point(0.25, 1700000400030, 3)});
+  ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
+  ASSERT_EQ(Points(live, "train.loss", "").size(), 3u);
+  // Step 1 arrives late, with its own (earlier) time; step 4 in order.
+  Sql({"INSERT INTO metrics VALUES " + point(0.75, 1700000400010, 1) + ", " +
+       point(0.125, 1700000400040, 4)});
+  ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
+  std::vector<Point> loss = Points(live, "train.loss", "");
+  std::vector<int64_t> steps;
+  for (const Point& p : loss) steps.push_back(p.step);
+  std::sort(steps.begin(), steps.end());
+  EXPECT_EQ(steps, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
+  EXPECT_EQ(Points(live, "train.loss", "").size(), 5u) << "a third pass doubles nothing";
+}
+
 // What arrives after a run ended: points logged to a FINISHED run (evaluation after
 // training), a new metric on a KILLED one, an experiment renamed in MLflow; each brought
 // by the next pass, while a run with an empty param is not "brought up to date" every time.
