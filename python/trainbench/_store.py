@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -202,6 +203,10 @@ class _Store:
         return _columns.csv_table(text.decode())
 
 
+class _Busy(Exception):
+    """The server answered 429: too many large reads at once."""
+
+
 class _Remote(_Store):
     def __init__(self, url, token, timeout=120, max_bytes=4 << 30):
         self.url, self.token, self.timeout, self.max_bytes = url.rstrip("/"), token, timeout, max_bytes
@@ -217,6 +222,19 @@ class _Remote(_Store):
                              % (self.url, self.timeout)) from None
 
     def _get(self, path, query):
+        """The answer's body; a server busy with other large reads (429) is asked again, each
+        second, within the time-out."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return self._get_once(path, query)
+            except _Busy:
+                if time.monotonic() + 1 > deadline:
+                    raise StoreError("%s stayed busy with other large reads for %d s (HTTP 429); ask again "
+                                     "later or for fewer runs" % (self.url, self.timeout)) from None
+                time.sleep(1)
+
+    def _get_once(self, path, query):
         request = urllib.request.Request(self.url + path + ("?" + urllib.parse.urlencode(query) if query else ""))
         if self.token:
             request.add_header("Authorization", "Bearer " + self.token)
@@ -225,6 +243,8 @@ class _Remote(_Store):
                 return self._read(answer, self.max_bytes)
         except urllib.error.HTTPError as e:
             text = self._read(e, 1 << 20).decode(errors="replace").strip()
+            if e.code == 429:
+                raise _Busy() from None
             try:  # the server's JSON error: its message
                 text = json.loads(text).get("message", text)
             except ValueError:

@@ -203,12 +203,13 @@ ApiResponse ServeApi::Call::Series() {
     body += "]}";
     return {200, "application/json", std::move(body), nullptr, {}};
   }
-  // Full resolution: one series at a time, streamed.
+  // Full resolution: one series at a time, streamed, holding a place while it streams.
+  auto slot = std::make_shared<HeavySlot>(api_, true);
   auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
   auto keep_runs = std::make_shared<std::vector<RunRecord>>(std::move(runs));
   ApiResponse out{
       200, "application/json", "{\"x\": \"" + x_name + "\", \"budget\": null, \"series\": [", nullptr, {}};
-  out.stream = [state, keep_runs, series_json](std::string& piece) mutable {
+  out.stream = [slot, state, keep_runs, series_json](std::string& piece) mutable {
     auto& [list, next] = *state;
     if (next < list.size()) {
       if (next > 0) piece += ", ";
@@ -228,12 +229,17 @@ ApiResponse ServeApi::Call::Series() {
   return out;
 }
 
-ServeApi::HeavySlot::HeavySlot(ServeApi& api) : api_(api) {
-  if (api_.heavy_.fetch_add(1) >= kMaxHeavyRequests) {
-    api_.heavy_.fetch_sub(1);
-    throw ApiError{429, "TOO_MANY_REQUESTS",
-                   std::to_string(kMaxHeavyRequests) +
-                       " figures and aggregates are being made, the most at once; ask again in a moment"};
+ServeApi::HeavySlot::HeavySlot(ServeApi& api, bool full_read)
+    : taken_(full_read ? api.full_reads_ : api.heavy_) {
+  int most = full_read ? kMaxFullReads : kMaxHeavyRequests;
+  if (taken_.fetch_add(1) >= most) {
+    taken_.fetch_sub(1);
+    throw ApiError{
+        429, "TOO_MANY_REQUESTS",
+        std::to_string(most) +
+            (full_read ? " full-resolution reads (a series without a budget, an export) are streaming"
+                       : " figures and aggregates are being made") +
+            ", the most at once; ask again in a moment"};
   }
 }
 
@@ -341,6 +347,7 @@ ApiResponse ServeApi::Call::Export() {
   Result<ExportFormat> format = ParseExportFormat(Param("format").value_or("csv"));
   if (!format.ok()) throw InvalidParameter(format.status().message());
   std::vector<Selected> selected = Select(runs, metric, Labels());
+  auto slot = std::make_shared<HeavySlot>(api_, true);  // held while the export streams
   auto exporter = std::make_shared<SeriesExport>(*format);
   for (const RunRecord& r : runs) exporter->SetRunStart(r.id, r.start_ms);
   auto state = std::make_shared<std::pair<std::vector<Selected>, size_t>>(std::move(selected), 0);
@@ -349,7 +356,7 @@ ApiResponse ServeApi::Call::Export() {
   out.headers.emplace_back("Content-Disposition", Concat({"attachment; filename=\"trainbench-export.",
                                                           exporter->FileExtension(), "\""}));
   // A series that cannot be read throws: the server then ends the transfer unfinished.
-  out.stream = [state, reader, exporter](std::string& piece) {
+  out.stream = [slot, state, reader, exporter](std::string& piece) {
     auto& [list, next] = *state;
     if (next < list.size()) {
       const SeriesInfo& s = list[next].series;

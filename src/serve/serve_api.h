@@ -51,6 +51,10 @@ class ServeApi {
   // Heavy requests (a figure rendered, a workload aggregate) answered at once at most;
   // beyond, 429 with Retry-After, so that a burst of them cannot take the server's memory.
   static constexpr int kMaxHeavyRequests = 4;
+  // Full-resolution reads (a series without a budget, an export) streaming at once at most,
+  // 429 beyond: each holds one series' points and their text at a time (about 60 bytes a
+  // point: 0.6 GB for a series of 10 M), so four bound what a burst of them can take.
+  static constexpr int kMaxFullReads = 4;
 
   // `cache_points`: decoded points kept in memory, across series.
   explicit ServeApi(Store& store, size_t cache_points = 32u << 20);
@@ -75,16 +79,18 @@ class ServeApi {
   std::unordered_map<std::string, std::shared_future<Result<std::string>>> analysing_;
   SpareThread& spare_ = SpareThread::OfProcess();  // a second core for a chart's series
   std::atomic<int> heavy_{0};                      // heavy requests being answered
-  // Holds one of the kMaxHeavyRequests places while alive; throws 429 when none is free.
+  std::atomic<int> full_reads_{0};                 // full-resolution reads streaming
+  // Holds one of the kMaxHeavyRequests places (or, for a full read, of kMaxFullReads) while
+  // alive; throws 429 when none is free.
   class HeavySlot {
    public:
-    explicit HeavySlot(ServeApi& api);
-    ~HeavySlot() { api_.heavy_.fetch_sub(1); }
+    explicit HeavySlot(ServeApi& api, bool full_read = false);
+    ~HeavySlot() { taken_.fetch_sub(1); }
     HeavySlot(const HeavySlot&) = delete;
     HeavySlot& operator=(const HeavySlot&) = delete;
 
    private:
-    ServeApi& api_;
+    std::atomic<int>& taken_;
   };
 };
 

@@ -1,7 +1,8 @@
 // What a store holds that trainbench did not finish writing, served as it is: a chunk row
 // whose point count was rewritten outside trainbench (an UPDATE on a shared PostgreSQL
 // store, a SQLite file someone hands you) sizes nothing, is left out, and the rest of its
-// series is served; a run whose trainbench was killed is not shown RUNNING for ever.
+// series is served; a run whose trainbench was killed is not shown RUNNING for ever; a
+// burst of full-resolution reads cannot take the server's memory.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +82,35 @@ TEST_F(ServeApiTest, ARunWhoseTrainbenchWasKilledIsShownUnfinished) {
   EXPECT_EQ(status[run_.id], "UNFINISHED");
   EXPECT_EQ(status[alive.id], "RUNNING");
   EXPECT_EQ(json::parse(Call("runs/" + run_.id, {}).body)["status"], "UNFINISHED");
+}
+
+// Full-resolution reads (a series without a budget, an export) stream one series at a time
+// and hold a place while they do: beyond four at once, 429 with what to do; a place is free
+// again once its answer is sent (or its client gone).
+TEST_F(ServeApiTest, FullResolutionReadsBeyondFourAtOnceAreAskedToWait) {
+  {
+    SeriesWriter writer(*store_, run_.id);
+    for (int i = 0; i < 100; ++i)
+      writer.Append("gpu.power.draw_watts", "gpu=0", {kStart + i * 100, 100.0, kNoStep});
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  std::multimap<std::string, std::string> exact = {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}};
+  std::vector<ApiResponse> streaming;
+  for (int i = 0; i < ServeApi::kMaxFullReads; ++i) {
+    streaming.push_back(i % 2 == 0 ? Call("series", exact) : Call("export", {{"runs", run_.id}}));
+    ASSERT_EQ(streaming.back().status, 200) << streaming.back().body;
+  }
+  ApiResponse refused = Call("series", exact);
+  EXPECT_EQ(refused.status, 429);
+  EXPECT_NE(refused.body.find("ask again"), std::string::npos) << refused.body;
+  EXPECT_EQ(Call("export", {{"runs", run_.id}}).status, 429);
+  // A chart with a budget is not a full read.
+  std::multimap<std::string, std::string> chart = exact;
+  chart.emplace("budget", "400");
+  EXPECT_EQ(Call("series", chart).status, 200);
+  Whole(std::move(streaming.back()));
+  streaming.pop_back();  // sent: its place is free
+  EXPECT_EQ(Call("series", exact).status, 200);
 }
 
 }  // namespace
