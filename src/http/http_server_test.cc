@@ -338,6 +338,42 @@ TEST(HttpServerLimits, SlowHeadsHoldNoWorkerAndCloseWhenTheirTimeIsUp) {
   for (int s : slow) close(s);
 }
 
+// An upload announcing 1 GiB and sending a byte every half second (or a chunk of one byte)
+// keeps too low a rate on what arrived: its connection closes within seconds, where the
+// rate once measured against the announced size let it hold a worker for hours.
+TEST(HttpServerLimits, ABodyTricklingInIsCutOffWithinSeconds) {
+  HttpServer server({Echo});
+  HttpServerOptions options;
+  options.large_bodies = {{"/upload", size_t{2} << 30}};
+  ASSERT_TRUE(server.Start(options).ok());
+  for (const char* head : {"PUT /upload/x HTTP/1.1\r\nContent-Length: 1073741824\r\n\r\n",
+                           "PUT /upload/y HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"}) {
+    SCOPED_TRACE(head);
+    bool chunked = std::string_view(head).find("chunked") != std::string_view::npos;
+    int fd = ConnectTo(server.port());
+    ASSERT_GT(write(fd, head, std::strlen(head)), 0);
+    std::atomic<bool> stop{false};
+    std::thread trickle([&] {
+      while (!stop) {
+        const char* piece = chunked ? "1\r\na\r\n" : "a";
+        if (send(fd, piece, std::strlen(piece), MSG_NOSIGNAL) < 0) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    });
+    // Whatever is answered, the connection ends (read gives 0) within 15 s.
+    timeval limit{15, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+    }
+    EXPECT_TRUE(n == 0 || errno == ECONNRESET) << "still open after 15 s";
+    stop = true;
+    trickle.join();
+    close(fd);
+  }
+}
+
 // `serve --host` without a token only where the address is this machine's loopback.
 TEST(HttpServer, LoopbackMeansAddressesThatAre) {
   for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"})
