@@ -16,6 +16,7 @@
 #include "import/migrate.h"
 #include "import/mlflow_beside_runs.h"
 #include "import/mlflow_database.h"
+#include "import/not_held.h"
 #include "metrics/names.h"
 #include "metrics/sample.h"
 #include "store/run_tags.h"
@@ -278,38 +279,6 @@ Result<RunPoints> ReadPoints(Database& db, const RunRecord& run) {
                      [](const Point& a, const Point& b) { return a.time_ms < b.time_ms; });
   }
   return out;
-}
-
-// The points of `values` the store does not hold yet, by MLflow's identity of a point (its
-// timestamp, step and value, the key of MLflow's metrics table), not by position in time:
-// MLflow may receive a point older than the last one imported (a client's retried batch,
-// another process logging to the run), and a position would then lose it and write another
-// twice.
-Result<std::vector<Point>> NotHeld(Store& to, int64_t series_id, const std::vector<Point>& values) {
-  Result<std::vector<Point>> stored = ReadSeriesPoints(to, series_id);
-  if (!stored.ok()) return stored.status();
-  auto key = [](const Point& p) {
-    uint64_t bits = 0x7ff8000000000000;  // every NaN one (MLflow keeps is_nan, not its bits)
-    if (!std::isnan(p.value)) std::memcpy(&bits, &p.value, sizeof bits);
-    return std::tuple(p.time_ms, p.step, bits);
-  };
-  std::vector<std::tuple<int64_t, int64_t, uint64_t>> held;
-  held.reserve(stored->size());
-  for (const Point& p : *stored) held.push_back(key(p));
-  std::sort(held.begin(), held.end());
-  std::vector<bool> taken(held.size(), false);
-  std::vector<Point> fresh;
-  for (const Point& p : values) {
-    auto k = key(p);
-    auto it = std::lower_bound(held.begin(), held.end(), k);
-    while (it != held.end() && *it == k && taken[static_cast<size_t>(it - held.begin())]) ++it;
-    if (it != held.end() && *it == k) {
-      taken[static_cast<size_t>(it - held.begin())] = true;
-    } else {
-      fresh.push_back(p);
-    }
-  }
-  return fresh;
 }
 
 // Writes the points of each series the store does not hold already: all of them for a new
