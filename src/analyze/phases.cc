@@ -43,7 +43,7 @@ std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesTotals>& t
     }
     if (std::find(AnalyzedMetrics().begin(), AnalyzedMetrics().end(), t.series.metric) !=
         AnalyzedMetrics().end())
-      *of_run += t.count;
+      if (__builtin_add_overflow(*of_run, t.count, of_run)) *of_run = std::numeric_limits<int64_t>::max();
   }
   return points;
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string_view>
@@ -31,7 +32,10 @@ std::string ShownStatus(const RunRecord& r) {
 }
 
 bool SoundChunk(const ChunkRecord& c) {
-  return c.count >= 0 && c.count <= static_cast<int64_t>(kMaxChunkPoints);
+  constexpr int64_t kLatestMs = 253402300799999;  // the end of year 9999, MLflow's latest too
+  auto in_time = [](int64_t ms) { return ms >= -kLatestMs && ms <= kLatestMs; };
+  return c.count >= 0 && c.count <= static_cast<int64_t>(kMaxChunkPoints) && in_time(c.first_ms) &&
+         in_time(c.last_ms);
 }
 
 Result<std::vector<ChunkRecord>> SoundChunks(Result<std::vector<ChunkRecord>> chunks) {
@@ -43,8 +47,10 @@ Result<std::vector<ChunkRecord>> SoundChunks(Result<std::vector<ChunkRecord>> ch
     std::lock_guard lock(mu);
     if (said.size() < 4096 && said.insert(c.id).second) {
       LogWarning("store: chunk " + std::to_string(c.id) + " of series " + std::to_string(c.series_id) +
-                 " says it holds " + std::to_string(c.count) + " points (trainbench writes 0 to " +
-                 std::to_string(kMaxChunkPoints) + "): left out; the store was changed outside trainbench");
+                 " says it holds " + std::to_string(c.count) + " points from " + std::to_string(c.first_ms) +
+                 " to " + std::to_string(c.last_ms) + " ms (trainbench writes 0 to " +
+                 std::to_string(kMaxChunkPoints) +
+                 " points within years -9999 to 9999): left out; the store was changed outside trainbench");
     }
     return true;
   });
@@ -251,7 +257,10 @@ Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
 
 void SeriesTotals::Add(int64_t more_count, double more_sum, std::optional<double> lo,
                        std::optional<double> hi) {
-  count += more_count;
+  // Counts come from rows anyone with the database may have rewritten: a negative one adds
+  // nothing, and a sum beyond int64 stays at its largest.
+  if (more_count < 0) return;
+  if (__builtin_add_overflow(count, more_count, &count)) count = std::numeric_limits<int64_t>::max();
   sum += more_sum;
   if (lo) min = min ? std::min(*min, *lo) : *lo;
   if (hi) max = max ? std::max(*max, *hi) : *hi;

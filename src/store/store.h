@@ -87,7 +87,8 @@ struct SeriesTotals {
   int64_t count = 0;
   double sum = 0;
   std::optional<double> min, max;
-  // Adds a chunk's figures (or another part's totals).
+  // Adds a chunk's figures (or another part's totals); a negative count adds nothing, and
+  // the count stops at int64's largest.
   void Add(int64_t more_count, double more_sum, std::optional<double> lo, std::optional<double> hi);
 };
 
@@ -118,7 +119,7 @@ struct ChunkRecord {
 std::string ShownStatus(const RunRecord& r);
 
 // Whether a chunk row read from a store holds what trainbench writes: 0 to kMaxChunkPoints
-// points. One changed outside trainbench (an UPDATE on a shared PostgreSQL store, a SQLite
+// points, first and last times within years -9999 to 9999 (Unix ms). One changed outside trainbench (an UPDATE on a shared PostgreSQL store, a SQLite
 // file someone hands you: count -1, 2^62) must size nothing.
 bool SoundChunk(const ChunkRecord& c);
 // `chunks` without the unsound ones, each named (chunk and series) in a warning, once: every
