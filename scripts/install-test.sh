@@ -40,6 +40,17 @@ env -u TRAINBENCH_PYTHON_DIR -u PYTHONPATH TRAINBENCH_STORE="$scratch/work/tb.db
   "$tb" run --python /usr/bin/python3 radt_train.py > radt.out 2> radt.err || { cat radt.err >&2; fail "a radT script could not run: import radt failed?"; }
 sqlite3 tb.db "SELECT metric FROM series" | grep -qx 'train.Metric A' || { cat radt.err >&2; fail "the radT script's metric did not arrive"; }
 
+# What radT's users type: `radt script.py` and, in a virtual environment, `python -m radt script.py`.
+[ -L "$scratch/prefix/bin/radt" ] || fail "cmake --install put no radt command"
+runs_before=$(sqlite3 tb.db "SELECT count(*) FROM runs")
+env -u TRAINBENCH_PYTHON_DIR -u PYTHONPATH TRAINBENCH_STORE="$scratch/work/tb.db" PATH="$scratch/prefix/bin:$PATH" \
+  radt -l top radt_train.py > radt-cmd.out 2> radt-cmd.err || { cat radt-cmd.err >&2; fail "radt radt_train.py failed"; }
+env -u TRAINBENCH_PYTHON_DIR TRAINBENCH_STORE="$scratch/work/tb.db" TRAINBENCH_BINARY="$tb" \
+  PYTHONPATH="$scratch/prefix/share/trainbench/python" /usr/bin/python3 -m radt -l top radt_train.py \
+  > radt-m.out 2> radt-m.err || { cat radt-m.err >&2; fail "python -m radt radt_train.py failed"; }
+[ "$(sqlite3 tb.db "SELECT count(*) FROM runs WHERE status = 'FINISHED'")" -ge $((runs_before + 2)) ] \
+  || fail "radt and python -m radt did not each record a finished run"
+
 # serve finds the installed web UI.
 "$tb" serve --store "$scratch/work/tb.db" --port 0 > serve.out 2> serve.err &
 serve_pid=$!
@@ -55,6 +66,7 @@ kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true
 deb=$(ls "$scratch"/package/trainbench_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || fail "cpack made no .deb"
 contents=$(dpkg-deb -c "$deb")
+grep -q " ./usr/bin/radt -> trainbench\$" <<< "$contents" || fail "the package lacks the radt command"
 for f in ./usr/bin/trainbench ./usr/share/trainbench/python/trainbench/__init__.py ./usr/share/trainbench/web/app.js; do
   grep -q " $f\$" <<< "$contents" || fail "the package lacks $f"
 done

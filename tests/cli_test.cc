@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -37,6 +38,39 @@ TEST_F(CliTest, BurnerAtHalfACoreIsMeasuredWithinAFewPoints) {
   ASSERT_GE(measured.size(), 15u);
   EXPECT_NEAR(Mean(measured), truth, 0.05) << "burner says it used " << truth << " cores";
   EXPECT_NEAR(truth, 0.5, 0.15);  // the burner itself kept to its duty cycle
+}
+
+// radT's free listener: what free(1) prints, checked against free -b itself read during
+// the run (totals exactly, used and available within what a second of other processes moves).
+TEST_F(CliTest, TheFreeListenerRecordsWhatFreeShows) {
+  Shell r = Trainbench("run -i 200ms -l free -- sh -c 'sleep 0.5; free -b; sleep 0.5'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::map<std::string, std::vector<double>> shown;  // "Mem:", "Swap:" -> free -b's columns
+  for (std::string_view line : Split(r.out, '\n')) {
+    std::vector<std::string_view> f = SplitWhitespace(line);
+    if (f.size() < 4 || (f[0] != "Mem:" && f[0] != "Swap:")) continue;
+    for (size_t i = 1; i < f.size(); ++i) shown[std::string(f[0])].push_back(ParseDouble(f[i]).value());
+  }
+  ASSERT_EQ(shown["Mem:"].size(), 6u) << r.out;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  auto last = [&](const char* metric) {
+    std::vector<Point> p = Series(*store, run.id, metric, "listener=free");
+    EXPECT_FALSE(p.empty()) << metric;
+    return p.empty() ? -1.0 : p.back().value;
+  };
+  const std::vector<double>& mem = shown["Mem:"];  // total used free shared buff/cache available
+  EXPECT_EQ(last("host.memory.total_bytes"), mem[0]);
+  EXPECT_NEAR(last("host.memory.used_bytes"), mem[1], 0.02 * mem[0]);
+  EXPECT_NEAR(last("host.memory.free_bytes"), mem[2], 0.02 * mem[0]);
+  EXPECT_NEAR(last("host.memory.buff_cache_bytes"), mem[4], 0.02 * mem[0]);
+  EXPECT_NEAR(last("host.memory.available_bytes"), mem[5], 0.02 * mem[0]);
+  EXPECT_EQ(last("host.swap.total_bytes"), shown["Swap:"].at(0));
+  EXPECT_EQ(last("host.memory_swap.total_bytes"), mem[0] + shown["Swap:"].at(0));
+  size_t from_free = 0;
+  for (const SeriesInfo& series : store->ListSeries(run.id).value())
+    from_free += series.labels == "listener=free" && StartsWith(series.metric, "host.");
+  EXPECT_EQ(from_free, 12u) << "radT's twelve Free series";
 }
 
 TEST_F(CliTest, ProcessTreeWithChildrenIsAttributedInFull) {

@@ -49,7 +49,6 @@ Result<KeyValues> ParseKeyValues(const std::vector<std::string>& items, const ch
 
 bool EndsWith(const std::string& s, const std::string& suffix);
 
-
 std::string FormatValue(double v, std::string_view unit);
 
 int Fail(const Status& s);

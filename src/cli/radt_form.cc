@@ -93,19 +93,30 @@ std::optional<Result<RadtCommand>> ParseRadtForm(const std::vector<std::string>&
       c.store = value;
     } else if (option == "--local") {
       // The script runs in the current environment: what trainbench always does.
+    } else if (option == "-n" || option == "--name") {
+      if (!take()) return refuse(option + " needs a name");
+      c.name = value;
     } else if (option == "--conda") {
-      return refuse(
-          "--conda is radT's option to build a conda environment from conda.yaml; trainbench runs the script "
-          "with the interpreter you choose: activate the environment first, or give the environment's "
-          "directory in an Env column of an experiment file");
+      c.notes.push_back(
+          "--conda: trainbench runs the script with the interpreter you choose (activate the environment "
+          "first, or an experiment file's Env column), not a conda environment built from conda.yaml");
     } else if (option == "--manual") {
-      return refuse(
-          "--manual (radT's manual tracking mode) is not supported: trainbench tracks the whole run; "
-          "drop the option");
+      c.notes.push_back(
+          "--manual: trainbench tracks the whole run from its start; a RADTBenchmark block logs into it");
+    } else if (option == "--buffered") {
+      c.buffered = true;
+    } else if (option == "--poll_interval" || option == "--poll-interval") {
+      if (!take()) return refuse(option + " needs a number of seconds");
+      if (!ParseDouble(value) || *ParseDouble(value) <= 0)
+        return refuse(Concat({option, " takes a positive number of seconds, not '", value, "'"}));
+      c.notes.push_back(Concat({option,
+                                ": trainbench's scheduler waits on each run's end rather than polling; "
+                                "listeners sample every second (trainbench run -i changes it)"}));
     } else {
-      return refuse(
-          "unknown option '" + option + "' before " + c.file +
-          "; radT's options are -e, -w, -d, -c, -l, -r, -i, -t and --local (see trainbench --help)");
+      return refuse("unknown option '" + option + "' before " + c.file +
+                    "; radT's options are -e, -w, -d, -n, -c, -l, -r, -i, -t, --local, --conda, --manual, "
+                    "--buffered and "
+                    "--poll_interval (see trainbench --help)");
     }
   }
   for (const std::string& w : c.script_args) {
@@ -130,10 +141,10 @@ std::optional<Result<RadtCommand>> ParseRadtForm(const std::vector<std::string>&
 
 std::string ScriptAsExperiment(const RadtCommand& c, bool has_gpu) {
   std::string devices = !c.devices.empty() ? c.devices : has_gpu ? "0" : "-";
-  return Concat({"Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n",
-                 CsvField(c.experiment), ",", CsvField(c.workload), ",,,", CsvField(devices), ",",
-                 CsvField(c.collocation), ",", CsvField(c.file), ",", CsvField(c.listeners), ",",
-                 CsvField(ParamsCell(c.script_args)), "\n"});
+  return Concat({"Experiment,Workload,Name,Status,Run,Devices,Collocation,File,Listeners,Params\n",
+                 CsvField(c.experiment), ",", CsvField(c.workload), ",", CsvField(c.name), ",,,",
+                 CsvField(devices), ",", CsvField(c.collocation), ",", CsvField(c.file), ",",
+                 CsvField(c.listeners), ",", CsvField(ParamsCell(c.script_args)), "\n"});
 }
 
 ScheduleOptions ScheduleFor(const RadtCommand& c, bool has_gpu) {

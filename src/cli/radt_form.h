@@ -7,8 +7,10 @@
 //
 // -r/--rerun reruns workloads with a FAILED run, -i/--epoch ends each script after N epochs
 // (scripts that log epochs through trainbench's client), -t/--time gives each run that many
-// minutes; --local is what trainbench always does. radT's options trainbench does not
-// support (--conda, --manual) are refused by name.
+// minutes, -n/--name names the runs as radT does; --local is what trainbench always does.
+// --buffered leaves the script's output buffered; radT's options whose job trainbench does
+// otherwise (--conda, --manual, --poll_interval) are accepted, each with a note (RadtCommand::notes) of what
+// it does.
 #pragma once
 
 #include <optional>
@@ -33,6 +35,9 @@ struct RadtCommand {
   int max_epochs = 0;                          // -i
   int max_minutes = 0;                         // -t
   std::string store;                           // --store (trainbench's own)
+  std::string name;                            // -n: runs named "(workload letter) name"
+  bool buffered = false;                       // --buffered: Python's own buffering (no PYTHONUNBUFFERED=1)
+  std::vector<std::string> notes;              // what trainbench does instead of a radT option
   std::vector<std::string> row_options;        // the -e/-w/-d/-c/-l given, to refuse with a .csv
 
   bool is_script() const;

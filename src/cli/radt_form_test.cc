@@ -68,9 +68,27 @@ TEST(RadtFormTest, AnExperimentFileTakesTheScheduleOptions) {
   EXPECT_TRUE(Parsed({"--local", "-r", "exp.csv"}).rerun);
 }
 
+// radT 0.2.29's other options: -n names the run as radT does, --buffered leaves Python's
+// buffering; --conda, --manual and --poll_interval are accepted, each with a note of what
+// trainbench does instead (a refusal stopped the whole command before).
+TEST(RadtFormTest, Radt0229sOptionsWorkOrSayWhatTrainbenchDoesInstead) {
+  RadtCommand c = Parsed({"-n", "baseline", "--buffered", "--manual", "--conda", "--poll_interval", "2.5",
+                          "-l", "smi+top+dcgmi+iostat+free", "train.py"});
+  EXPECT_EQ(c.name, "baseline");
+  EXPECT_TRUE(c.buffered);
+  ASSERT_EQ(c.notes.size(), 3u);
+  EXPECT_NE(c.notes[0].find("--manual"), std::string::npos);
+  EXPECT_NE(c.notes[1].find("--conda"), std::string::npos);
+  EXPECT_NE(c.notes[2].find("--poll_interval"), std::string::npos);
+  ExperimentRow row = ParseExperimentFile(ScriptAsExperiment(c, false), "x").value().rows[0];
+  EXPECT_EQ(row.name, "baseline");
+  EXPECT_EQ(row.listeners, "smi+top+dcgmi+iostat+free");
+  EXPECT_EQ(Parsed({"--name=two words", "train.py"}).name, "two words");
+  EXPECT_NE(Refusal({"--poll_interval", "soon", "train.py"}).find("positive number of seconds"),
+            std::string::npos);
+}
+
 TEST(RadtFormTest, WhatTrainbenchCannotDoIsRefusedByName) {
-  EXPECT_NE(Refusal({"--conda", "train.py"}).find("--conda"), std::string::npos);
-  EXPECT_NE(Refusal({"--manual", "exp.csv"}).find("--manual"), std::string::npos);
   EXPECT_NE(Refusal({"-x", "train.py"}).find("unknown option '-x'"), std::string::npos);
   EXPECT_NE(Refusal({"-i", "five", "train.py"}).find("-i takes a positive number of epochs"),
             std::string::npos);

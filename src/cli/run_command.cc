@@ -143,7 +143,8 @@ int CommandDevices(bool call_costs) {
   if (!nvml.ok()) {
     std::printf("GPUs           none found: %s\n", nvml.status().message().c_str());
     std::printf(
-        "\nlisteners\n  top, ps, iostat, net   available\n  nvml                   not available: %s\n",
+        "\nlisteners\n  top, ps, iostat, net   available\n  free                   available\n  nvml         "
+        "          not available: %s\n",
         nvml.status().message().c_str());
     PrintToolListeners();
     return 0;
@@ -165,8 +166,10 @@ int CommandDevices(bool call_costs) {
     }
   }
   for (const std::string& why : devices->skipped) std::printf("      %s\n", why.c_str());
-  std::printf("\nlisteners\n  top, ps, iostat, net   available\n  nvml                   %s\n",
-              devices->gpus.empty() ? "not available: NVML finds no GPU it may open" : "available");
+  std::printf(
+      "\nlisteners\n  top, ps, iostat, net   available\n  free                   available\n  nvml           "
+      "        %s\n",
+      devices->gpus.empty() ? "not available: NVML finds no GPU it may open" : "available");
   PrintToolListeners();
   if (call_costs && !devices->gpus.empty()) {
     std::printf("\nNVML call costs on GPU %u (median of 20 calls)\n  %-44s %10s %10s  %s\n",
@@ -194,7 +197,7 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
       ->allow_extra_args(false);
   run->add_option("-t,--tag", ra->tags, "Tag KEY=VALUE (repeatable)")->allow_extra_args(false);
   run->add_option("-l,--listeners", ra->listeners,
-                  "Listeners joined with '+': top, ps, iostat, net, nvml, smi, dcgmi "
+                  "Listeners joined with '+': top, ps, iostat, net, free, nvml, smi, dcgmi; none for none "
                   "(default: top+iostat+net, plus nvml where NVML finds a GPU and dcgmi where a DCGM "
                   "host engine answers)");
   run->add_option("-d,--devices", ra->devices,

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
+#include "base/log.h"
 #include "cli/cli.h"
 #include "cli/radt_form.h"
 #include "schedule/gpu_sharing.h"
@@ -25,6 +26,12 @@ int CommandSchedule(ScheduleOptions o) {
 }
 
 int CommandRadt(const RadtCommand& c) {
+  for (const std::string& note : c.notes) LogInfo("radT's " + note);
+  // Python buffers its output unless PYTHONUNBUFFERED is non-empty; trainbench sets it to 1
+  // for scripts unless it is set already, as radT does without --buffered.
+  if (c.buffered) setenv("PYTHONUNBUFFERED", "", 1);
+  if (!c.is_script() && !c.name.empty())
+    LogInfo("radT's -n names the run of a script; an experiment file's rows are named by its Name column");
   // A script without -d runs on GPU 0 as in radT, where nvidia-smi lists one.
   bool has_gpu = false;
   if (c.is_script() && c.devices.empty()) {

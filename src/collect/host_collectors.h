@@ -12,5 +12,6 @@ std::unique_ptr<Collector> MakeTopCollector(const HostFiles& files);
 std::unique_ptr<Collector> MakePsCollector(const HostFiles& files);
 std::unique_ptr<Collector> MakeIostatCollector(const HostFiles& files);
 std::unique_ptr<Collector> MakeNetCollector(const HostFiles& files);
+std::unique_ptr<Collector> MakeFreeCollector(const HostFiles& files);
 
 }  // namespace tb

@@ -18,6 +18,9 @@ constexpr std::array kListeners = {
     ListenerInfo{"ps", false, "", [](const ListenerContext& c) { return MakePsCollector(c.files); }},
     ListenerInfo{"iostat", false, "", [](const ListenerContext& c) { return MakeIostatCollector(c.files); }},
     ListenerInfo{"net", false, "", [](const ListenerContext& c) { return MakeNetCollector(c.files); }},
+    ListenerInfo{"free", false, "", [](const ListenerContext& c) { return MakeFreeCollector(c.files); }},
+    // radT's `none`: no listener at all (not the default set an empty list means).
+    ListenerInfo{"none", false, "", [](const ListenerContext&) { return std::unique_ptr<Collector>(); }},
     ListenerInfo{"nvml", true, "", MakeNvml},
     ListenerInfo{"smi", true, "nvidia-smi",
                  [](const ListenerContext& c) { return MakeSmiCollector(c.devices, c.interval_ms); }},

@@ -68,11 +68,15 @@ Status ParseMemInfo(std::string_view text, MemInfo& out) {
     if (key == "MemAvailable") target = &out.available_bytes;
     if (key == "SwapTotal") target = &out.swap_total_bytes;
     if (key == "SwapFree") target = &out.swap_free_bytes;
+    if (key == "MemFree") target = &out.free_bytes;
+    if (key == "Shmem") target = &out.shared_bytes;
+    bool cache = key == "Buffers" || key == "Cached" || key == "SReclaimable";  // summed, as free(1)
+    if (cache) target = &out.buff_cache_bytes;
     if (target == nullptr) return;
     size_t pos = colon + 1;
     if (std::optional<uint64_t> kb = ScanUint(line, pos)) {
-      *target = *kb * 1024;
-      ++found;
+      *target = cache ? *target + *kb * 1024 : *kb * 1024;
+      found += key == "MemTotal" || key == "MemAvailable" || StartsWith(key, "Swap") ? 1 : 0;
     }
   });
   if (found < 2 || out.total_bytes == 0) {

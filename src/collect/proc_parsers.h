@@ -28,6 +28,10 @@ struct MemInfo {
   uint64_t available_bytes = 0;
   uint64_t swap_total_bytes = 0;
   uint64_t swap_free_bytes = 0;
+  // What `free` shows besides: MemFree, Shmem, and Buffers + Cached + SReclaimable.
+  uint64_t free_bytes = 0;
+  uint64_t shared_bytes = 0;
+  uint64_t buff_cache_bytes = 0;
 };
 Status ParseMemInfo(std::string_view text, MemInfo& out);
 

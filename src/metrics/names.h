@@ -11,6 +11,16 @@ inline constexpr std::string_view kHostCpuUtilizationRatio = "host.cpu.utilizati
 inline constexpr std::string_view kHostMemoryUsedBytes = "host.memory.used_bytes";
 inline constexpr std::string_view kHostMemoryAvailableBytes = "host.memory.available_bytes";
 inline constexpr std::string_view kHostSwapUsedBytes = "host.swap.used_bytes";
+// The rest of what `free` shows (radT's free listener): memory, swap and both together.
+inline constexpr std::string_view kHostMemoryTotalBytes = "host.memory.total_bytes";
+inline constexpr std::string_view kHostMemoryFreeBytes = "host.memory.free_bytes";
+inline constexpr std::string_view kHostMemorySharedBytes = "host.memory.shared_bytes";
+inline constexpr std::string_view kHostMemoryBuffCacheBytes = "host.memory.buff_cache_bytes";
+inline constexpr std::string_view kHostSwapTotalBytes = "host.swap.total_bytes";
+inline constexpr std::string_view kHostSwapFreeBytes = "host.swap.free_bytes";
+inline constexpr std::string_view kHostMemorySwapTotalBytes = "host.memory_swap.total_bytes";
+inline constexpr std::string_view kHostMemorySwapUsedBytes = "host.memory_swap.used_bytes";
+inline constexpr std::string_view kHostMemorySwapFreeBytes = "host.memory_swap.free_bytes";
 inline constexpr std::string_view kHostLoadAverage1m = "host.load.average_1m";
 
 inline constexpr std::string_view kProcCpuUtilizationRatio = "proc.cpu.utilization_ratio";

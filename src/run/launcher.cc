@@ -191,15 +191,25 @@ RunCost CostOf(const Result<ExitInfo>& exit, const Sampler& sampler, const HttpS
 
 Result<std::vector<std::string>> ParseListeners(const std::string& spec) {
   std::vector<std::string> names;
+  bool skipped = false;
   for (std::string_view part : Split(spec, '+')) {
     std::string name = ToLower(Trim(part));  // in any case, as radT takes them
     if (name.empty()) continue;
+    if (name == "macmon") {  // radT's Apple-silicon listener, as radT treats a missing DCGM
+      LogWarning("listener macmon reads Apple silicon under macOS: skipped on Linux; the run goes on");
+      skipped = true;
+      continue;
+    }
     if (FindListener(name) == nullptr) {
       return Status::InvalidArgument("unknown listener '" + name +
                                      "'; available listeners: " + AvailableListeners());
     }
     names.push_back(name);
   }
+  // `none` with others is the others; nothing left after skipping is `none`, not the
+  // default set an empty list means.
+  if (names.size() > 1) std::erase(names, "none");
+  if (names.empty() && skipped) names.push_back("none");
   return names;
 }
 

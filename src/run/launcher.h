@@ -61,6 +61,7 @@ struct RunOutcome {
 Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options);
 
 // Splits "top+iostat+net" and checks every name; the error names the available ones.
+// radT's names: `none` is no listener (["none"]); `macmon` (macOS) is skipped with a warning.
 Result<std::vector<std::string>> ParseListeners(const std::string& spec);
 
 }  // namespace tb

@@ -25,6 +25,7 @@ struct ExperimentRow {
   size_t line = 0;  // 1-based line in the file
   std::string experiment, workload, status, run, devices, collocation, file, listeners, params;
   std::string max_time, env;  // optional columns; "" when absent
+  std::string name;           // optional Name column (radT 0.2.29): runs named "(W L) Name"
 };
 
 struct ExperimentFile {

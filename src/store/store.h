@@ -119,8 +119,8 @@ struct ChunkRecord {
 std::string ShownStatus(const RunRecord& r);
 
 // Whether a chunk row read from a store holds what trainbench writes: 0 to kMaxChunkPoints
-// points, first and last times within years -9999 to 9999 (Unix ms). One changed outside trainbench (an UPDATE on a shared PostgreSQL store, a SQLite
-// file someone hands you: count -1, 2^62) must size nothing.
+// points, first and last times within years -9999 to 9999 (Unix ms). One changed outside trainbench (an
+// UPDATE on a shared PostgreSQL store, a SQLite file someone hands you: count -1, 2^62) must size nothing.
 bool SoundChunk(const ChunkRecord& c);
 // `chunks` without the unsound ones, each named (chunk and series) in a warning, once: every
 // read of chunks goes through it, so one bad row hides its own points and nothing else.
