@@ -169,8 +169,38 @@ TEST_F(ScheduleTest, RadtsScriptFormRunsOneRunWithItsOptionsAndTheWordsAsTyped) 
   EXPECT_FALSE(fs::exists(dir_ / "exp.csv"));
 }
 
+// radT 0.2.29's experiment file as its users write it: a Name column (runs named "(W L)
+// Name"), radT's default listeners with free and macmon (skipped on Linux, the run goes on),
+// a MaxTime that ends a run as planned: FINISHED, written back, and not run again on resume.
+TEST_F(ScheduleTest, Radt0229sNameListenersAndTimeLimitsRunAndResumeAsRadtsDo) {
+  File(
+      "Experiment,Workload,Name,Status,Run,Devices,Collocation,File,Listeners,Params,MaxTime\n"
+      "e,1,baseline,,,-,-,work.py,top+iostat+free+macmon,--seconds 0.2,\n"
+      "e,2,,,,-,-,work.py,none,--seconds 30,1s\n");
+  Shell r = Trainbench("schedule exp.csv");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("listener macmon reads Apple silicon under macOS: skipped on Linux"),
+            std::string::npos)
+      << r.err;
+  ExperimentFile f = Read();
+  ASSERT_EQ(f.rows.size(), 2u);
+  EXPECT_EQ(Outcome(f.rows[0]), "FINISHED");
+  EXPECT_EQ(Outcome(f.rows[1]), "FINISHED") << "a time limit is a planned end";
+  auto store = OpenStore();
+  RunRecord named = store->FindRun(f.rows[0].run).value();
+  EXPECT_EQ(named.name, "(1 A-) baseline");  // radT's letter: A, then the collocation
+  EXPECT_EQ(named.listeners, "top+iostat+free");
+  RunRecord limited = store->FindRun(f.rows[1].run).value();
+  EXPECT_EQ(limited.listeners, "none");
+  EXPECT_NE(limited.reason.find("maximum run time"), std::string::npos) << limited.reason;
+  EXPECT_EQ(limited.name, "work.py A-");
+  Shell again = Trainbench("schedule exp.csv");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(RunCount(), 2u) << "nothing ran again";
+}
+
 TEST_F(ScheduleTest, RadtsOptionsTrainbenchCannotHonourAreRefusedByNameBeforeAnythingRuns) {
-  for (std::string args : {"--conda work.py", "-x 1 work.py", "-i five work.py", "-d 0 exp.csv"}) {
+  for (std::string args : {"-x 1 work.py", "-i five work.py", "-d 0 exp.csv"}) {
     File(kTwoWorkloads);
     Shell r = Trainbench(args);
     EXPECT_NE(r.code, 0) << args;

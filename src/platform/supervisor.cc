@@ -56,8 +56,10 @@ void Supervisor::Watch(const std::vector<ChildProcess*>& children) {
     int sig = sigtimedwait(&signals_.set(), &info, &slice);
     if (IsStopSignal(sig)) RequestStop(sig, "interrupted by " + SignalName(sig));
     int64_t now = MonotonicNanos();
-    if (policy_.max_time_ms > 0 && !stop_requested_ && now - start_ns >= policy_.max_time_ms * 1'000'000)
+    if (policy_.max_time_ms > 0 && !stop_requested_ && now - start_ns >= policy_.max_time_ms * 1'000'000) {
+      time_limit_reached_ = true;
       RequestStop(SIGTERM, "maximum run time " + FormatDuration(policy_.max_time_ms) + " reached");
+    }
     if (policy_.escalate && stop_requested_ && !kill_sent_ && now >= kill_at_ns_) {
       kill_sent_ = true;
       LogWarning(policy_.what + " did not stop within the grace period: sending SIGKILL");

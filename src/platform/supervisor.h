@@ -57,6 +57,8 @@ class Supervisor {
   bool stop_requested() const { return stop_requested_; }
   // Why the children were asked to stop: "interrupted by SIGINT", "maximum run time 2s reached".
   const std::string& stop_reason() const { return stop_reason_; }
+  // Whether the stop was the maximum run time's (a planned end), not a signal's.
+  bool time_limit_reached() const { return time_limit_reached_; }
 
  private:
   void RequestStop(int sig, const std::string& reason);
@@ -67,6 +69,7 @@ class Supervisor {
   std::vector<ChildProcess*> children_;
   bool stop_requested_ = false;
   bool kill_sent_ = false;
+  bool time_limit_reached_ = false;
   int64_t kill_at_ns_ = 0;
   std::string stop_reason_;
 };

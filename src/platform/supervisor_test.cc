@@ -45,6 +45,7 @@ TEST(SupervisorTest, TheMaximumTimeSendsTermThenKillAfterTheGrace) {
   EXPECT_EQ(exit->signal, SIGKILL);
   EXPECT_TRUE(supervisor.stop_requested());
   EXPECT_NE(supervisor.stop_reason().find("maximum run time"), std::string::npos);
+  EXPECT_TRUE(supervisor.time_limit_reached());
   ASSERT_EQ(said.size(), 2u);
   EXPECT_NE(said[0].find("sent SIGTERM"), std::string::npos);
   EXPECT_EQ(said[1], "grace period over: sent SIGKILL");

@@ -125,6 +125,9 @@ Ending EndingOf(const std::string& run_id, const Result<ExitInfo>& exit, const S
     if (e.outcome.exit_code != 0) e.outcome.status = supervisor.stop_requested() ? kKilled : kFailed;
     if (supervisor.stop_requested())
       e.reason = supervisor.stop_reason() + (e.reason.empty() ? "" : "; " + e.reason);
+    // A time limit is a planned end (radT's -t): FINISHED, its reason said, trainbench's
+    // exit 0, so that a resume of the experiment does not run it again.
+    if (supervisor.time_limit_reached()) e.outcome = {run_id, kFinished, 0};
   }
   // Samples the store would not take (a full disk) make trainbench exit non-zero even
   // when the command succeeded.
