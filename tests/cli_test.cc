@@ -134,6 +134,17 @@ TEST_F(CliTest, ListingsShowWhatIsStoredSafely) {
   Shell show = Trainbench("show " + OnlyRun(*OpenStore()).id);
   EXPECT_EQ(show.out.find('\033'), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("a\\x1b[2Jb"), std::string::npos) << show.out;
+  // A model and a dataset record forged in the run's tags (fields of other types, not JSON)
+  // show what of them is text; show does not fail.
+  std::string id = OnlyRun(*OpenStore()).id;
+  ASSERT_TRUE(OpenStore()
+                  ->SetTags(id, {{"trainbench.model.m-forged", R"({"name": 5, "status": ["x"]})"},
+                                 {"trainbench.dataset.ffff", R"({"tags": 3, "dataset": "x"})"},
+                                 {"trainbench.dataset.eeee", "{not json"}})
+                  .ok());
+  Shell forged = Trainbench("show " + id);
+  EXPECT_EQ(forged.code, 0) << forged.err;
+  EXPECT_NE(forged.out.find("m-forged"), std::string::npos) << forged.out;
   for (const char* command : {"ls --store typo.db", "show --store typo.db evil",
                               "export --store typo.db evil", "report --store typo.db Default"}) {
     Shell r = Trainbench(command);
