@@ -65,5 +65,28 @@ def test_outside_trainbench_radt_calls_do_nothing(endpoint, monkeypatch):
         run.log_metric("loss", 1.0)
         run.log_param("lr", 0.1)
     assert endpoint.requests == []
+    assert run.autolog() is None or "mlflow" in sys.modules  # radT always has it
+    assert run.active_run() is None
     with pytest.raises(AttributeError, match="MLflow"):
+        run.search_runs()
+
+
+def test_mlflows_calls_through_run_work_without_mlflow_and_logging_goes_on_after_the_block(in_run, tmp_path):
+    # A radT script reaches MLflow's functions through `run.`; radT always has them.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("A")
+    (tmp_path / "sub" / "b.txt").write_text("B")
+    with radt.run.RADTBenchmark() as run:
+        assert run.active_run().info.run_id == "c" * 32
+        run.set_tags({"model": "resnet", "stage": "dev"})
+        run.log_text("hello", "notes.txt")
+        run.log_dict({"lr": 0.1}, "config.json")
+        run.log_artifacts(str(tmp_path), artifact_path="inputs")
         run.autolog()
+    run.log_metric("after", 1.0, epoch=4)  # radT logs into the same run after its block
+    trainbench.active_run().flush()
+    uploads = {path.rsplit("/artifacts/", 1)[-1]: body for path, _, body in in_run.requests if "/artifacts/" in path}
+    assert set(uploads) >= {"notes.txt", "config.json", "inputs/a.txt", "inputs/sub/b.txt"}, list(uploads)
+    tags = [t for path, _, b in in_run.requests if path.endswith("/log-batch") for t in b["tags"]]
+    assert {"key": "model", "value": "resnet"} in tags
+    assert ("after", 4, 1.0) in {(m["key"], m["step"], m["value"]) for m in metrics_sent(in_run)}
