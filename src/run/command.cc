@@ -77,7 +77,8 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
   static const char* const kReplaced[] = {
       "TRAINBENCH_RUN_ID=", "TRAINBENCH_STORE=",     "TRAINBENCH_TRACKING_URI=", "TRAINBENCH_MAX_EPOCHS=",
       "TRAINBENCH_TOKEN=",  "MLFLOW_TRACKING_URI=",  "MLFLOW_RUN_ID=",           "MLFLOW_EXPERIMENT_ID=",
-      "PYTHONPATH=",        "TRAINBENCH_NODE_RANK=", "TRAINBENCH_NODE="};
+      "PYTHONPATH=",        "TRAINBENCH_NODE_RANK=", "TRAINBENCH_NODE=",         "RADT_PRESENT=",
+      "RADT_RUN_ID=",       "RADT_MANUAL_MODE=",     "RADT_LISTENER_",           "SMI_GPU_ID="};
   std::vector<std::string> env;
   bool has_unbuffered = false, has_device_order = false, has_experiment_name = false;
   std::string python_path;
@@ -114,6 +115,15 @@ std::vector<std::string> ChildEnvironment(const ChildSettings& c) {
   if (!c.cuda_visible_devices.empty()) env.push_back("CUDA_VISIBLE_DEVICES=" + c.cuda_visible_devices);
   // CUDA orders GPUs fastest first unless told otherwise; nvidia-smi and NVML by PCI bus.
   if (!has_device_order) env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  // radT's, for scripts written for it (radt/run/benchmark.py reads RADT_PRESENT).
+  env.push_back("RADT_PRESENT=True");
+  env.push_back("RADT_RUN_ID=" + c.run_id);
+  env.push_back("RADT_MANUAL_MODE=False");
+  env.push_back("SMI_GPU_ID=" + c.devices);
+  for (std::string_view l : {"PS", "SMI", "DCGMI", "TOP", "IOSTAT", "FREE", "MACMON"}) {
+    bool on = std::find(c.listeners.begin(), c.listeners.end(), ToLower(l)) != c.listeners.end();
+    env.push_back(Concat({"RADT_LISTENER_", l, on ? "=True" : "=False"}));
+  }
   return env;
 }
 

@@ -46,6 +46,10 @@ struct ChildSettings {
   // logs from rank 0 only, unless asked for every rank); -1: not distributed.
   int node_rank = -1;
   std::string node;
+  // What radT's scripts read (RADT_PRESENT, RADT_RUN_ID, SMI_GPU_ID, RADT_LISTENER_<NAME>):
+  // the run's listeners and its devices as given.
+  std::vector<std::string> listeners = {};
+  std::string devices = {};
 };
 
 // The command's environment: ours with ChildSettings. MLflow's client reads
@@ -54,7 +58,10 @@ struct ChildSettings {
 // Confine); no MLFLOW_RUN_ID, which a script with a tracking server of its own would look up
 // there, and no secret: the port knows its user's processes (HttpServerOptions::Peers). A
 // user's MLFLOW_TRACKING_TOKEN, _USERNAME and _PASSWORD stay, for their own server. CUDA
-// numbers GPUs as NVML does (CUDA_DEVICE_ORDER=PCI_BUS_ID) unless told otherwise.
+// numbers GPUs as NVML does (CUDA_DEVICE_ORDER=PCI_BUS_ID) unless told otherwise. radT's
+// variables are set as radT sets them for its scripts: RADT_PRESENT=True, RADT_RUN_ID,
+// RADT_MANUAL_MODE=False, SMI_GPU_ID (the devices) and RADT_LISTENER_<NAME>=True/False for
+// radT's listeners.
 std::vector<std::string> ChildEnvironment(const ChildSettings& settings);
 
 // The directory holding the `trainbench` Python package: TRAINBENCH_PYTHON_DIR, else

@@ -43,6 +43,30 @@ bool Has(const std::vector<std::string>& env, const std::string& kv) {
   return std::find(env.begin(), env.end(), kv) != env.end();
 }
 
+// What radT sets for its scripts (radt/schedule/schedule.py), set as radT sets it: a script
+// testing RADT_PRESENT or a listener's RADT_LISTENER_<NAME> sees what it would under radT,
+// whatever the environment held before.
+TEST(CommandTest, RadtsVariablesAreSetAsRadtSetsThem) {
+  setenv("RADT_LISTENER_SMI", "True", 1);
+  std::vector<std::string> env = ChildEnvironment({.run_id = "abc",
+                                                   .store = "s.db",
+                                                   .tracking_uri = "",
+                                                   .experiment = "e",
+                                                   .max_epochs = 0,
+                                                   .python_dir = "",
+                                                   .cuda_visible_devices = "",
+                                                   .node_rank = -1,
+                                                   .node = "",
+                                                   .listeners = {"top", "free", "nvml"},
+                                                   .devices = "0+1"});
+  unsetenv("RADT_LISTENER_SMI");
+  for (const char* kv : {"RADT_PRESENT=True", "RADT_RUN_ID=abc", "RADT_MANUAL_MODE=False", "SMI_GPU_ID=0+1",
+                         "RADT_LISTENER_TOP=True", "RADT_LISTENER_FREE=True", "RADT_LISTENER_SMI=False",
+                         "RADT_LISTENER_DCGMI=False", "RADT_LISTENER_MACMON=False"})
+    EXPECT_TRUE(Has(env, kv)) << kv;
+  EXPECT_FALSE(Has(env, "RADT_LISTENER_SMI=True")) << "the user's own value is replaced";
+}
+
 TEST(CommandTest, TheEnvironmentTellsTheScriptWhereToLogAndWhichGpus) {
   setenv("CUDA_VISIBLE_DEVICES", "0,1,2", 1);
   setenv("MLFLOW_RUN_ID", "someone-elses", 1);

@@ -394,7 +394,9 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
                          .python_dir = PythonClientDirectory(),
                          .cuda_visible_devices = gpu.selection.cuda_visible_devices,
                          .node_rank = part.distributed() ? part.index : -1,
-                         .node = part.node};
+                         .node = part.node,
+                         .listeners = gpu.listeners,
+                         .devices = options.devices};
   if (options.tracking) StartTracking(store, r, writer, tracking_api, tracking_server, settings);
 
   WaitAtStartGate(options.start_gate);
