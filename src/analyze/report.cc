@@ -142,6 +142,21 @@ const std::vector<ReportColumn> kColumns = {
     {"time per run", [](const WorkloadReport& w) { return Num(w.run_cost, "%.2fx"); }},
 };
 
+// Whether each run names its devices and no two share one ("0" and "1", "0+1" and "2"):
+// runs together in time that share nothing, not a collocation.
+bool OnSeparateDevices(const std::vector<RunRecord>& runs) {
+  std::set<std::string> seen;
+  for (const RunRecord& r : runs) {
+    std::string devices = r.devices;
+    std::replace(devices.begin(), devices.end(), ',', '+');
+    if (Trim(devices).empty() || Trim(devices) == "-") return false;
+    for (std::string_view d : Split(devices, '+')) {
+      if (!seen.insert(std::string(Trim(d))).second) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<ReportColumn>& ReportColumns() { return kColumns; }
@@ -208,6 +223,7 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     w.collocation = colloc.empty() ? (w.runs.size() > 1 ? "naive" : "alone") : "";
     for (const std::string& c : colloc) w.collocation += (w.collocation.empty() ? "" : ",") + c;
     if (w.runs.size() == 1) w.collocation = "alone";
+    if (w.runs.size() > 1 && OnSeparateDevices(w.runs)) w.collocation = "separate GPUs";
     std::vector<std::optional<double>> tput, epoch, gpu, sm, power, eps;
     for (const RunAnalysis& a : w.analyses) {
       tput.push_back(a.throughput);

@@ -1,10 +1,16 @@
-// The experiment report's CSV as a spreadsheet or pandas reads it back.
+// The experiment report: its CSV as a spreadsheet or pandas reads it back, and what it calls
+// a workload's collocation.
 #include "analyze/report.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "store/run_tags.h"
+#include "tests/helpers/scratch_directory.h"
 
 namespace tb {
 namespace {
@@ -51,6 +57,34 @@ TEST(ReportCsv, NamesWithCommasAndQuotesStayInTheirColumn) {
       EXPECT_EQ(cells[i], "mps");
     }
   }
+}
+
+// Runs of one workload on different GPUs share nothing: the report says so rather than
+// calling them a naive collocation.
+TEST(ReportCollocation, RunsOnSeparateGpusAreNotACollocation) {
+  ScratchDirectory scratch("tb-report");
+  std::unique_ptr<Store> store = Store::Open((scratch.path() / "r.db").string()).value();
+  ASSERT_TRUE(store->EnsureExperiment("e").ok());
+  auto add = [&](const std::string& workload, const std::string& devices) {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "e";
+    r.workload = workload;
+    r.devices = devices;
+    r.start_ms = 1763777000000;
+    r.tags = {{std::string(kCollocationTag), "-"}};
+    ASSERT_TRUE(store->CreateRun(r).ok());
+    ASSERT_TRUE(store->FinishRun(r.id, r.start_ms + 1000, kFinished, 0, std::nullopt, "").ok());
+  };
+  add("separate", "0");
+  add("separate", "1+2");
+  add("shared", "0");
+  add("shared", "0+1");
+  ExperimentReport report = BuildReport(*store, "e").value();
+  std::map<std::string, std::string> collocation;
+  for (const WorkloadReport& w : report.workloads) collocation[w.workload] = w.collocation;
+  EXPECT_EQ(collocation["separate"], "separate GPUs");
+  EXPECT_EQ(collocation["shared"], "naive");
 }
 
 }  // namespace
