@@ -33,6 +33,11 @@ int Main(int argc, char** argv) {
     add(app, subcommands);
 
   std::vector<std::string> args(argv + 1, argv + argc);
+  // radT's per-run form (radt run -l L -c FILE -p PARAMS), as trainbench's run.
+  if (std::optional<Result<std::vector<std::string>>> per_run = RadtRunForm(args)) {
+    if (!per_run->ok()) return Fail(per_run->status());
+    args = std::move(**per_run);
+  }
   // radT's form: no subcommand, radT's options before a .py or .csv file.
   if (std::optional<Result<RadtCommand>> radt = ParseRadtForm(args)) {
     if (!radt->ok()) return Fail(radt->status());

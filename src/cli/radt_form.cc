@@ -4,6 +4,7 @@
 #include <array>
 
 #include "base/strings.h"
+#include "schedule/experiment_file.h"
 
 namespace tb::cli {
 namespace {
@@ -145,6 +146,42 @@ std::string ScriptAsExperiment(const RadtCommand& c, bool has_gpu) {
                  CsvField(c.experiment), ",", CsvField(c.workload), ",", CsvField(c.name), ",,,",
                  CsvField(devices), ",", CsvField(c.collocation), ",", CsvField(c.file), ",",
                  CsvField(c.listeners), ",", CsvField(ParamsCell(c.script_args)), "\n"});
+}
+
+std::optional<Result<std::vector<std::string>>> RadtRunForm(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "run") return std::nullopt;
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  bool radt = std::any_of(args.begin(), dashes, [](const std::string& a) {
+    return a == "-c" || a == "--command" || StartsWith(a, "--command=");
+  });
+  if (!radt) return std::nullopt;
+  std::string listeners, file, params;
+  for (auto it = args.begin() + 1; it != args.end(); ++it) {
+    std::string option = *it, value;
+    if (size_t eq = option.find('='); StartsWith(option, "--") && eq != std::string::npos) {
+      value = option.substr(eq + 1);
+      option = option.substr(0, eq);
+    } else if (it + 1 != args.end()) {
+      value = *++it;
+    } else {
+      return Result<std::vector<std::string>>(Status::InvalidArgument(option + " needs a value"));
+    }
+    if (option == "-l" || option == "--listeners") {
+      listeners = value;
+    } else if (option == "-c" || option == "--command") {
+      file = value;
+    } else if (option == "-p" || option == "--params") {
+      params = value;
+    } else {
+      return Result<std::vector<std::string>>(Status::InvalidArgument(
+          "radT's `run` takes -l LISTENERS, -c FILE and -p PARAMS; '" + option + "' is not one of them"));
+    }
+  }
+  std::vector<std::string> out = {"run"};
+  if (!listeners.empty()) out.insert(out.end(), {"-l", listeners});
+  out.push_back(file);
+  for (std::string& word : ParamsToArguments(params)) out.push_back(std::move(word));
+  return Result<std::vector<std::string>>(std::move(out));
 }
 
 ScheduleOptions ScheduleFor(const RadtCommand& c, bool has_gpu) {

@@ -51,6 +51,12 @@ std::optional<Result<RadtCommand>> ParseRadtForm(const std::vector<std::string>&
 // words quoted so that they come back unchanged.
 std::string ScriptAsExperiment(const RadtCommand& c, bool has_gpu);
 
+// radT's per-run form, which its scheduler runs for each run (`radt run -l LISTENERS -c FILE
+// -p "PARAMS"`, radt/radt.py): as trainbench's `run` arguments (`run -l LISTENERS FILE
+// PARAMS...`, the params split as the Params column is); nullopt when `args` is not it
+// (`run` without -c/--command is trainbench's own).
+std::optional<Result<std::vector<std::string>>> RadtRunForm(const std::vector<std::string>& args);
+
 // What `trainbench schedule` is given for the command.
 ScheduleOptions ScheduleFor(const RadtCommand& c, bool has_gpu);
 

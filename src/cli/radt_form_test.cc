@@ -88,6 +88,19 @@ TEST(RadtFormTest, Radt0229sOptionsWorkOrSayWhatTrainbenchDoesInstead) {
             std::string::npos);
 }
 
+// The form radT's own scheduler runs for each run: `radt run -l L -c FILE -p "PARAMS"`.
+TEST(RadtFormTest, RadtsPerRunFormIsTrainbenchsRun) {
+  using Args = std::vector<std::string>;
+  EXPECT_EQ(RadtRunForm({"run", "-l", "smi+top", "-c", "train.py", "-p", "--lr 0.1 'two words'"})->value(),
+            (Args{"run", "-l", "smi+top", "train.py", "--lr", "0.1", "two words"}));
+  EXPECT_EQ(RadtRunForm({"run", "--listeners=none", "--command=train.py"})->value(),
+            (Args{"run", "-l", "none", "train.py"}));
+  EXPECT_FALSE(RadtRunForm({"run", "-l", "top", "--", "python3", "x.py", "-c", "y"}).has_value())
+      << "trainbench's own run, whose command has a -c";
+  EXPECT_FALSE(RadtRunForm({"schedule", "-c", "x"}).has_value());
+  EXPECT_FALSE(RadtRunForm({"run", "-c", "train.py", "-x", "1"})->ok());
+}
+
 TEST(RadtFormTest, WhatTrainbenchCannotDoIsRefusedByName) {
   EXPECT_NE(Refusal({"-x", "train.py"}).find("unknown option '-x'"), std::string::npos);
   EXPECT_NE(Refusal({"-i", "five", "train.py"}).find("-i takes a positive number of epochs"),
