@@ -75,7 +75,27 @@ constexpr RadtName kRadtNames[] = {
     // top's %MEM of the python processes, summed.
     {"TOP - Memory Utilization", {metric::kProcMemoryShareRatio, "", 0.01}},
     {"TOP - Swap Memory GB", {metric::kHostSwapUsedBytes, "", 1000 * kMiB}},
+    // radT 0.2.29's free listener: free --mega's MB divided by 1024.
+    {"Free - Mem Total GB", {metric::kHostMemoryTotalBytes, "free", 1024e6}},
+    {"Free - Mem Used GB", {metric::kHostMemoryUsedBytes, "free", 1024e6}},
+    {"Free - Mem Free GB", {metric::kHostMemoryFreeBytes, "free", 1024e6}},
+    {"Free - Mem Shared GB", {metric::kHostMemorySharedBytes, "free", 1024e6}},
+    {"Free - Mem Buff/Cache GB", {metric::kHostMemoryBuffCacheBytes, "free", 1024e6}},
+    {"Free - Mem Available GB", {metric::kHostMemoryAvailableBytes, "free", 1024e6}},
+    {"Free - Swap Total GB", {metric::kHostSwapTotalBytes, "free", 1024e6}},
+    {"Free - Swap Used GB", {metric::kHostSwapUsedBytes, "free", 1024e6}},
+    {"Free - Swap Free GB", {metric::kHostSwapFreeBytes, "free", 1024e6}},
+    {"Free - Total Total GB", {metric::kHostMemorySwapTotalBytes, "free", 1024e6}},
+    {"Free - Total Used GB", {metric::kHostMemorySwapUsedBytes, "free", 1024e6}},
+    {"Free - Total Free GB", {metric::kHostMemorySwapFreeBytes, "free", 1024e6}},
 };
+
+// radT 0.2.21 and later log every listener's metric as "system/<name>" (one of its
+// listeners even as "system/system/<name>"): the name without them.
+std::string_view WithoutSystemPrefix(std::string_view key) {
+  while (StartsWith(key, "system/")) key.remove_prefix(7);
+  return key;
+}
 
 // "SMI - Timestamp" is the clock nvidia-smi printed, not a measurement: left behind.
 constexpr std::string_view kRadtClock = "SMI - Timestamp";
@@ -110,12 +130,12 @@ struct Target {
 };
 
 std::optional<Target> TargetOf(std::string_view key, const std::string& devices) {
-  if (key == kRadtClock) return std::nullopt;
+  if (WithoutSystemPrefix(key) == kRadtClock) return std::nullopt;
   std::optional<RadtSeries> radt = RadtMetric(key);
   if (!radt) return Target{Concat({metric::kScriptPrefix, key}), "", 1, true};
   Labels labels;
   if (!radt->listener.empty()) {
-    if (AllDigits(devices)) labels.Add("gpu", devices);
+    if (AllDigits(devices) && radt->listener != "free") labels.Add("gpu", devices);  // a GPU's
     labels.Add("listener", radt->listener);
   }
   // DCGM's PCIe throughput fields (200, 201) are never filled: radT's 0s there are no data.
@@ -400,6 +420,7 @@ Result<std::string> ImportRun(Database& db, Store& to, const RunRecord& run, con
 }  // namespace
 
 std::optional<RadtSeries> RadtMetric(std::string_view name) {
+  name = WithoutSystemPrefix(name);
   for (const RadtName& n : kRadtNames) {
     if (n.name == name) return n.series;
   }

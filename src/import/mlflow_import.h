@@ -44,10 +44,12 @@ struct ImportResult {
 // `scale` (radT logged MiB, mJ, percent of a core; trainbench keeps bytes, J, cores).
 struct RadtSeries {
   std::string_view metric;
-  std::string_view listener;  // "smi", "dcgmi" (a label, with the GPU) or "" for host metrics
+  // "smi", "dcgmi" (a label, with the GPU), "free" (a label alone) or "" for host metrics
+  std::string_view listener;
   double scale = 1;
 };
-// nullopt for a name radT's listeners do not log.
+// nullopt for a name radT's listeners do not log; radT 0.2.21+'s "system/" prefix is read
+// past ("system/SMI - Power Draw" is "SMI - Power Draw").
 std::optional<RadtSeries> RadtMetric(std::string_view name);
 
 // radT's run letter: the devices, a number when several runs share them, the collocation

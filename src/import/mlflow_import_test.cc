@@ -122,6 +122,31 @@ TEST_F(MlflowImportTest, RadtRunsBecomeAWorkloadsRunsWithCatalogMetricsInTrainbe
   EXPECT_FALSE(store_->FindRun(kDeletedRun).ok() && store_->FindRun(kDeletedRun)->id == kDeletedRun);
 }
 
+// radT 0.2.21+ logs every listener metric as "system/<name>" (and 0.2.29's free listener in
+// GB of free --mega's MB / 1024): they become the catalog's series, not script metrics.
+TEST_F(MlflowImportTest, Radt0229sSystemPrefixedMetricsBecomeHardwareSeries) {
+  const std::string run = kRadtRunA;
+  auto point = [&](const char* key, double value, int64_t at) {
+    return Concat(
+        {"('", key, "', ", std::to_string(value), ", ", std::to_string(at), ", '", run, "', 0, false)"});
+  };
+  Sql({"INSERT INTO metrics VALUES " + point("system/SMI - Power Draw", 123.5, 1700000200000) + ", " +
+       point("system/system/TOP - CPU Utilization", 150.0, 1700000200000) + ", " +
+       point("system/Free - Mem Total GB", 24.0, 1700000200000) + ", " +
+       point("system/SMI - Timestamp", 1.0, 1700000200000)});
+  ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
+  auto at = [&](const std::string& metric, const std::string& labels) {
+    for (const Point& p : Points(run, metric, labels))
+      if (p.time_ms == 1700000200000) return p.value;
+    return -1.0;
+  };
+  EXPECT_EQ(at("gpu.power.draw_watts", "gpu=0,listener=smi"), 123.5);
+  EXPECT_EQ(at("proc.cpu.utilization_ratio", ""), 1.5);
+  EXPECT_EQ(at("host.memory.total_bytes", "listener=free"), 24.0 * 1024e6);
+  for (const SeriesInfo& s : store_->ListSeries(run).value())
+    EXPECT_EQ(s.metric.find("system/"), std::string::npos) << s.metric;
+}
+
 TEST_F(MlflowImportTest, ImportingAgainAddsOnlyNewRunsAndDoublesNothing) {
   ASSERT_TRUE(ImportMlflow(mlflow_, *store_).ok());
   Sql(
