@@ -9,7 +9,9 @@ does nothing, as radT's do when the script runs without radT.
 
 from . import run
 from .run import log_metric, log_metrics
+from .schedule import schedule_external
 
-__all__ = ["run", "log_metric", "log_metrics"]  # radt.run.RADTBenchmark, radt.log_metric, as radT 0.2.29
+# radt.run.RADTBenchmark, radt.log_metric, radt.schedule_external, as radT 0.2.29
+__all__ = ["run", "log_metric", "log_metrics", "schedule_external"]
 
 __version__ = "0.1.0"

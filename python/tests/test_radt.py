@@ -90,3 +90,26 @@ def test_mlflows_calls_through_run_work_without_mlflow_and_logging_goes_on_after
     tags = [t for path, _, b in in_run.requests if path.endswith("/log-batch") for t in b["tags"]]
     assert {"key": "model", "value": "resnet"} in tags
     assert ("after", 4, 1.0) in {(m["key"], m["step"], m["value"]) for m in metrics_sent(in_run)}
+
+
+def test_schedule_external_runs_a_table_and_writes_its_statuses_back(tmp_path, monkeypatch):
+    # radT 0.2.29's radt.schedule_external(args, df): an experiment as a DataFrame.
+    binary = os.environ.get("TRAINBENCH_BINARY")
+    if not binary:
+        pytest.skip("TRAINBENCH_BINARY (the built trainbench) not set")
+    pandas = pytest.importorskip("pandas")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRAINBENCH_STORE", str(tmp_path / "tb.db"))
+    monkeypatch.setenv("TRAINBENCH_PYTHON", "/usr/bin/python3")
+    (tmp_path / "work.py").write_text("import sys\nsys.exit(3 if '--fail' in sys.argv else 0)\n")
+    df = pandas.DataFrame([
+        {"Experiment": "ext", "Workload": 1, "Status": "", "Run": "", "Devices": "-", "Collocation": "-",
+         "File": "work.py", "Listeners": "top", "Params": ""},
+        {"Experiment": "ext", "Workload": 2, "Status": "", "Run": "", "Devices": "-", "Collocation": "-",
+         "File": "work.py", "Listeners": "top", "Params": "--fail"},
+    ])
+    code = radt.schedule_external([], df, group_name="sweep")
+    assert code != 0  # one row failed
+    assert str(df.at[0, "Status"]).startswith("FINISHED") and str(df.at[1, "Status"]).startswith("FAILED"), df
+    assert len(str(df.at[0, "Run"])) == 32
+    assert not list(tmp_path.glob("radt-external-*.csv"))
