@@ -384,33 +384,6 @@ Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOpt
   return plan;
 }
 
-Status ResolveExperimentIds(Store& store, std::vector<Workload>& plan) {
-  std::optional<std::vector<ExperimentInfo>> experiments;  // listed once, when a cell is a number
-  for (Workload& w : plan) {
-    if (!ParseUint(w.experiment)) continue;
-    if (!experiments) {
-      Result<std::vector<ExperimentInfo>> listed = store.ListExperiments();
-      if (!listed.ok()) return listed.status();
-      experiments = std::move(*listed);
-    }
-    const ExperimentInfo* found = nullptr;
-    for (const ExperimentInfo& e : *experiments) {
-      for (const auto& [k, v] : e.tags) {
-        if (k == kMlflowExperimentIdTag && v == w.experiment) found = &e;
-      }
-    }
-    for (const ExperimentInfo& e : *experiments) {
-      if (found == nullptr && MlflowExperimentId(e) == w.experiment) found = &e;
-    }
-    if (found == nullptr) continue;
-    std::printf("trainbench: Experiment %s is MLflow's id of experiment '%s'\n", w.experiment.c_str(),
-                found->name.c_str());
-    for (PlannedRun& r : w.runs) r.row.experiment = found->name;
-    w.experiment = found->name;
-  }
-  return Status::Ok();
-}
-
 Result<std::string> DevicesOnThisNode(std::string_view cell, std::string_view job_gpus) {
   std::string_view devices = Trim(cell);
   if (devices == "-") devices = "";

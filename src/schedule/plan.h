@@ -54,11 +54,6 @@ bool Runnable(const Workload& workload, bool rerun);
 // The workloads of `file`, in order; InvalidArgument naming the line and cell of the first
 // row that cannot run.
 Result<std::vector<Workload>> Plan(const ExperimentFile& file, const ScheduleOptions& o);
-// radT's Experiment column holds an MLflow experiment id: a number that is the MLflow id of
-// an experiment in `store` (one `import --mlflow` brought, kMlflowExperimentIdTag, else the
-// id trainbench's tracking API gives it, 0 for Default) names that experiment, said once;
-// any other cell is the experiment's name.
-Status ResolveExperimentIds(Store& store, std::vector<Workload>& plan);
 // A Devices cell's GPUs on this machine ("-" and "" are none). Inside a Slurm job whose GPUs
 // are `job_gpus` (SLURM_JOB_GPUS, "2,3"), index k is the job's k-th GPU, as in any job
 // script; UUIDs stay as they are. InvalidArgument names an index past the job's GPUs.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "schedule/experiment_numbers.h"
 #include "schedule/write_back.h"
 #include "store/run_tags.h"
 #include "store/store.h"
@@ -152,7 +153,8 @@ TEST(DevicesOnThisNode, IndicesCountWithinTheSlurmJobsGpus) {
 
 // radT's Experiment column holds MLflow's experiment id: after its history is imported, a
 // number names the experiment MLflow gave it (the import keeps it), 0 is Default, and a
-// number no experiment has stays a name.
+// number no experiment has becomes an experiment of that name with that id, so that it
+// names the same experiment the next time, through MLflow's API too.
 TEST_F(PlanTest, AnExperimentNumberIsTheMlflowIdOfAnImportedExperiment) {
   std::unique_ptr<Store> store = Store::Open((dir_.path() / "t.db").string()).value();
   int64_t traces = store->EnsureExperiment("radt-traces").value();
@@ -173,6 +175,35 @@ TEST_F(PlanTest, AnExperimentNumberIsTheMlflowIdOfAnImportedExperiment) {
   EXPECT_EQ((*plan)[0].runs[0].row.experiment, "radt-traces") << "what `trainbench run -e` is given";
   EXPECT_EQ((*plan)[1].experiment, "Default");
   EXPECT_EQ((*plan)[2].experiment, "42");
+  std::vector<ExperimentInfo> all = store->ListExperiments().value();
+  auto made = std::find_if(all.begin(), all.end(), [](const ExperimentInfo& e) { return e.name == "42"; });
+  ASSERT_NE(made, all.end());
+  EXPECT_EQ(MlflowExperimentId(*made), "42");
+}
+
+// In a fresh store, radT's examples (Experiment 0, then 1) go to Default and to the
+// experiment MLflow calls 1, whatever order they are made in.
+TEST_F(PlanTest, ExperimentZeroIsDefaultAndNumbersKeepTheirIdsInAFreshStore) {
+  std::unique_ptr<Store> store = Store::Open((dir_.path() / "t.db").string()).value();
+  Result<std::vector<Workload>> plan = PlanOf(std::string(kHeader) +
+                                              "2,w,,,-,-,work.py,top,\n"
+                                              "0,w,,,-,-,work.py,top,\n"
+                                              "1,w,,,-,-,work.py,top,\n");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(ResolveExperimentIds(*store, *plan).ok());
+  EXPECT_EQ((*plan)[0].experiment, "2");
+  EXPECT_EQ((*plan)[1].experiment, "Default");
+  EXPECT_EQ((*plan)[2].experiment, "1") << "experiment 2, made first, is not MLflow's 1";
+  for (const ExperimentInfo& e : store->ListExperiments().value()) {
+    if (e.name != "Default") {
+      EXPECT_EQ(MlflowExperimentId(e), e.name);
+    }
+  }
+  // The second time, the same numbers name the same experiments.
+  Result<std::vector<Workload>> again = PlanOf(std::string(kHeader) + "1,w,,,-,-,work.py,top,\n");
+  ASSERT_TRUE(ResolveExperimentIds(*store, *again).ok());
+  EXPECT_EQ((*again)[0].experiment, "1");
+  EXPECT_EQ(store->ListExperiments().value().size(), 3u);
 }
 
 }  // namespace

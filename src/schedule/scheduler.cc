@@ -25,6 +25,7 @@
 #include "platform/start_gate.h"
 #include "platform/supervisor.h"
 #include "schedule/experiment_file.h"
+#include "schedule/experiment_numbers.h"
 #include "schedule/gpu_sharing.h"
 #include "schedule/plan.h"
 #include "schedule/slurm.h"

@@ -43,6 +43,20 @@ Result<int64_t> PostgresStore::EnsureExperiment(const std::string& name) {
   return id;
 }
 
+Status PostgresStore::CreateExperimentWithId(int64_t id, const std::string& name) {
+  TB_RETURN_IF_ERROR(CheckExperimentName(name));
+  std::vector<int64_t> changed;
+  TB_RETURN_IF_ERROR(
+      Write({{"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
+              {Int(id), Text(name), Int(WallMillis())}}},
+            &changed));
+  if (!changed.empty() && changed[0] == 0) {
+    return Status::InvalidArgument(
+        Concat({"an experiment has id ", std::to_string(id), " or the name '", name, "' already"}));
+  }
+  return Status::Ok();
+}
+
 Status PostgresStore::CreateRun(const RunRecord& run) {
   TB_RETURN_IF_ERROR(CheckRunId(run.id));
   std::vector<Stmt> batch = {

@@ -78,6 +78,19 @@ Result<int64_t> SqliteStore::EnsureExperiment(const std::string& name) {
   return get.Int(0);
 }
 
+Status SqliteStore::CreateExperimentWithId(int64_t id, const std::string& name) {
+  TB_RETURN_IF_ERROR(CheckExperimentName(name));
+  std::lock_guard lock(mu_);
+  Statement insert(*statements_, "INSERT OR IGNORE INTO experiments(id, name, created_ms) VALUES(?, ?, ?)");
+  insert.Bind(1, id).Bind(2, name).Bind(3, WallMillis());
+  if (insert.Step() != SQLITE_DONE) return Error("cannot create experiment " + name);
+  if (sqlite3_changes(db_) == 0) {
+    return Status::InvalidArgument(
+        Concat({"an experiment has id ", std::to_string(id), " or the name '", name, "' already"}));
+  }
+  return Status::Ok();
+}
+
 Status SqliteStore::CreateRun(const RunRecord& run) {
   TB_RETURN_IF_ERROR(CheckRunId(run.id));
   std::lock_guard lock(mu_);

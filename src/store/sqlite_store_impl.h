@@ -34,6 +34,7 @@ class SqliteStore : public Store {
 
   Result<std::string> ArtifactDirectory(const std::string& run_id) override;
   Result<int64_t> EnsureExperiment(const std::string& name) override;
+  Status CreateExperimentWithId(int64_t id, const std::string& name) override;
   Status CreateRun(const RunRecord& run) override;
 
   Status FinishRun(const std::string& run_id, int64_t end_ms, const std::string& status,

@@ -233,6 +233,9 @@ class Store {
 
   // --- write side ---
   virtual Result<int64_t> EnsureExperiment(const std::string& name) = 0;
+  // Creates experiment `name` with id `id` (MLflow's id of it: what radT's experiment
+  // numbers name); InvalidArgument when the id or the name is taken.
+  virtual Status CreateExperimentWithId(int64_t id, const std::string& name) = 0;
   // Records a new run (with its params and tags). Fails if the id exists.
   virtual Status CreateRun(const RunRecord& run) = 0;
   virtual Status FinishRun(const std::string& run_id, int64_t end_ms, const std::string& status,

@@ -28,6 +28,17 @@ TEST_P(BackendTest, RegisteredModelsAreKeptByName) {
   EXPECT_EQ(store->ListRegisteredModels()->size(), 1u);
 }
 
+// radT's experiment numbers: an experiment made with the id a number names keeps it, and
+// neither its id nor its name can be taken twice.
+TEST_P(BackendTest, AnExperimentIsMadeWithTheIdItIsGiven) {
+  auto store = OpenOk();
+  ASSERT_TRUE(store->CreateExperimentWithId(7, "7").ok());
+  EXPECT_EQ(store->EnsureExperiment("7").value(), 7);
+  EXPECT_FALSE(store->CreateExperimentWithId(7, "other").ok());
+  EXPECT_FALSE(store->CreateExperimentWithId(8, "7").ok());
+  EXPECT_EQ(store->ListExperiments().value().size(), 1u);
+}
+
 TEST_P(BackendTest, RunsRoundTripAndAreFoundByPrefixOrName) {
   auto store = OpenOk();
   RunRecord a = NewRun(*store, "first");

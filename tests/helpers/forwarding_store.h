@@ -18,6 +18,9 @@ class ForwardingStore : public Store {
     return inner_.ArtifactDirectory(id);
   }
   Result<int64_t> EnsureExperiment(const std::string& n) override { return inner_.EnsureExperiment(n); }
+  Status CreateExperimentWithId(int64_t id, const std::string& n) override {
+    return inner_.CreateExperimentWithId(id, n);
+  }
   Status CreateRun(const RunRecord& r) override { return inner_.CreateRun(r); }
   Status FinishRun(const std::string& id, int64_t e, const std::string& s, std::optional<int> c,
                    std::optional<int> g, const std::string& r) override {
