@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git dpkg-dev curl
-  libsqlite3-dev libzstd-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev zlib1g-dev libdeflate-dev libpq-dev postgresql
+  libsqlite3-dev libzstd-dev libcli11-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev zlib1g-dev libdeflate-dev libpq-dev postgresql libyaml-cpp-dev
   libcairo2-dev libpango1.0-dev fonts-dejavu-core poppler-utils
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy clang libclang-rt-14-dev wrk

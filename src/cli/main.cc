@@ -23,7 +23,8 @@ int Main(int argc, char** argv) {
       "database (--store / TRAINBENCH_STORE), finds each run's phases, reports per workload\n"
       "(trainbench report) and serves it all to a browser (trainbench serve).\n"
       "radT's form works too: trainbench [-e N -w N -d DEVICES -c COLLOCATION -l LISTENERS\n"
-      "-i EPOCHS -t MINUTES] train.py [ARGS...], and trainbench [-r -i EPOCHS -t MINUTES] exp.csv."};
+      "-i EPOCHS -t MINUTES] train.py [ARGS...], and trainbench [-r -i EPOCHS -t MINUTES] "
+      "exp.csv|sweep.yaml."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainbench " TRAINBENCH_VERSION);
 
@@ -38,7 +39,7 @@ int Main(int argc, char** argv) {
     if (!per_run->ok()) return Fail(per_run->status());
     args = std::move(**per_run);
   }
-  // radT's form: no subcommand, radT's options before a .py or .csv file.
+  // radT's form: no subcommand, radT's options before a .py, .csv or .yaml file.
   if (std::optional<Result<RadtCommand>> radt = ParseRadtForm(args)) {
     if (!radt->ok()) return Fail(radt->status());
     return CommandRadt(**radt);

@@ -12,7 +12,9 @@ namespace {
 constexpr std::array<std::string_view, 10> kSubcommands = {
     "run", "schedule", "ls", "show", "export", "report", "serve", "migrate", "devices", "help"};
 
-bool IsFile(std::string_view word) { return word.ends_with(".py") || word.ends_with(".csv"); }
+bool IsFile(std::string_view word) {
+  return word.ends_with(".py") || word.ends_with(".csv") || word.ends_with(".yaml") || word.ends_with(".yml");
+}
 
 // The script's words as a Params cell that SplitWords gives back unchanged (a word with
 // both kinds of quote cannot be written so; it is refused before).

@@ -3,7 +3,7 @@
 // the script unchanged) or an experiment file (scheduled as `trainbench schedule` would):
 //
 //   trainbench [-e N] [-w N] [-d DEVICES] [-c COLLOCATION] [-l LISTENERS] train.py [ARGS...]
-//   trainbench [-r] [-i EPOCHS] [-t MINUTES] experiment.csv
+//   trainbench [-r] [-i EPOCHS] [-t MINUTES] experiment.csv|sweep.yaml
 //
 // -r/--rerun reruns workloads with a FAILED run, -i/--epoch ends each script after N epochs
 // (scripts that log epochs through trainbench's client), -t/--time gives each run that many
@@ -24,7 +24,7 @@
 namespace tb::cli {
 
 struct RadtCommand {
-  std::string file;                            // the .py or .csv, as given
+  std::string file;                            // the .py, .csv or .yaml, as given
   std::vector<std::string> script_args;        // after a .py: its own words
   std::string experiment{kDefaultExperiment};  // -e (radT's 0 is MLflow's Default experiment)
   std::string workload = "0";                  // -w
@@ -44,7 +44,7 @@ struct RadtCommand {
 };
 
 // radT's form, or nullopt when `args` (argv without the program) is not radT's form: it
-// starts with a subcommand or --help/--version, or names no .py or .csv file.
+// starts with a subcommand or --help/--version, or names no .py, .csv or .yaml file.
 std::optional<Result<RadtCommand>> ParseRadtForm(const std::vector<std::string>& args);
 
 // The experiment file radT makes of a script command: one row, its Params the script's

@@ -47,15 +47,20 @@ void AddScheduleCommand(CLI::App& app, std::vector<Subcommand>& out) {
   auto so = std::make_shared<ScheduleOptions>();
   so->store = StoreFromEnvironment();
   CLI::App* schedule = app.add_subcommand(
-      "schedule", "Run an experiment file (radT's CSV): workloads in order, the runs of each together");
+      "schedule",
+      "Run an experiment file (radT's CSV or YAML sweep): workloads in order, the runs of each together");
   schedule
       ->add_option("file", so->file,
-                   "Experiment CSV (Experiment,Workload,Status,Run,Devices,Collocation,File,...)")
+                   "Experiment CSV (Experiment,Workload,Status,Run,Devices,Collocation,File,...) or radT's "
+                   "YAML sweep (name, experiment, ..., method, parameters)")
       ->required();
   schedule->add_option("--store", so->store, "Store URI or SQLite file (env TRAINBENCH_STORE)")
       ->capture_default_str();
   schedule->add_option("--python", so->python,
                        "Interpreter for the File column's scripts (default: python3)");
+  schedule->add_option("--group", so->group,
+                       "Nest every run under a parent run of this name (radT's group), or under the run "
+                       "with this id; a YAML sweep's is its name");
   schedule->add_flag("--dry-run", so->dry_run,
                      "Print the plan (workloads, runs, commands) and change nothing");
   schedule->add_flag("--rerun", so->rerun,

@@ -100,15 +100,22 @@ std::string RunName(const PlannedRun& r) {
 std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, const std::string& devices,
                                  const std::string& report) {
   const std::string& c = r.row.collocation;
+  // The run starts in its script's folder (RunDirectory): a store named by a relative path
+  // is named from here.
+  std::string store = o.store.find("://") == std::string::npos && !o.store.empty()
+                          ? fs::absolute(o.store).lexically_normal().string()
+                          : o.store;
   std::vector<std::string> argv = {
       SelfExecutable(), "run",
-      "--store",        o.store,
+      "--store",        store,
       "--experiment",   r.row.experiment,
       "--workload",     r.row.workload,
       "--name",         RunName(r),
       "--run-id",       r.id,
       "--tag",          std::string(kLetterTag) + "=" + r.letter,
       "--tag",          std::string(kCollocationTag) + "=" + (c.empty() ? "-" : c)};
+  if (!o.parent_run.empty())
+    argv.insert(argv.end(), {"--tag", std::string(kParentRunTag) + "=" + o.parent_run});
   if (!r.listeners.empty()) argv.insert(argv.end(), {"--listeners", r.listeners});
   if (!devices.empty()) argv.insert(argv.end(), {"--devices", devices});
   std::string max_time = r.row.max_time.empty() ? o.max_time : r.row.max_time;
@@ -128,6 +135,8 @@ std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, 
   argv.insert(argv.end(), r.params.begin(), r.params.end());
   return argv;
 }
+
+std::string RunDirectory(const PlannedRun& r) { return fs::path(r.script).parent_path().string(); }
 
 std::string StatusWord(std::string_view cell) {
   std::vector<std::string_view> words = SplitWhitespace(cell);
@@ -312,7 +321,7 @@ Status RowPlanner::CheckEnv(PlannedRun& run) {
       run.env.push_back(item);
       continue;
     }
-    fs::path prefix = fs::path(item).is_absolute() ? fs::path(item) : base_ / item;
+    fs::path prefix = fs::absolute(fs::path(item).is_absolute() ? fs::path(item) : base_ / item, ec);
     if (!fs::exists(prefix / "bin" / "python", ec)) {
       return Bad("Env", "'" + item + "' is neither KEY=VALUE nor a venv or conda environment (no " +
                             (prefix / "bin" / "python").string() + ")");
@@ -331,7 +340,8 @@ Result<PlannedRun> RowPlanner::PlanRow(const ExperimentRow& row) {
   row_ = &row;
   PlannedRun run;
   run.row = row;
-  run.python = o_.python;
+  // An interpreter named by a relative path is named from here: the run starts elsewhere.
+  run.python = o_.python.find('/') == std::string::npos ? o_.python : fs::absolute(o_.python).string();
   TB_RETURN_IF_ERROR(CheckDevices(run));
   TB_RETURN_IF_ERROR(CheckCollocation(run));
   if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok())

@@ -63,8 +63,11 @@ void PrintPlan(const std::vector<Workload>& plan, const ScheduleOptions& o);
 // The Nsight command that wraps a run (nsys, nsysraw, ncu, ncuraw), writing `report`;
 // nullopt for any other name.
 std::optional<std::vector<std::string>> ProfilerCommand(const std::string& name, const std::string& report);
-// The `trainbench run` command of a run. `devices` replaces the row's Devices (a MIG
+// The `trainbench run` command of a run, started in RunDirectory. `devices` replaces the row's Devices (a MIG
 // instance's UUID); `report` is where the profiler's report goes.
+// Where the run starts, as radT starts it: its script's folder, so that the script's
+// relative paths (./data) mean what they mean beside it.
+std::string RunDirectory(const PlannedRun& r);
 std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, const std::string& devices,
                                  const std::string& report);
 

@@ -29,6 +29,7 @@
 #include "schedule/gpu_sharing.h"
 #include "schedule/plan.h"
 #include "schedule/slurm.h"
+#include "schedule/sweep_file.h"
 #include "schedule/write_back.h"
 #include "store/store.h"
 
@@ -242,8 +243,10 @@ Status StartRuns(const ScheduleOptions& o, const Workload& w, const std::vector<
   for (size_t i = 0; i < runs.size(); ++i) {
     const PlannedRun& r = *runs[i];
     Result<std::string> dir = store.ArtifactDirectory(r.id);
-    std::string report = (dir.ok() ? *dir : std::string(".")) + "/" + r.profiler + "_" + w.experiment + "_" +
-                         w.workload + "_" + r.letter;
+    // Named from here: the run starts in its script's folder.
+    std::string report = fs::absolute((dir.ok() ? *dir : std::string(".")) + "/" + r.profiler + "_" +
+                                      w.experiment + "_" + w.workload + "_" + r.letter)
+                             .string();
     std::vector<std::string> extra = r.env;
     if (IsMps(r.row.collocation)) extra.insert(extra.end(), gpu.mps.env().begin(), gpu.mps.env().end());
     extra.push_back(gate.Environment());
@@ -252,8 +255,9 @@ Status StartRuns(const ScheduleOptions& o, const Workload& w, const std::vector<
                     std::to_string(std::count_if(runs.begin(), runs.end(), [&](const PlannedRun* peer) {
                       return peer->devices == r.devices && !peer->mig_gpu;
                     })));
-    Result<ChildProcess> child = ChildProcess::Spawn(
-        SpawnOptions::Watched(RunArgv(r, o, gpu.devices[i], report), EnvironmentWith(extra)));
+    SpawnOptions spawn = SpawnOptions::Watched(RunArgv(r, o, gpu.devices[i], report), EnvironmentWith(extra));
+    spawn.working_directory = RunDirectory(r);
+    Result<ChildProcess> child = ChildProcess::Spawn(spawn);
     if (!child.ok()) {
       LogError(Concat({o.file, ":", std::to_string(r.row.line), ": ", r.letter,
                        " cannot start: ", child.status().message()}));
@@ -326,10 +330,19 @@ void SayProgress(const Workload& w, size_t index, size_t total, size_t runs, siz
 
 }  // namespace
 
-Result<int> RunSchedule(const ScheduleOptions& o) {
+Result<int> RunSchedule(const ScheduleOptions& options) {
+  ScheduleOptions o = options;
   Result<std::string> text = o.text.empty() ? ReadFile(o.file) : Result<std::string>(o.text);
   if (!text.ok()) return text.status();
-  Result<ExperimentFile> file = ParseExperimentFile(*text, o.file);
+  std::optional<SweepFile> sweep;
+  if (o.text.empty() && IsSweepPath(o.file)) {
+    Result<SweepFile> parsed = ParseSweep(*text, o.file);
+    if (!parsed.ok()) return parsed.status();
+    sweep = std::move(*parsed);
+    if (o.group.empty()) o.group = sweep->parent.empty() ? sweep->name : sweep->parent;
+  }
+  Result<ExperimentFile> file =
+      sweep ? Result<ExperimentFile>(sweep->rows) : ParseExperimentFile(*text, o.file);
   if (!file.ok()) return file.status();
   if (!o.max_time.empty() && !ParseDurationMillis(o.max_time).ok()) {
     return Status::InvalidArgument("--max-time " + o.max_time + " is not a duration such as 90s, 30m or 2h");
@@ -351,6 +364,11 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
   if (!store.ok()) return store.status();
   TB_RETURN_IF_ERROR(ResolveExperimentIds(**store, *plan));
+  if (!o.group.empty() && todo > 0) {
+    Result<std::string> parent = OpenParentRun(**store, o, plan->front().experiment);
+    if (!parent.ok()) return parent.status();
+    o.parent_run = *parent;
+  }
 
   StopSignals signals;  // passed on to the runs in flight by each workload's supervisor
   bool interrupted = false, cache_warned = false;
@@ -382,7 +400,9 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
       if (rec.ok() && !workload_log.empty()) KeepFileWithRun(**store, r->id, "workload.log", workload_log);
       unwritten.push_back({r, rec.ok() ? status + " " + rec->name : status, rec.ok() ? r->id : ""});
     }
-    if (o.text.empty()) {
+    if (sweep) {
+      WriteSweepBack(o.file, o.parent_run, unwritten);
+    } else if (o.text.empty()) {
       WriteBack(o.file, unwritten);
     } else {
       unwritten.clear();  // a command line has no file to write to; the summary says it all
@@ -391,6 +411,8 @@ Result<int> RunSchedule(const ScheduleOptions& o) {
     if (interrupted) break;
   }
   PrintSummary(outcomes);
+  if (!o.parent_run.empty())
+    (void)(*store)->FinishRun(o.parent_run, WallMillis(), kFinished, 0, std::nullopt, "");
   return EndSchedule(o.file, unwritten.size(), finished, failed, started_ms, interrupted);
 }
 

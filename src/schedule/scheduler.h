@@ -1,10 +1,9 @@
-// `trainbench schedule FILE.csv`: the workloads of an experiment file one after another,
-// the runs of a workload started together, each run a `trainbench run` child process (so
-// a run is supervised, sampled and stored exactly as on its own). After each workload
-// the Status and Run cells of its rows are written back into the file (write and
-// rename). As in radT, a workload runs whole or not at all: it is skipped when every row
-// is FINISHED (or FAILED, unless --rerun), so an interrupted workload and, with --rerun, one
-// with a failed run, run again with all their runs together.
+// `trainbench schedule FILE.csv` (or radT's YAML sweep FILE.yaml, schedule/sweep_file.h): the workloads of an
+// experiment file one after another, the runs of a workload started together, each run a `trainbench run`
+// child process (so a run is supervised, sampled and stored exactly as on its own). After each workload the
+// Status and Run cells of its rows are written back into the file (write and rename). As in radT, a workload
+// runs whole or not at all: it is skipped when every row is FINISHED (or FAILED, unless --rerun), so an
+// interrupted workload and, with --rerun, one with a failed run, run again with all their runs together.
 //
 // Collocation: "-" (or empty) shares the device naively. "MPS" (or "MPS:PERCENT") starts an
 // MPS control daemon for the workload with its own pipe and log directories, points the
@@ -40,7 +39,11 @@ struct ScheduleOptions {
   bool color = false;        // colour each run's output prefix
   bool drop_caches = false;  // drop the page cache before each workload (root)
   int max_epochs = 0;        // each run ends after this many epochs (0: no limit)
-  std::string max_time;      // each run's time limit unless its MaxTime cell says otherwise
+  // radT's group: a run of this name (or this run id, when one has it) that every run is
+  // nested under (tag mlflow.parentRunId); a sweep's is its name, or the parent it wrote back.
+  std::string group;
+  std::string parent_run;  // the group's run id, once it is made (set by RunSchedule)
+  std::string max_time;    // each run's time limit unless its MaxTime cell says otherwise
 
   // --slurm: each workload a Slurm batch job (schedule/slurm.h).
   bool slurm = false;

@@ -27,6 +27,8 @@
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
 #include "schedule/gpu_sharing.h"
+#include "schedule/sweep_file.h"
+#include "store/run_tags.h"
 #include "store/store.h"
 
 namespace tb {
@@ -105,6 +107,54 @@ void WriteBack(const std::string& path, std::vector<Unwritten>& pending) {
   pending.clear();
   std::error_code ec;
   fs::remove(side, ec);
+}
+
+void WriteSweepBack(const std::string& path, const std::string& parent, std::vector<Unwritten>& pending) {
+  Result<std::string> now = ReadFile(path);
+  Result<SweepFile> current = now.ok() ? ParseSweep(*now, path) : Result<SweepFile>(now.status());
+  if (!current.ok()) {
+    LogWarning(
+        Concat({path, " cannot be read back (", current.status().message(),
+                "); it is left as it is, and the outcomes so far are written in after the next workload "
+                "once it reads again"}));
+    return;
+  }
+  for (const Unwritten& u : pending) {
+    std::optional<int64_t> number = ParseInt(u.run->row.workload);
+    if (number) current->status[*number] = SweepOutcome(StatusWord(u.status), u.run_id, u.run->row.params);
+  }
+  Status written = WriteFileAtomically(path, SweepWithOutcomes(*now, parent, current->status));
+  if (!written.ok()) {
+    LogError("cannot write the statuses back: " + written.message() +
+             "; tried again after the next workload");
+    return;
+  }
+  pending.clear();
+}
+
+Result<std::string> OpenParentRun(Store& store, const ScheduleOptions& o, const std::string& experiment) {
+  if (Result<RunRecord> found = store.FindRun(o.group); found.ok() && found->id == o.group) {
+    std::printf("trainbench: the runs are nested under parent run %s (%s)\n", found->id.c_str(),
+                found->name.c_str());
+    return found->id;
+  }
+  RunRecord parent;
+  parent.id = NewRunId();
+  parent.experiment = experiment;
+  parent.name = o.group;
+  parent.command = "trainbench schedule " + o.file;
+  std::error_code ec;
+  parent.working_directory = fs::current_path(ec).string();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  parent.host = host;
+  parent.supervisor_pid = getpid();
+  parent.start_ms = WallMillis();
+  parent.tags = {{kGroupTag, o.file}};
+  TB_RETURN_IF_ERROR(store.CreateRun(parent));
+  std::printf("trainbench: new parent run %s ('%s') in experiment '%s'; every run is nested under it\n",
+              parent.id.c_str(), parent.name.c_str(), experiment.c_str());
+  return parent.id;
 }
 
 }  // namespace tb

@@ -13,6 +13,11 @@ namespace tb {
 // ("-", "mps", "mig", "naive" ...), set by schedule and by import.
 inline constexpr const char* kLetterTag = "trainbench.letter";
 inline constexpr const char* kCollocationTag = "trainbench.collocation";
+// MLflow's nested runs: the run this one is nested under (a radT sweep's or group's parent
+// run, set by schedule and by scripts through MLflow's API).
+inline constexpr const char* kParentRunTag = "mlflow.parentRunId";
+// A parent run `schedule` made for a sweep or a group (its value: the file it ran).
+inline constexpr const char* kGroupTag = "trainbench.group";
 // A distributed run: how many nodes ran it, and each part's node (kNodeTagPrefix + index).
 inline constexpr const char* kNodesTag = "trainbench.nodes";
 inline constexpr const char* kNodeTagPrefix = "trainbench.node.";
