@@ -187,8 +187,15 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     int64_t& start = latest.try_emplace({r.workload, letter}, r.start_ms).first->second;
     start = std::max(start, r.start_ms);
   }
+  std::map<std::string, const RunRecord*> parents;  // runs others are nested under
+  for (const RunRecord& r : *runs) {
+    std::string parent = TagValue(r, kParentRunTag);
+    auto p = std::find_if(runs->begin(), runs->end(), [&](const RunRecord& x) { return x.id == parent; });
+    if (!parent.empty() && p != runs->end()) parents[parent] = &*p;
+  }
   std::map<std::string, int> superseded;
   for (const RunRecord& r : *runs) {
+    if (parents.count(r.id) != 0) continue;
     std::string letter = TagValue(r, kLetterTag);
     if (!letter.empty() && r.start_ms < latest[{r.workload, letter}]) {
       ++superseded[r.workload];
@@ -200,6 +207,8 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
       report.workloads.push_back({});
       it = report.workloads.end() - 1;
       it->workload = r.workload;
+      auto parent = parents.find(TagValue(r, kParentRunTag));
+      if (parent != parents.end()) it->parent = parent->second->name + " (" + parent->second->id.substr(0, 8) + ")";
     }
     Result<RunAnalysis> a = KeptOrStoredAnalysis(store, r);
     if (!a.ok()) return a.status();
@@ -300,7 +309,14 @@ std::string ReportTable(const ExperimentReport& r) {
     out += "\n";
   };
   line(head);
-  for (const auto& row : rows) line(row);
+  std::string parent;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (r.workloads[i].parent != parent) {
+      parent = r.workloads[i].parent;
+      out += parent.empty() ? "not nested:\n" : "parent run " + parent + ":\n";
+    }
+    line(rows[i]);
+  }
   for (const WorkloadReport& w : r.workloads) {
     if (w.speedup) out += "workload " + w.workload + ": " + SpeedupSentence(w, "", "") + "\n";
   }
@@ -311,7 +327,7 @@ std::string ReportTable(const ExperimentReport& r) {
 std::string ReportCsv(const ExperimentReport& r) {
   std::string out = "experiment";
   for (const ReportColumn& c : kColumns) out += "," + CsvField(c.title);
-  out += "\n";
+  out += ",parent run\n";
   for (const WorkloadReport& w : r.workloads) {
     out += CsvField(r.experiment);
     for (const ReportColumn& c : kColumns) {
@@ -320,7 +336,7 @@ std::string ReportCsv(const ExperimentReport& r) {
       if (!v.empty() && v.back() == 'x' && c.title != std::string_view("collocation")) v.pop_back();
       out += "," + CsvField(v);
     }
-    out += "\n";
+    out += "," + CsvField(w.parent) + "\n";
   }
   return out;
 }

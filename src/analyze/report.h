@@ -4,7 +4,7 @@
 // same script and params, the seed aside), i.e. the speed-up collocation gives and its cost
 // in each run's time. Runs count as collocated when their training overlapped (the steps
 // they logged), not when their processes did; every figure comes from inside the training. As a terminal
-// table or CSV here; as an HTML page or a PDF with charts in report/report_document.h.
+// table or CSV here (a sweep's workloads under their parent run); as an HTML page or a PDF with charts in report/report_document.h.
 #pragma once
 
 #include <optional>
@@ -18,6 +18,9 @@ namespace tb {
 
 struct WorkloadReport {
   std::string workload, collocation;
+  // The parent run its runs are nested under (a radT sweep's or group's: mlflow.parentRunId),
+  // as "NAME (ID8)"; "" when none. A parent run is a group, not a workload of the report.
+  std::string parent;
   // Its runs trained together: each one's training window (training_window.h) overlapped
   // the others' for at least kTogetherFraction of it. Only then are their throughputs added
   // up and compared with runs alone.

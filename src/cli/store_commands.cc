@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,24 @@ int CommandReport(const std::string& store_uri, const std::string& experiment,
 
 // --- ls ----------------------------------------------------------------------------------
 
+// Runs by workload, in order of each workload's first run; runs without one under "-".
+void PrintWorkloads(const std::vector<RunRecord>& runs, const std::string& indent) {
+  std::vector<std::string> workloads;
+  for (const RunRecord& r : runs) {
+    if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) workloads.push_back(r.workload);
+  }
+  for (const std::string& w : workloads) {
+    std::printf("%sworkload %s\n", indent.c_str(), w.empty() ? "-" : Printable(w).c_str());
+    for (const RunRecord& r : runs) {
+      if (r.workload != w) continue;
+      std::string status = IsDeleted(r) ? "DELETED" : ShownStatus(r);
+      std::printf("%s  %.8s  %-10s  %s  %s  %9s  %s\n", indent.c_str(), r.id.c_str(), status.c_str(),
+                  PadRight(Printable(r.name), 20).c_str(), FormatWallTime(r.start_ms).c_str(),
+                  RunDuration(r, ShownStatus(r)).c_str(), Printable(r.command).c_str());
+    }
+  }
+}
+
 int CommandLs(const std::string& store_uri, const std::string& experiment, bool all) {
   Result<std::unique_ptr<Store>> store = OpenStoreToRead(store_uri);
   if (!store.ok()) return Fail(store.status());
@@ -135,23 +154,33 @@ int CommandLs(const std::string& store_uri, const std::string& experiment, bool 
     any = true;
     std::printf("experiment %s  (%zu run%s)%s\n", Printable(e.name).c_str(), runs.size(),
                 runs.size() == 1 ? "" : "s", IsDeleted(e) ? "  [deleted]" : "");
-    // Workloads in order of their first run; runs without one under "-".
-    std::vector<std::string> workloads;
+    // A sweep's or group's runs under their parent run (mlflow.parentRunId), the others
+    // after; each set by workload.
+    std::set<std::string> parents;
     for (const RunRecord& r : runs) {
-      if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) {
-        workloads.push_back(r.workload);
-      }
+      std::string parent = TagValue(r, kParentRunTag);
+      if (!parent.empty() && std::any_of(runs.begin(), runs.end(), [&](const RunRecord& p) { return p.id == parent; }))
+        parents.insert(parent);
     }
-    for (const std::string& w : workloads) {
-      std::printf("  workload %s\n", w.empty() ? "-" : Printable(w).c_str());
+    auto parent_of = [&](const RunRecord& r) {
+      std::string parent = TagValue(r, kParentRunTag);
+      return parents.count(parent) != 0 ? parent : std::string();
+    };
+    for (const RunRecord& p : runs) {
+      if (parents.count(p.id) == 0) continue;
+      std::vector<RunRecord> nested;
       for (const RunRecord& r : runs) {
-        if (r.workload != w) continue;
-        std::string status = IsDeleted(r) ? "DELETED" : ShownStatus(r);
-        std::printf("    %.8s  %-10s  %s  %s  %9s  %s\n", r.id.c_str(), status.c_str(),
-                    PadRight(Printable(r.name), 20).c_str(), FormatWallTime(r.start_ms).c_str(),
-                    RunDuration(r, ShownStatus(r)).c_str(), Printable(r.command).c_str());
+        if (parent_of(r) == p.id) nested.push_back(r);
       }
+      std::printf("  parent run %.8s  %s  %s  (%zu nested run%s)\n", p.id.c_str(), ShownStatus(p).c_str(),
+                  Printable(p.name).c_str(), nested.size(), nested.size() == 1 ? "" : "s");
+      PrintWorkloads(nested, "    ");
     }
+    std::vector<RunRecord> rest;
+    for (const RunRecord& r : runs) {
+      if (parent_of(r).empty() && parents.count(r.id) == 0) rest.push_back(r);
+    }
+    PrintWorkloads(rest, "  ");
   }
   if (hidden_experiments + hidden_runs > 0) {
     std::printf("(%d deleted experiment%s and %d deleted run%s not shown; --all shows them)\n",

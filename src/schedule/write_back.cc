@@ -151,6 +151,7 @@ Result<std::string> OpenParentRun(Store& store, const ScheduleOptions& o, const 
   parent.supervisor_pid = getpid();
   parent.start_ms = WallMillis();
   parent.tags = {{kGroupTag, o.file}};
+  TB_RETURN_IF_ERROR(store.EnsureExperiment(experiment).status());
   TB_RETURN_IF_ERROR(store.CreateRun(parent));
   std::printf("trainbench: new parent run %s ('%s') in experiment '%s'; every run is nested under it\n",
               parent.id.c_str(), parent.name.c_str(), experiment.c_str());

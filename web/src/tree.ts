@@ -1,4 +1,4 @@
-// The left-hand tree: experiments, their workloads and runs with checkboxes, filtered by
+// The left-hand tree: experiments, a sweep's parent run, workloads and runs with checkboxes, filtered by
 // text, status and a param, and the list of selected runs under it.
 import * as api from "./api";
 import { ago, duration, esc, plural } from "./format";
@@ -74,15 +74,29 @@ export class TreeView {
           this.host.expanded.add(name);
           await this.host.loadExperiment(name);
         }
-        const ids = [...this.host.runs()].filter((r) => r.experiment === name && this.matches(r)).map((r) => r.id);
+        const { parents } = this.nesting(name);
+        const ids = [...this.host.runs()]
+          .filter((r) => r.experiment === name && this.matches(r) && !parents.has(r.id))
+          .map((r) => r.id);
         this.host.select(ids, cb.checked);
       }),
     );
     tree.querySelectorAll<HTMLInputElement>("input[data-workload]").forEach((cb) =>
       cb.addEventListener("change", () => {
         const [exp, w] = splitOnce(cb.dataset.workload!, ":");
+        const { parents, parentOf } = this.nesting(exp);
         const ids = [...this.host.runs()]
           .filter((r) => r.experiment === exp && (r.workload || "") === w && this.matches(r))
+          .filter((r) => !parents.has(r.id) && parentOf(r) === (cb.dataset.under ?? ""))
+          .map((r) => r.id);
+        this.host.select(ids, cb.checked);
+      }),
+    );
+    tree.querySelectorAll<HTMLInputElement>("input[data-parent]").forEach((cb) =>
+      cb.addEventListener("change", () => {
+        const parent = cb.dataset.parent!;
+        const ids = [...this.host.runs()]
+          .filter((r) => r.tags?.["mlflow.parentRunId"] === parent && this.matches(r))
           .map((r) => r.id);
         this.host.select(ids, cb.checked);
       }),
@@ -94,31 +108,43 @@ export class TreeView {
 
   // An experiment's checkbox: checked when all of its loaded runs are selected.
   private experimentState(experiment: string, selected: Set<string>): string {
-    const runs = [...this.host.runs()].filter((r) => r.experiment === experiment);
+    const { parents } = this.nesting(experiment);
+    const runs = [...this.host.runs()].filter((r) => r.experiment === experiment && !parents.has(r.id));
     const n = runs.filter((r) => selected.has(r.id)).length;
     if (!runs.length || !n) return "";
     return n === runs.length ? "checked" : 'data-mixed="1"';
   }
 
-  // An open experiment's workloads, each with its runs in the order they started.
+  // The runs of an experiment that others are nested under (a radT sweep's parent run:
+  // mlflow.parentRunId), and which of them a run is nested under ("" for none).
+  private nesting(experiment: string): { parents: Set<string>; parentOf: (r: api.RunInfo) => string } {
+    const runs = [...this.host.runs()].filter((r) => r.experiment === experiment);
+    const ids = new Set(runs.map((r) => r.id));
+    const parentOf = (r: api.RunInfo) => {
+      const p = r.tags?.["mlflow.parentRunId"] ?? "";
+      return ids.has(p) ? p : "";
+    };
+    return { parents: new Set(runs.map(parentOf).filter(Boolean)), parentOf };
+  }
+
+  // An open experiment's runs: a sweep's under its parent run, then the others, each set
+  // by workload, their runs in the order they started.
   private experimentRuns(experiment: string, selected: Set<string>): string {
-    const runs = [...this.host.runs()].filter((r) => r.experiment === experiment && this.matches(r));
-    const workloads = new Map<string, api.RunInfo[]>();
-    for (const r of runs.sort((a, b) => a.start_ms - b.start_ms)) {
-      const w = r.workload || "";
-      if (!workloads.has(w)) workloads.set(w, []);
-      workloads.get(w)!.push(r);
-    }
+    const { parents, parentOf } = this.nesting(experiment);
+    const all = [...this.host.runs()].filter((r) => r.experiment === experiment).sort((a, b) => a.start_ms - b.start_ms);
+    const runs = all.filter((r) => this.matches(r) && !parents.has(r.id));
     const parts = ['<div role="group">'];
-    for (const [w, rs] of workloads) {
-      const all = rs.every((r) => selected.has(r.id));
-      const some = rs.some((r) => selected.has(r.id));
-      parts.push(`<div class="workload" role="treeitem">
-        <label><input type="checkbox" data-workload="${esc(experiment)}:${esc(w)}" ${all ? "checked" : ""} ${!all && some ? 'data-mixed="1"' : ""}>
-        ${w ? `workload ${esc(w)}` : "<i>no workload</i>"}</label> <small>${plural(rs.length, "run")}</small><div role="group">`);
-      for (const r of rs) parts.push(runItem(r, selected.has(r.id)));
-      parts.push("</div></div>");
+    for (const p of all.filter((r) => parents.has(r.id))) {
+      const nested = runs.filter((r) => parentOf(r) === p.id);
+      if (!nested.length) continue;
+      const every = nested.every((r) => selected.has(r.id));
+      const some = nested.some((r) => selected.has(r.id));
+      parts.push(`<div class="parent" role="treeitem">
+        <label><input type="checkbox" data-parent="${esc(p.id)}" aria-label="Select every run nested under ${esc(p.name)}" ${every ? "checked" : ""} ${!every && some ? 'data-mixed="1"' : ""}>
+        parent run <b>${esc(p.name)}</b></label> <small>${plural(nested.length, "run")}</small>`);
+      parts.push(workloadItems(experiment, p.id, nested, selected), "</div>");
     }
+    parts.push(workloadItems(experiment, "", runs.filter((r) => !parentOf(r)), selected));
     if (!runs.length) parts.push('<div class="empty">no runs match</div>');
     parts.push("</div>");
     return parts.join("");
@@ -140,6 +166,28 @@ export class TreeView {
       b.addEventListener("click", () => this.host.select([b.dataset.remove!], false)),
     );
   }
+}
+
+// Runs by workload; `under` is the parent run they are nested under ("" for none).
+function workloadItems(experiment: string, under: string, runs: api.RunInfo[], selected: Set<string>): string {
+  const workloads = new Map<string, api.RunInfo[]>();
+  for (const r of runs) {
+    const w = r.workload || "";
+    if (!workloads.has(w)) workloads.set(w, []);
+    workloads.get(w)!.push(r);
+  }
+  const parts = ['<div role="group">'];
+  for (const [w, rs] of workloads) {
+    const all = rs.every((r) => selected.has(r.id));
+    const some = rs.some((r) => selected.has(r.id));
+    parts.push(`<div class="workload" role="treeitem">
+      <label><input type="checkbox" data-workload="${esc(experiment)}:${esc(w)}" data-under="${esc(under)}" ${all ? "checked" : ""} ${!all && some ? 'data-mixed="1"' : ""}>
+      ${w ? `workload ${esc(w)}` : "<i>no workload</i>"}</label> <small>${plural(rs.length, "run")}</small><div role="group">`);
+    for (const r of rs) parts.push(runItem(r, selected.has(r.id)));
+    parts.push("</div></div>");
+  }
+  parts.push("</div>");
+  return parts.join("");
 }
 
 function runItem(r: api.RunInfo, checked: boolean): string {
