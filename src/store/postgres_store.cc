@@ -30,9 +30,19 @@ Result<std::string> PostgresStore::ArtifactDirectory(const std::string& run_id) 
   return dir.string();
 }
 
+namespace {
+
+// A new experiment's id: its name's hash (stores on many machines agree without asking),
+// 0 for Default, MLflow's id of it.
+int64_t ExperimentIdFor(const std::string& name) {
+  return name == kDefaultExperiment ? 0 : HashId("experiment\n" + name);
+}
+
+}  // namespace
+
 Result<int64_t> PostgresStore::EnsureExperiment(const std::string& name) {
   TB_RETURN_IF_ERROR(CheckExperimentName(name));
-  int64_t id = HashId("experiment\n" + name);
+  int64_t id = ExperimentIdFor(name);
   TB_RETURN_IF_ERROR(
       Write({{"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
               {Int(id), Text(name), Int(WallMillis())}}}));
@@ -61,7 +71,7 @@ Status PostgresStore::CreateRun(const RunRecord& run) {
   TB_RETURN_IF_ERROR(CheckRunId(run.id));
   std::vector<Stmt> batch = {
       {"INSERT INTO experiments(id, name, created_ms) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
-       {Int(HashId("experiment\n" + run.experiment)), Text(run.experiment), Int(WallMillis())}},
+       {Int(ExperimentIdFor(run.experiment)), Text(run.experiment), Int(WallMillis())}},
       {"INSERT INTO runs(id, experiment_id, workload, name, command, working_directory, host, "
        "supervisor_pid, "
        "start_ms, end_ms, status, exit_code, signal, reason, listeners, interval_ms, devices) "

@@ -69,7 +69,12 @@ Result<std::string> SqliteStore::ArtifactDirectory(const std::string& run_id) {
 Result<int64_t> SqliteStore::EnsureExperiment(const std::string& name) {
   TB_RETURN_IF_ERROR(CheckExperimentName(name));
   std::lock_guard lock(mu_);
-  Statement insert(*statements_, "INSERT OR IGNORE INTO experiments(name, created_ms) VALUES(?, ?)");
+  // Default is MLflow's experiment 0, so that every experiment's id is MLflow's (radT's
+  // experiment numbers; a store made before keeps the id its Default has).
+  Statement insert(*statements_,
+                   name == kDefaultExperiment
+                       ? "INSERT OR IGNORE INTO experiments(id, name, created_ms) VALUES(0, ?, ?)"
+                       : "INSERT OR IGNORE INTO experiments(name, created_ms) VALUES(?, ?)");
   insert.Bind(1, name).Bind(2, WallMillis());
   if (insert.Step() != SQLITE_DONE) return Error("cannot create experiment " + name);
   Statement get(*statements_, "SELECT id FROM experiments WHERE name = ?");

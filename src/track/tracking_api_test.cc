@@ -319,11 +319,11 @@ TEST_F(TrackingApiTest, ExperimentsAreTaggedRenamedDeletedWithTheirRunsAndRestor
               "RESOURCE_DOES_NOT_EXIST");
   ExpectError(Post("experiments/delete", json{{"experiment_id", "0"}}), 400, "INVALID_PARAMETER_VALUE");
   ExpectError(Post("experiments/delete", json{{"experiment_id", "987654"}}), 404, "RESOURCE_DOES_NOT_EXIST");
-  // MLflow 1.x's list, which older clients call.
+  // MLflow 1.x's list, which older clients call: by id, Default (0) first, as in MLflow.
   json listed = Get("experiments/list").body["experiments"];
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0]["name"].get<std::string>() + " " + listed[1]["name"].get<std::string>(),
-            "sweep-2 Default");
+            "Default sweep-2");
 }
 
 TEST_F(TrackingApiTest, ASupervisedRunKeepsTheStatusItsProcessEarns) {
