@@ -14,7 +14,7 @@ packages=(
   clang-format clang-tidy clang libclang-rt-14-dev wrk
   procps sqlite3 shellcheck pyflakes3 python3-pytest
   slurmctld slurmd slurm-client munge
-  python3 python3-torch python3-sklearn python3-numpy python3-pandas
+  python3 python3-torch python3-sklearn python3-numpy python3-pandas python3-venv python3-setuptools python3-yaml
   chromium
 )
 # Node and npm: the machine's own when present (npm 10 or newer), else Debian's.

@@ -6,9 +6,9 @@ DataFrame (or a list of dicts) with an experiment file's columns (Experiment, Wo
 Status, Run, Devices, Collocation, File, Listeners, Params, and Name where given). The table
 is written to a CSV beside the working directory's files and scheduled as `trainbench
 [ARGS] table.csv` would; the Status and Run cells trainbench writes back are copied into
-`df` (a DataFrame is updated in place), as radT updates its frame. `group_name` (radT's
-sweep group) is not used: trainbench names runs by their rows. Returns trainbench's exit
-code. The trainbench command is TRAINBENCH_BINARY, else `trainbench` on PATH.
+`df` (a DataFrame is updated in place), as radT updates its frame. `group_name` nests every
+run under a parent run of that name (or that run id), as radT's group does. Returns
+trainbench's exit code. The trainbench command is TRAINBENCH_BINARY, else `trainbench` on PATH.
 """
 
 import csv
@@ -42,7 +42,8 @@ def schedule_external(args, df, group_name=None):
             writer.writeheader()
             for row in rows:
                 writer.writerow({k: "" if row.get(k) is None or str(row.get(k)) == "nan" else row.get(k) for k in columns})
-        code = subprocess.call([binary] + [str(a) for a in args] + [path])
+        group = ["--group", str(group_name)] if group_name else []
+        code = subprocess.call([binary] + [str(a) for a in args] + group + [path])
         with open(path, newline="") as f:
             written = list(csv.DictReader(f))
     finally:

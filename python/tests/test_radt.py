@@ -2,6 +2,7 @@
 script written for radT logs through trainbench unchanged. Run: pytest-3 python/tests."""
 
 import os
+import subprocess
 import sys
 
 import pytest
@@ -113,3 +114,6 @@ def test_schedule_external_runs_a_table_and_writes_its_statuses_back(tmp_path, m
     assert str(df.at[0, "Status"]).startswith("FINISHED") and str(df.at[1, "Status"]).startswith("FAILED"), df
     assert len(str(df.at[0, "Run"])) == 32
     assert not list(tmp_path.glob("radt-external-*.csv"))
+    # group_name: both runs nested under one parent run of that name, as `ls` shows.
+    listed = subprocess.run([binary, "ls"], capture_output=True, text=True).stdout
+    assert "FINISHED  sweep  (2 nested runs)" in listed, listed

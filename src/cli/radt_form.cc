@@ -94,6 +94,9 @@ std::optional<Result<RadtCommand>> ParseRadtForm(const std::vector<std::string>&
     } else if (option == "--store") {
       if (!take()) return refuse("--store needs a store URI or SQLite file");
       c.store = value;
+    } else if (option == "--group") {
+      if (!take()) return refuse("--group needs a parent run's name or id");
+      c.group = value;
     } else if (option == "--local") {
       // The script runs in the current environment: what trainbench always does.
     } else if (option == "-n" || option == "--name") {
@@ -197,6 +200,7 @@ ScheduleOptions ScheduleFor(const RadtCommand& c, bool has_gpu) {
   } else {
     o.file = c.file;
   }
+  o.group = c.group;
   return o;
 }
 

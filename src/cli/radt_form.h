@@ -7,7 +7,8 @@
 //
 // -r/--rerun reruns workloads with a FAILED run, -i/--epoch ends each script after N epochs
 // (scripts that log epochs through trainbench's client), -t/--time gives each run that many
-// minutes, -n/--name names the runs as radT does; --local is what trainbench always does.
+// minutes, -n/--name names the runs as radT does, --group nests them under a parent run (radT's
+// schedule_external group_name); --local is what trainbench always does.
 // --buffered leaves the script's output buffered; radT's options whose job trainbench does
 // otherwise (--conda, --manual, --poll_interval) are accepted, each with a note (RadtCommand::notes) of what
 // it does.
@@ -36,6 +37,7 @@ struct RadtCommand {
   int max_minutes = 0;                         // -t
   std::string store;                           // --store (trainbench's own)
   std::string name;                            // -n: runs named "(workload letter) name"
+  std::string group;                           // --group: radT's group_name, a parent run
   bool buffered = false;                       // --buffered: Python's own buffering (no PYTHONUNBUFFERED=1)
   std::vector<std::string> notes;              // what trainbench does instead of a radT option
   std::vector<std::string> row_options;        // the -e/-w/-d/-c/-l given, to refuse with a .csv

@@ -179,6 +179,17 @@ class TrackingApi::Call {
   // written out first.
   std::vector<std::pair<std::string, int64_t>> ScriptSeriesIds(const std::string& run_id,
                                                                const std::string& only_key = "");
+  // The run's host and GPU series under MLflow's system-metric names (system/gpu_0_
+  // utilization_percentage ...; tracking_system_metrics.cc): key, series, MLflow's unit per
+  // the series'. `only_key` keeps that name's alone.
+  struct SystemSeries {
+    std::string key;
+    int64_t id = 0;
+    double scale = 1;
+  };
+  std::vector<SystemSeries> SystemSeriesIds(const std::string& run_id, const std::string& only_key = "");
+  // Their latest values, as runs/get lists a run's metrics (step: the point's index).
+  json SystemMetricsLatest(const std::string& run_id);
   // Their points, by key.
   std::vector<std::pair<std::string, std::vector<Point>>> ScriptSeries(const std::string& run_id,
                                                                        const std::string& only_key = "");

@@ -38,7 +38,21 @@ ApiResponse TrackingApi::Call::GetMetricHistory() {
   // points a page, and an object of four fields each cost more than reading the points.
   std::string body = "{\"metrics\":[";
   int64_t total = 0, end = 0;
-  for (const auto& [k, id] : ScriptSeriesIds(run_id, key)) {
+  // The script's metric of that name, else a host or GPU series under MLflow's
+  // system-metric name (its points numbered 0, 1, ... as MLflow's monitor logs them).
+  struct Source {
+    std::string key;
+    int64_t id;
+    double scale;
+    bool numbered;
+  };
+  std::vector<Source> sources;
+  for (const auto& [k, id] : ScriptSeriesIds(run_id, key)) sources.push_back({k, id, 1, false});
+  if (sources.empty()) {
+    for (const SystemSeries& s : SystemSeriesIds(run_id, key))
+      sources.push_back({s.key, s.id, s.scale, true});
+  }
+  for (const auto& [k, id, scale, numbered] : sources) {
     // Only the chunks that hold the page are decoded: MLflow's client asks for a long
     // metric's history page after page.
     Result<std::vector<Point>> page = ReadSeriesPage(api_.store_, id, offset, max_results, total);
@@ -49,21 +63,24 @@ ApiResponse TrackingApi::Call::GetMetricHistory() {
     body.reserve(body.size() + page->size() * (key_field.size() + 64));
     char number[32];
     auto put = [&](auto v) { body.append(number, std::to_chars(number, number + sizeof number, v).ptr); };
+    int64_t index = offset;
     for (const Point& p : *page) {
+      double value = p.value * scale;
       body += body.back() == '[' ? "" : ",";
       body += key_field;
-      if (std::isfinite(p.value)) {
+      if (std::isfinite(value)) {
         size_t from = body.size();
-        put(p.value);
+        put(value);
         // As a float, as JSON writers write one ("1.0", "-0.0"): "-0" would read back as 0.
         if (body.find_first_of(".e", from) == std::string::npos) body += ".0";
       } else {
-        body += ValueJson(p.value).dump();
+        body += ValueJson(value).dump();
       }
       body += ",\"timestamp\":";
       put(p.time_ms);
       body += ",\"step\":";
-      put(p.step);
+      put(numbered ? index : p.step);
+      ++index;
       body += '}';
     }
   }

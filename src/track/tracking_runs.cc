@@ -170,7 +170,12 @@ std::vector<std::pair<std::string, std::vector<Point>>> TrackingApi::Call::Scrip
 
 ApiResponse TrackingApi::Call::GetRun() {
   std::string run_id = RunIdField();
-  return JsonAnswer({{"run", RunJson(Run(run_id))}});
+  json run = RunJson(Run(run_id));
+  // A single run's page lists its host and GPU series too, under MLflow's system-metric
+  // names (searches list the script's metrics only: reading every run's series would cost
+  // a table of many runs its speed).
+  for (json& m : SystemMetricsLatest(run_id)) run["data"]["metrics"].push_back(std::move(m));
+  return JsonAnswer({{"run", std::move(run)}});
 }
 
 ApiResponse TrackingApi::Call::CreateRun() {
