@@ -187,8 +187,9 @@ Result<SweepFile> ParseSweep(std::string_view text, const std::string& path) {
   for (size_t i = 0; i < combinations.size(); ++i) {
     ExperimentRow row = base;
     char number[24];
-    std::snprintf(number, sizeof number, "%03lld",
-                  static_cast<long long>(highest + 1 + static_cast<int64_t>(i)));
+    long long workload = highest + 1;
+    workload += static_cast<long long>(i);
+    std::snprintf(number, sizeof number, "%03lld", workload);
     row.workload = number;
     row.params = combinations[i];
     row.status = finished.count(row.params) != 0 ? "FINISHED" : "";

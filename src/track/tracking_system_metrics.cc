@@ -78,6 +78,7 @@ std::vector<TrackingApi::Call::SystemSeries> TrackingApi::Call::SystemSeriesIds(
     }
   }
   std::vector<SystemSeries> out;
+  out.reserve(best.size());
   for (auto& [key, ranked] : best) out.push_back(ranked.second);
   return out;
 }
