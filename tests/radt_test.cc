@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "schedule/experiment_file.h"
 #include "store/run_tags.h"
 #include "tests/helpers/cli_fixture.h"
 
@@ -162,6 +163,57 @@ TEST_F(RadtTest, ARandomSweepRunsEveryCombinationAndABadSweepIsRefusedBeforeAnyt
   bad = Radt("bad.yaml");
   EXPECT_NE(bad.err.find("bad.yaml:7: method 'bayes' is neither grid"), std::string::npos) << bad.err;
   EXPECT_EQ(OpenStore()->ListRuns("Default").value().size(), 5u) << "nothing more recorded";
+}
+
+// radT's examples/csv/experiment_collocation.csv as it ships, through `python -m radt` (radT's
+// README form in a virtual environment): alone, naive, MPS on GPU 0 and MIG on GPU 2, in
+// experiment 0 (Default); every status written back into the file, every row found by its
+// cells (Experiment 0 is still 0 in the file).
+TEST_F(RadtTest, RadtsCollocationExampleRunsUnchangedThroughPythonMRadt) {
+  UseSimulatedGpu(R"({"gpus": [
+    {"uuid": "GPU-00000000-1111-2222-3333-444444444444", "metrics": {"power_w": 80}},
+    {"uuid": "GPU-00000000-1111-2222-3333-555555555555", "metrics": {"power_w": 70}},
+    {"name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-00000000-1111-2222-3333-666666666666", "memory_total_mib": 40960,
+     "mig_mode": "Enabled", "metrics": {"power_w": 90}}]})");
+  fs::create_directories(dir_ / "examples" / "csv");
+  const std::string kCsv =
+      "Experiment,Workload,Name,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      "0,1,no sharing,,,0,-,../pytorch/cifar10_context.py,smi+top,--batch-size 128 --learning-rate 0.01\n"
+      "0,2,shared gpu 1,,,0,-,../pytorch/cifar10_context.py,smi+top,--batch-size 128 --learning-rate 0.01\n"
+      "0,2,shared gpu 2,,,0,-,../pytorch/cifar10_context.py,smi+top,--batch-size 128 --learning-rate 0.01\n"
+      "0,3,MPS shared gpu 1,,,0,MPS,../pytorch/cifar10_context.py,smi+top,--batch-size 128 --learning-rate "
+      "0.01\n"
+      "0,3,MPS shared gpu 2,,,0,MPS,../pytorch/cifar10_context.py,smi+top,--batch-size 128 --learning-rate "
+      "0.01\n"
+      "0,4,MIG shared gpu 1,,,2,3g.20gb,../pytorch/cifar10_context.py,smi+top,--batch-size 128 "
+      "--learning-rate 0.01\n"
+      "0,4,MIG shared gpu 2,,,2,3g.20gb,../pytorch/cifar10_context.py,smi+top,--batch-size 128 "
+      "--learning-rate 0.01\n";
+  std::ofstream(dir_ / "examples" / "csv" / "experiment_collocation.csv") << kCsv;
+  Shell r = Run("(cd examples/csv && " + env_ + " TRAINBENCH_STORE=" + db_ +
+                " TRAINBENCH_BINARY=" + kTrainbench + " PYTHONPATH=" + TRAINBENCH_SOURCE_DIR +
+                "/python /usr/bin/python3 -m radt experiment_collocation.csv)");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ExperimentFile f = ParseExperimentFile(Slurp(dir_ / "examples" / "csv" / "experiment_collocation.csv"),
+                                         "experiment_collocation.csv")
+                         .value();
+  ASSERT_EQ(f.rows.size(), 7u);
+  auto store = OpenStore();
+  for (const ExperimentRow& row : f.rows) {
+    EXPECT_EQ(row.experiment, "0");
+    EXPECT_TRUE(row.status.starts_with("FINISHED (" + row.workload)) << row.line << ": " << row.status;
+    Result<RunRecord> run = store->FindRun(row.run);
+    ASSERT_TRUE(run.ok()) << row.line << ": " << row.run;
+    EXPECT_EQ(run->experiment, "Default");
+    EXPECT_TRUE(run->name.ends_with(row.name)) << run->name;
+    EXPECT_EQ(run->working_directory, (dir_ / "examples" / "pytorch").string());
+  }
+  EXPECT_EQ(TagValue(store->FindRun(f.rows[3].run).value(), kCollocationTag), "MPS");
+  EXPECT_EQ(TagValue(store->FindRun(f.rows[5].run).value(), kCollocationTag), "3g.20gb");
+  Shell again = Run("(cd examples/csv && " + env_ + " TRAINBENCH_STORE=" + db_ + " " + kTrainbench +
+                    " experiment_collocation.csv)");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(store->ListRuns("Default").value().size(), 7u) << "every row is FINISHED: nothing runs again";
 }
 
 // radT's script form: -e 0 is MLflow's Default, where a plain run goes too (one experiment,

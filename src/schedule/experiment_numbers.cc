@@ -72,7 +72,7 @@ Status ResolveExperimentIds(Store& store, std::vector<Workload>& plan) {
       std::printf("trainbench: Experiment %s is MLflow's id of experiment '%s'\n", w.experiment.c_str(),
                   name->c_str());
     }
-    for (PlannedRun& r : w.runs) r.row.experiment = *name;
+    for (PlannedRun& r : w.runs) r.experiment = *name;  // the row keeps its cell, to be found by it
     w.experiment = *name;
   }
   return Status::Ok();

@@ -108,7 +108,7 @@ std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, 
   std::vector<std::string> argv = {
       SelfExecutable(), "run",
       "--store",        store,
-      "--experiment",   r.row.experiment,
+      "--experiment",   r.experiment.empty() ? r.row.experiment : r.experiment,
       "--workload",     r.row.workload,
       "--name",         RunName(r),
       "--run-id",       r.id,

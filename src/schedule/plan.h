@@ -22,6 +22,7 @@ struct PlannedRun {
   ExperimentRow row;
   std::string letter;  // devices, A/B/..., collocation: "0A-"
   std::string id;
+  std::string experiment;           // the experiment's name a number in the row means ("": the cell)
   std::string script;               // the File, resolved
   std::string python;               // its interpreter ("" : trainbench run's default)
   std::string listeners;            // the run's listeners (without the workload listener)

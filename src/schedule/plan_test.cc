@@ -172,7 +172,8 @@ TEST_F(PlanTest, AnExperimentNumberIsTheMlflowIdOfAnImportedExperiment) {
   ASSERT_TRUE(ResolveExperimentIds(*store, *plan).ok());
   ASSERT_EQ(plan->size(), 3u);
   EXPECT_EQ((*plan)[0].experiment, "radt-traces");
-  EXPECT_EQ((*plan)[0].runs[0].row.experiment, "radt-traces") << "what `trainbench run -e` is given";
+  EXPECT_EQ((*plan)[0].runs[0].experiment, "radt-traces") << "what `trainbench run -e` is given";
+  EXPECT_EQ((*plan)[0].runs[0].row.experiment, "1") << "the row keeps its cell, by which write-back finds it";
   EXPECT_EQ((*plan)[1].experiment, "Default");
   EXPECT_EQ((*plan)[2].experiment, "42");
   std::vector<ExperimentInfo> all = store->ListExperiments().value();
