@@ -258,7 +258,13 @@ std::string ReportHtml(const ExperimentReport& r, const std::vector<ReportFigure
        XmlEscape(r.experiment), "</h1><p>", kIntro, "</p><table><tr>"});
   for (const ReportColumn& c : ReportColumns()) out += "<th>" + XmlEscape(c.title) + "</th>";
   out += "</tr>";
+  std::string parent;  // a sweep's workloads under their parent run, as in the terminal's table
   for (const WorkloadReport& w : r.workloads) {
+    if (w.parent != parent) {
+      parent = w.parent;
+      out += Concat({"<tr class=\"group\"><th colspan=\"", std::to_string(ReportColumns().size()), "\">",
+                     parent.empty() ? "not nested" : "parent run " + XmlEscape(parent), "</th></tr>"});
+    }
     out += "<tr>";
     for (const std::string& cell : ReportRow(w)) out += "<td>" + XmlEscape(cell) + "</td>";
     out += "</tr>";
