@@ -360,6 +360,12 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
     PrintPlan(*plan, o);
     return 0;
   }
+  if (o.slurm && (sweep || !o.group.empty())) {
+    return Status::InvalidArgument(
+        "--slurm runs a CSV experiment file's workloads as jobs; a YAML sweep or a --group runs here, "
+        "without "
+        "--slurm (or write the sweep's combinations as CSV rows)");
+  }
   if (o.slurm) return RunOnSlurm(o, *file, *plan);
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
   if (!store.ok()) return store.status();
