@@ -344,6 +344,12 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
   Result<ExperimentFile> file =
       sweep ? Result<ExperimentFile>(sweep->rows) : ParseExperimentFile(*text, o.file);
   if (!file.ok()) return file.status();
+  if (o.slurm && (sweep || !o.group.empty())) {
+    return Status::InvalidArgument(
+        "--slurm runs a CSV experiment file's workloads as jobs; a YAML sweep or a --group runs here, "
+        "without "
+        "--slurm (or write the sweep's combinations as CSV rows)");
+  }
   if (!o.max_time.empty() && !ParseDurationMillis(o.max_time).ok()) {
     return Status::InvalidArgument("--max-time " + o.max_time + " is not a duration such as 90s, 30m or 2h");
   }
@@ -359,12 +365,6 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
   if (o.dry_run) {
     PrintPlan(*plan, o);
     return 0;
-  }
-  if (o.slurm && (sweep || !o.group.empty())) {
-    return Status::InvalidArgument(
-        "--slurm runs a CSV experiment file's workloads as jobs; a YAML sweep or a --group runs here, "
-        "without "
-        "--slurm (or write the sweep's combinations as CSV rows)");
   }
   if (o.slurm) return RunOnSlurm(o, *file, *plan);
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
