@@ -208,7 +208,8 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
       it = report.workloads.end() - 1;
       it->workload = r.workload;
       auto parent = parents.find(TagValue(r, kParentRunTag));
-      if (parent != parents.end()) it->parent = parent->second->name + " (" + parent->second->id.substr(0, 8) + ")";
+      if (parent != parents.end())
+        it->parent = parent->second->name + " (" + parent->second->id.substr(0, 8) + ")";
     }
     Result<RunAnalysis> a = KeptOrStoredAnalysis(store, r);
     if (!a.ok()) return a.status();

@@ -4,7 +4,8 @@
 // same script and params, the seed aside), i.e. the speed-up collocation gives and its cost
 // in each run's time. Runs count as collocated when their training overlapped (the steps
 // they logged), not when their processes did; every figure comes from inside the training. As a terminal
-// table or CSV here (a sweep's workloads under their parent run); as an HTML page or a PDF with charts in report/report_document.h.
+// table or CSV here (a sweep's workloads under their parent run); as an HTML page or a PDF with charts in
+// report/report_document.h.
 #pragma once
 
 #include <optional>

@@ -113,7 +113,8 @@ int CommandReport(const std::string& store_uri, const std::string& experiment,
 void PrintWorkloads(const std::vector<RunRecord>& runs, const std::string& indent) {
   std::vector<std::string> workloads;
   for (const RunRecord& r : runs) {
-    if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) workloads.push_back(r.workload);
+    if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end())
+      workloads.push_back(r.workload);
   }
   for (const std::string& w : workloads) {
     std::printf("%sworkload %s\n", indent.c_str(), w.empty() ? "-" : Printable(w).c_str());
@@ -159,7 +160,8 @@ int CommandLs(const std::string& store_uri, const std::string& experiment, bool 
     std::set<std::string> parents;
     for (const RunRecord& r : runs) {
       std::string parent = TagValue(r, kParentRunTag);
-      if (!parent.empty() && std::any_of(runs.begin(), runs.end(), [&](const RunRecord& p) { return p.id == parent; }))
+      if (!parent.empty() &&
+          std::any_of(runs.begin(), runs.end(), [&](const RunRecord& p) { return p.id == parent; }))
         parents.insert(parent);
     }
     auto parent_of = [&](const RunRecord& r) {
