@@ -138,7 +138,7 @@ TEST_F(RadtTest, RadtsSweepExampleRunsUnchangedEveryRunUnderOneParentAndResumesA
   EXPECT_NE(ls.out.find("parent run " + parent->id.substr(0, 8) + "  FINISHED  Sweep name  (16 nested runs)"),
             std::string::npos)
       << ls.out;
-  // So does the report, on the terminal and in HTML; the parent run is no workload of it.
+  // So does the report, on the terminal, in HTML and in the PDF; the parent run is no workload of it.
   Shell report = Trainbench("report Default");
   ASSERT_EQ(report.code, 0) << report.err;
   EXPECT_NE(report.out.find("parent run Sweep name (" + parent->id.substr(0, 8) + "):\n000 "),
@@ -147,6 +147,11 @@ TEST_F(RadtTest, RadtsSweepExampleRunsUnchangedEveryRunUnderOneParentAndResumesA
   EXPECT_NE(report.out.find("experiment Default: 16 workloads"), std::string::npos) << report.out;
   Shell html = Trainbench("report Default --format html");
   EXPECT_NE(html.out.find("parent run Sweep name (" + parent->id.substr(0, 8) + ")</th>"), std::string::npos);
+  Shell pdf = Trainbench("report Default -o report.pdf");
+  ASSERT_EQ(pdf.code, 0) << pdf.err;
+  Shell text = Run("pdftotext report.pdf -");
+  EXPECT_NE(text.out.find("parent run Sweep name (" + parent->id.substr(0, 8) + ")"), std::string::npos)
+      << text.out;
 }
 
 TEST_F(RadtTest, ARandomSweepRunsEveryCombinationAndABadSweepIsRefusedBeforeAnythingRuns) {

@@ -141,7 +141,17 @@ std::vector<Block> TableBlocks(const ExperimentReport& r, double width) {
                    }
                    p.Polyline({{left, bottom}, {x - t->font * 1.2, bottom}}, kInk, 0.6, {});
                  }});
-  for (std::vector<std::string>& row : rows) {
+  std::string parent;  // a sweep's workloads under their parent run, as in the terminal's table
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::vector<std::string>& row = rows[k];
+    if (r.workloads[k].parent != parent) {
+      parent = r.workloads[k].parent;
+      std::string heading = parent.empty() ? "not nested" : "parent run " + parent;
+      out.push_back({false, [row_h](double) { return row_h; },
+                     [t, row_h, heading](Painter& p, double left, double top, double) {
+                       p.Text(left, top + row_h * 0.68, heading, t->font, Anchor::kStart, kInk, true);
+                     }});
+    }
     out.push_back({false, [row_h](double) { return row_h; },
                    [t, row_h, row = std::move(row)](Painter& p, double left, double top, double) {
                      double x = left;
