@@ -149,9 +149,9 @@ TEST_F(RadtTest, RadtsSweepExampleRunsUnchangedEveryRunUnderOneParentAndResumesA
   EXPECT_NE(html.out.find("parent run Sweep name (" + parent->id.substr(0, 8) + ")</th>"), std::string::npos);
   Shell pdf = Trainbench("report Default -o report.pdf");
   ASSERT_EQ(pdf.code, 0) << pdf.err;
-  Shell text = Run("pdftotext report.pdf -");
-  EXPECT_NE(text.out.find("parent run Sweep name (" + parent->id.substr(0, 8) + ")"), std::string::npos)
-      << text.out;
+  Shell pdf_text = Run("pdftotext report.pdf -");
+  EXPECT_NE(pdf_text.out.find("parent run Sweep name (" + parent->id.substr(0, 8) + ")"), std::string::npos)
+      << pdf_text.out;
 }
 
 TEST_F(RadtTest, ARandomSweepRunsEveryCombinationAndABadSweepIsRefusedBeforeAnythingRuns) {
