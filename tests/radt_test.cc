@@ -133,6 +133,24 @@ TEST_F(RadtTest, RadtsSweepExampleRunsUnchangedEveryRunUnderOneParentAndResumesA
   EXPECT_TRUE(status[29].starts_with("FINISHED " + newest.id))
       << "radT numbers on from the highest: 14 + 14 + 1";
 
+  // Run against another store, the sweep's recorded parent is not there: a new parent run,
+  // named for the sweep.
+  text = Sweep();
+  at = text.find("  29: \"FINISHED");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at + 7, 8, "FAILED");
+  std::ofstream(dir_ / "examples" / "yaml" / "experiment_grid_context.yaml") << text;
+  Shell elsewhere = Run("(cd examples/yaml && " + env_ + " TRAINBENCH_STORE=" + (dir_ / "other.db").string() +
+                        " " + kTrainbench + " experiment_grid_context.yaml)");
+  ASSERT_EQ(elsewhere.code, 0) << elsewhere.err;
+  std::vector<RunRecord> there =
+      Store::Open((dir_ / "other.db").string()).value()->ListRuns("Default").value();
+  ASSERT_EQ(there.size(), 2u)
+      << "the one combination not FINISHED (14 and 29 are the same one) and its parent";
+  EXPECT_EQ(
+      std::count_if(there.begin(), there.end(), [](const RunRecord& x) { return x.name == "Sweep name"; }),
+      1);
+
   // ls groups the sweep under its parent run.
   Shell ls = Trainbench("ls");
   EXPECT_NE(ls.out.find("parent run " + parent->id.substr(0, 8) + "  FINISHED  Sweep name  (16 nested runs)"),

@@ -371,6 +371,13 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
   if (!store.ok()) return store.status();
   TB_RETURN_IF_ERROR(ResolveExperimentIds(**store, *plan));
   if (!o.group.empty() && todo > 0) {
+    // A sweep written back by a run into another store: its parent is not here, so a new one
+    // is named for the sweep, not for the other store's id.
+    if (sweep && o.group == sweep->parent && !(*store)->FindRun(sweep->parent).ok()) {
+      std::printf("trainbench: the sweep's parent run %s is not in %s: a new parent run is made\n",
+                  sweep->parent.c_str(), (*store)->Describe().c_str());
+      o.group = sweep->name;
+    }
     Result<std::string> parent = OpenParentRun(**store, o, plan->front().experiment);
     if (!parent.ok()) return parent.status();
     o.parent_run = *parent;
