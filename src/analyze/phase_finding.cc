@@ -98,14 +98,16 @@ std::string ActivityMetric(const RunGrids& run) {
   return "";
 }
 
-// The training window (the script's, else the GPU's activity, else the whole process), its
+// The training window (the script's, else the GPU's or the CPU's activity, else the whole process), its
 // buckets, and the start-up and after phases outside it: nothing outside is steady.
 Work FindTraining(const RunGrids& run, RunAnalysis& a) {
   a.training = run.script_window;
   for (std::string_view m : {metric::kGpuUtilizationGpuRatio, metric::kGpuSmActiveRatio}) {
     if (auto g = run.grid.find(m); !a.training && g != run.grid.end())
-      a.training = GpuActivityWindow(g->second, run.start_ms, run.end_ms);
+      a.training = ActivityWindow(g->second, run.start_ms, run.end_ms, "gpu");
   }
+  if (auto c = run.grid.find(metric::kProcCpuUtilizationRatio); !a.training && c != run.grid.end())
+    a.training = ActivityWindow(c->second, run.start_ms, run.end_ms, "cpu");
   if (!a.training) a.training = TrainingWindow{run.start_ms, run.end_ms, "process"};
   Work w;
   size_t n = run.n;

@@ -87,7 +87,7 @@ std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesTotals>& t
 // The version of the method: a copy kept with a run (phases.json) that says another was
 // made by an older trainbench and is analysed again. Raise it with every change to what
 // the analysis finds.
-inline constexpr int kAnalysisVersion = 4;
+inline constexpr int kAnalysisVersion = 5;
 
 // As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {metric: mean},
 // "steady_p50": {metric: median}, "steady_p95": {metric: 95th percentile}, ...,

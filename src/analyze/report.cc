@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -27,18 +26,44 @@ std::optional<double> Mean(const std::vector<std::optional<double>>& v) {
   return sum / n;
 }
 
+// The sum when every value is there.
+std::optional<double> SumOfAll(const std::vector<std::optional<double>>& v) {
+  double sum = 0;
+  for (const auto& x : v) {
+    if (!x) return std::nullopt;
+    sum += *x;
+  }
+  return v.empty() ? std::nullopt : std::optional<double>(sum);
+}
+
 std::optional<double> Steady(const RunAnalysis& a, std::string_view metric) {
   auto it = a.steady.find(metric);
   return it == a.steady.end() ? std::nullopt : std::optional<double>(it->second);
 }
 
-// What makes two runs "the same run": the script and its params, the seed aside.
+// What makes two runs "the same run": the script, its arguments and the params it logged,
+// the seed and the device aside.
 std::string Identity(const RunRecord& r) {
-  std::string script;
-  for (std::string_view w : SplitWhitespace(r.command)) {
-    if (w.ends_with(".py")) script = std::string(w.substr(w.rfind('/') + 1));
+  std::vector<std::string_view> words = SplitWhitespace(r.command);
+  size_t script = words.size();
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i].ends_with(".py")) script = i;
   }
-  std::string id = script.empty() ? r.command : script;
+  std::string id;
+  if (script == words.size()) {
+    id = r.command;
+  } else {
+    id = std::string(words[script].substr(words[script].rfind('/') + 1));
+    for (size_t i = script + 1; i < words.size(); ++i) {
+      std::string_view w = words[i];
+      if (w.starts_with("--seed=") || w.starts_with("--device=")) continue;
+      if ((w == "--seed" || w == "--device") && i + 1 < words.size()) {
+        ++i;
+        continue;
+      }
+      id.append(" ").append(w);
+    }
+  }
   KeyValues params = r.params;
   std::sort(params.begin(), params.end());
   for (const auto& [k, v] : params) {
@@ -53,101 +78,84 @@ TrainingWindow WindowOf(const RunRecord& r, const RunAnalysis& a) {
   return {r.start_ms, r.end_ms > 0 ? r.end_ms : r.start_ms, "process"};
 }
 
-// How much of each run's training another run of the workload trained alongside; a
-// workload's runs are together when every one of them overlapped the others for most of
-// its training. Runs logged under one workload one after another (repeats), or started
-// together but training one after the other (a ten-second start-up before one second of
-// training), were not, and their throughputs do not add up.
-void JudgeOverlap(WorkloadReport& w) {
+int SourceRank(const std::string& source) {
+  static const std::vector<std::string> order = {"steps", "gpu", "cpu", "process"};
+  return static_cast<int>(std::min<size_t>(std::find(order.begin(), order.end(), source) - order.begin(), 3));
+}
+const char* SourceOfRank(int rank) {
+  static const char* const names[] = {"steps", "gpu", "cpu", "process"};
+  return names[rank];
+}
+
+// How much of each run's training another run of the attempt trained alongside; an
+// attempt's runs are together when every one of them overlapped the others for most of
+// its training. Runs logged under one workload one after another, or started together but
+// training one after the other (a ten-second start-up before one second of training), were
+// not, and their throughputs do not add up.
+void JudgeOverlap(const WorkloadReport& w, AttemptReport& a) {
   std::vector<TrainingWindow> windows;
   int weakest = 0;
-  const std::vector<std::string> order = {"steps", "gpu", "process"};
-  for (size_t i = 0; i < w.runs.size(); ++i) {
+  for (size_t i : a.members) {
     windows.push_back(WindowOf(w.runs[i], w.analyses[i]));
-    int rank = static_cast<int>(std::find(order.begin(), order.end(), windows.back().source) - order.begin());
-    weakest = std::max(weakest, std::min(rank, 2));
+    weakest = std::max(weakest, SourceRank(windows.back().source));
   }
-  w.training_source = order[static_cast<size_t>(weakest)];
-  w.together = true;
+  a.training_source = SourceOfRank(weakest);
+  a.together = true;
   if (windows.size() < 2) return;
   for (size_t i = 0; i < windows.size(); ++i) {
     std::vector<TrainingWindow> others = windows;
     others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
-    w.overlap.push_back(OverlapFraction(windows[i], others));
-    if (w.overlap.back() < kTogetherFraction) w.together = false;
+    a.overlap.push_back(OverlapFraction(windows[i], others));
+    if (a.overlap.back() < kTogetherFraction) a.together = false;
   }
 }
 
-std::string Percents(const std::vector<double>& fractions) {
-  std::string out;
-  for (double f : fractions)
-    out += (out.empty() ? "" : "/") + std::to_string(static_cast<int>(std::lround(f * 100))) + "%";
-  return out;
+// The attempt's figures from its runs' analyses.
+void MeasureAttempt(const WorkloadReport& w, AttemptReport& a) {
+  JudgeOverlap(w, a);
+  std::vector<std::optional<double>> tput, seconds, rate, epoch, gpu, sm, power, energy, eps;
+  for (size_t i : a.members) {
+    const RunAnalysis& an = w.analyses[i];
+    TrainingWindow window = WindowOf(w.runs[i], an);
+    double s = static_cast<double>(window.length_ms()) / 1000;
+    tput.push_back(an.throughput);
+    seconds.push_back(s > 0 ? std::optional<double>(s) : std::nullopt);
+    rate.push_back(s > 0 ? std::optional<double>(1 / s) : std::nullopt);
+    epoch.push_back(an.epoch_seconds);
+    gpu.push_back(Steady(an, metric::kGpuUtilizationGpuRatio));
+    sm.push_back(Steady(an, metric::kGpuSmActiveRatio));
+    power.push_back(Steady(an, metric::kGpuPowerDrawWatts));
+    energy.push_back(an.energy_joules);
+    eps.push_back(an.energy_per_sample_joules);
+  }
+  a.run_throughput = Mean(tput);
+  a.run_seconds = Mean(seconds);
+  a.run_rate = Mean(rate);
+  if (a.together) {
+    a.combined_throughput = SumOfAll(tput);
+    a.combined_rate = SumOfAll(rate);
+  }
+  a.epoch_seconds = Mean(epoch);
+  a.gpu_util = Mean(gpu);
+  a.sm_active = Mean(sm);
+  a.power_watts = Mean(power);
+  a.energy_per_run = Mean(energy);
+  a.energy_per_sample_joules = Mean(eps);
 }
 
-std::string Num(const std::optional<double>& v, const char* format = "%.4g") {
-  if (!v) return "-";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, format, *v);
-  return buf;
+// The estimate over the workload's repeats of one of their figures.
+std::optional<Estimate> OverRepeats(const WorkloadReport& w, std::optional<double> AttemptReport::*field) {
+  std::vector<std::optional<double>> values;
+  for (const AttemptReport& a : w.attempts) values.push_back(a.*field);
+  return EstimateOfAll(values);
 }
-
-}  // namespace
-
-std::string SpeedupSentence(const WorkloadReport& w, const char* open, const char* close) {
-  char buf[400];
-  std::snprintf(
-      buf, sizeof buf,
-      "%zu runs together did %s%.2fx%s the work of one alone (%.1f vs %.1f samples/s); each run took "
-      "%.2fx as long (their training overlapped %s, by %s)",
-      w.runs.size(), open, *w.speedup, close, *w.combined_throughput, *w.alone_throughput, *w.run_cost,
-      Percents(w.overlap).c_str(), TrainingWindowSource(w.training_source).c_str());
-  return buf;
-}
-
-namespace {
-
-const std::vector<ReportColumn> kColumns = {
-    {"workload", [](const WorkloadReport& w) { return w.workload.empty() ? std::string("-") : w.workload; }},
-    {"runs", [](const WorkloadReport& w) { return std::to_string(w.runs.size()); }},
-    {"collocation", [](const WorkloadReport& w) { return w.collocation; }},
-    {"trained together",
-     [](const WorkloadReport& w) { return w.overlap.empty() ? std::string("-") : Percents(w.overlap); }},
-    {"nodes",
-     [](const WorkloadReport& w) {
-       std::set<std::string> hosts;
-       for (const RunRecord& r : w.runs) {
-         // A run across several nodes names each part's node (trainbench.node.N).
-         bool parts = false;
-         for (const auto& [key, value] : r.tags) {
-           if (!key.starts_with(kNodeTagPrefix)) continue;
-           hosts.insert(value);
-           parts = true;
-         }
-         if (!parts) hosts.insert(r.host.empty() ? "-" : r.host);
-       }
-       std::string out;
-       for (const std::string& h : hosts) out += (out.empty() ? "" : " ") + h;
-       return out;
-     }},
-    {"samples/s per run", [](const WorkloadReport& w) { return Num(w.run_throughput, "%.1f"); }},
-    {"samples/s combined", [](const WorkloadReport& w) { return Num(w.combined_throughput, "%.1f"); }},
-    {"s per epoch", [](const WorkloadReport& w) { return Num(w.epoch_seconds, "%.2f"); }},
-    {"GPU util", [](const WorkloadReport& w) { return Num(w.gpu_util, "%.3f"); }},
-    {"SM active", [](const WorkloadReport& w) { return Num(w.sm_active, "%.3f"); }},
-    {"power W", [](const WorkloadReport& w) { return Num(w.power_watts, "%.1f"); }},
-    {"J per sample", [](const WorkloadReport& w) { return Num(w.energy_per_sample_joules, "%.4g"); }},
-    {"vs alone", [](const WorkloadReport& w) { return w.alone.empty() ? std::string("-") : w.alone; }},
-    {"speed-up", [](const WorkloadReport& w) { return Num(w.speedup, "%.2fx"); }},
-    {"time per run", [](const WorkloadReport& w) { return Num(w.run_cost, "%.2fx"); }},
-};
 
 // Whether each run names its devices and no two share one ("0" and "1", "0+1" and "2"):
 // runs together in time that share nothing, not a collocation.
-bool OnSeparateDevices(const std::vector<RunRecord>& runs) {
+bool OnSeparateDevices(const std::vector<RunRecord>& runs, const std::vector<size_t>& members) {
   std::set<std::string> seen;
-  for (const RunRecord& r : runs) {
-    std::string devices = r.devices;
+  for (size_t i : members) {
+    std::string devices = runs[i].devices;
     std::replace(devices.begin(), devices.end(), ',', '+');
     if (Trim(devices).empty() || Trim(devices) == "-") return false;
     for (std::string_view d : Split(devices, '+')) {
@@ -157,16 +165,111 @@ bool OnSeparateDevices(const std::vector<RunRecord>& runs) {
   return true;
 }
 
-}  // namespace
-
-const std::vector<ReportColumn>& ReportColumns() { return kColumns; }
-
-std::vector<std::string> ReportRow(const WorkloadReport& w) {
-  std::vector<std::string> row;
-  row.reserve(kColumns.size());
-  for (const ReportColumn& c : kColumns) row.push_back(c.get(w));
-  return row;
+// The workload's runs (in start order) split into attempts, in the order they started.
+std::vector<std::vector<const RunRecord*>> SplitIntoAttempts(std::vector<const RunRecord*> runs) {
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const RunRecord* a, const RunRecord* b) { return a->start_ms < b->start_ms; });
+  std::vector<std::vector<const RunRecord*>> attempts;
+  std::map<std::string, size_t> tagged;  // attempt tag -> index
+  std::optional<size_t> untagged;        // the attempt runs without the tag go to
+  std::set<std::string> letters;         // the letters it has
+  for (const RunRecord* r : runs) {
+    std::string tag = TagValue(*r, kAttemptTag);
+    if (!tag.empty()) {
+      auto [it, fresh] = tagged.try_emplace(tag, attempts.size());
+      if (fresh) attempts.emplace_back();
+      attempts[it->second].push_back(r);
+      continue;
+    }
+    // Before the tag: a letter seen again starts the next attempt (schedule resumed or the
+    // file run again); runs without a letter (started by hand) stay in one.
+    std::string letter = TagValue(*r, kLetterTag);
+    if (!untagged || (!letter.empty() && letters.count(letter) != 0)) {
+      untagged = attempts.size();
+      attempts.emplace_back();
+      letters.clear();
+    }
+    if (!letter.empty()) letters.insert(letter);
+    attempts[*untagged].push_back(r);
+  }
+  return attempts;
 }
+
+
+// The value of each repeat of `alone` workloads, mean over them, repeat by repeat (as many
+// as the one with fewest has).
+std::optional<Estimate> AloneOverRepeats(const std::vector<const WorkloadReport*>& alone,
+                                         std::optional<double> AttemptReport::*field) {
+  size_t n = std::numeric_limits<size_t>::max();
+  for (const WorkloadReport* a : alone) n = std::min(n, a->attempts.size());
+  std::vector<std::optional<double>> values;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<std::optional<double>> of_runs;
+    for (const WorkloadReport* a : alone) of_runs.push_back(a->attempts[k].*field);
+    std::optional<double> sum = SumOfAll(of_runs);
+    values.push_back(sum ? std::optional<double>(*sum / static_cast<double>(of_runs.size())) : std::nullopt);
+  }
+  return EstimateOfAll(values);
+}
+
+// Collocated workloads against the same runs alone: by the samples they logged where
+// every run on both sides has a throughput, else by their training time.
+void CompareWithAlone(ExperimentReport& report) {
+  for (WorkloadReport& w : report.workloads) {
+    const std::vector<size_t>& members = w.attempts.front().members;
+    if (members.size() < 2 || !w.together) continue;
+    std::vector<const WorkloadReport*> alone;
+    std::set<std::string> names;
+    for (size_t i : members) {
+      for (const WorkloadReport& other : report.workloads) {
+        if (&other == &w || other.collocation != "alone") continue;
+        if (Identity(other.runs[0]) != Identity(w.runs[i])) continue;
+        alone.push_back(&other);
+        names.insert(other.workload);
+        break;
+      }
+    }
+    if (alone.size() != members.size()) continue;  // not every run has its alone counterpart
+    std::optional<Estimate> alone_tput = AloneOverRepeats(alone, &AttemptReport::run_throughput);
+    std::optional<Estimate> combined, per_run, alone_rate;
+    if (w.combined_throughput && w.run_throughput && alone_tput) {
+      w.basis = "samples";
+      combined = w.combined_throughput;
+      per_run = w.run_throughput;
+      alone_rate = alone_tput;
+      w.alone_throughput = alone_tput;
+    } else {
+      w.basis = "time";
+      combined = OverRepeats(w, &AttemptReport::combined_rate);
+      per_run = OverRepeats(w, &AttemptReport::run_rate);
+      alone_rate = AloneOverRepeats(alone, &AttemptReport::run_rate);
+      w.alone_throughput = AloneOverRepeats(alone, &AttemptReport::run_seconds);
+    }
+    if (!combined || !per_run || !alone_rate) {
+      w.basis.clear();
+      w.alone_throughput.reset();
+      continue;
+    }
+    for (const std::string& n : names) w.alone += (w.alone.empty() ? "" : ",") + n;
+    w.speedup = RatioEstimate(*combined, *alone_rate);
+    w.run_cost = RatioEstimate(*alone_rate, *per_run);
+  }
+}
+
+bool Finished(const std::vector<const RunRecord*>& attempt) {
+  return std::all_of(attempt.begin(), attempt.end(), [](const RunRecord* r) { return r->status == kFinished; });
+}
+
+// An analysis kept by an older trainbench: its method's version, 0 when none is kept.
+int KeptVersion(Store& store, const RunRecord& run) {
+  Result<ArtifactRecord> kept = store.GetArtifact(run.id, "phases.json");
+  if (!kept.ok() || !kept->path.empty()) return 0;
+  size_t at = kept->content.rfind("\"version\":");
+  if (at == std::string::npos) return 0;
+  return std::atoi(kept->content.c_str() + at + 10);
+}
+
+}  // namespace
 
 Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment) {
   Result<std::vector<RunRecord>> runs = store.ListRuns(experiment);
@@ -178,48 +281,64 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
   ExperimentReport report;
   report.experiment = experiment;
   std::set<std::string> caveats;
-  // A workload interrupted and resumed (schedule after Ctrl-C) ran each of its runs again:
-  // of the runs of one letter, only the latest attempt's counts.
-  std::map<std::pair<std::string, std::string>, int64_t> latest;
-  for (const RunRecord& r : *runs) {
-    std::string letter = TagValue(r, kLetterTag);
-    if (letter.empty()) continue;
-    int64_t& start = latest.try_emplace({r.workload, letter}, r.start_ms).first->second;
-    start = std::max(start, r.start_ms);
-  }
   std::map<std::string, const RunRecord*> parents;  // runs others are nested under
   for (const RunRecord& r : *runs) {
     std::string parent = TagValue(r, kParentRunTag);
     auto p = std::find_if(runs->begin(), runs->end(), [&](const RunRecord& x) { return x.id == parent; });
     if (!parent.empty() && p != runs->end()) parents[parent] = &*p;
   }
-  std::map<std::string, int> superseded;
+  // The workloads in the order their first runs come, each with its runs.
+  std::vector<std::pair<std::string, std::vector<const RunRecord*>>> workloads;
   for (const RunRecord& r : *runs) {
     if (parents.count(r.id) != 0) continue;
-    std::string letter = TagValue(r, kLetterTag);
-    if (!letter.empty() && r.start_ms < latest[{r.workload, letter}]) {
-      ++superseded[r.workload];
-      continue;
-    }
-    auto it = std::find_if(report.workloads.begin(), report.workloads.end(),
-                           [&](const WorkloadReport& w) { return w.workload == r.workload; });
-    if (it == report.workloads.end()) {
-      report.workloads.push_back({});
-      it = report.workloads.end() - 1;
-      it->workload = r.workload;
-      auto parent = parents.find(TagValue(r, kParentRunTag));
-      if (parent != parents.end())
-        it->parent = parent->second->name + " (" + parent->second->id.substr(0, 8) + ")";
-    }
-    Result<RunAnalysis> a = KeptOrStoredAnalysis(store, r);
-    if (!a.ok()) return a.status();
-    for (const std::string& c : a->caveats) caveats.insert(c);
-    it->runs.push_back(r);
-    it->analyses.push_back(std::move(*a));
+    auto it = std::find_if(workloads.begin(), workloads.end(), [&](const auto& w) { return w.first == r.workload; });
+    if (it == workloads.end()) it = workloads.insert(workloads.end(), {r.workload, {}});
+    it->second.push_back(&r);
   }
-  for (const auto& [workload, n] : superseded) {
-    caveats.insert("workload " + workload + ": " + std::to_string(n) + " run" + (n == 1 ? "" : "s") +
-                   " of an earlier, interrupted attempt left out (the attempt run after it counts)");
+  int older = 0;
+  for (const auto& [name, of_workload] : workloads) {
+    std::vector<std::vector<const RunRecord*>> attempts = SplitIntoAttempts(of_workload);
+    std::vector<size_t> counted;
+    for (size_t i = 0; i < attempts.size(); ++i) {
+      if (Finished(attempts[i])) counted.push_back(i);
+    }
+    if (counted.empty()) counted.push_back(attempts.size() - 1);  // none finished: the latest, as it is
+    size_t retries = 0, retry_runs = 0;
+    for (size_t i = 0; i < attempts.size(); ++i) {
+      if (std::find(counted.begin(), counted.end(), i) != counted.end()) continue;
+      ++retries;
+      retry_runs += attempts[i].size();
+    }
+    if (retries > 0) {
+      caveats.insert(Concat({"workload ", name, ": ", std::to_string(retry_runs), " run",
+                             retry_runs == 1 ? "" : "s", " of ", std::to_string(retries),
+                             retries == 1 ? " earlier, interrupted attempt" : " interrupted or failed attempts",
+                             " left out (a retry is not a repeat; the attempts that finished count)"}));
+    }
+    WorkloadReport& w = report.workloads.emplace_back();
+    w.workload = name;
+    auto parent = parents.find(TagValue(*of_workload.front(), kParentRunTag));
+    if (parent != parents.end()) w.parent = parent->second->name + " (" + parent->second->id.substr(0, 8) + ")";
+    for (size_t i : counted) {
+      AttemptReport& a = w.attempts.emplace_back();
+      a.repeat = static_cast<int>(w.attempts.size());
+      for (const RunRecord* r : attempts[i]) {
+        Result<RunAnalysis> an = KeptOrStoredAnalysis(store, *r);
+        if (!an.ok()) return an.status();
+        int version = KeptVersion(store, *r);
+        if (version != 0 && version != kAnalysisVersion) ++older;
+        for (const std::string& c : an->caveats) caveats.insert(c);
+        a.members.push_back(w.runs.size());
+        w.runs.push_back(*r);
+        w.analyses.push_back(std::move(*an));
+      }
+    }
+  }
+  if (older > 0) {
+    caveats.insert(Concat({std::to_string(older), " run", older == 1 ? " was" : "s were",
+                           " analysed by an older trainbench (another method's figures, such as energy split "
+                           "the old way between runs sharing a GPU); every figure here is this version's "
+                           "analysis of what the runs recorded"}));
   }
   report.caveats.assign(caveats.begin(), caveats.end());
   for (WorkloadReport& w : report.workloads) {
@@ -230,116 +349,43 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
         if (k == kCollocationTag) colloc.insert(v == "-" ? "naive" : v);
       }
     }
-    w.collocation = colloc.empty() ? (w.runs.size() > 1 ? "naive" : "alone") : "";
+    size_t per_attempt = w.attempts.front().members.size();
+    w.collocation = colloc.empty() ? (per_attempt > 1 ? "naive" : "alone") : "";
     for (const std::string& c : colloc) w.collocation += (w.collocation.empty() ? "" : ",") + c;
-    if (w.runs.size() == 1) w.collocation = "alone";
-    if (w.runs.size() > 1 && OnSeparateDevices(w.runs)) w.collocation = "separate GPUs";
-    std::vector<std::optional<double>> tput, epoch, gpu, sm, power, eps;
-    for (const RunAnalysis& a : w.analyses) {
-      tput.push_back(a.throughput);
-      epoch.push_back(a.epoch_seconds);
-      gpu.push_back(Steady(a, metric::kGpuUtilizationGpuRatio));
-      sm.push_back(Steady(a, metric::kGpuSmActiveRatio));
-      power.push_back(Steady(a, metric::kGpuPowerDrawWatts));
-      eps.push_back(a.energy_per_sample_joules);
-    }
-    w.run_throughput = Mean(tput);
-    JudgeOverlap(w);
-    if (!w.together) {
-      w.collocation = "not together";
-      report.caveats.push_back(
-          "workload " + w.workload + ": its " + std::to_string(w.runs.size()) +
-          " runs did not train at the same time (each run's training overlapped the "
-          "others' for " +
-          Percents(w.overlap) + " of it, by " + TrainingWindowSource(w.training_source) +
-          "), so their throughputs are not added up and it is not compared with runs alone");
-    }
-    if (w.together && std::all_of(tput.begin(), tput.end(), [](const auto& t) { return t.has_value(); })) {
-      double sum = 0;
-      for (const auto& t : tput) sum += *t;
-      w.combined_throughput = sum;
-    }
-    w.epoch_seconds = Mean(epoch);
-    w.gpu_util = Mean(gpu);
-    w.sm_active = Mean(sm);
-    w.power_watts = Mean(power);
-    w.energy_per_sample_joules = Mean(eps);
-  }
-  // Collocated workloads against the same runs alone.
-  for (WorkloadReport& w : report.workloads) {
-    if (w.runs.size() < 2 || !w.combined_throughput) continue;
-    std::vector<std::optional<double>> alone;
-    std::set<std::string> names;
-    for (const RunRecord& r : w.runs) {
-      for (const WorkloadReport& other : report.workloads) {
-        if (&other == &w || other.runs.size() != 1 || !other.run_throughput) continue;
-        if (Identity(other.runs[0]) != Identity(r)) continue;
-        alone.push_back(other.run_throughput);
-        names.insert(other.workload);
-        break;
+    if (per_attempt == 1) w.collocation = "alone";
+    if (per_attempt > 1 && OnSeparateDevices(w.runs, w.attempts.front().members))
+      w.collocation = "separate GPUs";
+    int weakest = 0;
+    for (AttemptReport& a : w.attempts) {
+      MeasureAttempt(w, a);
+      w.together = w.together && a.together;
+      weakest = std::max(weakest, SourceRank(a.training_source));
+      for (size_t k = 0; k < a.overlap.size(); ++k) {
+        if (k >= w.overlap.size()) w.overlap.push_back(a.overlap[k]);
+        w.overlap[k] = std::min(w.overlap[k], a.overlap[k]);
       }
     }
-    if (alone.size() != w.runs.size()) continue;  // not every run has its alone counterpart
-    for (const std::string& n : names) w.alone += (w.alone.empty() ? "" : ",") + n;
-    w.alone_throughput = Mean(alone);
-    w.speedup = *w.combined_throughput / *w.alone_throughput;
-    w.run_cost = *w.alone_throughput / *w.run_throughput;
+    w.training_source = SourceOfRank(weakest);
+    if (!w.together) {
+      w.collocation = "not together";
+      report.caveats.push_back(Concat(
+          {"workload ", w.workload, ": its ", std::to_string(per_attempt),
+           " runs did not train at the same time (each run's training overlapped the others' for ",
+           Percents(w.overlap), " of it, by ", TrainingWindowSource(w.training_source),
+           "), so their throughputs are not added up and it is not compared with runs alone"}));
+    }
+    w.run_throughput = OverRepeats(w, &AttemptReport::run_throughput);
+    if (w.together) w.combined_throughput = OverRepeats(w, &AttemptReport::combined_throughput);
+    w.run_seconds = OverRepeats(w, &AttemptReport::run_seconds);
+    w.epoch_seconds = OverRepeats(w, &AttemptReport::epoch_seconds);
+    w.gpu_util = OverRepeats(w, &AttemptReport::gpu_util);
+    w.sm_active = OverRepeats(w, &AttemptReport::sm_active);
+    w.power_watts = OverRepeats(w, &AttemptReport::power_watts);
+    w.energy_per_run = OverRepeats(w, &AttemptReport::energy_per_run);
+    w.energy_per_sample_joules = OverRepeats(w, &AttemptReport::energy_per_sample_joules);
   }
+  CompareWithAlone(report);
   return report;
-}
-
-std::string ReportTable(const ExperimentReport& r) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head(kColumns.size());
-  std::vector<size_t> width(kColumns.size());
-  for (size_t i = 0; i < kColumns.size(); ++i) {
-    head[i] = kColumns[i].title;
-    width[i] = head[i].size();
-  }
-  for (const WorkloadReport& w : r.workloads) {
-    rows.push_back(ReportRow(w));
-    for (size_t i = 0; i < kColumns.size(); ++i) width[i] = std::max(width[i], rows.back()[i].size());
-  }
-  std::string out = "experiment " + r.experiment + ": " + std::to_string(r.workloads.size()) +
-                    " workloads (figures over each run's steady state)\n";
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      out += (i ? "  " : "") + cells[i] + std::string(width[i] - cells[i].size(), ' ');
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += "\n";
-  };
-  line(head);
-  std::string parent;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (r.workloads[i].parent != parent) {
-      parent = r.workloads[i].parent;
-      out += parent.empty() ? "not nested:\n" : "parent run " + parent + ":\n";
-    }
-    line(rows[i]);
-  }
-  for (const WorkloadReport& w : r.workloads) {
-    if (w.speedup) out += "workload " + w.workload + ": " + SpeedupSentence(w, "", "") + "\n";
-  }
-  for (const std::string& c : r.caveats) out += "note: " + c + "\n";
-  return out;
-}
-
-std::string ReportCsv(const ExperimentReport& r) {
-  std::string out = "experiment";
-  for (const ReportColumn& c : kColumns) out += "," + CsvField(c.title);
-  out += ",parent run\n";
-  for (const WorkloadReport& w : r.workloads) {
-    out += CsvField(r.experiment);
-    for (const ReportColumn& c : kColumns) {
-      std::string v = c.get(w);
-      if (v == "-") v.clear();
-      if (!v.empty() && v.back() == 'x' && c.title != std::string_view("collocation")) v.pop_back();
-      out += "," + CsvField(v);
-    }
-    out += "," + CsvField(w.parent) + "\n";
-  }
-  return out;
 }
 
 }  // namespace tb

@@ -87,5 +87,73 @@ TEST(ReportCollocation, RunsOnSeparateGpusAreNotACollocation) {
   EXPECT_EQ(collocation["shared"], "naive");
 }
 
+// Repeats and retries: three finished attempts of each workload count, an interrupted one
+// is left out and said; scripts that logged no steps are compared by their training time.
+TEST(ReportRepeats, FinishedAttemptsAreRepeatsAndTimeGivesTheSpeedUp) {
+  ScratchDirectory scratch("tb-report");
+  std::unique_ptr<Store> store = Store::Open((scratch.path() / "r.db").string()).value();
+  ASSERT_TRUE(store->EnsureExperiment("e").ok());
+  int64_t t0 = 1763777000000;
+  auto add = [&](const std::string& workload, const std::string& attempt, const std::string& letter,
+                 int64_t start_s, int64_t seconds, const std::string& status) {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "e";
+    r.workload = workload;
+    r.command = "/usr/bin/python3 /data/fixed.py --n 5 --seed " + letter;
+    r.devices = "0";
+    r.start_ms = t0 + start_s * 1000;
+    r.tags = {{std::string(kCollocationTag), "-"},
+              {std::string(kLetterTag), letter},
+              {std::string(kAttemptTag), attempt}};
+    ASSERT_TRUE(store->CreateRun(r).ok());
+    ASSERT_TRUE(store->FinishRun(r.id, r.start_ms + seconds * 1000, status, 0, std::nullopt, "").ok());
+  };
+  // Interleaved: alone, pair, alone, pair, ...; the second pair attempt was interrupted.
+  const int64_t alone_s[] = {10, 11, 12};
+  const int64_t pair_s[][2] = {{18, 19}, {20, 20}, {19, 21}};
+  int64_t at = 0;
+  for (int k = 0; k < 3; ++k) {
+    add("alone", "a" + std::to_string(k), "0A", at, alone_s[k], kFinished);
+    at += 100;
+    if (k == 1) {
+      add("pair", "interrupted", "0A", at, 5, kKilled);
+      add("pair", "interrupted", "0B", at, 5, kKilled);
+      at += 100;
+    }
+    add("pair", "p" + std::to_string(k), "0A", at, pair_s[k][0], kFinished);
+    add("pair", "p" + std::to_string(k), "0B", at, pair_s[k][1], kFinished);
+    at += 100;
+  }
+  ExperimentReport report = BuildReport(*store, "e").value();
+  ASSERT_EQ(report.workloads.size(), 2u);
+  const WorkloadReport& alone = report.workloads[0];
+  const WorkloadReport& pair = report.workloads[1];
+  EXPECT_EQ(alone.repeats(), 3);
+  EXPECT_EQ(pair.repeats(), 3) << "the interrupted attempt is a retry, not a repeat";
+  EXPECT_EQ(pair.runs.size(), 6u);
+  bool said = false;
+  for (const std::string& c : report.caveats) said |= c.find("2 runs of 1 earlier, interrupted attempt") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_EQ(pair.basis, "time");
+  ASSERT_TRUE(pair.speedup);
+  // The truth from the runs' own times: each repeat's pair did 1/t1 + 1/t2 runs a second,
+  // one run alone 1/t (its mean over the repeats).
+  std::vector<double> combined;
+  for (const auto& p : pair_s) combined.push_back(1.0 / p[0] + 1.0 / p[1]);
+  double alone_rate = (1.0 / 10 + 1.0 / 11 + 1.0 / 12) / 3;
+  double mean_combined = (combined[0] + combined[1] + combined[2]) / 3;
+  EXPECT_NEAR(pair.speedup->mean, mean_combined / alone_rate, 1e-9);
+  EXPECT_EQ(pair.speedup->n, 3);
+  EXPECT_LT(pair.speedup->low, pair.speedup->mean);
+  EXPECT_NEAR(pair.run_seconds->mean, (18 + 19 + 20 + 20 + 19 + 21) / 6.0, 1e-9);
+  EXPECT_NEAR(pair.alone_throughput->mean, 11, 1e-9) << "seconds per run alone";
+  std::string table = ReportTable(report);
+  EXPECT_NE(table.find("by the training time of the same command (the scripts logged no steps)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("n = 3"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace tb

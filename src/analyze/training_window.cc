@@ -29,6 +29,7 @@ void Widen(std::optional<std::pair<int64_t, int64_t>>& span, int64_t first, int6
 std::string TrainingWindowSource(const std::string& source) {
   if (source == "steps") return "the steps the script logged";
   if (source == "gpu") return "the GPU's activity";
+  if (source == "cpu") return "the processes' CPU activity";
   return "the processes' lifetimes";
 }
 
@@ -44,8 +45,8 @@ std::optional<TrainingWindow> ScriptSpan::Window() const {
   return TrainingWindow{span->first, span->second, "steps"};
 }
 
-std::optional<TrainingWindow> GpuActivityWindow(const std::vector<double>& activity, int64_t start_ms,
-                                                int64_t end_ms) {
+std::optional<TrainingWindow> ActivityWindow(const std::vector<double>& activity, int64_t start_ms,
+                                             int64_t end_ms, const std::string& source) {
   double idle = INFINITY, peak = -INFINITY;
   for (double v : activity) {
     if (std::isnan(v)) continue;
@@ -64,7 +65,7 @@ std::optional<TrainingWindow> GpuActivityWindow(const std::vector<double>& activ
   int64_t from = start_ms + static_cast<int64_t>(*first) * kBucketMs;
   int64_t to = std::min(end_ms, start_ms + static_cast<int64_t>(*last + 1) * kBucketMs);
   if (to <= from) return std::nullopt;
-  return TrainingWindow{from, to, "gpu"};
+  return TrainingWindow{from, to, source};
 }
 
 void StepSamples::AddStepSeconds(std::span<const Point> points) {

@@ -5,7 +5,10 @@
 //   1. the span of the steps the script logged (its per-step metrics: throughput, step
 //      timing, else any metric it logged and its epoch events);
 //   2. the span of GPU activity above the run's idle level;
-//   3. the process's span.
+//   3. the span of its processes' CPU activity above their idle level (a script on the CPU,
+//      or a GPU without utilization counters): Python's start-up is left in, its idle
+//      tail (waiting on I/O, a sleep) out;
+//   4. the process's span.
 // The samples a run trained are counted from its steps where it logged both the samples
 // per second of a step and the step's time (the trainbench client's run.steps(): samples
 // = throughput x (data wait + compute), per step, exactly); else its throughput integrated
@@ -25,7 +28,7 @@ namespace tb {
 
 struct TrainingWindow {
   int64_t start_ms = 0, end_ms = 0;
-  std::string source;  // "steps", "gpu" or "process": what it was found from
+  std::string source;  // "steps", "gpu", "cpu" or "process": what it was found from
   int64_t length_ms() const { return end_ms - start_ms; }
 };
 
@@ -48,9 +51,9 @@ class ScriptSpan {
 
 // The span of buckets of `activity` (one-second buckets from `start_ms`, NaN for none)
 // above the run's idle level: idle + 10% of the way to its peak, when the peak stands at
-// least 0.05 above idle.
-std::optional<TrainingWindow> GpuActivityWindow(const std::vector<double>& activity, int64_t start_ms,
-                                                int64_t end_ms);
+// least 0.05 above idle; `source` names the signal ("gpu", "cpu").
+std::optional<TrainingWindow> ActivityWindow(const std::vector<double>& activity, int64_t start_ms,
+                                             int64_t end_ms, const std::string& source);
 
 // The samples a script trained, from its steps: feed every step's timing first
 // (train.step.compute_seconds and train.step.data_wait_seconds), then its throughput.

@@ -14,6 +14,12 @@ const Rgb kInk{0.13, 0.13, 0.13}, kMuted{0.4, 0.4, 0.4}, kGrid{0.9, 0.9, 0.9};
 // Vertical measures, in multiples of the font size.
 constexpr double kTitle = 1.15 * 1.3, kRow = 1.8, kThickness = 1.15, kAxis = 3.0, kLegend = 1.4;
 
+// "12.3", or "12.3 ±0.4" with an interval.
+std::string BarLabel(const Bar& b) {
+  if (!b.interval) return ShortNumber(*b.value);
+  return ShortNumber(*b.value) + " \u00b1" + ShortNumber((b.interval->second - b.interval->first) / 2);
+}
+
 }  // namespace
 
 std::string FitText(const std::string& text, double size, double width) {
@@ -58,7 +64,11 @@ void DrawBarChart(Painter& p, const BarChart& chart, double f, double left, doub
     if (!b.value || !std::isfinite(*b.value)) continue;
     lo = std::min(lo, *b.value);
     hi = std::max(hi, *b.value);
-    value_w = std::max(value_w, TextWidth(ShortNumber(*b.value), f * 0.9));
+    if (b.interval && std::isfinite(b.interval->first) && std::isfinite(b.interval->second)) {
+      lo = std::min(lo, b.interval->first);
+      hi = std::max(hi, b.interval->second);
+    }
+    value_w = std::max(value_w, TextWidth(BarLabel(b), f * 0.9));
   }
   if (hi == lo) hi = lo + 1;
   double x0 = left + pad + name_w + f * 0.6, x1 = left + width - pad - value_w - f * 0.4;
@@ -86,7 +96,14 @@ void DrawBarChart(Painter& p, const BarChart& chart, double f, double left, doub
       double a = px(std::min(0.0, *b.value)), e = px(std::max(0.0, *b.value));
       p.Rect(a, mid - f * kThickness / 2, std::max(e - a, 0.3), f * kThickness, {st.r, st.g, st.b}, 1);
       double label_x = *b.value < 0 ? a - f * 0.3 : e + f * 0.3;
-      p.Text(label_x, mid + f * 0.32, ShortNumber(*b.value), f * 0.9,
+      if (b.interval) {  // the error bar, with caps; the label past its far end
+        double l = px(b.interval->first), h = px(b.interval->second), cap = f * kThickness * 0.35;
+        p.Polyline({{l, mid}, {h, mid}}, kInk, 0.7, {});
+        p.Polyline({{l, mid - cap}, {l, mid + cap}}, kInk, 0.7, {});
+        p.Polyline({{h, mid - cap}, {h, mid + cap}}, kInk, 0.7, {});
+        label_x = *b.value < 0 ? std::min(a, l) - f * 0.3 : std::max(e, h) + f * 0.3;
+      }
+      p.Text(label_x, mid + f * 0.32, BarLabel(b), f * 0.9,
              *b.value < 0 ? Anchor::kEnd : Anchor::kStart, kInk);
     } else {
       p.Text(px(0) + f * 0.3, mid + f * 0.32, "no data", f * 0.9, Anchor::kStart, kMuted);

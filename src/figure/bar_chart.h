@@ -2,7 +2,7 @@
 // with its name at the left and its value at the bar's end, a value axis from zero with round
 // ticks, titled with its unit. Names never overprint one another, however many and however
 // long: each has its own row, and a name wider than a third of the chart is cut with an
-// ellipsis. Drawn through a Painter, so it looks the same in PDF, SVG and PNG as the line
+// ellipsis. A bar may carry an error bar. Drawn through a Painter, so it looks the same in PDF, SVG and PNG as the line
 // figures of `trainbench plot`.
 #pragma once
 
@@ -19,6 +19,9 @@ struct Bar {
   std::string name;
   std::optional<double> value;  // none: "no data" where the bar would be
   size_t style = 0;             // the palette colour, as a figure line's (0 blue, 1 red, ...)
+  // An interval around the value (a 95 % confidence interval over repeats): an error bar
+  // with caps, inside the axis; the label then reads "value ±half".
+  std::optional<std::pair<double, double>> interval = std::nullopt;
 };
 
 struct BarChart {

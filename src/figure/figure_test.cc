@@ -134,7 +134,9 @@ TEST(ReportBarsTest, RunsThatDidNotRunTogetherAreNotDrawnAsTogether) {
   for (size_t i = 0; i < 3; ++i) {
     report.workloads[i].workload = names[i];
     report.workloads[i].runs.resize(i == 0 ? 1 : 2);
-    report.workloads[i].run_throughput = 100;
+    report.workloads[i].attempts.push_back({});
+    report.workloads[i].attempts[0].members = i == 0 ? std::vector<size_t>{0} : std::vector<size_t>{0, 1};
+    report.workloads[i].run_throughput = EstimateOf({100});
   }
   report.workloads[2].together = false;
   std::vector<BarChart> charts = ReportBarCharts(report);
@@ -145,6 +147,34 @@ TEST(ReportBarsTest, RunsThatDidNotRunTogetherAreNotDrawnAsTogether) {
   EXPECT_EQ(per_run->bars[0].style, 0u);
   EXPECT_EQ(per_run->bars[1].style, 1u) << "a pair that ran together";
   EXPECT_EQ(per_run->bars[2].style, 0u) << "runs one after another, each alone";
+  EXPECT_FALSE(per_run->bars[0].interval) << "one attempt has no interval to draw";
+}
+
+// A workload measured three times: its bar is the mean, its error bar the 95 % interval
+// (Student's t, n = 3), drawn inside the axis and labelled with its half-width.
+TEST(ReportBarsTest, RepeatsGiveABarWithItsConfidenceInterval) {
+  ExperimentReport report;
+  report.experiment = "e";
+  report.workloads.resize(1);
+  WorkloadReport& w = report.workloads[0];
+  w.workload = "pair";
+  w.runs.resize(6);
+  for (size_t k = 0; k < 3; ++k) {
+    AttemptReport& a = w.attempts.emplace_back();
+    a.repeat = static_cast<int>(k + 1);
+    a.members = {2 * k, 2 * k + 1};
+  }
+  w.combined_throughput = EstimateOf({110, 120, 130});  // mean 120, sd 10: 120 +- 4.303 * 10 / sqrt(3)
+  std::vector<BarChart> charts = ReportBarCharts(report);
+  ASSERT_FALSE(charts.empty());
+  const Bar& bar = charts[0].bars.at(0);
+  ASSERT_TRUE(bar.interval);
+  EXPECT_NEAR(bar.interval->first, 120 - 24.84, 0.01);
+  EXPECT_NEAR(bar.interval->second, 120 + 24.84, 0.01);
+  std::string svg = RenderPages(FigureFormat::kSvg, 400, BarChartHeight(charts[0], 9), 96, "bars",
+                                {[&](Painter& p) { DrawBarChart(p, charts[0], 9, 0, 0, 400); }})
+                        .value();
+  EXPECT_NE(svg.find("120 \u00b124.8"), std::string::npos) << svg;
 }
 
 // A run of a few seconds: its ticks fall under a second apart and read "2.5s", and the

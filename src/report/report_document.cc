@@ -23,17 +23,23 @@ const char* const kIntro =
 
 std::string WorkloadName(const WorkloadReport& w) { return w.workload.empty() ? "-" : w.workload; }
 
+// A bar per workload: the mean over its repeats, with their 95 % interval as an error bar
+// where there are two or more.
 BarChart Chart(const ExperimentReport& r, std::string title, std::string axis,
-               std::optional<double> WorkloadReport::*field, double factor = 1) {
+               std::optional<Estimate> WorkloadReport::*field, double factor = 1) {
   BarChart chart{std::move(title), std::move(axis), {}, {}};
   bool any = false, collocated = false, alone = false;
   for (const WorkloadReport& w : r.workloads) {
-    std::optional<double> v = w.*field;
-    if (v) *v *= factor;
-    any = any || v.has_value();
-    bool shared = w.runs.size() > 1 && w.together;  // runs one after another each ran alone
+    std::optional<Estimate> e = w.*field;
+    if (e) *e = Scaled(*e, factor);
+    any = any || e.has_value();
+    // runs one after another each ran alone
+    bool shared = (w.attempts.empty() ? w.runs.size() : w.attempts.front().members.size()) > 1 && w.together;
     (shared ? collocated : alone) = true;
-    chart.bars.push_back({WorkloadName(w), v, shared ? size_t{1} : size_t{0}});
+    Bar bar{WorkloadName(w), e ? std::optional<double>(e->mean) : std::nullopt, shared ? size_t{1} : size_t{0},
+            std::nullopt};
+    if (e && e->HasInterval()) bar.interval = {e->low, e->high};
+    chart.bars.push_back(std::move(bar));
   }
   if (!any) chart.bars.clear();
   if (alone) chart.legend.emplace_back(0, "one run");
@@ -199,8 +205,10 @@ std::vector<BarChart> ReportBarCharts(const ExperimentReport& r) {
       Chart(r, "Throughput, all runs of a workload together", "Samples per second",
             &WorkloadReport::combined_throughput),
       Chart(r, "Throughput per run", "Samples per second", &WorkloadReport::run_throughput),
+      Chart(r, "Training time per run", "Seconds", &WorkloadReport::run_seconds),
       Chart(r, "Steady GPU utilization", "GPU utilization (%)", &WorkloadReport::gpu_util, 100),
       Chart(r, "Steady SM active", "SM active (%)", &WorkloadReport::sm_active, 100),
+      Chart(r, "Energy per run", "Energy (J)", &WorkloadReport::energy_per_run),
       Chart(r, "Energy per training sample", "Energy per sample (J)",
             &WorkloadReport::energy_per_sample_joules),
       Chart(r, "Collocation speed-up over the same runs alone", "Speed-up (x)", &WorkloadReport::speedup),

@@ -13,6 +13,11 @@ namespace tb {
 // ("-", "mps", "mig", "naive" ...), set by schedule and by import.
 inline constexpr const char* kLetterTag = "trainbench.letter";
 inline constexpr const char* kCollocationTag = "trainbench.collocation";
+// The attempt a run belongs to: the runs one `schedule` started together as one workload
+// share it (the first run's id); and, with `schedule --repeat N`, which repeat ("2/3").
+// The report counts an attempt whose runs all finished as a repeat, others as retries.
+inline constexpr const char* kAttemptTag = "trainbench.attempt";
+inline constexpr const char* kRepeatTag = "trainbench.repeat";
 // MLflow's nested runs: the run this one is nested under (a radT sweep's or group's parent
 // run, set by schedule and by scripts through MLflow's API).
 inline constexpr const char* kParentRunTag = "mlflow.parentRunId";
