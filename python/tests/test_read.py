@@ -142,6 +142,9 @@ def test_runs_events_phases_and_the_report_as_tables(store, source):
     # whole run's range of the same metric.
     spread = [name[: -len(".steady_p50")] for name in runs.columns if name.endswith(".steady_p50")]
     assert spread and column(runs, "steady_seconds")[0] > 0
+    # How long it trained: inside its run, in seconds as the duration is.
+    assert 0 < column(runs, "training_seconds")[0] <= column(runs, "duration")[0] + 0.01
+    assert runs.attrs["units"]["training_seconds"] == "s"
     for metric in spread:
         low, p50, p95, high = (column(runs, metric + suffix)[0] for suffix in (".min", ".steady_p50", ".steady_p95", ".max"))
         assert low <= p50 <= p95 <= high, metric

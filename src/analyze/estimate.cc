@@ -91,7 +91,7 @@ std::string EstimateText(const Estimate& e, const char* format) {
   while (!bare.empty() && bare.back() != 'f' && bare.back() != 'g' && bare.back() != 'e') bare.pop_back();
   std::snprintf(low, sizeof low, bare.c_str(), e.low);
   std::snprintf(high, sizeof high, bare.c_str(), e.high);
-  return std::string(mean) + " (95 % CI " + low + "-" + high + ", n = " + std::to_string(e.n) + ")";
+  return std::string(mean) + " (95 % CI " + low + "\u2013" + high + ", n = " + std::to_string(e.n) + ")";
 }
 
 }  // namespace tb

@@ -36,7 +36,7 @@ std::optional<Estimate> RatioEstimate(const Estimate& num, const Estimate& den);
 // `e` scaled by `factor` (a ratio as a percentage).
 Estimate Scaled(Estimate e, double factor);
 
-// "1.63x (95 % CI 1.51-1.75, n = 3)" with `format` for each number ("%.2fx" gives the
+// "1.63x (95 % CI 1.51–1.75, n = 3)" with `format` for each number ("%.2fx" gives the
 // x after the mean only); "1.63x (one attempt)" for n = 1.
 std::string EstimateText(const Estimate& e, const char* format);
 

@@ -17,7 +17,7 @@ TEST(Estimate, ThreeRepeatsGiveStudentsInterval) {
   // t(0.975, 2) = 4.303: 120 +- 4.303 * 10 / sqrt(3) = 120 +- 24.84
   EXPECT_NEAR(e.low, 95.16, 0.01);
   EXPECT_NEAR(e.high, 144.84, 0.01);
-  EXPECT_EQ(EstimateText(e, "%.1f"), "120.0 (95 % CI 95.2-144.8, n = 3)");
+  EXPECT_EQ(EstimateText(e, "%.1f"), "120.0 (95 % CI 95.2\u2013144.8, n = 3)");
 }
 
 TEST(Estimate, OneAttemptHasNoIntervalAndSaysSo) {

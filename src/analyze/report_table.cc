@@ -102,7 +102,9 @@ std::string SpeedupSentence(const WorkloadReport& w, const char* open, const cha
                                  Number(w.run_seconds->mean, "%.1f"), " s each together"})
                        : Concat({" (", Number(w.combined_throughput->mean, "%.1f"), " vs ",
                                  Number(w.alone_throughput->mean, "%.1f"), " samples/s)"});
-  return Concat({std::to_string(n), " runs together did ", open, EstimateText(*w.speedup, "%.2fx"), close,
+  std::string speedup =
+      w.speedup->HasInterval() ? EstimateText(*w.speedup, "%.2fx") : Number(w.speedup->mean, "%.2fx");
+  return Concat({std::to_string(n), " runs together did ", open, speedup, close,
                  " the work of one alone", by, "; each run took ", Number(w.run_cost->mean, "%.2fx"),
                  " as long (their training overlapped ", Percents(w.overlap), ", by ",
                  TrainingWindowSource(w.training_source), "): ", Verdict(*w.speedup)});

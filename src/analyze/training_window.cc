@@ -47,7 +47,8 @@ std::optional<TrainingWindow> ScriptSpan::Window() const {
 
 std::optional<TrainingWindow> ActivityWindow(const std::vector<double>& activity, int64_t start_ms,
                                              int64_t end_ms, const std::string& source) {
-  double idle = INFINITY, peak = -INFINITY;
+  // A GPU idles at its own floor (power states, other processes); a process at rest uses no CPU.
+  double idle = source == "cpu" ? 0 : INFINITY, peak = -INFINITY;
   for (double v : activity) {
     if (std::isnan(v)) continue;
     idle = std::min(idle, v);
@@ -64,6 +65,17 @@ std::optional<TrainingWindow> ActivityWindow(const std::vector<double>& activity
   if (!first) return std::nullopt;
   int64_t from = start_ms + static_cast<int64_t>(*first) * kBucketMs;
   int64_t to = std::min(end_ms, start_ms + static_cast<int64_t>(*last + 1) * kBucketMs);
+  if (source == "cpu") {
+    // A process busy from its first reading was busy from its start (a reading is the CPU
+    // time over the interval before it), and one busy at its last until its end: the
+    // window keeps the process's own times rather than the buckets' whole seconds.
+    auto read = [&](size_t i) { return !std::isnan(activity[i]); };
+    size_t i = 0, j = activity.size() - 1;
+    while (i < *first && !read(i)) ++i;
+    while (j > *last && !read(j)) --j;
+    if (i == *first) from = start_ms;
+    if (j == *last) to = end_ms;
+  }
   if (to <= from) return std::nullopt;
   return TrainingWindow{from, to, source};
 }

@@ -51,7 +51,8 @@ class ScriptSpan {
 
 // The span of buckets of `activity` (one-second buckets from `start_ms`, NaN for none)
 // above the run's idle level: idle + 10% of the way to its peak, when the peak stands at
-// least 0.05 above idle; `source` names the signal ("gpu", "cpu").
+// least 0.05 above idle; `source` names the signal ("gpu": idle is its lowest level;
+// "cpu": idle is no CPU at all, so a process busy throughout trains throughout).
 std::optional<TrainingWindow> ActivityWindow(const std::vector<double>& activity, int64_t start_ms,
                                              int64_t end_ms, const std::string& source);
 

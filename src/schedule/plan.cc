@@ -89,8 +89,9 @@ namespace {
 // A run's name: radT's "(workload letter) Name" where the row has a Name, else the script's
 // file and the run's letter.
 std::string RunName(const PlannedRun& r) {
-  if (!r.row.name.empty()) return "(" + r.row.workload + " " + r.letter + ") " + r.row.name;
-  return fs::path(r.row.file).filename().string() + " " + r.letter;
+  std::string repeat = r.repeat.empty() ? "" : " (repeat " + r.repeat + ")";
+  if (!r.row.name.empty()) return "(" + r.row.workload + " " + r.letter + ") " + r.row.name + repeat;
+  return fs::path(r.row.file).filename().string() + " " + r.letter + repeat;
 }
 
 }  // namespace
@@ -116,6 +117,8 @@ std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, 
       "--tag",          std::string(kCollocationTag) + "=" + (c.empty() ? "-" : c)};
   if (!o.parent_run.empty())
     argv.insert(argv.end(), {"--tag", std::string(kParentRunTag) + "=" + o.parent_run});
+  if (!r.attempt.empty()) argv.insert(argv.end(), {"--tag", std::string(kAttemptTag) + "=" + r.attempt});
+  if (!r.repeat.empty()) argv.insert(argv.end(), {"--tag", std::string(kRepeatTag) + "=" + r.repeat});
   if (!r.listeners.empty()) argv.insert(argv.end(), {"--listeners", r.listeners});
   if (!devices.empty()) argv.insert(argv.end(), {"--devices", devices});
   std::string max_time = r.row.max_time.empty() ? o.max_time : r.row.max_time;

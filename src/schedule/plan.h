@@ -33,6 +33,9 @@ struct PlannedRun {
   // The GPUs the run gets, "+"-joined ("" for none): the Devices cell, its indices counted
   // within the Slurm job's GPUs when trainbench runs inside one (DevicesOnThisNode).
   std::string devices;
+  // The attempt it belongs to (the first run's id of its workload's start) and, with
+  // --repeat N, which repeat ("2/3"): tags the report tells repeats from retries by.
+  std::string attempt, repeat;
 };
 
 struct Workload {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,6 +31,7 @@
 #include "schedule/plan.h"
 #include "schedule/slurm.h"
 #include "schedule/sweep_file.h"
+#include "schedule/repeats.h"
 #include "schedule/write_back.h"
 #include "store/store.h"
 
@@ -315,16 +317,18 @@ bool RunWorkload(const ScheduleOptions& o, const Workload& w, const std::vector<
 }
 
 // The progress line before a workload: where the schedule is, and about how long is left.
-void SayProgress(const Workload& w, size_t index, size_t total, size_t runs, size_t todo, size_t done,
-                 int finished, int failed, int64_t started_ms) {
+void SayProgress(const Workload& w, size_t index, size_t total, int repeat, int repeats, size_t runs,
+                 size_t todo, size_t done, int finished, int failed, int64_t started_ms) {
   int64_t elapsed = WallMillis() - started_ms;
   std::string left =
       done > 0 ? "; about " + FormatDuration(elapsed / done * static_cast<int64_t>(todo - done)) + " left"
                : "";
+  std::string of_repeats =
+      repeats > 1 ? Concat({", repeat ", std::to_string(repeat), " of ", std::to_string(repeats)}) : "";
   std::printf(
-      "trainbench: workload %zu of %zu (%s/%s): %zu run%s; %d finished, %d failed so far; elapsed %s%s\n",
-      index, total, w.experiment.c_str(), w.workload.c_str(), runs, runs == 1 ? "" : "s", finished, failed,
-      FormatDuration(elapsed).c_str(), left.c_str());
+      "trainbench: workload %zu of %zu (%s/%s%s): %zu run%s; %d finished, %d failed so far; elapsed %s%s\n",
+      index, total, w.experiment.c_str(), w.workload.c_str(), of_repeats.c_str(), runs, runs == 1 ? "" : "s",
+      finished, failed, FormatDuration(elapsed).c_str(), left.c_str());
   std::fflush(stdout);
 }
 
@@ -350,6 +354,11 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
         "without "
         "--slurm (or write the sweep's combinations as CSV rows)");
   }
+  if (o.slurm && o.repeat > 1) {
+    return Status::InvalidArgument(
+        "--repeat runs its rounds here, one workload after another; with --slurm, submit the file once per "
+        "repeat instead (the report counts each finished attempt as a repeat)");
+  }
   if (!o.max_time.empty() && !ParseDurationMillis(o.max_time).ok()) {
     return Status::InvalidArgument("--max-time " + o.max_time + " is not a duration such as 90s, 30m or 2h");
   }
@@ -360,8 +369,10 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
   for (const Workload& w : *plan) {
     todo += Runnable(w, o.rerun);
   }
-  std::printf("trainbench: %s: %zu workload%s, %zu to run%s\n", o.file.c_str(), total, total == 1 ? "" : "s",
-              todo, o.dry_run ? " (dry run: nothing runs, the file is not changed)" : "");
+  todo *= static_cast<size_t>(o.repeat);
+  std::printf("trainbench: %s: %zu workload%s%s, %zu to run%s\n", o.file.c_str(), total, total == 1 ? "" : "s",
+              o.repeat > 1 ? Concat({" x ", std::to_string(o.repeat), " repeats"}).c_str() : "", todo,
+              o.dry_run ? " (dry run: nothing runs, the file is not changed)" : "");
   if (o.dry_run) {
     PrintPlan(*plan, o);
     return 0;
@@ -370,6 +381,13 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
   Result<std::unique_ptr<Store>> store = Store::Open(o.store);
   if (!store.ok()) return store.status();
   TB_RETURN_IF_ERROR(ResolveExperimentIds(**store, *plan));
+  Result<std::set<RepeatKey>> repeats_done = RepeatsDone(**store, *plan, o.repeat);
+  if (!repeats_done.ok()) return repeats_done.status();
+  if (!repeats_done->empty()) {
+    std::printf("trainbench: %zu repeat(s) already in %s are not run again\n", repeats_done->size(),
+                (*store)->Describe().c_str());
+    todo -= std::min(todo, repeats_done->size());
+  }
   if (!o.group.empty() && todo > 0) {
     // A sweep written back by a run into another store: its parent is not here, so a new one
     // is named for the sweep, not for the other store's id.
@@ -387,41 +405,49 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
   bool interrupted = false, cache_warned = false;
   int failed = 0, finished = 0;
   int64_t started_ms = WallMillis();
-  size_t index = 0, done_workloads = 0;
+  size_t done_workloads = 0;
   std::vector<Outcome> outcomes;
   std::vector<Unwritten> unwritten;  // statuses not yet in the file
-  for (const Workload& w : *plan) {
-    ++index;
-    std::vector<const PlannedRun*> runs;
-    for (const PlannedRun& r : w.runs) {
-      if (Runnable(w, o.rerun)) runs.push_back(&r);
-    }
-    if (runs.empty()) continue;
-    SayProgress(w, index, total, runs.size(), todo, done_workloads, finished, failed, started_ms);
-    if (o.drop_caches) DropPageCache(cache_warned);
-    std::string workload_log;
-    interrupted |= RunWorkload(o, w, runs, **store, signals, workload_log);
+  std::deque<Workload> attempts;     // each attempt's runs, which `unwritten` points into
+  for (int k = 1; k <= o.repeat && !interrupted; ++k) {
+    size_t index = 0;
+    for (const Workload& planned : *plan) {
+      ++index;
+      if (!Runnable(planned, o.rerun)) continue;
+      const PlannedRun& first = planned.runs.front();
+      if (repeats_done->count({first.experiment.empty() ? first.row.experiment : first.experiment,
+                               planned.workload, k}) != 0)
+        continue;
+      const Workload& w = attempts.emplace_back(AttemptOf(planned, k, o.repeat));
+      std::vector<const PlannedRun*> runs;
+      for (const PlannedRun& r : w.runs) runs.push_back(&r);
+      SayProgress(w, index, total, k, o.repeat, runs.size(), todo, done_workloads, finished, failed, started_ms);
+      if (o.drop_caches) DropPageCache(cache_warned);
+      std::string workload_log;
+      interrupted |= RunWorkload(o, w, runs, **store, signals, workload_log);
 
-    // Status and Run back into the file, re-read so that edits made meanwhile are kept.
-    for (const PlannedRun* r : runs) {
-      Result<RunRecord> rec = (*store)->FindRun(r->id);
-      std::string status = rec.ok() ? rec->status : kFailed;
-      if (status == kRunning) status = kKilled;
-      (status == kFinished ? finished : failed) += 1;
-      outcomes.push_back({w.experiment + "/" + w.workload, r->letter, status, rec.ok() ? r->id : "",
-                          rec.ok() && rec->end_ms > 0 ? rec->end_ms - rec->start_ms : 0});
-      if (rec.ok() && !workload_log.empty()) KeepFileWithRun(**store, r->id, "workload.log", workload_log);
-      unwritten.push_back({r, rec.ok() ? status + " " + rec->name : status, rec.ok() ? r->id : ""});
+      // Status and Run back into the file, re-read so that edits made meanwhile are kept.
+      for (const PlannedRun* r : runs) {
+        Result<RunRecord> rec = (*store)->FindRun(r->id);
+        std::string status = rec.ok() ? rec->status : kFailed;
+        if (status == kRunning) status = kKilled;
+        (status == kFinished ? finished : failed) += 1;
+        outcomes.push_back({w.experiment + "/" + w.workload, r->letter, status, rec.ok() ? r->id : "",
+                            rec.ok() && rec->end_ms > 0 ? rec->end_ms - rec->start_ms : 0});
+        if (rec.ok() && !workload_log.empty()) KeepFileWithRun(**store, r->id, "workload.log", workload_log);
+        unwritten.push_back({r, rec.ok() ? RepeatStatus(status, rec->name, k, o.repeat) : status,
+                             rec.ok() ? r->id : ""});
+      }
+      if (sweep) {
+        WriteSweepBack(o.file, o.parent_run, unwritten);
+      } else if (o.text.empty()) {
+        WriteBack(o.file, unwritten);
+      } else {
+        unwritten.clear();  // a command line has no file to write to; the summary says it all
+      }
+      ++done_workloads;
+      if (interrupted) break;
     }
-    if (sweep) {
-      WriteSweepBack(o.file, o.parent_run, unwritten);
-    } else if (o.text.empty()) {
-      WriteBack(o.file, unwritten);
-    } else {
-      unwritten.clear();  // a command line has no file to write to; the summary says it all
-    }
-    ++done_workloads;
-    if (interrupted) break;
   }
   PrintSummary(outcomes);
   if (!o.parent_run.empty())

@@ -5,6 +5,8 @@
 // runs whole or not at all: it is skipped when every row is FINISHED (or FAILED, unless --rerun), so an
 // interrupted workload and, with --rerun, one with a failed run, run again with all their runs together.
 //
+// With --repeat N every workload runs N times, round by round (schedule/repeats.h).
+//
 // Collocation: "-" (or empty) shares the device naively. "MPS" (or "MPS:PERCENT") starts an
 // MPS control daemon for the workload with its own pipe and log directories, points the
 // runs at it (CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, and
@@ -44,6 +46,11 @@ struct ScheduleOptions {
   std::string group;
   std::string parent_run;  // the group's run id, once it is made (set by RunSchedule)
   std::string max_time;    // each run's time limit unless its MaxTime cell says otherwise
+  // --repeat N: each workload N times, interleaved (every workload's first attempt, then
+  // every second, ...) so that drift over the hours does not fall on one configuration.
+  // Each attempt's runs carry their repeat ("2/3"); a row reads "REPEAT k/N ..." until its
+  // last repeat is done, and a later start runs only the repeats the store lacks.
+  int repeat = 1;
 
   // --slurm: each workload a Slurm batch job (schedule/slurm.h).
   bool slurm = false;

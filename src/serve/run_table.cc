@@ -23,7 +23,7 @@
 // out, and metrics.K, MLflow's latest value: the highest step, then the newest time);
 // then from the run's analysis (analyze/phases.h):
 // steady_seconds, throughput, epoch_seconds, energy_joules, samples,
-// energy_per_sample_joules and per key metric M.steady_mean, M.steady_p50, M.steady_p95.
+// energy_per_sample_joules, training_seconds and per key metric M.steady_mean, M.steady_p50, M.steady_p95.
 //
 // Reads: the runs, their series' totals, their kept analyses and event counts, a handful
 // of store reads whatever their number. A run without a current kept analysis (running,
@@ -234,6 +234,9 @@ void AddAnalysis(Table& t, size_t row, const RunAnalysis& a) {
   opt("energy_joules", a.energy_joules, "J");
   opt("samples", a.samples, "samples");
   opt("energy_per_sample_joules", a.energy_per_sample_joules, "J");
+  // How long it trained (training_window.h): what the report compares runs that log no steps by.
+  opt("training_seconds",
+      a.training ? std::optional<double>(static_cast<double>(a.training->length_ms()) / 1000) : std::nullopt, "s");
   for (const auto& [metric, mean] : a.steady) {
     std::string_view unit = MetricUnit(metric);
     t.Number(metric + ".steady_mean", row, mean, unit);

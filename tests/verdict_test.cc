@@ -1,0 +1,97 @@
+// The report's verdict for scripts that know nothing of trainbench: an unmodified script of
+// fixed work (no trainbench import, no logged steps) scheduled alone and as a pair on the
+// CPU, twice each (`schedule --repeat 2`), as real child processes. The speed-up the report
+// gives is checked against the one the scripts' own clocks give, read from what they printed.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+
+#include "analyze/report.h"
+#include "base/strings.h"
+#include "schedule/experiment_file.h"
+#include "store/run_tags.h"
+#include "tests/helpers/cli_fixture.h"
+
+namespace tb {
+namespace {
+
+// Fixed work: the same number of multiplications whatever else runs; prints how long it took.
+const char* kFixedWork = R"(
+import sys, time
+t0 = time.time()
+x = 0
+for i in range(int(sys.argv[1])):
+    x += i * i
+print("work took %.3f s" % (time.time() - t0), flush=True)
+)";
+
+class VerdictTest : public CliTest {
+ protected:
+  // The seconds the run's script said its work took.
+  double ScriptSeconds(Store& store, const RunRecord& run) {
+    Result<ArtifactRecord> out = store.GetArtifact(run.id, "stdout.log");
+    EXPECT_TRUE(out.ok()) << run.id;
+    std::string text = out.ok() ? (out->path.empty() ? out->content : Slurp(out->path)) : "";
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(text, m, std::regex("work took ([0-9.]+) s"))) << text;
+    return m.empty() ? NAN : std::stod(m[1]);
+  }
+};
+
+TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
+  std::ofstream(dir_ / "fixed.py") << kFixedWork;
+  std::ofstream(dir_ / "exp.csv") << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+                                     "e,alone,,,-,-,fixed.py,top,30000000\n"
+                                     "e,pair,,,-,-,fixed.py,top,30000000\n"
+                                     "e,pair,,,-,-,fixed.py,top,30000000\n";
+  Shell s = Trainbench("schedule exp.csv --repeat 2 --python /usr/bin/python3");
+  ASSERT_EQ(s.code, 0) << s.out << s.err;
+  EXPECT_NE(s.out.find("alone, repeat 2 of 2"), std::string::npos) << s.out;
+  ExperimentFile f = ParseExperimentFile(Slurp(dir_ / "exp.csv"), "exp.csv").value();
+  for (const ExperimentRow& r : f.rows) EXPECT_TRUE(r.status.starts_with("FINISHED")) << r.status;
+
+  std::unique_ptr<Store> store = OpenStore();
+  std::vector<RunRecord> runs = store->ListRuns("e").value();
+  ASSERT_EQ(runs.size(), 6u);
+  // Interleaved: alone, pair, alone, pair.
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.start_ms < b.start_ms; });
+  std::vector<std::string> order;
+  for (const RunRecord& r : runs) {
+    if (order.empty() || order.back() != r.workload + TagValue(r, kRepeatTag))
+      order.push_back(r.workload + TagValue(r, kRepeatTag));
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"alone1/2", "pair1/2", "alone2/2", "pair2/2"}));
+
+  // The truth by the scripts' clocks: a pair's rate is 1/t1 + 1/t2 runs a second; alone 1/t.
+  std::map<std::string, std::vector<double>> rate;  // "alone1/2" -> each run's 1/t
+  for (const RunRecord& r : runs) rate[r.workload + TagValue(r, kRepeatTag)].push_back(1 / ScriptSeconds(*store, r));
+  double alone = (rate["alone1/2"][0] + rate["alone2/2"][0]) / 2;
+  double pair = (rate["pair1/2"][0] + rate["pair1/2"][1] + rate["pair2/2"][0] + rate["pair2/2"][1]) / 2;
+  double truth = pair / alone;
+
+  ExperimentReport report = BuildReport(*store, "e").value();
+  ASSERT_EQ(report.workloads.size(), 2u);
+  const WorkloadReport& w = report.workloads[1];
+  EXPECT_EQ(w.repeats(), 2);
+  EXPECT_EQ(w.basis, "time");
+  EXPECT_EQ(w.training_source, "cpu");
+  ASSERT_TRUE(w.speedup) << ReportTable(report);
+  EXPECT_NEAR(w.speedup->mean, truth, 0.1 * truth) << ReportTable(report);
+  EXPECT_TRUE(w.speedup->HasInterval());
+  ASSERT_TRUE(w.run_seconds);
+  EXPECT_EQ(w.run_seconds->n, 2);
+
+  // What a user reads: time per run, the speed-up with its interval and the method named.
+  Shell table = Trainbench("report e");
+  EXPECT_NE(table.out.find("by the training time of the same command (the scripts logged no steps)"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("n = 2)"), std::string::npos) << table.out;
+  Shell csv = Trainbench("report e --format csv");
+  EXPECT_NE(csv.out.find("training s per run"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("speed-up \u00b195%"), std::string::npos) << csv.out;
+}
+
+}  // namespace
+}  // namespace tb
