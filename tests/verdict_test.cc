@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "analyze/report.h"
 #include "base/strings.h"
@@ -41,10 +42,11 @@ class VerdictTest : public CliTest {
 
 TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
   std::ofstream(dir_ / "fixed.py") << kFixedWork;
-  std::ofstream(dir_ / "exp.csv") << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
-                                     "e,alone,,,-,-,fixed.py,top,30000000\n"
-                                     "e,pair,,,-,-,fixed.py,top,30000000\n"
-                                     "e,pair,,,-,-,fixed.py,top,30000000\n";
+  std::ofstream(dir_ / "exp.csv")
+      << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+         "e,alone,,,-,-,fixed.py,top,30000000\n"
+         "e,pair,,,-,-,fixed.py,top,30000000\n"
+         "e,pair,,,-,-,fixed.py,top,30000000\n";
   Shell s = Trainbench("schedule exp.csv --repeat 2 --python /usr/bin/python3");
   ASSERT_EQ(s.code, 0) << s.out << s.err;
   EXPECT_NE(s.out.find("alone, repeat 2 of 2"), std::string::npos) << s.out;
@@ -55,7 +57,8 @@ TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
   std::vector<RunRecord> runs = store->ListRuns("e").value();
   ASSERT_EQ(runs.size(), 6u);
   // Interleaved: alone, pair, alone, pair.
-  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.start_ms < b.start_ms; });
+  std::sort(runs.begin(), runs.end(),
+            [](const RunRecord& a, const RunRecord& b) { return a.start_ms < b.start_ms; });
   std::vector<std::string> order;
   for (const RunRecord& r : runs) {
     if (order.empty() || order.back() != r.workload + TagValue(r, kRepeatTag))
@@ -65,7 +68,8 @@ TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
 
   // The truth by the scripts' clocks: a pair's rate is 1/t1 + 1/t2 runs a second; alone 1/t.
   std::map<std::string, std::vector<double>> rate;  // "alone1/2" -> each run's 1/t
-  for (const RunRecord& r : runs) rate[r.workload + TagValue(r, kRepeatTag)].push_back(1 / ScriptSeconds(*store, r));
+  for (const RunRecord& r : runs)
+    rate[r.workload + TagValue(r, kRepeatTag)].push_back(1 / ScriptSeconds(*store, r));
   double alone = (rate["alone1/2"][0] + rate["alone2/2"][0]) / 2;
   double pair = (rate["pair1/2"][0] + rate["pair1/2"][1] + rate["pair2/2"][0] + rate["pair2/2"][1]) / 2;
   double truth = pair / alone;
@@ -91,6 +95,28 @@ TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
   Shell csv = Trainbench("report e --format csv");
   EXPECT_NE(csv.out.find("training s per run"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("speed-up \u00b195%"), std::string::npos) << csv.out;
+}
+
+// Repeats are resumed from the store: a second start with more repeats runs only the new
+// ones, and a repeat in the store is never run twice.
+TEST_F(VerdictTest, MoreRepeatsLaterRunOnlyTheRepeatsTheStoreLacks) {
+  std::ofstream(dir_ / "fixed.py") << kFixedWork;
+  std::ofstream(dir_ / "exp.csv")
+      << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+         "e,alone,,,-,-,fixed.py,top,1000\n";
+  ASSERT_EQ(Trainbench("schedule exp.csv --repeat 2 --python /usr/bin/python3").code, 0);
+  EXPECT_EQ(OpenStore()->ListRuns("e").value().size(), 2u);
+  Shell more = Trainbench("schedule exp.csv --repeat 3 --python /usr/bin/python3");
+  ASSERT_EQ(more.code, 0) << more.err;
+  EXPECT_NE(more.out.find("2 repeat(s) already in"), std::string::npos) << more.out;
+  std::vector<RunRecord> runs = OpenStore()->ListRuns("e").value();
+  ASSERT_EQ(runs.size(), 3u);
+  std::multiset<std::string> repeats;
+  for (const RunRecord& r : runs) repeats.insert(TagValue(r, kRepeatTag));
+  EXPECT_EQ(repeats, (std::multiset<std::string>{"1/2", "2/2", "3/3"}));
+  Shell again = Trainbench("schedule exp.csv --repeat 3 --python /usr/bin/python3");
+  EXPECT_EQ(OpenStore()->ListRuns("e").value().size(), 3u) << again.out;
+  EXPECT_EQ(BuildReport(*OpenStore(), "e").value().workloads[0].repeats(), 3);
 }
 
 }  // namespace

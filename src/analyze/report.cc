@@ -195,16 +195,18 @@ std::vector<std::vector<const RunRecord*>> SplitIntoAttempts(std::vector<const R
   return attempts;
 }
 
-
 // The value of each repeat of `alone` workloads, mean over them, repeat by repeat (as many
 // as the one with fewest has).
 std::optional<Estimate> AloneOverRepeats(const std::vector<const WorkloadReport*>& alone,
                                          std::optional<double> AttemptReport::*field) {
+  if (alone.empty()) return std::nullopt;
   size_t n = std::numeric_limits<size_t>::max();
   for (const WorkloadReport* a : alone) n = std::min(n, a->attempts.size());
   std::vector<std::optional<double>> values;
+  values.reserve(n);
   for (size_t k = 0; k < n; ++k) {
     std::vector<std::optional<double>> of_runs;
+    of_runs.reserve(alone.size());
     for (const WorkloadReport* a : alone) of_runs.push_back(a->attempts[k].*field);
     std::optional<double> sum = SumOfAll(of_runs);
     values.push_back(sum ? std::optional<double>(*sum / static_cast<double>(of_runs.size())) : std::nullopt);
@@ -257,7 +259,8 @@ void CompareWithAlone(ExperimentReport& report) {
 }
 
 bool Finished(const std::vector<const RunRecord*>& attempt) {
-  return std::all_of(attempt.begin(), attempt.end(), [](const RunRecord* r) { return r->status == kFinished; });
+  return std::all_of(attempt.begin(), attempt.end(),
+                     [](const RunRecord* r) { return r->status == kFinished; });
 }
 
 // An analysis kept by an older trainbench: its method's version, 0 when none is kept.
@@ -291,7 +294,8 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
   std::vector<std::pair<std::string, std::vector<const RunRecord*>>> workloads;
   for (const RunRecord& r : *runs) {
     if (parents.count(r.id) != 0) continue;
-    auto it = std::find_if(workloads.begin(), workloads.end(), [&](const auto& w) { return w.first == r.workload; });
+    auto it = std::find_if(workloads.begin(), workloads.end(),
+                           [&](const auto& w) { return w.first == r.workload; });
     if (it == workloads.end()) it = workloads.insert(workloads.end(), {r.workload, {}});
     it->second.push_back(&r);
   }
@@ -310,15 +314,17 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
       retry_runs += attempts[i].size();
     }
     if (retries > 0) {
-      caveats.insert(Concat({"workload ", name, ": ", std::to_string(retry_runs), " run",
-                             retry_runs == 1 ? "" : "s", " of ", std::to_string(retries),
-                             retries == 1 ? " earlier, interrupted attempt" : " interrupted or failed attempts",
-                             " left out (a retry is not a repeat; the attempts that finished count)"}));
+      caveats.insert(
+          Concat({"workload ", name, ": ", std::to_string(retry_runs), " run", retry_runs == 1 ? "" : "s",
+                  " of ", std::to_string(retries),
+                  retries == 1 ? " earlier, interrupted attempt" : " interrupted or failed attempts",
+                  " left out (a retry is not a repeat; the attempts that finished count)"}));
     }
     WorkloadReport& w = report.workloads.emplace_back();
     w.workload = name;
     auto parent = parents.find(TagValue(*of_workload.front(), kParentRunTag));
-    if (parent != parents.end()) w.parent = parent->second->name + " (" + parent->second->id.substr(0, 8) + ")";
+    if (parent != parents.end())
+      w.parent = parent->second->name + " (" + parent->second->id.substr(0, 8) + ")";
     for (size_t i : counted) {
       AttemptReport& a = w.attempts.emplace_back();
       a.repeat = static_cast<int>(w.attempts.size());
@@ -368,11 +374,11 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     w.training_source = SourceOfRank(weakest);
     if (!w.together) {
       w.collocation = "not together";
-      report.caveats.push_back(Concat(
-          {"workload ", w.workload, ": its ", std::to_string(per_attempt),
-           " runs did not train at the same time (each run's training overlapped the others' for ",
-           Percents(w.overlap), " of it, by ", TrainingWindowSource(w.training_source),
-           "), so their throughputs are not added up and it is not compared with runs alone"}));
+      report.caveats.push_back(
+          Concat({"workload ", w.workload, ": its ", std::to_string(per_attempt),
+                  " runs did not train at the same time (each run's training overlapped the others' for ",
+                  Percents(w.overlap), " of it, by ", TrainingWindowSource(w.training_source),
+                  "), so their throughputs are not added up and it is not compared with runs alone"}));
     }
     w.run_throughput = OverRepeats(w, &AttemptReport::run_throughput);
     if (w.together) w.combined_throughput = OverRepeats(w, &AttemptReport::combined_throughput);

@@ -4,10 +4,10 @@
 // one run with the same command and params, the seed aside), i.e. the speed-up collocation
 // gives and its cost in each run's time. Scripts that log no steps are compared by the
 // training time of the same command. Every figure is the mean over the workload's repeats
-// (its attempts that finished) with a 95 % interval where there are two or more. Runs count as collocated when their training overlapped (the steps
-// they logged), not when their processes did; every figure comes from inside the training. As a terminal
-// table or CSV here (a sweep's workloads under their parent run); as an HTML page or a PDF with charts in
-// report/report_document.h.
+// (its attempts that finished) with a 95 % interval where there are two or more. Runs count as collocated
+// when their training overlapped (the steps they logged), not when their processes did; every figure comes
+// from inside the training. As a terminal table or CSV here (a sweep's workloads under their parent run); as
+// an HTML page or a PDF with charts in report/report_document.h.
 #pragma once
 
 #include <optional>

@@ -46,8 +46,10 @@ std::string Hosts(const WorkloadReport& w) {
 }
 
 #define TB_ESTIMATE(field) [](const WorkloadReport& w) { return w.field; }
-#define TB_PERCENT(field) \
-  [](const WorkloadReport& w) { return w.field ? std::optional<Estimate>(Scaled(*w.field, 100)) : std::nullopt; }
+#define TB_PERCENT(field)                                                           \
+  [](const WorkloadReport& w) {                                                     \
+    return w.field ? std::optional<Estimate>(Scaled(*w.field, 100)) : std::nullopt; \
+  }
 
 const std::vector<ReportColumn> kColumns = {
     {"workload", [](const WorkloadReport& w) { return w.workload.empty() ? std::string("-") : w.workload; }},
@@ -104,8 +106,8 @@ std::string SpeedupSentence(const WorkloadReport& w, const char* open, const cha
                                  Number(w.alone_throughput->mean, "%.1f"), " samples/s)"});
   std::string speedup =
       w.speedup->HasInterval() ? EstimateText(*w.speedup, "%.2fx") : Number(w.speedup->mean, "%.2fx");
-  return Concat({std::to_string(n), " runs together did ", open, speedup, close,
-                 " the work of one alone", by, "; each run took ", Number(w.run_cost->mean, "%.2fx"),
+  return Concat({std::to_string(n), " runs together did ", open, speedup, close, " the work of one alone", by,
+                 "; each run took ", Number(w.run_cost->mean, "%.2fx"),
                  " as long (their training overlapped ", Percents(w.overlap), ", by ",
                  TrainingWindowSource(w.training_source), "): ", Verdict(*w.speedup)});
 }
@@ -128,7 +130,9 @@ std::string ReportTable(const ExperimentReport& r) {
     width[i] = head[i].size();
   }
   // Columns line up by characters, not bytes (the ± is two).
-  auto shown = [](const std::string& s) { return s.size() - static_cast<size_t>(std::count(s.begin(), s.end(), '\xc2')); };
+  auto shown = [](const std::string& s) {
+    return s.size() - static_cast<size_t>(std::count(s.begin(), s.end(), '\xc2'));
+  };
   for (const WorkloadReport& w : r.workloads) {
     rows.push_back(ReportRow(w));
     for (size_t i = 0; i < kColumns.size(); ++i) width[i] = std::max(width[i], shown(rows.back()[i]));

@@ -133,7 +133,8 @@ TEST(ReportRepeats, FinishedAttemptsAreRepeatsAndTimeGivesTheSpeedUp) {
   EXPECT_EQ(pair.repeats(), 3) << "the interrupted attempt is a retry, not a repeat";
   EXPECT_EQ(pair.runs.size(), 6u);
   bool said = false;
-  for (const std::string& c : report.caveats) said |= c.find("2 runs of 1 earlier, interrupted attempt") != std::string::npos;
+  for (const std::string& c : report.caveats)
+    said |= c.find("2 runs of 1 earlier, interrupted attempt") != std::string::npos;
   EXPECT_TRUE(said);
   EXPECT_EQ(pair.basis, "time");
   ASSERT_TRUE(pair.speedup);

@@ -79,6 +79,7 @@ struct RunArgs {
   std::string proc_root = "/";
   bool quiet = false;
   int max_epochs = 0;
+  std::string progress;  // --progress PATTERN
   bool no_tracking = false;
   std::string run_id;
   // One run across several nodes (run/distributed.h).

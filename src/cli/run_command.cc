@@ -30,6 +30,7 @@
 #include "query/export.h"
 #include "query/summary.h"
 #include "run/launcher.h"
+#include "collect/progress.h"
 #include "schedule/scheduler.h"
 #include "serve/serve_api.h"
 #include "store/store.h"
@@ -80,6 +81,11 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   if (a.max_epochs < 0)
     return Fail(Status::InvalidArgument("--max-epochs must be a positive number of epochs"));
   o.max_epochs = a.max_epochs;
+  if (!a.progress.empty()) {
+    Result<ProgressPattern> progress = ProgressPattern::Parse(a.progress);
+    if (!progress.ok()) return Fail(Status::InvalidArgument("--progress: " + progress.status().message()));
+    o.progress = a.progress;
+  }
   o.tracking = !a.no_tracking;
   if (!a.run_id.empty()) {
     bool hex = a.run_id.size() == 32 && std::all_of(a.run_id.begin(), a.run_id.end(), [](char c) {
@@ -214,6 +220,10 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
   run->add_flag("-q,--quiet", ra->quiet, "Do not echo the command's output (it is still stored)");
   run->add_option("--max-epochs", ra->max_epochs,
                   "End the script cleanly once it logs epoch N through the trainbench client");
+  run->add_option("--progress", ra->progress,
+                  "Read the script's progress from the lines it prints: the line with its numbers named, "
+                  "e.g. '| epoch {epoch} | {step}/{} batches | ms/batch {ms}' ({throughput}: samples/s, "
+                  "{samples}: samples so far, {step}, {epoch}, {ms} or {s} per step, {loss}, {}: any text)");
   run->add_option("--run-id", ra->run_id, "The run's id, 32 hex digits (default: a new random one)");
   run->add_flag("--no-tracking", ra->no_tracking,
                 "Do not serve the tracking API (MLFLOW_TRACKING_URI) to the script");

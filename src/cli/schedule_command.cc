@@ -61,9 +61,10 @@ void AddScheduleCommand(CLI::App& app, std::vector<Subcommand>& out) {
   schedule->add_option("--group", so->group,
                        "Nest every run under a parent run of this name (radT's group), or under the run "
                        "with this id; a YAML sweep's is its name");
-  schedule->add_option("--repeat", so->repeat,
-                       "Run each workload N times, interleaved across workloads (all first attempts, then "
-                       "all second, ...); the report gives means and 95 % intervals over the repeats")
+  schedule
+      ->add_option("--repeat", so->repeat,
+                   "Run each workload N times, interleaved across workloads (all first attempts, then "
+                   "all second, ...); the report gives means and 95 % intervals over the repeats")
       ->check(CLI::Range(1, 1000));
   schedule->add_flag("--dry-run", so->dry_run,
                      "Print the plan (workloads, runs, commands) and change nothing");

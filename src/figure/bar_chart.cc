@@ -103,8 +103,8 @@ void DrawBarChart(Painter& p, const BarChart& chart, double f, double left, doub
         p.Polyline({{h, mid - cap}, {h, mid + cap}}, kInk, 0.7, {});
         label_x = *b.value < 0 ? std::min(a, l) - f * 0.3 : std::max(e, h) + f * 0.3;
       }
-      p.Text(label_x, mid + f * 0.32, BarLabel(b), f * 0.9,
-             *b.value < 0 ? Anchor::kEnd : Anchor::kStart, kInk);
+      p.Text(label_x, mid + f * 0.32, BarLabel(b), f * 0.9, *b.value < 0 ? Anchor::kEnd : Anchor::kStart,
+             kInk);
     } else {
       p.Text(px(0) + f * 0.3, mid + f * 0.32, "no data", f * 0.9, Anchor::kStart, kMuted);
     }

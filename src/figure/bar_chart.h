@@ -2,8 +2,8 @@
 // with its name at the left and its value at the bar's end, a value axis from zero with round
 // ticks, titled with its unit. Names never overprint one another, however many and however
 // long: each has its own row, and a name wider than a third of the chart is cut with an
-// ellipsis. A bar may carry an error bar. Drawn through a Painter, so it looks the same in PDF, SVG and PNG as the line
-// figures of `trainbench plot`.
+// ellipsis. A bar may carry an error bar. Drawn through a Painter, so it looks the same in PDF, SVG and PNG
+// as the line figures of `trainbench plot`.
 #pragma once
 
 #include <optional>

@@ -306,6 +306,7 @@ TEST(FigureOfLongRunsTest, ReadsTheRunsOverviewsNotEveryPoint) {
   }
   // The mean as every point gives it, in the figure's buckets.
   std::vector<XYSeries> every;
+  every.reserve(written.size());
   for (const std::vector<Point>& points : written)
     every.push_back(AlignedRun(points, kStart, XAxis::kRelative));
   const FigureLine& mean = f->lines[0];

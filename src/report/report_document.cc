@@ -36,8 +36,8 @@ BarChart Chart(const ExperimentReport& r, std::string title, std::string axis,
     // runs one after another each ran alone
     bool shared = (w.attempts.empty() ? w.runs.size() : w.attempts.front().members.size()) > 1 && w.together;
     (shared ? collocated : alone) = true;
-    Bar bar{WorkloadName(w), e ? std::optional<double>(e->mean) : std::nullopt, shared ? size_t{1} : size_t{0},
-            std::nullopt};
+    Bar bar{WorkloadName(w), e ? std::optional<double>(e->mean) : std::nullopt,
+            shared ? size_t{1} : size_t{0}, std::nullopt};
     if (e && e->HasInterval()) bar.interval = {e->low, e->high};
     chart.bars.push_back(std::move(bar));
   }

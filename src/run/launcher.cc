@@ -25,6 +25,7 @@
 #include "run/gpu_setup.h"
 #include "run/manifest.h"
 #include "run/output_pump.h"
+#include "collect/progress.h"
 #include "run/run_cost.h"
 #include "run/sampler.h"
 #include "store/run_tags.h"
@@ -337,6 +338,37 @@ std::thread CollectManifestInBackground(Store& store, const RecordedRun& r, cons
   });
 }
 
+// A reader of the progress lines on each of the script's outputs, its points appended to
+// the run's series; none without a pattern. The pump holds references: keep the vector.
+std::vector<ProgressReader> ProgressReaders(const std::optional<ProgressPattern>& pattern, SeriesWriter& writer,
+                                            OutputPump& pump) {
+  std::vector<ProgressReader> readers;
+  if (!pattern) return readers;
+  readers.reserve(2);
+  for (int stream = 0; stream < 2; ++stream) {
+    readers.emplace_back(*pattern, [&writer](std::string_view metric, int64_t time_ms, double value, int64_t step) {
+      writer.Append(metric, "", Point{.time_ms = time_ms, .value = value, .step = step});
+    });
+    pump.Observe(stream, [reader = &readers.back()](std::string_view bytes, int64_t time_ms) {
+      reader->Feed(bytes, time_ms);
+    });
+  }
+  return readers;
+}
+
+// The pattern in the run's tags, and a warning when it matched no line.
+void SayProgressRead(Store& store, const RecordedRun& r, const std::vector<ProgressReader>& readers) {
+  int64_t lines = 0;
+  for (const ProgressReader& reader : readers) lines += reader.lines_matched();
+  WarnIfFailed(store.SetTags(r.run.id, {{std::string(kProgressTag), readers.front().pattern()}}),
+               "record the progress pattern");
+  if (lines > 0) return;
+  std::string why = "the progress pattern matched no line the script printed; compare it with " + r.prefix +
+                    "stdout.log (`trainbench show " + r.run.id.substr(0, 8) + "`)";
+  LogWarning(why);
+  r.Event(store, "progress", why);
+}
+
 // The run's end in the store: its logs' sizes, its status and what it recorded, analysed.
 Result<RunOutcome> RecordEnd(Store& store, const RecordedRun& r, const RunPart& part, const Ending& ending,
                              int64_t end_ms, const OutputPump& pump) {
@@ -365,6 +397,12 @@ Result<RunOutcome> RecordEnd(Store& store, const RecordedRun& r, const RunPart& 
 
 Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   if (options.command.empty()) return Status::InvalidArgument("no command to run");
+  std::optional<ProgressPattern> progress;
+  if (!options.progress.empty()) {
+    Result<ProgressPattern> parsed = ProgressPattern::Parse(options.progress);
+    if (!parsed.ok()) return parsed.status();
+    progress = std::move(*parsed);
+  }
   std::vector<std::string> notices;  // recorded as events once the run exists
   GpuSetup gpu = SetUpGpuListeners(options, notices);
   if (!gpu.status.ok()) return gpu.status;
@@ -406,6 +444,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   LogInfo("run " + run.id + " started (experiment " + run.experiment + "): " + run.command);
 
   OutputPump pump(child->ReleaseStdout(), child->ReleaseStderr(), options.echo_output);
+  std::vector<ProgressReader> readers = ProgressReaders(progress, writer, pump);
   Status pump_started = pump.Start(r.stdout_log, r.stderr_log);
   if (!pump_started.ok()) LogWarning(pump_started.message());
   Sampler sampler(std::move(*collectors), writer, options.interval_ms, event);
@@ -442,6 +481,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
     event("store", not_stored);
   }
   manifest_thread.join();
+  if (progress) SayProgressRead(store, r, readers);
   WarnIfFailed(store.SetTags(run.id, RunCostTags(CostOf(exit, sampler, tracking_server),
                                                  part.distributed() ? "node-" + part.node + "." : "")),
                "record what trainbench cost the run");

@@ -40,6 +40,8 @@ struct RunOptions {
   // The run's id (32 hex digits), chosen by a caller that must know it beforehand (the
   // scheduler); "" for a new random one.
   std::string run_id;
+  // The pattern of the progress lines the script prints (run/progress.h); "" for none.
+  std::string progress;
   // Serve the tracking API (MLflow's REST calls, the Python client) to the script.
   bool tracking = true;
   // One part of a run across several nodes (run/distributed.h); run_id is then the

@@ -67,6 +67,7 @@ void OutputPump::Loop() {
         pipes_[i] = -1;
         continue;
       }
+      if (observers_[i]) observers_[i](std::string_view(buffer, static_cast<size_t>(n)), WallMillis());
       if (logs_[i] >= 0) WriteAll(logs_[i], buffer, static_cast<size_t>(n));
       if (echo_ok[i])
         echo_ok[i] = WriteAll(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buffer, static_cast<size_t>(n));

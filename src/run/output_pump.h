@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "base/status.h"
@@ -19,6 +21,11 @@ class OutputPump {
   // Takes ownership of the two pipe read ends.
   OutputPump(int stdout_fd, int stderr_fd, bool echo);
   ~OutputPump();
+
+  // Also hands every piece of the child's stdout (stream 0) or stderr (1), with the wall
+  // time it arrived, to `observer`, on the pump's thread. Call before Start.
+  using Observer = std::function<void(std::string_view bytes, int64_t time_ms)>;
+  void Observe(int stream, Observer observer) { observers_[stream] = std::move(observer); }
 
   // Opens (truncating) the log files and starts the thread. The thread runs even when a
   // log cannot be created (the error is returned), so the child never blocks.
@@ -36,6 +43,7 @@ class OutputPump {
   int pipes_[2];
   int logs_[2] = {-1, -1};
   bool echo_;
+  Observer observers_[2];
   int wake_[2] = {-1, -1};  // self-pipe: Finish() writes to stop the loop
   std::atomic<int64_t> bytes_[2] = {0, 0};
   std::atomic<bool> done_{false};

@@ -145,6 +145,7 @@ Result<ExperimentFile> ParseExperimentFile(std::string_view text, const std::str
     row.params = cell("Params");
     row.max_time = cell("MaxTime");
     row.env = cell("Env");
+    row.progress = cell("Progress");
     row.name = cell("Name");
     auto bad = [&](const char* column, const std::string& what) {
       return Status::InvalidArgument(

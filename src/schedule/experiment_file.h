@@ -2,7 +2,8 @@
 // Collocation, File, Listeners, Params, in any order, cells padded with spaces, quoted
 // fields), plus optional columns trainbench understands: MaxTime (a run's time limit, as
 // --max-time takes it) and Env (KEY=VALUE pairs separated by spaces for the run, and the
-// directory of a venv or conda environment to run the File with).
+// directory of a venv or conda environment to run the File with) and Progress (the
+// pattern of the progress lines the script prints, as `run --progress` takes it).
 //
 // Parsing keeps every line's raw text so that writing Status and Run back changes those
 // two cells only: other cells, columns, padding, comments and rows stay as the user wrote
@@ -24,7 +25,7 @@ namespace tb {
 struct ExperimentRow {
   size_t line = 0;  // 1-based line in the file
   std::string experiment, workload, status, run, devices, collocation, file, listeners, params;
-  std::string max_time, env;  // optional columns; "" when absent
+  std::string max_time, env, progress;  // optional columns; "" when absent
   std::string name;           // optional Name column (radT 0.2.29): runs named "(W L) Name"
 };
 

@@ -23,6 +23,7 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "collect/listeners.h"
+#include "collect/progress.h"
 #include "platform/process.h"
 #include "schedule/experiment_file.h"
 #include "schedule/gpu_sharing.h"
@@ -124,6 +125,7 @@ std::vector<std::string> RunArgv(const PlannedRun& r, const ScheduleOptions& o, 
   std::string max_time = r.row.max_time.empty() ? o.max_time : r.row.max_time;
   if (!max_time.empty()) argv.insert(argv.end(), {"--max-time", max_time});
   if (o.max_epochs > 0) argv.insert(argv.end(), {"--max-epochs", std::to_string(o.max_epochs)});
+  if (!r.row.progress.empty()) argv.insert(argv.end(), {"--progress", r.row.progress});
   if (r.profiler.empty()) {
     if (!r.python.empty()) argv.insert(argv.end(), {"--python", r.python});
     argv.push_back(r.script);
@@ -349,6 +351,8 @@ Result<PlannedRun> RowPlanner::PlanRow(const ExperimentRow& row) {
   TB_RETURN_IF_ERROR(CheckCollocation(run));
   if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok())
     return Bad("MaxTime", "'" + row.max_time + "' is not a duration such as 90s, 30m or 2h");
+  if (!row.progress.empty())
+    if (Result<ProgressPattern> p = ProgressPattern::Parse(row.progress); !p.ok()) return Bad("Progress", p.status().message());
   Result<std::string> script = ResolveFile(row.file);
   if (!script.ok()) return Bad("File", script.status().message());
   run.script = *script;

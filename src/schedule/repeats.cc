@@ -22,11 +22,11 @@ Result<std::set<RepeatKey>> RepeatsDone(Store& store, const std::vector<Workload
   if (of <= 1) return done;
   std::set<std::string> experiments;
   for (const Workload& w : plan) {
-    for (const PlannedRun& r : w.runs) experiments.insert(r.experiment.empty() ? r.row.experiment : r.experiment);
+    for (const PlannedRun& r : w.runs)
+      experiments.insert(r.experiment.empty() ? r.row.experiment : r.experiment);
   }
   // (experiment, workload, k) -> the letters that finished
   std::map<RepeatKey, std::set<std::string>> finished;
-  const std::string suffix = "/" + std::to_string(of);
   for (const std::string& e : experiments) {
     Result<std::vector<RunRecord>> runs = store.ListRuns(e);
     if (!runs.ok()) {
@@ -35,7 +35,7 @@ Result<std::set<RepeatKey>> RepeatsDone(Store& store, const std::vector<Workload
     }
     for (const RunRecord& r : *runs) {
       std::string repeat = TagValue(r, kRepeatTag);
-      if (r.status != kFinished || !repeat.ends_with(suffix)) continue;
+      if (r.status != kFinished || repeat.empty()) continue;
       int k = std::atoi(repeat.c_str());
       finished[{e, r.workload, k}].insert(TagValue(r, kLetterTag));
     }
@@ -55,7 +55,8 @@ Result<std::set<RepeatKey>> RepeatsDone(Store& store, const std::vector<Workload
 }
 
 std::string RepeatStatus(const std::string& status, const std::string& name, int k, int of) {
-  if (status == kFinished && k < of) return "REPEAT " + std::to_string(k) + "/" + std::to_string(of) + " " + name;
+  if (status == kFinished && k < of)
+    return "REPEAT " + std::to_string(k) + "/" + std::to_string(of) + " " + name;
   return status + " " + name;
 }
 

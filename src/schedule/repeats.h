@@ -1,8 +1,10 @@
 // `schedule --repeat N`: the attempts of a workload, and which of them a store already holds.
 // Repeat k of a workload is a copy of its runs with fresh run ids (the first keeps the
-// plan's), all tagged with their attempt (the first run's id) and "k/N"; a row's Status
-// reads "REPEAT k/N NAME" until its last repeat, so an interrupted schedule resumes, and
-// the repeats whose runs all finished are found in the store and not run again.
+// plan's), all tagged with their attempt (the first run's id) and "k/N". With N > 1 the
+// store decides what runs, not the Status cells: repeat k of a workload runs unless the
+// store holds a repeat k (of any N) whose runs all finished. So an interrupted schedule
+// resumes, a failed repeat runs again, and `--repeat 5` after `--repeat 3` adds two. A
+// row's Status reads "REPEAT k/N NAME" until its last repeat.
 #pragma once
 
 #include <set>
@@ -21,8 +23,8 @@ class Store;
 // past the first repeat. With of == 1 only the attempt is set.
 Workload AttemptOf(const Workload& w, int k, int of);
 
-// (experiment, workload, k) of each repeat of `of` whose runs, one per letter of the plan's
-// workload, all finished in `store`.
+// (experiment, workload, k) of each repeat k <= `of` whose runs, one per letter of the
+// plan's workload, all finished in `store` (none when `of` is 1).
 using RepeatKey = std::tuple<std::string, std::string, int>;
 Result<std::set<RepeatKey>> RepeatsDone(Store& store, const std::vector<Workload>& plan, int of);
 

@@ -29,9 +29,9 @@
 #include "schedule/experiment_numbers.h"
 #include "schedule/gpu_sharing.h"
 #include "schedule/plan.h"
+#include "schedule/repeats.h"
 #include "schedule/slurm.h"
 #include "schedule/sweep_file.h"
-#include "schedule/repeats.h"
 #include "schedule/write_back.h"
 #include "store/store.h"
 
@@ -332,6 +332,25 @@ void SayProgress(const Workload& w, size_t index, size_t total, int repeat, int 
   std::fflush(stdout);
 }
 
+// What the options cannot do together, said before anything runs.
+Status CheckOptions(const ScheduleOptions& o, bool sweep) {
+  if (o.slurm && (sweep || !o.group.empty())) {
+    return Status::InvalidArgument(
+        "--slurm runs a CSV experiment file's workloads as jobs; a YAML sweep or a --group runs here, "
+        "without "
+        "--slurm (or write the sweep's combinations as CSV rows)");
+  }
+  if (o.slurm && o.repeat > 1) {
+    return Status::InvalidArgument(
+        "--repeat runs its rounds here, one workload after another; with --slurm, submit the file once per "
+        "repeat instead (the report counts each finished attempt as a repeat)");
+  }
+  if (!o.max_time.empty() && !ParseDurationMillis(o.max_time).ok()) {
+    return Status::InvalidArgument("--max-time " + o.max_time + " is not a duration such as 90s, 30m or 2h");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<int> RunSchedule(const ScheduleOptions& options) {
@@ -348,29 +367,17 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
   Result<ExperimentFile> file =
       sweep ? Result<ExperimentFile>(sweep->rows) : ParseExperimentFile(*text, o.file);
   if (!file.ok()) return file.status();
-  if (o.slurm && (sweep || !o.group.empty())) {
-    return Status::InvalidArgument(
-        "--slurm runs a CSV experiment file's workloads as jobs; a YAML sweep or a --group runs here, "
-        "without "
-        "--slurm (or write the sweep's combinations as CSV rows)");
-  }
-  if (o.slurm && o.repeat > 1) {
-    return Status::InvalidArgument(
-        "--repeat runs its rounds here, one workload after another; with --slurm, submit the file once per "
-        "repeat instead (the report counts each finished attempt as a repeat)");
-  }
-  if (!o.max_time.empty() && !ParseDurationMillis(o.max_time).ok()) {
-    return Status::InvalidArgument("--max-time " + o.max_time + " is not a duration such as 90s, 30m or 2h");
-  }
+  TB_RETURN_IF_ERROR(CheckOptions(o, sweep.has_value()));
   Result<std::vector<Workload>> plan = Plan(*file, o);
   if (!plan.ok()) return plan.status();
 
   size_t total = plan->size(), todo = 0;
   for (const Workload& w : *plan) {
-    todo += Runnable(w, o.rerun);
+    todo += o.repeat > 1 || Runnable(w, o.rerun);  // repeats: the store decides (schedule/repeats.h)
   }
   todo *= static_cast<size_t>(o.repeat);
-  std::printf("trainbench: %s: %zu workload%s%s, %zu to run%s\n", o.file.c_str(), total, total == 1 ? "" : "s",
+  std::printf("trainbench: %s: %zu workload%s%s, %zu to run%s\n", o.file.c_str(), total,
+              total == 1 ? "" : "s",
               o.repeat > 1 ? Concat({" x ", std::to_string(o.repeat), " repeats"}).c_str() : "", todo,
               o.dry_run ? " (dry run: nothing runs, the file is not changed)" : "");
   if (o.dry_run) {
@@ -413,15 +420,16 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
     size_t index = 0;
     for (const Workload& planned : *plan) {
       ++index;
-      if (!Runnable(planned, o.rerun)) continue;
+      if (o.repeat == 1 && !Runnable(planned, o.rerun)) continue;
       const PlannedRun& first = planned.runs.front();
-      if (repeats_done->count({first.experiment.empty() ? first.row.experiment : first.experiment,
-                               planned.workload, k}) != 0)
+      if (repeats_done->count(
+              {first.experiment.empty() ? first.row.experiment : first.experiment, planned.workload, k}) != 0)
         continue;
       const Workload& w = attempts.emplace_back(AttemptOf(planned, k, o.repeat));
       std::vector<const PlannedRun*> runs;
       for (const PlannedRun& r : w.runs) runs.push_back(&r);
-      SayProgress(w, index, total, k, o.repeat, runs.size(), todo, done_workloads, finished, failed, started_ms);
+      SayProgress(w, index, total, k, o.repeat, runs.size(), todo, done_workloads, finished, failed,
+                  started_ms);
       if (o.drop_caches) DropPageCache(cache_warned);
       std::string workload_log;
       interrupted |= RunWorkload(o, w, runs, **store, signals, workload_log);
@@ -435,8 +443,8 @@ Result<int> RunSchedule(const ScheduleOptions& options) {
         outcomes.push_back({w.experiment + "/" + w.workload, r->letter, status, rec.ok() ? r->id : "",
                             rec.ok() && rec->end_ms > 0 ? rec->end_ms - rec->start_ms : 0});
         if (rec.ok() && !workload_log.empty()) KeepFileWithRun(**store, r->id, "workload.log", workload_log);
-        unwritten.push_back({r, rec.ok() ? RepeatStatus(status, rec->name, k, o.repeat) : status,
-                             rec.ok() ? r->id : ""});
+        unwritten.push_back(
+            {r, rec.ok() ? RepeatStatus(status, rec->name, k, o.repeat) : status, rec.ok() ? r->id : ""});
       }
       if (sweep) {
         WriteSweepBack(o.file, o.parent_run, unwritten);

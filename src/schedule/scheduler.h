@@ -49,7 +49,8 @@ struct ScheduleOptions {
   // --repeat N: each workload N times, interleaved (every workload's first attempt, then
   // every second, ...) so that drift over the hours does not fall on one configuration.
   // Each attempt's runs carry their repeat ("2/3"); a row reads "REPEAT k/N ..." until its
-  // last repeat is done, and a later start runs only the repeats the store lacks.
+  // last repeat is done, and a start runs only the repeats the store lacks (whatever the
+  // Status cells say: schedule/repeats.h).
   int repeat = 1;
 
   // --slurm: each workload a Slurm batch job (schedule/slurm.h).

@@ -236,7 +236,8 @@ void AddAnalysis(Table& t, size_t row, const RunAnalysis& a) {
   opt("energy_per_sample_joules", a.energy_per_sample_joules, "J");
   // How long it trained (training_window.h): what the report compares runs that log no steps by.
   opt("training_seconds",
-      a.training ? std::optional<double>(static_cast<double>(a.training->length_ms()) / 1000) : std::nullopt, "s");
+      a.training ? std::optional<double>(static_cast<double>(a.training->length_ms()) / 1000) : std::nullopt,
+      "s");
   for (const auto& [metric, mean] : a.steady) {
     std::string_view unit = MetricUnit(metric);
     t.Number(metric + ".steady_mean", row, mean, unit);

@@ -18,6 +18,8 @@ inline constexpr const char* kCollocationTag = "trainbench.collocation";
 // The report counts an attempt whose runs all finished as a repeat, others as retries.
 inline constexpr const char* kAttemptTag = "trainbench.attempt";
 inline constexpr const char* kRepeatTag = "trainbench.repeat";
+// The pattern `run --progress` read the script's progress lines with (run/progress.h).
+inline constexpr const char* kProgressTag = "trainbench.progress";
 // MLflow's nested runs: the run this one is nested under (a radT sweep's or group's parent
 // run, set by schedule and by scripts through MLflow's API).
 inline constexpr const char* kParentRunTag = "mlflow.parentRunId";
