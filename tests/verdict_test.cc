@@ -27,6 +27,19 @@ for i in range(int(sys.argv[1])):
 print("work took %.3f s" % (time.time() - t0), flush=True)
 )";
 
+// Fixed work printed as it goes, as training scripts print their progress.
+const char* kPrintsProgress = R"(
+import sys, time
+n, chunks = int(sys.argv[1]), 20
+t0 = time.time()
+x = 0
+for c in range(chunks):
+    for i in range(n // chunks):
+        x += i * i
+    print("step %d: %d samples" % (c + 1, (c + 1) * (n // chunks)), flush=True)
+print("work took %.3f s" % (time.time() - t0), flush=True)
+)";
+
 class VerdictTest : public CliTest {
  protected:
   // The seconds the run's script said its work took.
@@ -117,6 +130,46 @@ TEST_F(VerdictTest, MoreRepeatsLaterRunOnlyTheRepeatsTheStoreLacks) {
   Shell again = Trainbench("schedule exp.csv --repeat 3 --python /usr/bin/python3");
   EXPECT_EQ(OpenStore()->ListRuns("e").value().size(), 3u) << again.out;
   EXPECT_EQ(BuildReport(*OpenStore(), "e").value().workloads[0].repeats(), 3);
+}
+
+// A script that prints its progress, read with the experiment file's Progress column:
+// the report compares samples, as for a script that logs its steps.
+TEST_F(VerdictTest, PrintedProgressGivesSamplesPerSecondAndTheSpeedUp) {
+  std::ofstream(dir_ / "progress.py") << kPrintsProgress;
+  const char* header = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params,Progress\n";
+  std::ofstream(dir_ / "bad.csv") << header << "e,alone,,,-,-,progress.py,top,1000,step {step: {samples}\n";
+  Shell bad = Trainbench("schedule bad.csv --python /usr/bin/python3");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("Progress"), std::string::npos) << bad.err;
+  EXPECT_TRUE(OpenStore()->ListRuns("e").value().empty()) << "nothing runs on a mistaken pattern";
+
+  auto row = [](const char* workload) {
+    return Concat({"e,", workload, ",,,-,-,progress.py,top,30000000,step {step}: {samples} samples\n"});
+  };
+  std::ofstream(dir_ / "exp.csv") << header << row("alone") << row("pair") << row("pair");
+  Shell s = Trainbench("schedule exp.csv --python /usr/bin/python3");
+  ASSERT_EQ(s.code, 0) << s.out << s.err;
+  std::unique_ptr<Store> store = OpenStore();
+  std::vector<RunRecord> runs = store->ListRuns("e").value();
+  ASSERT_EQ(runs.size(), 3u);
+  std::map<std::string, double> rate;  // samples/s by the scripts' clocks, summed per workload
+  for (const RunRecord& r : runs) {
+    EXPECT_EQ(TagValue(r, kProgressTag), "step {step}: {samples} samples");
+    rate[r.workload] += 30000000 / ScriptSeconds(*store, r);
+  }
+  ExperimentReport report = BuildReport(*store, "e").value();
+  ASSERT_EQ(report.workloads.size(), 2u);
+  const WorkloadReport& alone = report.workloads[0];
+  const WorkloadReport& pair = report.workloads[1];
+  EXPECT_EQ(pair.basis, "samples");
+  EXPECT_EQ(pair.training_source, "steps");
+  ASSERT_TRUE(alone.run_throughput) << ReportTable(report);
+  // In samples per second (the steady state leaves the script's first seconds out, so the
+  // rate of one run is near its clock's, not equal; the speed-up is what is held to 10%).
+  EXPECT_NEAR(alone.run_throughput->mean, rate["alone"], 0.25 * rate["alone"]) << ReportTable(report);
+  ASSERT_TRUE(pair.speedup) << ReportTable(report);
+  double truth = rate["pair"] / rate["alone"];
+  EXPECT_NEAR(pair.speedup->mean, truth, 0.1 * truth) << ReportTable(report);
 }
 
 }  // namespace
