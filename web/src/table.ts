@@ -1,5 +1,6 @@
-// The comparison table of the selected runs: params, status, duration, GPU figures, energy
-// as the server computes it, throughput and final loss; sortable, downloadable as CSV.
+// The comparison table of the selected runs: params, status, duration, the steady-state
+// GPU figures, training time and throughput as `trainbench report` and runs() give them,
+// energy as the server computes it, and final loss; sortable, downloadable as CSV.
 import * as api from "./api";
 import { csvRows } from "./csv";
 import { download } from "./download";
@@ -25,28 +26,38 @@ interface Column {
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
-// A metric's series from one listener only: several listeners reading the same GPU must
-// not count it twice.
-function oneListener(r: api.RunInfo, name: string): api.SeriesSummary[] {
-  const all = r.summary?.filter((x) => x.metric === name) ?? [];
-  const listenerOf = (x: api.SeriesSummary) => /(^|,)listener=([^,]*)/.exec(x.labels)?.[2] ?? "";
-  const first = all.some((x) => listenerOf(x) === "") ? "" : all.length ? listenerOf(all[0]) : "";
-  return all.filter((x) => listenerOf(x) === first);
-}
-
-// The mean over a run's series of a metric, weighted by their points, times `factor` (100:
-// a ratio in percent, as the charts show it).
-function mean(name: string, factor = 1) {
-  return (r: api.RunInfo) => {
-    const s = oneListener(r, name);
-    if (!s.length) return "";
-    return (factor * s.reduce((a, x) => a + x.mean * x.count, 0)) / Math.max(1, s.reduce((a, x) => a + x.count, 0));
-  };
+// A run's figures over its steady state, as `trainbench report` and runs() give them (the
+// run table, runs?format=columns); none for a run not yet analysed (still running).
+type Steady = Record<string, number | null>;
+const steadyColumns = {
+  gpu: `${metric.kGpuUtilizationGpuRatio}.steady_mean`,
+  sm: `${metric.kGpuSmActiveRatio}.steady_mean`,
+  throughput: "throughput",
+  training: "training_seconds",
+};
+async function steadyOf(ids: string[]): Promise<Map<string, Steady>> {
+  const out = new Map<string, Steady>();
+  for (let i = 0; i < ids.length; i += 100) {
+    const t = await api.get<{ count: number; columns: Record<string, (number | string | null)[]> }>("runs", {
+      ids: ids.slice(i, i + 100).join(","),
+      format: "columns",
+    });
+    t.columns.id.forEach((id, row) => {
+      const figures: Steady = {};
+      for (const [key, column] of Object.entries(steadyColumns)) {
+        const v = t.columns[column]?.[row];
+        figures[key] = typeof v === "number" ? v : null;
+      }
+      out.set(String(id), figures);
+    });
+  }
+  return out;
 }
 
 export class TableView {
   private summaries = new Map<string, api.RunInfo>();
   private finalLoss = new Map<string, number>();
+  private steady = new Map<string, Steady>();
   private common: string[] = []; // params every selected run shares
   private sortKey = "start";
   private sortDir = 1;
@@ -74,16 +85,25 @@ export class TableView {
       // The node, where the runs ran on more than one (a Slurm cluster, several servers).
       ...(new Set(ids.map((id) => nodesOf(this.run(id)))).size > 1 ? [{ key: "node", title: "node", get: nodesOf }] : []),
       ...keys.map((k) => ({ key: "param." + k, title: k, get: (r: api.RunInfo) => r.params[k] ?? "" })),
-      // Ratios in percent, as the charts show them.
-      { key: "gpu", title: "GPU util % (mean)", get: mean(metric.kGpuUtilizationGpuRatio, 100) },
-      { key: "sm", title: "SM active % (mean)", get: mean(metric.kGpuSmActiveRatio, 100) },
+      // Ratios in percent, as the charts show them; over the steady state, as the report
+      // gives them (the whole run's mean counts the start-up and the tail).
+      { key: "gpu", title: "GPU util % (steady)", get: this.steadyFigure("gpu", 100) },
+      { key: "sm", title: "SM active % (steady)", get: this.steadyFigure("sm", 100) },
+      { key: "training", title: "training s", get: this.steadyFigure("training") },
       // Energy as the server computes it (runs/{id}): the run's attributed share where NVML
       // recorded one (runs sharing a GPU split its energy), else its GPUs' whole energy.
       { key: "energy", title: "energy J", get: (r) => (r.energy ? (r.energy.run_joules ?? r.energy.gpu_joules) : "") },
       { key: "gpu_energy", title: "GPU energy J (device)", get: (r) => (r.energy ? r.energy.gpu_joules : "") },
-      { key: "throughput", title: "samples/s (mean)", get: mean(metric.kTrainThroughputSamplesPerSecond) },
+      { key: "throughput", title: "samples/s (steady)", get: this.steadyFigure("throughput") },
       { key: "loss", title: "final loss", get: (r) => this.finalLoss.get(r.id) ?? "" },
     ];
+  }
+
+  private steadyFigure(key: keyof typeof steadyColumns, factor = 1) {
+    return (r: api.RunInfo) => {
+      const v = this.steady.get(r.id)?.[key];
+      return v == null ? "" : factor * v;
+    };
   }
 
   private rowOf(id: string): api.RunInfo | undefined {
@@ -95,6 +115,11 @@ export class TableView {
     const need = ids.filter((id) => !this.summaries.has(id) || this.run(id)?.status === "RUNNING");
     const fetched = await api.runsById(need, true).catch(() => [] as api.RunInfo[]);
     for (const r of fetched) this.summaries.set(r.id, r);
+    const unanalysed = ids.filter((id) => !this.steady.has(id) || this.run(id)?.status === "RUNNING");
+    if (unanalysed.length) {
+      const figures = await steadyOf(unanalysed).catch(() => new Map<string, Steady>());
+      for (const [id, f] of figures) this.steady.set(id, f);
+    }
     // The final loss: the last point of train.loss, where a run has it.
     const withLoss = ids.filter((id) => this.summaries.get(id)?.summary?.some((s) => s.metric === metric.kTrainLoss));
     if (withLoss.length) {

@@ -121,7 +121,7 @@ test("a workload's checkbox selects its runs, which the table compares", async (
   const rows = await page.locator("#table tbody tr").count();
   assert.equal(rows, 2);
   const header = await page.locator("#table thead").innerText();
-  for (const col of ["GPU util % (mean)", "SM active % (mean)", "energy J", "final loss"]) {
+  for (const col of ["GPU util % (steady)", "SM active % (steady)", "training s", "energy J", "final loss"]) {
     assert.ok(header.includes(col), `${col} in ${header}`);
   }
   // Both runs have batch size 64: said once above the table, not a column of equal cells.
@@ -134,13 +134,22 @@ test("a workload's checkbox selects its runs, which the table compares", async (
     const values = await page.locator(`#table tbody tr:nth-child(${row}) td`).allInnerTexts();
     return Object.fromEntries(names.map((n, i) => [n.trim(), values[i]]));
   };
-  // GPU utilization in percent, as its chart's axis: 100 times the run's mean ratio.
-  const summaries = await page.evaluate((ids) => fetch(`/api/v1/runs?ids=${ids.join(",")}`).then((r) => r.json()), ids.synth["1"]);
-  const runRow = await page.locator("#table tbody tr").first().getAttribute("data-run");
-  const util = summaries.runs.find((r) => r.id === runRow).summary.filter((x) => x.metric === "gpu.utilization.gpu_ratio" && !/listener=/.test(x.labels));
-  const utilMean = (100 * util.reduce((a, x) => a + x.mean * x.count, 0)) / util.reduce((a, x) => a + x.count, 0);
-  assert.ok(utilMean > 1, `a mean of ${utilMean} %`);
-  assert.equal(Number((await cells(1))["GPU util % (mean)"]), +utilMean.toPrecision(4));
+  // GPU utilization in percent, as its chart's axis, over each run's steady state: the
+  // number runs() gives (100 times its ratio) and, for the workload, the report's.
+  const table = await page.evaluate((ids) => fetch(`/api/v1/runs?ids=${ids.join(",")}&format=columns`).then((r) => r.json()), ids.synth["1"]);
+  const shown = [];
+  for (const row of [1, 2]) {
+    const run = await page.locator(`#table tbody tr:nth-child(${row})`).getAttribute("data-run");
+    const steady = 100 * table.columns["gpu.utilization.gpu_ratio.steady_mean"][table.columns.id.indexOf(run)];
+    assert.ok(steady > 1, `a steady mean of ${steady} %`);
+    shown.push(Number((await cells(row))["GPU util % (steady)"]));
+    assert.equal(shown[row - 1], +steady.toPrecision(4));
+  }
+  const csv = await page.evaluate(() => fetch("/api/v1/experiments/synth/report?format=csv").then((r) => r.text()));
+  const [head, ...lines] = csv.trim().split("\n").map((l) => l.split(","));
+  const workload = lines.find((l) => l[head.indexOf("workload")] === "1");
+  const reported = Number(workload[head.indexOf("GPU util %")]);
+  assert.ok(Math.abs(reported - (shown[0] + shown[1]) / 2) < 0.01, `the report's ${reported} % against the table's ${shown}`);
   for (const row of [1, 2]) {
     const c = await cells(row);
     const share = Number(c["energy J"].replace(/[^0-9.e+-]/g, ""));
