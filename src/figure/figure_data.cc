@@ -197,6 +197,7 @@ Status CollectWorkloadMeans(Store& store, SeriesReader& reader, const FigureSpec
     size_t with_runs = 0;
     for (const RunRecord& r : listed->second) {
       if (r.workload != workload) continue;
+      if (!spec.workload_runs.empty() && !spec.workload_runs.contains(r.id)) continue;
       ++with_runs;
       // The first label set of each run, as on screen.
       Result<std::vector<SeriesInfo>> series = SeriesToPlot(reader, r, spec, true);

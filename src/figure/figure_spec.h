@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ struct FigureSpec {
   // What to plot.
   std::vector<std::string> runs;       // ids, id prefixes or names
   std::vector<std::string> workloads;  // "EXPERIMENT:WORKLOAD": mean of its runs, min-max band
+  // Run ids: when not empty, a workload's mean and band take only these of its runs (the
+  // report's: every repeat, no retry).
+  std::set<std::string> workload_runs;
   std::string metric;
   std::optional<std::string> labels;  // one label set ("gpu=0"); every label set when absent
   XAxis x = XAxis::kRelative;

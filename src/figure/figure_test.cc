@@ -124,6 +124,41 @@ TEST_F(FigureTest, AReportsWorkloadKeepsItsColourFromFigureToFigure) {
   EXPECT_EQ((*figures)[1].figure.lines[0].style, 0u);
 }
 
+// The report's means over time take the runs it counted: its repeats give the band, a
+// retry it left out gives nothing.
+TEST_F(FigureTest, AReportsMeanOverTimeHasTheBandOfItsRepeatsAndNoRetry) {
+  auto run = [&](double value) {
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = "paper";
+    r.workload = "repeated";
+    r.start_ms = kStart;
+    EXPECT_TRUE(store_->CreateRun(r).ok());
+    SeriesWriter w(*store_, r.id);
+    for (int i = 0; i < 300; ++i) w.Append("train.throughput_samples_per_second", "", {kStart + i * 1000, value});
+    EXPECT_TRUE(w.Close().ok());
+    return store_->FindRun(r.id).value();
+  };
+  ExperimentReport report;
+  report.experiment = "paper";
+  report.workloads.resize(1);
+  report.workloads[0].workload = "repeated";
+  report.workloads[0].runs = {run(100), run(300)};
+  run(900);  // a retry: in the store, not in the report
+  Result<std::vector<ReportFigure>> figures = CollectReportFigures(*store_, *reader_, report);
+  ASSERT_TRUE(figures.ok()) << figures.status().message();
+  ASSERT_EQ(figures->size(), 1u);
+  EXPECT_NE((*figures)[0].spec.title.find("over its repeats"), std::string::npos) << (*figures)[0].spec.title;
+  ASSERT_EQ((*figures)[0].figure.lines.size(), 1u);
+  const FigureLine& mean = (*figures)[0].figure.lines[0];
+  ASSERT_FALSE(mean.y.empty());
+  for (size_t i = 0; i < mean.y.size(); ++i) {
+    EXPECT_DOUBLE_EQ(mean.y[i], 200) << i;
+    EXPECT_DOUBLE_EQ(mean.lo[i], 100) << i;
+    EXPECT_DOUBLE_EQ(mean.hi[i], 300) << i;
+  }
+}
+
 // The report's bars: a workload's runs that ran one after another each ran alone, and are
 // drawn as such, not as runs together.
 TEST(ReportBarsTest, RunsThatDidNotRunTogetherAreNotDrawnAsTogether) {

@@ -228,8 +228,9 @@ Result<std::vector<ReportFigure>> CollectReportFigures(Store& store, SeriesReade
   };
   const Wanted wanted[] = {
       {{metric::kGpuSmActiveRatio, metric::kGpuUtilizationGpuRatio, metric::kProcCpuUtilizationRatio},
-       "over time, each workload's mean"},
-      {{metric::kTrainThroughputSamplesPerSecond}, "over time, each workload's mean"},
+       "over time, each workload's mean and range over its repeats"},
+      {{metric::kTrainThroughputSamplesPerSecond},
+       "over time, each workload's mean and range over its repeats"},
   };
   std::vector<ReportFigure> out;
   for (const Wanted& w : wanted) {
@@ -240,6 +241,8 @@ Result<std::vector<ReportFigure>> CollectReportFigures(Store& store, SeriesReade
       ReportFigure f;
       f.spec.metric = std::string(metric);
       f.spec.workloads = std::move(*workloads);
+      for (const WorkloadReport& counted : r.workloads)
+        for (const RunRecord& run : counted.runs) f.spec.workload_runs.insert(run.id);
       f.spec.title = Concat({MetricTitle(metric), " ", w.title});
       f.spec.legend = "{workload}";
       f.spec.events = false;
