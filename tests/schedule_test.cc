@@ -806,8 +806,8 @@ TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {
   EXPECT_NE(html.find(">Samples per second</text>"), std::string::npos);
   EXPECT_NE(html.find(">pair</text>"), std::string::npos);
   EXPECT_NE(html.find(">1.2</text>"), std::string::npos) << "the speed-up bar's value";
-  EXPECT_NE(html.find(">GPU utilization over time, each workload's mean</text>"), std::string::npos);
-  EXPECT_NE(html.find(">Throughput over time, each workload's mean</text>"), std::string::npos);
+  EXPECT_NE(html.find(">GPU utilization over time: workload mean, range</text>"), std::string::npos);
+  EXPECT_NE(html.find(">Throughput over time: workload mean, range</text>"), std::string::npos);
   EXPECT_NE(html.find(">Throughput (samples/s)</text>"), std::string::npos)
       << "the unit from the metric's name";
 
@@ -831,7 +831,7 @@ TEST_F(ScheduleTest, TheReportComparesCollocatedRunsWithTheSameRunAlone) {
   std::string text = Run("pdftotext -layout " + file + " -").out;
   for (const char* expected : {"Experiment e", "samples/s", "speed-up", "did 1.20x the work of one alone",
                                "Throughput per run", "Steady GPU utilization", "GPU utilization (%)",
-                               "GPU utilization over time, each workload's mean", "page 1 of"}) {
+                               "GPU utilization over time: workload mean, range", "page 1 of"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << " in\n" << text;
   }
   EXPECT_EQ(Trainbench("report e --format pdf | head -c 5").out, "%PDF-") << "a PDF goes down a pipe";

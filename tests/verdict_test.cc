@@ -108,6 +108,11 @@ TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
   Shell csv = Trainbench("report e --format csv");
   EXPECT_NE(csv.out.find("training s per run"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("speed-up \u00b195%"), std::string::npos) << csv.out;
+  // The PDF: time per run as bars with error bars, and the verdict's sentence.
+  ASSERT_EQ(Trainbench("report e -o report.pdf").code, 0);
+  std::string pdf = Run("pdftotext report.pdf - | tr -s ' \n' '  '").out;
+  EXPECT_NE(pdf.find("Training time per run"), std::string::npos) << pdf;
+  EXPECT_NE(pdf.find("by the training time of the same command"), std::string::npos) << pdf;
 }
 
 // Repeats are resumed from the store: a second start with more repeats runs only the new

@@ -61,8 +61,9 @@ std::optional<size_t> MatchLiteral(std::string_view text, std::string_view s) {
 }
 
 Status Refuse(const std::string& why) {
-  return Status::InvalidArgument("progress pattern: " + why + "; write the line as the script prints it, its " +
-                                 "numbers named, e.g. " + std::string(kExample));
+  return Status::InvalidArgument("progress pattern: " + why +
+                                 "; write the line as the script prints it, its " + "numbers named, e.g. " +
+                                 std::string(kExample));
 }
 
 }  // namespace
@@ -82,13 +83,16 @@ Result<ProgressPattern> ProgressPattern::Parse(std::string_view pattern) {
       continue;
     }
     size_t close = pattern.find('}', i);
-    if (close == std::string_view::npos) return Refuse("a '{' without its '}' at character " + std::to_string(i + 1));
+    if (close == std::string_view::npos)
+      return Refuse("a '{' without its '}' at character " + std::to_string(i + 1));
     std::string_view name = pattern.substr(i + 1, close - i - 1);
     if (name.empty()) {
-      if (!p.pieces_.empty() && p.pieces_.back().any) return Refuse("two {} in a row match nothing more than one");
+      if (!p.pieces_.empty() && p.pieces_.back().any)
+        return Refuse("two {} in a row match nothing more than one");
       p.pieces_.push_back({.any = true, .text = ""});
     } else {
-      if (!IsName(name)) return Refuse("{" + std::string(name) + "} is not a name (letters, digits, _ and .)");
+      if (!IsName(name))
+        return Refuse("{" + std::string(name) + "} is not a name (letters, digits, _ and .)");
       if (!p.pieces_.empty() && p.pieces_.back().number)
         return Refuse("{" + std::string(name) + "} follows another number with nothing between them");
       p.pieces_.push_back({.number = true, .text = std::string(name)});
@@ -137,7 +141,8 @@ bool ProgressPattern::MatchFrom(size_t piece, std::string_view rest,
   return taken && MatchFrom(piece + 1, rest.substr(*taken), out);
 }
 
-std::optional<std::vector<std::pair<std::string, double>>> ProgressPattern::Match(std::string_view line) const {
+std::optional<std::vector<std::pair<std::string, double>>> ProgressPattern::Match(
+    std::string_view line) const {
   if (!anchor_.empty() && line.find(anchor_) == std::string_view::npos) return std::nullopt;
   std::vector<std::pair<std::string, double>> out;
   for (size_t start = 0; start <= line.size(); ++start) {
@@ -183,7 +188,8 @@ void ProgressReader::Line(std::string_view line, int64_t time_ms) {
       emit("train.step_seconds", name == "ms" ? value / 1000 : value);
     } else if (name == "samples") {
       emit("train.samples", value);
-      if (!throughput_given && last_samples_ && time_ms > last_samples_->first && value > last_samples_->second)
+      if (!throughput_given && last_samples_ && time_ms > last_samples_->first &&
+          value > last_samples_->second)
         emit(metric::kTrainThroughputSamplesPerSecond,
              (value - last_samples_->second) * 1000.0 / static_cast<double>(time_ms - last_samples_->first));
       last_samples_ = {time_ms, value};

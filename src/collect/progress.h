@@ -40,9 +40,9 @@ class ProgressPattern {
 
  private:
   struct Piece {
-    bool number = false;     // a {NAME}
-    bool any = false;        // a {}
-    std::string text;        // the literal, or the name
+    bool number = false;  // a {NAME}
+    bool any = false;     // a {}
+    std::string text;     // the literal, or the name
   };
   bool MatchFrom(size_t piece, std::string_view rest, std::vector<std::pair<std::string, double>>& out) const;
 

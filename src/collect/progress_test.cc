@@ -20,7 +20,8 @@ constexpr const char* kWordLanguageLine =
     "| epoch   1 |   200/ 2983 batches | lr 20.00 | ms/batch 22.35 | loss  7.63 | ppl  2063.42";
 
 TEST(ProgressPattern, ReadsTheNumbersOfALineAsTheScriptPrintsIt) {
-  Result<ProgressPattern> p = ProgressPattern::Parse("| epoch {epoch} | {step}/{} batches | {} ms/batch {ms} | loss {loss}");
+  Result<ProgressPattern> p =
+      ProgressPattern::Parse("| epoch {epoch} | {step}/{} batches | {} ms/batch {ms} | loss {loss}");
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto values = p->Match(kWordLanguageLine);
   ASSERT_TRUE(values.has_value());
@@ -31,8 +32,8 @@ TEST(ProgressPattern, ReadsTheNumbersOfALineAsTheScriptPrintsIt) {
 }
 
 TEST(ProgressPattern, AMistakenPatternIsRefusedWithOneThatWorks) {
-  for (const char* bad : {"loss {loss", "loss loss}", "epoch {epoch}{step}", "no numbers at all", "{step}/{}",
-                          "{2fast}"}) {
+  for (const char* bad :
+       {"loss {loss", "loss loss}", "epoch {epoch}{step}", "no numbers at all", "{step}/{}", "{2fast}"}) {
     Result<ProgressPattern> p = ProgressPattern::Parse(bad);
     ASSERT_FALSE(p.ok()) << bad;
     EXPECT_NE(p.status().message().find("e.g."), std::string::npos) << p.status().message();

@@ -228,9 +228,9 @@ Result<std::vector<ReportFigure>> CollectReportFigures(Store& store, SeriesReade
   };
   const Wanted wanted[] = {
       {{metric::kGpuSmActiveRatio, metric::kGpuUtilizationGpuRatio, metric::kProcCpuUtilizationRatio},
-       "over time, each workload's mean and range over its repeats"},
+       "over time: workload mean, range"},
       {{metric::kTrainThroughputSamplesPerSecond},
-       "over time, each workload's mean and range over its repeats"},
+       "over time: workload mean, range"},
   };
   std::vector<ReportFigure> out;
   for (const Wanted& w : wanted) {

@@ -17,6 +17,7 @@
 #include "collect/gpu_devices.h"
 #include "collect/gpu_tool_collectors.h"
 #include "collect/listeners.h"
+#include "collect/progress.h"
 #include "platform/nvml.h"
 #include "platform/process.h"
 #include "platform/start_gate.h"
@@ -25,7 +26,6 @@
 #include "run/gpu_setup.h"
 #include "run/manifest.h"
 #include "run/output_pump.h"
-#include "collect/progress.h"
 #include "run/run_cost.h"
 #include "run/sampler.h"
 #include "store/run_tags.h"
@@ -340,15 +340,16 @@ std::thread CollectManifestInBackground(Store& store, const RecordedRun& r, cons
 
 // A reader of the progress lines on each of the script's outputs, its points appended to
 // the run's series; none without a pattern. The pump holds references: keep the vector.
-std::vector<ProgressReader> ProgressReaders(const std::optional<ProgressPattern>& pattern, SeriesWriter& writer,
-                                            OutputPump& pump) {
+std::vector<ProgressReader> ProgressReaders(const std::optional<ProgressPattern>& pattern,
+                                            SeriesWriter& writer, OutputPump& pump) {
   std::vector<ProgressReader> readers;
   if (!pattern) return readers;
   readers.reserve(2);
   for (int stream = 0; stream < 2; ++stream) {
-    readers.emplace_back(*pattern, [&writer](std::string_view metric, int64_t time_ms, double value, int64_t step) {
-      writer.Append(metric, "", Point{.time_ms = time_ms, .value = value, .step = step});
-    });
+    readers.emplace_back(*pattern,
+                         [&writer](std::string_view metric, int64_t time_ms, double value, int64_t step) {
+                           writer.Append(metric, "", Point{.time_ms = time_ms, .value = value, .step = step});
+                         });
     pump.Observe(stream, [reader = &readers.back()](std::string_view bytes, int64_t time_ms) {
       reader->Feed(bytes, time_ms);
     });

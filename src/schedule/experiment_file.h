@@ -26,7 +26,7 @@ struct ExperimentRow {
   size_t line = 0;  // 1-based line in the file
   std::string experiment, workload, status, run, devices, collocation, file, listeners, params;
   std::string max_time, env, progress;  // optional columns; "" when absent
-  std::string name;           // optional Name column (radT 0.2.29): runs named "(W L) Name"
+  std::string name;                     // optional Name column (radT 0.2.29): runs named "(W L) Name"
 };
 
 struct ExperimentFile {

@@ -352,7 +352,8 @@ Result<PlannedRun> RowPlanner::PlanRow(const ExperimentRow& row) {
   if (!row.max_time.empty() && !ParseDurationMillis(row.max_time).ok())
     return Bad("MaxTime", "'" + row.max_time + "' is not a duration such as 90s, 30m or 2h");
   if (!row.progress.empty())
-    if (Result<ProgressPattern> p = ProgressPattern::Parse(row.progress); !p.ok()) return Bad("Progress", p.status().message());
+    if (Result<ProgressPattern> p = ProgressPattern::Parse(row.progress); !p.ok())
+      return Bad("Progress", p.status().message());
   Result<std::string> script = ResolveFile(row.file);
   if (!script.ok()) return Bad("File", script.status().message());
   run.script = *script;
