@@ -182,9 +182,14 @@ std::vector<std::vector<const RunRecord*>> SplitIntoAttempts(std::vector<const R
       continue;
     }
     // Before the tag: a letter seen again starts the next attempt (schedule resumed or the
-    // file run again); runs without a letter (started by hand) stay in one.
+    // file run again); runs without a letter (started by hand, `run -w`) are one attempt
+    // while their processes overlap, and one started after all of them ended is the next
+    // (a repeat by hand).
     std::string letter = TagValue(*r, kLetterTag);
-    if (!untagged || (!letter.empty() && letters.count(letter) != 0)) {
+    bool after = untagged && letter.empty() &&
+                 std::all_of(attempts[*untagged].begin(), attempts[*untagged].end(),
+                             [&](const RunRecord* x) { return x->end_ms > 0 && x->end_ms <= r->start_ms; });
+    if (!untagged || after || (!letter.empty() && letters.count(letter) != 0)) {
       untagged = attempts.size();
       attempts.emplace_back();
       letters.clear();

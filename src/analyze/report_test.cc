@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/run_tags.h"
+#include "store/series_writer.h"
 #include "tests/helpers/scratch_directory.h"
 
 namespace tb {
@@ -154,6 +155,36 @@ TEST(ReportRepeats, FinishedAttemptsAreRepeatsAndTimeGivesTheSpeedUp) {
             std::string::npos)
       << table;
   EXPECT_NE(table.find("n = 3"), std::string::npos) << table;
+}
+
+// A store analysed by an older trainbench (its energies split another way): the report says
+// so and gives this version's figures from what the runs recorded, not the kept ones.
+TEST(ReportRepeats, AnAnalysisKeptByAnOlderTrainbenchIsSaidAndRedone) {
+  ScratchDirectory scratch("tb-report");
+  std::unique_ptr<Store> store = Store::Open((scratch.path() / "r.db").string()).value();
+  ASSERT_TRUE(store->EnsureExperiment("e").ok());
+  RunRecord r;
+  r.id = NewRunId();
+  r.experiment = "e";
+  r.workload = "alone";
+  r.command = "/usr/bin/python3 train.py";
+  r.start_ms = 1763777000000;
+  ASSERT_TRUE(store->CreateRun(r).ok());
+  {
+    SeriesWriter w(*store, r.id);
+    for (int i = 0; i < 120; ++i)
+      w.Append("train.throughput_samples_per_second", "", {r.start_ms + i * 1000, 100, i});
+    ASSERT_TRUE(w.Close().ok());
+  }
+  ASSERT_TRUE(store->FinishRun(r.id, r.start_ms + 120000, kFinished, 0, std::nullopt, "").ok());
+  std::string old = R"({"version":1,"phases":[],"throughput":5,"energy_joules":999})";
+  ASSERT_TRUE(store->PutArtifact({r.id, "phases.json", static_cast<int64_t>(old.size()), old, ""}).ok());
+  ExperimentReport report = BuildReport(*store, "e").value();
+  ASSERT_TRUE(report.workloads[0].run_throughput);
+  EXPECT_NEAR(report.workloads[0].run_throughput->mean, 100, 1) << "not the old analysis's 5";
+  bool said = false;
+  for (const std::string& c : report.caveats) said |= c.find("analysed by an older trainbench") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 }  // namespace
