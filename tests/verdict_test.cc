@@ -101,7 +101,7 @@ TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
 
   // What a user reads: time per run, the speed-up with its interval and the method named.
   Shell table = Trainbench("report e");
-  EXPECT_NE(table.out.find("by the training time of the same command (the scripts logged no steps)"),
+  EXPECT_NE(table.out.find("by the training time of the same command (the scripts logged no samples)"),
             std::string::npos)
       << table.out;
   EXPECT_NE(table.out.find("n = 2)"), std::string::npos) << table.out;

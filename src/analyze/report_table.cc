@@ -99,7 +99,7 @@ std::string Verdict(const Estimate& speedup) {
 std::string SpeedupSentence(const WorkloadReport& w, const char* open, const char* close) {
   size_t n = w.attempts.empty() ? w.runs.size() : w.attempts.front().members.size();
   std::string by = w.basis == "time"
-                       ? Concat({" by the training time of the same command (the scripts logged no steps): ",
+                       ? Concat({" by the training time of the same command (the scripts logged no samples): ",
                                  Number(w.alone_throughput->mean, "%.1f"), " s alone, ",
                                  Number(w.run_seconds->mean, "%.1f"), " s each together"})
                        : Concat({" (", Number(w.combined_throughput->mean, "%.1f"), " vs ",

@@ -151,7 +151,7 @@ TEST(ReportRepeats, FinishedAttemptsAreRepeatsAndTimeGivesTheSpeedUp) {
   EXPECT_NEAR(pair.run_seconds->mean, (18 + 19 + 20 + 20 + 19 + 21) / 6.0, 1e-9);
   EXPECT_NEAR(pair.alone_throughput->mean, 11, 1e-9) << "seconds per run alone";
   std::string table = ReportTable(report);
-  EXPECT_NE(table.find("by the training time of the same command (the scripts logged no steps)"),
+  EXPECT_NE(table.find("by the training time of the same command (the scripts logged no samples)"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("n = 3"), std::string::npos) << table;
