@@ -98,12 +98,13 @@ std::string Verdict(const Estimate& speedup) {
 
 std::string SpeedupSentence(const WorkloadReport& w, const char* open, const char* close) {
   size_t n = w.attempts.empty() ? w.runs.size() : w.attempts.front().members.size();
-  std::string by = w.basis == "time"
-                       ? Concat({" by the training time of the same command (the scripts logged no samples): ",
-                                 Number(w.alone_throughput->mean, "%.1f"), " s alone, ",
-                                 Number(w.run_seconds->mean, "%.1f"), " s each together"})
-                       : Concat({" (", Number(w.combined_throughput->mean, "%.1f"), " vs ",
-                                 Number(w.alone_throughput->mean, "%.1f"), " samples/s)"});
+  std::string by =
+      w.basis == "time"
+          ? Concat({" by the training time of the same command (the scripts logged no samples): ",
+                    Number(w.alone_throughput->mean, "%.1f"), " s alone, ",
+                    Number(w.run_seconds->mean, "%.1f"), " s each together"})
+          : Concat({" (", Number(w.combined_throughput->mean, "%.1f"), " vs ",
+                    Number(w.alone_throughput->mean, "%.1f"), " samples/s)"});
   std::string speedup =
       w.speedup->HasInterval() ? EstimateText(*w.speedup, "%.2fx") : Number(w.speedup->mean, "%.2fx");
   return Concat({std::to_string(n), " runs together did ", open, speedup, close, " the work of one alone", by,

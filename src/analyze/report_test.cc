@@ -183,7 +183,8 @@ TEST(ReportRepeats, AnAnalysisKeptByAnOlderTrainbenchIsSaidAndRedone) {
   ASSERT_TRUE(report.workloads[0].run_throughput);
   EXPECT_NEAR(report.workloads[0].run_throughput->mean, 100, 1) << "not the old analysis's 5";
   bool said = false;
-  for (const std::string& c : report.caveats) said |= c.find("analysed by an older trainbench") != std::string::npos;
+  for (const std::string& c : report.caveats)
+    said |= c.find("analysed by an older trainbench") != std::string::npos;
   EXPECT_TRUE(said);
 }
 

@@ -149,7 +149,8 @@ TEST_F(FigureTest, AReportsMeanOverTimeHasTheBandOfItsRepeatsAndNoRetry) {
   Result<std::vector<ReportFigure>> figures = CollectReportFigures(*store_, *reader_, report);
   ASSERT_TRUE(figures.ok()) << figures.status().message();
   ASSERT_EQ(figures->size(), 1u);
-  EXPECT_NE((*figures)[0].spec.title.find("workload mean, range"), std::string::npos) << (*figures)[0].spec.title;
+  EXPECT_NE((*figures)[0].spec.title.find("workload mean, range"), std::string::npos)
+      << (*figures)[0].spec.title;
   ASSERT_EQ((*figures)[0].figure.lines.size(), 1u);
   const FigureLine& mean = (*figures)[0].figure.lines[0];
   ASSERT_FALSE(mean.y.empty());

@@ -229,8 +229,7 @@ Result<std::vector<ReportFigure>> CollectReportFigures(Store& store, SeriesReade
   const Wanted wanted[] = {
       {{metric::kGpuSmActiveRatio, metric::kGpuUtilizationGpuRatio, metric::kProcCpuUtilizationRatio},
        "over time: workload mean, range"},
-      {{metric::kTrainThroughputSamplesPerSecond},
-       "over time: workload mean, range"},
+      {{metric::kTrainThroughputSamplesPerSecond}, "over time: workload mean, range"},
   };
   std::vector<ReportFigure> out;
   for (const Wanted& w : wanted) {
