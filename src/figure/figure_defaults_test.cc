@@ -295,7 +295,12 @@ TEST(DefaultLegendTest, NamesAreShortAndDistinct) {
   RunRecord e = run("eeeeeeee55", "train.py", "", "", {});
   RunRecord f = run("ffffffff66", "train.py", "", "", {});
   EXPECT_EQ(DefaultLegend({{&e, "gpu=0", "", 0, {}}, {&f, "gpu=1", "", 0, {}}}),
-            (std::vector<std::string>{"train.py eeeeee [gpu=0]", "train.py ffffff [gpu=1]"}));
+            (std::vector<std::string>{"train.py #1 [gpu=0]", "train.py #2 [gpu=1]"}));
+  // Repeats of one configuration: by their place in start order, not by a hex id.
+  RunRecord later = run("00000000aa", "train.py 0A-", "1", "0A-", {});
+  later.start_ms = c.start_ms + 1000;
+  EXPECT_EQ(DefaultLegend({{&later, "", "", 0, {}}, {&c, "", "", 0, {}}}),
+            (std::vector<std::string>{"1 0A- #2", "1 0A- #1"}));
   EXPECT_EQ(DefaultLegend({{&a, "gpu=0", "", 0, {&b}}}),
             (std::vector<std::string>{"GPU 0, shared by 0A- and 0B-"}));
   EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3, {}}, {nullptr, "", "paper:7", 1, {}}}),

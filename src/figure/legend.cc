@@ -1,7 +1,9 @@
 #include "figure/legend.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "base/strings.h"
 #include "store/run_tags.h"
@@ -94,7 +96,7 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
     labels.insert(s.labels);
   }
   // The run's name; where names repeat, its workload and letter; where those repeat too,
-  // its name and the start of its id. The web page names its lines by the same rule.
+  // its place among its repeats. The web page names its lines by the same rule.
   auto distinct = [&](auto name_of) {
     std::set<std::string> names;
     for (const RunRecord* r : runs) {
@@ -108,6 +110,21 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
     return r.workload.empty() || letter.empty() ? std::string() : Concat({r.workload, " ", letter});
   };
   int rule = distinct([](const RunRecord& r) { return r.name; }) ? 0 : distinct(workload_letter) ? 1 : 2;
+  // Rule 2, repeats of one configuration: workload and letter (else the name) and the run's
+  // place among the runs so named, in start order ("pair 0A- #2"), never a hex id.
+  auto base = [&](const RunRecord& r) {
+    std::string wl = workload_letter(r);
+    return wl.empty() ? r.name : wl;
+  };
+  std::map<const RunRecord*, size_t> ordinal;
+  if (rule == 2) {
+    std::vector<const RunRecord*> by_start = runs;
+    std::sort(by_start.begin(), by_start.end(), [](const RunRecord* x, const RunRecord* y) {
+      return std::tie(x->start_ms, x->id) < std::tie(y->start_ms, y->id);
+    });
+    std::map<std::string, size_t> seen;
+    for (const RunRecord* r : by_start) ordinal[r] = ++seen[base(*r)];
+  }
   std::vector<std::string> out;
   for (const Source& s : sources) {
     if (s.run == nullptr) {
@@ -119,7 +136,8 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
       continue;
     }
     auto name_of = [&](const RunRecord& r) {
-      return rule == 0 ? r.name : rule == 1 ? workload_letter(r) : Concat({r.name, " ", r.id.substr(0, 6)});
+      if (rule == 2) return Concat({base(r), " #", std::to_string(ordinal[&r])});
+      return rule == 0 ? r.name : workload_letter(r);
     };
     std::string name = name_of(*s.run);
     if (!s.sharing.empty()) {  // "GPU 0, shared by A and B"

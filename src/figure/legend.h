@@ -32,7 +32,8 @@ std::vector<size_t> StylesBySpec(const std::vector<Source>& sources,
 std::string FillLegend(std::string_view pattern, const Source& s);
 
 // Legend names when none is asked for, short and distinct, as the web page names its lines:
-// the run's name (else its workload and letter, else its name and id's start), with the
+// the run's name (else its workload and letter, else that or its name with its place among
+// the runs so named in start order: "pair 0A- #2"), with the
 // labels where the lines' differ ("[gpu=1]"); a workload's "pair, mean of 3 runs"; a
 // device's series that runs shared, "GPU 0, shared by A and B".
 std::vector<std::string> DefaultLegend(const std::vector<Source>& sources);

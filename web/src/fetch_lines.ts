@@ -35,7 +35,7 @@ export function meanName(workload: string, runs: number): string {
 }
 
 // Each run's line name: its name where the runs' names differ, else its workload and letter
-// where those do, else its name and the start of its id.
+// where those do, else that (or its name) and its place among the runs so named: "pair 0A- #2".
 export function runNames(ids: string[], run: (id: string) => api.RunInfo | undefined): Map<string, string> {
   const distinct = (nameOf: (id: string) => string) => {
     const seen = new Set<string>();
@@ -51,7 +51,18 @@ export function runNames(ids: string[], run: (id: string) => api.RunInfo | undef
     const r = run(id);
     return r?.workload && r.letter ? `${r.workload} ${r.letter}` : "";
   };
-  const rule = distinct(byName) ? byName : distinct(byWorkload) ? byWorkload : (id: string) => `${byName(id)} ${id.slice(0, 6)}`;
+  // Repeats of one configuration: workload and letter (else the name) and the run's place
+  // among the runs so named, in start order ("pair 0A- #2"), never a hex id.
+  const base = (id: string) => byWorkload(id) || byName(id);
+  const place = new Map<string, number>();
+  const seen = new Map<string, number>();
+  const byStart = [...ids].sort((a, b) => (run(a)?.start_ms ?? 0) - (run(b)?.start_ms ?? 0) || a.localeCompare(b));
+  for (const id of byStart) {
+    const n = (seen.get(base(id)) ?? 0) + 1;
+    seen.set(base(id), n);
+    place.set(id, n);
+  }
+  const rule = distinct(byName) ? byName : distinct(byWorkload) ? byWorkload : (id: string) => `${base(id)} #${place.get(id)}`;
   return new Map(ids.map((id) => [id, rule(id)]));
 }
 

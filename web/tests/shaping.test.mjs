@@ -270,3 +270,17 @@ test("durations round before they split into minutes and hours; ticks under a se
   assert.ok(labels.includes("3.5s"), labels.join(" "));
   assert.equal(xLabel("relative", 90, 30), "1:30");
 });
+
+test("runs named alike are told apart by their place among their repeats, never by a hex id", async () => {
+  const { runNames } = await load("fetch_lines.ts");
+  const runs = {
+    ["a".repeat(32)]: { name: "train.py 0A-", workload: "pair", letter: "0A-", start_ms: 3000 },
+    ["b".repeat(32)]: { name: "train.py 0A-", workload: "pair", letter: "0A-", start_ms: 1000 },
+    ["c".repeat(32)]: { name: "train.py 0B-", workload: "pair", letter: "0B-", start_ms: 1000 },
+  };
+  const names = runNames(Object.keys(runs), (id) => runs[id]);
+  assert.deepEqual([...names.values()], ["pair 0A- #2", "pair 0A- #1", "pair 0B- #1"]);
+  // Names that differ stay the names.
+  const two = runNames(["a".repeat(32), "c".repeat(32)], (id) => runs[id]);
+  assert.deepEqual([...two.values()], ["train.py 0A-", "train.py 0B-"]);
+});
