@@ -177,5 +177,39 @@ TEST_F(VerdictTest, PrintedProgressGivesSamplesPerSecondAndTheSpeedUp) {
   EXPECT_NEAR(pair.speedup->mean, truth, 0.1 * truth) << ReportTable(report);
 }
 
+// `run --progress`: the lines become the run's series, each at its step; a mistaken pattern
+// stops before anything runs; a pattern that matches nothing is said, in the run's events too.
+TEST_F(VerdictTest, RunProgressRecordsThePrintedNumbersAndSaysWhenNothingMatched) {
+  std::ofstream(dir_ / "prints.py") << "for step in range(1, 6):\n"
+                                       "    print('step %d/5 loss %.2f' % (step, 1.0 / step), flush=True)\n";
+  Shell bad = Trainbench("run -l none --progress 'loss {loss' --python /usr/bin/python3 prints.py");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--progress"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("e.g."), std::string::npos) << bad.err;
+  EXPECT_TRUE(OpenStore()->ListRuns("").value().empty());
+
+  Shell ok =
+      Trainbench("run -l none --progress 'step {step}/{} loss {loss}' --python /usr/bin/python3 prints.py");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  std::unique_ptr<Store> store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  EXPECT_EQ(TagValue(run, kProgressTag), "step {step}/{} loss {loss}");
+  std::vector<Point> loss = Series(*store, run.id, "train.loss");
+  ASSERT_EQ(loss.size(), 5u);
+  for (size_t i = 0; i < loss.size(); ++i) {
+    EXPECT_EQ(loss[i].step, static_cast<int64_t>(i + 1));
+    EXPECT_NEAR(loss[i].value, 1.0 / static_cast<double>(i + 1), 0.005);
+  }
+
+  Shell none =
+      Trainbench("run -l none -e other --progress 'epoch {epoch}' --python /usr/bin/python3 prints.py");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.err.find("matched no line"), std::string::npos) << none.err;
+  RunRecord other = OpenStore()->ListRuns("other").value().at(0);
+  bool said = false;
+  for (const EventRecord& e : OpenStore()->ListEvents(other.id).value()) said |= e.kind == "progress";
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace tb
