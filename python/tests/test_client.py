@@ -73,3 +73,22 @@ def test_a_refused_batch_is_said_once_and_training_goes_on(endpoint, capsys):
     run.close()
     err = capsys.readouterr().err
     assert err.count("refused on purpose") == 1, err
+
+
+def test_an_evaluation_between_epochs_is_not_waiting_for_data(endpoint):
+    """The step timer's throughput does not dip at each epoch: the time across run.epoch()
+    (an evaluation after the epoch's last step) is not counted as waiting for data."""
+    import time
+    run = trainbench.Run(tracking_uri=endpoint.uri, run_id="d" * 32)
+    for epoch in range(2):
+        run.epoch()
+        for _ in range(3):
+            with run.step_timer(samples=10):
+                time.sleep(0.02)
+        time.sleep(0.3)  # evaluation
+    run.close()
+    waits = [m["value"] for m in metrics_sent(endpoint) if m["key"] == "step.data_wait_seconds"]
+    tput = [m["value"] for m in metrics_sent(endpoint) if m["key"] == "throughput_samples_per_second"]
+    assert len(waits) == 6 and len(tput) == 6
+    assert max(waits) < 0.1, waits
+    assert min(tput) > 0.5 * max(tput), tput

@@ -58,6 +58,7 @@ class Run:
         self.step = 0
         self._epochs_started = 0
         self._last_step_end = None
+        self._last_wait = 0.0  # the step timer's last wait for data
         self.rank = rank_of(env)
         first = self.rank in (None, 0)
         self._sender = Sender(uri, run_id, self.experiment_id, flush_interval,
@@ -108,9 +109,11 @@ class Run:
             self._sender.tag(str(key), str(value))
 
     def event(self, label, kind="event"):
-        """Marks a point in time (a checkpoint, an evaluation, anything)."""
+        """Marks a point in time (a checkpoint, an evaluation, anything). The step timer
+        does not count the time across an event (an epoch's evaluation) as waiting for data."""
         if self.active:
             self._sender.event(str(kind), str(label))
+            self._last_step_end = None
 
     def epoch(self, number=None):
         """Marks the start of an epoch: an event and the metric `epoch` (`number`, else
@@ -158,10 +161,13 @@ class Run:
     def step_timer(self, samples=None):
         """For loops that do not iterate a loader: `with run.step_timer(samples=64):`
         around the computation of one step; the time since the previous step ended
-        counts as waiting for data."""
+        counts as waiting for data, unless an epoch, a phase or an event came between
+        (evaluation, a checkpoint): the step then takes the previous step's wait."""
         start = time.perf_counter()
         self.step += 1
-        wait = start - self._last_step_end if self._last_step_end is not None else 0.0
+        if self._last_step_end is not None:
+            self._last_wait = start - self._last_step_end
+        wait = self._last_wait
         try:
             yield
         finally:
