@@ -189,6 +189,25 @@ TEST_F(ServeTest, ExperimentsWorkloadsRunsAndTheirDetails) {
   Served metrics = Get("/api/v1/metrics?runs=" + Ids({&trace_, &synthetic_[0]}));
   ASSERT_EQ(metrics.status, 200);
   EXPECT_GT(metrics.body["metrics"].size(), 10u);
+
+  // A script's metric named with its unit carries it, as the catalog's do: the chart's axis
+  // reads "Throughput (samples/s)".
+  auto store = Store::Open(db_).value();
+  RunRecord script = NewRun(*store, "units", "1", "A");
+  {
+    SeriesWriter writer(*store, script.id);
+    writer.Append("train.throughput_samples_per_second", "", Point{kStart, 512});
+    writer.Append("train.step.compute_seconds", "", Point{kStart, 0.1});
+    ASSERT_TRUE(writer.Close().ok());
+  }
+  std::map<std::string, std::pair<std::string, std::string>> shown;  // metric -> title, unit
+  Served listed = Get("/api/v1/metrics?runs=" + script.id);
+  for (const json& m : listed.body["metrics"])
+    shown[m["metric"]] = {m["title"], m["unit"]};
+  EXPECT_EQ(shown["train.throughput_samples_per_second"],
+            std::make_pair(std::string("Throughput"), std::string("samples/s")))
+      << listed.raw;
+  EXPECT_EQ(shown["train.step.compute_seconds"].second, "s");
 }
 
 TEST_F(ServeTest, DownsampledSeriesKeepEverySpikeAndZoomGivesFullDetail) {

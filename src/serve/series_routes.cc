@@ -66,7 +66,7 @@ ApiResponse ServeApi::Call::Metrics() {
     const MetricInfo* info = FindMetric(metric);
     std::string source = metric.substr(0, metric.find('.'));
     list.push_back({{"metric", metric},
-                    {"unit", info != nullptr ? info->unit : ""},
+                    {"unit", MetricUnit(metric)},  // a script's from its name's suffix
                     {"source", source},
                     {"title", MetricTitle(metric)},
                     {"description", info != nullptr ? info->description : ""},
