@@ -655,6 +655,9 @@ test("the first page leads: experiments at a glance, one click to a quick compar
   const spans = await page.evaluate(() => window.trainbench.charts.map((c) => [c.state.x, c.plot.scales.x.min, c.plot.scales.x.max]));
   assert.ok(spans.every(([x, min, max]) => x === "relative" && min === 0 && max === spans[0][2]), JSON.stringify(spans));
   assert.ok(spans[0][2] >= 600, JSON.stringify(spans));
+  // Every axis says its unit, a script's throughput too.
+  const labels = await page.evaluate(() => Object.fromEntries(window.trainbench.charts.map((c) => [c.state.metric, c.plot.axes[1].label])));
+  assert.equal(labels["train.throughput_samples_per_second"], "Throughput (samples/s)", JSON.stringify(labels));
   const boxes = await Promise.all([0, 1].map((i) => page.locator("section.chart").nth(i).boundingBox()));
   assert.ok(Math.abs(boxes[0].y - boxes[1].y) < 2 && boxes[1].x > boxes[0].x, "charts side by side");
   // The table shows what differs (batch size) and fits the screen.
