@@ -202,8 +202,7 @@ TEST_F(ServeTest, ExperimentsWorkloadsRunsAndTheirDetails) {
   }
   std::map<std::string, std::pair<std::string, std::string>> shown;  // metric -> title, unit
   Served listed = Get("/api/v1/metrics?runs=" + script.id);
-  for (const json& m : listed.body["metrics"])
-    shown[m["metric"]] = {m["title"], m["unit"]};
+  for (const json& m : listed.body["metrics"]) shown[m["metric"]] = {m["title"], m["unit"]};
   EXPECT_EQ(shown["train.throughput_samples_per_second"],
             std::make_pair(std::string("Throughput"), std::string("samples/s")))
       << listed.raw;
