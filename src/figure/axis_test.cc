@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "figure/bar_chart.h"
+#include "figure/palette.h"
 #include "figure/render.h"
 
 namespace tb {
@@ -55,7 +56,7 @@ TEST(BarChartTest, NamesNeverOverprintAndValuesAreText) {
   find("no data");  // a workload without the figure
   find("Samples per second");
   find("runs together");
-  EXPECT_NE(svg->find("fill=\"#d62728\""), std::string::npos) << "collocated workloads red";
+  EXPECT_NE(svg->find("fill=\"" + std::string(kLineColors[1]) + "\""), std::string::npos) << "collocated workloads in the second colour";
   EXPECT_EQ(FitText("short", f, 100), "short");
 }
 

@@ -4,6 +4,7 @@
 // embedded as TrueType subsets in PDF, text as <text> in SVG, PNG at the chosen DPI.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct FigureLine {
   std::string name;            // in the legend
   std::string run_id;          // "" for a workload mean
   size_t style = 0;            // colour and dash: the line's place among all lines, hidden or not
+  std::optional<double> shade;  // a sweep: its place 0-1 on the sequential map (by its value)
   std::vector<double> x, y;    // y in the units shown; NaN: a gap
   std::vector<double> raw;     // when smoothed: y before smoothing (drawn faint behind it)
   std::vector<double> lo, hi;  // a workload's min-max band (NaN where fewer than two runs)
@@ -50,12 +52,16 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
 // The plotted values: one row per x, one column per line (and band bound), as plotted.
 std::string FigureCsv(const Figure& figure);
 
-// A palette colour for line `style` as on screen ("#1f77b4"), or black and grey in mono.
+// Line `style`'s look from the palette, as on screen (figure/palette.h), or black and grey
+// in mono; a sweep's line (shade) takes its colour from the sequential map.
 struct LineStyle {
   double r, g, b;
   std::vector<double> dash;  // in multiples of the line width; empty: solid
+  std::string marker;        // "", "dot", "ring"
 };
 LineStyle StyleOf(size_t style, bool mono);
+LineStyle SweepStyle(double t);  // t: 0 (the least value) to 1 (the greatest)
+LineStyle StyleOf(const FigureLine& line, bool mono);
 
 Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format);
 

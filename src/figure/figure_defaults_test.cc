@@ -10,6 +10,7 @@
 #include "analyze/phases.h"
 #include "figure/axis.h"
 #include "figure/figure_test_fixture.h"
+#include "figure/palette.h"
 #include "figure/legend.h"
 #include "figure/render.h"
 #include "figure/shared_devices.h"
@@ -136,7 +137,12 @@ TEST_F(FigureTest, SmoothingByTimeKeepsASparseLineOnItsValuesAndItsRawValuesFain
   spec.smoothing = 90;
   std::ifstream in(Draw(spec, FigureFormat::kSvg, "smooth.svg"));
   std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(svg.find("stroke=\"#bcd6e9\""), std::string::npos) << "the first line's colour, faint";
+  Rgb first = ParseRgb(kLineColors[0]);
+  char faint[8];
+  std::snprintf(faint, sizeof faint, "#%02x%02x%02x", static_cast<int>(std::lround((first.r * 0.3 + 0.7) * 255)),
+                static_cast<int>(std::lround((first.g * 0.3 + 0.7) * 255)),
+                static_cast<int>(std::lround((first.b * 0.3 + 0.7) * 255)));
+  EXPECT_NE(svg.find(std::string("stroke=\"") + faint + "\""), std::string::npos) << "the first line's colour, faint";
 }
 
 // The y axis's title stands clear of its tick labels, however wide they are (the report's

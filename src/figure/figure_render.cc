@@ -9,16 +9,12 @@
 #include "figure/bar_chart.h"
 #include "figure/figure.h"
 #include "figure/painter.h"
+#include "figure/palette.h"
 #include "figure/pango_cairo.h"
 #include "figure/render.h"
 
 namespace tb {
 namespace {
-
-constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                    "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
-const std::vector<std::vector<double>> kDashes = {{},      {8, 4}, {2, 3}, {10, 3, 2, 3},
-                                                  {14, 5}, {4, 4}, {1, 4}, {16, 4, 4, 4}};
 
 const Rgb kInk{0.13, 0.13, 0.13}, kMuted{0.33, 0.33, 0.33}, kGrid{0.9, 0.9, 0.9}, kEventInk{0.45, 0.45, 0.45};
 
@@ -49,12 +45,35 @@ std::vector<std::vector<Pt>> Segments(const std::vector<double>& x, const std::v
 }  // namespace
 
 LineStyle StyleOf(size_t style, bool mono) {
+  auto dash_of = [](std::string_view text) {
+    std::vector<double> dash;
+    for (std::string_view part : SplitWhitespace(text)) {
+      if (std::optional<double> d = ParseDouble(part)) dash.push_back(*d);
+    }
+    return dash;
+  };
   if (mono) {
-    double grey = style % 2 ? 0.33 : 0;
-    return {grey, grey, grey, kDashes[style % kDashes.size()]};
+    size_t dashes = std::size(kMonoDashes);
+    double grey = (style / dashes) % 2 ? 0.4 : 0;
+    return {grey, grey, grey, dash_of(kMonoDashes[style % dashes]),
+            std::string(kLineMarkers[(style / (2 * dashes)) % std::size(kLineMarkers)])};
   }
-  Rgb c = ParseRgb(kPalette[style % std::size(kPalette)]);
-  return {c.r, c.g, c.b, {}};
+  Rgb c = ParseRgb(kLineColors[style % kLineColorCount]);
+  return {c.r, c.g, c.b, dash_of(kLineDashes[(style / kLineColorCount) % kLineDashCount]),
+          std::string(kLineMarkers[(style / (kLineColorCount * kLineDashCount)) % std::size(kLineMarkers)])};
+}
+
+LineStyle SweepStyle(double t) {
+  constexpr size_t n = std::size(kSequentialStops);
+  double at = std::clamp(t, 0.0, 1.0) * static_cast<double>(n - 1);
+  size_t i = std::min(static_cast<size_t>(at), n - 2);
+  Rgb a = ParseRgb(kSequentialStops[i]), b = ParseRgb(kSequentialStops[i + 1]);
+  double f = at - static_cast<double>(i);
+  return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f, {}, ""};
+}
+
+LineStyle StyleOf(const FigureLine& line, bool mono) {
+  return line.shade ? SweepStyle(*line.shade) : StyleOf(line.style, mono);
 }
 
 namespace {
@@ -187,7 +206,7 @@ void DrawGrid(Painter& p, const Plot& plot, const std::vector<Tick>& x_ticks,
 void DrawBands(Painter& p, const Figure& fig, const FigureSpec& spec, const Plot& plot) {
   for (const FigureLine& l : fig.lines) {
     if (l.lo.empty()) continue;
-    LineStyle st = StyleOf(l.style, spec.mono);
+    LineStyle st = StyleOf(l, spec.mono);
     std::vector<Pt> upper, lower;
     auto flush = [&] {
       if (upper.size() > 1) {
@@ -223,20 +242,46 @@ double LineWidth(const FigureLine& l, const FigureSpec& spec) {
   return l.lo.empty() ? spec.line_pt : spec.line_pt * 1.5;
 }
 
+// A marker: a filled dot, or a ring around white.
+void DrawMarker(Painter& p, Pt at, const LineStyle& st, double size) {
+  if (st.marker.empty()) return;
+  std::vector<Pt> circle;
+  for (int k = 0; k <= 16; ++k) {
+    double a = k * M_PI / 8;
+    circle.emplace_back(at.first + size / 2 * std::cos(a), at.second + size / 2 * std::sin(a));
+  }
+  bool ring = st.marker == "ring";
+  p.Polygon(circle, ring ? Rgb{1, 1, 1} : Rgb{st.r, st.g, st.b}, 1);
+  if (ring) p.Polyline(circle, {st.r, st.g, st.b}, size * 0.22, {});
+}
+
+// Markers along a line, about `spacing` apart on the page, the lines' offset from one another
+// so that two lines' markers do not sit on each other.
+void DrawMarkers(Painter& p, const std::vector<Pt>& seg, const LineStyle& st, size_t style, double spacing,
+                 double size) {
+  if (st.marker.empty() || seg.empty()) return;
+  double next = seg.front().first + spacing * static_cast<double>(style % 5) / 5;
+  for (const Pt& pt : seg) {
+    if (pt.first < next) continue;
+    DrawMarker(p, pt, st, size);
+    next = pt.first + spacing;
+  }
+}
+
 void DrawLines(Painter& p, const Figure& fig, const FigureSpec& spec, const Plot& plot) {
   auto at = [&](double x, double y) { return plot.At(x, y); };
   // A smoothed line's own values, faint behind every smoothed line (a blend toward the white
   // page rather than transparency, which every format draws alike).
   for (const FigureLine& l : fig.lines) {
     if (l.raw.empty()) continue;
-    LineStyle st = StyleOf(l.style, spec.mono);
+    LineStyle st = StyleOf(l, spec.mono);
     Rgb faint{st.r + (1 - st.r) * 0.7, st.g + (1 - st.g) * 0.7, st.b + (1 - st.b) * 0.7};
     for (const std::vector<Pt>& seg : Segments(l.x, l.raw, at)) {
       if (seg.size() > 1) p.Polyline(seg, faint, spec.line_pt * 0.6, {});
     }
   }
   for (const FigureLine& l : fig.lines) {
-    LineStyle st = StyleOf(l.style, spec.mono);
+    LineStyle st = StyleOf(l, spec.mono);
     double w = LineWidth(l, spec);
     for (const std::vector<Pt>& seg : Segments(l.x, l.y, at)) {
       if (seg.size() == 1) {
@@ -244,6 +289,7 @@ void DrawLines(Painter& p, const Figure& fig, const FigureSpec& spec, const Plot
       } else {
         p.Polyline(seg, {st.r, st.g, st.b}, w, DashFor(st, w));
       }
+      DrawMarkers(p, seg, st, l.style, spec.font_pt * 5, spec.font_pt * 0.55 + w);
     }
   }
 }
@@ -276,11 +322,12 @@ void DrawLegend(Painter& p, const LegendLayout& legend, const FigureSpec& spec, 
     double x = left0 + pad;
     y += f * 1.25;
     for (const LegendEntry& e : row) {
-      LineStyle st = StyleOf(e.line->style, spec.mono);
+      LineStyle st = StyleOf(*e.line, spec.mono);
       double w = LineWidth(*e.line, spec);
       if (!e.line->lo.empty())
         p.Rect(x, y - f * 0.75, swatch, f * 0.7, {st.r, st.g, st.b}, spec.mono ? 0.15 : 0.18);
       p.Polyline({{x, y - f * 0.4}, {x + swatch, y - f * 0.4}}, {st.r, st.g, st.b}, w, DashFor(st, w));
+      DrawMarker(p, {x + swatch / 2, y - f * 0.4}, st, f * 0.55 + w);
       p.Text(x + swatch + f * 0.4, y, e.text, f, Anchor::kStart, kInk);
       x += e.width + f * 1.2;
     }

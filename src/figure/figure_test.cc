@@ -17,6 +17,7 @@
 #include "figure/axis.h"
 #include "figure/bar_chart.h"
 #include "figure/figure_test_fixture.h"
+#include "figure/palette.h"
 #include "figure/render.h"
 #include "query/chart_series.h"
 #include "query/downsample.h"
@@ -29,6 +30,9 @@
 
 namespace tb {
 namespace {
+
+// The SVG attribute of a line drawn in palette colour `k`.
+std::string Stroke(size_t k) { return "stroke=\"" + std::string(kLineColors[k]) + "\""; }
 
 TEST_F(FigureTest, PdfEmbedsItsFontsAtTheAskedSizeWithAxisTitlesAsText) {
   FigureSpec spec;
@@ -69,14 +73,14 @@ TEST_F(FigureTest, SvgTextIsTextAndHidingALineKeepsTheOthersColours) {
   std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(svg.find(">GPU utilization (%)</text>"), std::string::npos);
   EXPECT_NE(svg.find(">bs 32</text>"), std::string::npos);
-  EXPECT_NE(svg.find("stroke=\"#1f77b4\""), std::string::npos);  // the screen's first colour
-  EXPECT_NE(svg.find("stroke=\"#d62728\""), std::string::npos);  // and its second
+  EXPECT_NE(svg.find(Stroke(0)), std::string::npos);  // the screen's first colour
+  EXPECT_NE(svg.find(Stroke(1)), std::string::npos);  // and its second
   spec.hidden = {ids_[0] + "|gpu=0"};
   path = Draw(spec, FigureFormat::kSvg, "hidden.svg");
   std::ifstream in2(path);
   std::string hidden((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(hidden.find("stroke=\"#1f77b4\""), std::string::npos);
-  EXPECT_NE(hidden.find("stroke=\"#d62728\""), std::string::npos) << "the second line keeps its colour";
+  EXPECT_EQ(hidden.find(Stroke(0)), std::string::npos);
+  EXPECT_NE(hidden.find(Stroke(1)), std::string::npos) << "the second line keeps its colour";
   EXPECT_EQ(hidden.find(">bs 32</text>"), std::string::npos);
 }
 

@@ -4,6 +4,7 @@
 import type * as api from "./api";
 import type { PlotBand, PlotEvent, PlotSeries } from "./scene";
 import type { XKind } from "./state";
+import { LINE_COLORS, LINE_DASHES, LINE_MARKERS, MONO_DASHES, SEQUENTIAL_STOPS } from "./generated/palette";
 
 export interface Line {
   key: string; // legend identity: run id + labels, or "EXP:W"
@@ -17,6 +18,7 @@ export interface Line {
   members?: string; // a workload mean: its runs, comma-separated
   lastMs?: number; // a run's line: the time of its series' newest point (for live updates)
   style?: number; // its colour and dash (lineStyle); the line's position when not given
+  shade?: number; // a sweep: its place 0-1 on the sequential map, by its parameter's value
 }
 
 export interface PhaseSpan {
@@ -33,8 +35,6 @@ export interface LineLook {
   hidden?: string[]; // keys of the lines switched off (they do not set the smoothing's step)
 }
 
-const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
-const DASHES = [[], [8, 4], [2, 3], [10, 3, 2, 3], [14, 5], [4, 4], [1, 4], [16, 4, 4, 4]];
 
 // Smoothing: an exponential moving average, debiased at the start (TensorBoard's), gaps
 // kept, and weighted by time: a point `dx` after the one before keeps weight^(dx / step) of
@@ -71,12 +71,47 @@ export function smoothingStep(lines: Line[]): number {
   return densest > 1 && hi > lo ? (hi - lo) / Math.min(densest, 400) : 0;
 }
 
-// The i-th line's colour and dash: a palette, or black and grey dashes in monochrome.
-export function lineStyle(i: number, mono: boolean): { color: string; dash: number[] } {
+export interface LineLookStyle {
+  color: string;
+  dash: number[]; // in multiples of the line's width
+  marker: string; // "", "dot" or "ring"
+}
+
+// The i-th line's look, as the figures give it (src/figure/palette.h): five colours that
+// step in lightness, then dashes, then markers; in monochrome black and grey with dashes.
+export function lineStyle(i: number, mono: boolean): LineLookStyle {
+  const colors = LINE_COLORS.length;
+  const dashes = LINE_DASHES.length;
+  if (mono) {
+    const n = MONO_DASHES.length;
+    return {
+      color: Math.floor(i / n) % 2 ? "#666666" : "#000000",
+      dash: MONO_DASHES[i % n],
+      marker: LINE_MARKERS[Math.floor(i / (2 * n)) % LINE_MARKERS.length],
+    };
+  }
   return {
-    color: mono ? (i % 2 ? "#555555" : "#000000") : PALETTE[i % PALETTE.length],
-    dash: mono ? DASHES[i % DASHES.length] : [],
+    color: LINE_COLORS[i % colors],
+    dash: LINE_DASHES[Math.floor(i / colors) % dashes],
+    marker: LINE_MARKERS[Math.floor(i / (colors * dashes)) % LINE_MARKERS.length],
   };
+}
+
+// A sweep's colour: t from 0 (the least value) to 1 (the greatest) on the sequential map.
+export function sweepColor(t: number): string {
+  const n = SEQUENTIAL_STOPS.length;
+  const at = Math.min(1, Math.max(0, t)) * (n - 1);
+  const i = Math.min(Math.floor(at), n - 2);
+  const f = at - i;
+  const channel = (hex: string, k: number) => parseInt(hex.slice(1 + 2 * k, 3 + 2 * k), 16);
+  const mix = [0, 1, 2].map((k) => Math.round(channel(SEQUENTIAL_STOPS[i], k) * (1 - f) + channel(SEQUENTIAL_STOPS[i + 1], k) * f));
+  return "#" + mix.map((v) => v.toString(16).padStart(2, "0")).join("");
+}
+
+// A line's look: its sweep colour where the chart is coloured by a parameter, else its style's.
+export function lookOf(l: Line, i: number, mono: boolean): LineLookStyle {
+  if (l.shade !== undefined) return { color: sweepColor(l.shade), dash: [], marker: "" };
+  return lineStyle(l.style ?? i, mono);
 }
 
 // Colours that follow the runs, not the lines: `runs` (the chart's runs, in order) and
@@ -101,7 +136,7 @@ export function plotted(lines: Line[], look: LineLook): { series: PlotSeries[]; 
   const bands: PlotBand[] = [];
   const step = look.smoothing > 0 ? smoothingStep(lines.filter((l) => !look.hidden?.includes(l.key))) : 0;
   lines.forEach((l, i) => {
-    const st = lineStyle(l.style ?? i, look.mono);
+    const st = lookOf(l, i, look.mono);
     const width = l.band ? look.width + 1 : look.width;
     const y = ema(l.x, l.y, look.smoothing, step);
     series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y, raw: y === l.y ? undefined : l.y });

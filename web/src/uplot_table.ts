@@ -3,7 +3,7 @@
 import uPlot from "uplot";
 import type { ChartState, XKind } from "./state";
 import { xLabel, value } from "./format";
-import { lineStyle, plotted, type Line } from "./lines";
+import { lookOf, plotted, type Line } from "./lines";
 import { straightLines } from "./paths";
 import { toPlotX, xName } from "./xaxis";
 
@@ -30,21 +30,49 @@ export function uplotData(lines: Line[], state: ChartState, x: XKind): uPlot.Ali
   return data as uPlot.AlignedData;
 }
 
+// Markers along a line, about 40 pixels apart, each line's offset from the others'.
+function markers(color: string, marker: string, width: number, style: number): uPlot.Series.Points {
+  return {
+    show: true,
+    size: 5 + width,
+    width: 1.5,
+    stroke: color,
+    fill: marker === "ring" ? "#ffffff" : color,
+    filter: (u, si) => {
+      const xs = u.data[0];
+      const ys = u.data[si];
+      const out: number[] = [];
+      let next = -Infinity;
+      for (let k = 0; k < xs.length; k++) {
+        if (ys[k] == null) continue;
+        const px = u.valToPos(xs[k], "x");
+        if (px < 0 || px > u.bbox.width / devicePixelRatio) continue;
+        if (next === -Infinity) next = px + (40 * (style % 5)) / 5;
+        if (px < next) continue;
+        out.push(k);
+        next = px + 40;
+      }
+      return out;
+    },
+  };
+}
+
 export function uplotSeries(lines: Line[], state: ChartState, x: XKind, forOverview: boolean): UplotSeries {
   const series: uPlot.Series[] = [{ label: xName(x), value: (_u, v) => (v == null ? "-" : xLabel(x, v)) }];
   const owners: (Line | undefined)[] = [undefined];
   const bands: uPlot.Band[] = [];
   lines.forEach((l, i) => {
-    const st = lineStyle(l.style ?? i, state.mono);
+    const st = lookOf(l, i, state.mono);
     const shown = !state.hidden.includes(l.key);
+    const width = forOverview ? 1 : l.band ? state.width + 1 : state.width;
     series.push({
       label: l.name,
       stroke: st.color,
-      dash: st.dash,
-      width: forOverview ? 1 : l.band ? state.width + 1 : state.width,
+      dash: st.dash.map((d) => d * Math.max(1, width) * 1.2),
+      width,
       show: shown,
       spanGaps: false,
-      points: { show: false },
+      points: st.marker && !forOverview ? markers(st.color, st.marker, width, l.style ?? i) : { show: false },
       value: (_u, v) => value(v),
       // A workload's mean is one of its band's edges for uPlot: its own builder then.
       paths: l.band ? undefined : straightLines,

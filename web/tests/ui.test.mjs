@@ -552,19 +552,19 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   const svg = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
   assert.ok(svg.includes(">GPU utilization (%)</text>") && svg.includes(">run 0A-") && svg.trimEnd().endsWith("</svg>"));
   // Colours as on screen: the palette's first two.
-  for (const colour of ["#1f77b4", "#d62728"]) {
+  for (const colour of ["#08306b", "#a50f15"]) {
     const path = svg.match(new RegExp(`<path d="([^"]+)" fill="none" stroke="${colour}"`));
     assert.ok(path && path[1].split("L").length > 300, `${colour} line with its points`);
   }
   // A series switched off on screen is left out; the other keeps its colour.
   await chart.locator(".u-legend .u-series").nth(1).click();
   const fewer = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
-  assert.ok(!fewer.includes('stroke="#1f77b4"') && fewer.includes('stroke="#d62728"'));
+  assert.ok(!fewer.includes('stroke="#08306b"') && fewer.includes('stroke="#a50f15"'));
   await chart.locator(".u-legend .u-series").nth(1).click();
   // No legend: the names are left out, the lines stay.
   await chart.locator('[data-f="noLegend"]').check();
   const bare = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
-  assert.ok(!bare.includes(">run 0A-") && bare.includes('stroke="#1f77b4"'), "no legend names, the lines drawn");
+  assert.ok(!bare.includes(">run 0A-") && bare.includes('stroke="#08306b"'), "no legend names, the lines drawn");
   await chart.locator('[data-f="noLegend"]').uncheck();
 
   const png = await downloadOf(page, () => chart.locator('[data-a="png"]').click());
