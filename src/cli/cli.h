@@ -108,7 +108,7 @@ struct PlotArgs {
   std::string metric, labels, x, from, to, smoothing;
   std::string width, height, font_size, line_width, dpi;
   std::string title, x_title, y_title, legend;
-  std::string y_min, y_max, phases_of;
+  std::string y_min, y_max, phases_of, font, color_by;
   bool mono = false, log_y = false, events = false, no_events = false, phases = false, no_legend = false,
        ratio = false;
   bool csv = false, save_spec = false;

@@ -64,6 +64,8 @@ static Result<FigureSpec> PlotSpec(const PlotArgs& a, bool& x_given) {
   set("x_title", a.x_title);
   set("y_title", a.y_title);
   set("legend", a.legend);
+  set("font", a.font);
+  set("color_by", a.color_by);
   auto number = [&](const char* field, const std::string& v) -> Status {
     if (v.empty()) return Status::Ok();
     std::optional<double> d = ParseDouble(v);
@@ -186,6 +188,9 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("--height", pa->height,
                    "Figure height (default: 0.62 of the width, taller for a legend of many lines)");
   plot->add_option("--font-size", pa->font_size, "Text size in points (default 8)");
+  plot->add_option("--font", pa->font,
+                   "Font family: 'DejaVu Serif' for a serif paper, serif, or any installed family "
+                   "(default DejaVu Sans)");
   plot->add_option("--line-width", pa->line_width, "Line width in points (default 1)");
   plot->add_option("--dpi", pa->dpi, "PNG resolution (default 300)");
   plot->add_option("--title", pa->title, "Title above the plot (default: none)");
@@ -196,6 +201,9 @@ void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   plot->add_option("--y-min", pa->y_min, "y axis minimum, in the units shown (values below are clipped)");
   plot->add_option("--y-max", pa->y_max, "y axis maximum, in the units shown");
   plot->add_flag("--log-y", pa->log_y, "Logarithmic y axis");
+  plot->add_option("--color-by", pa->color_by,
+                   "A sweep: colour the runs' lines by this numeric param on a sequential map, in its "
+                   "order, with a colour bar for more than six runs");
   plot->add_flag("--mono", pa->mono, "Black and grey lines with dash patterns, for print");
   plot->add_flag("--events", pa->events, "Mark the runs' events (epochs, signals) with labelled lines");
   plot->add_flag("--no-events", pa->no_events, "No event lines (the default; overrides a figure file's)");

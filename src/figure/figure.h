@@ -36,12 +36,23 @@ struct FigureSpan {
   std::string kind;
 };
 
+// A sweep's colour scale: the param, its least and greatest values, and whether its map is logarithmic.
+struct FigureSweep {
+  std::string param;
+  double lo = 0, hi = 1;
+  bool log = false;
+  std::vector<double> values;  // the lines' distinct values, ascending
+  // `v`'s place on the map, 0 (lo) to 1 (hi).
+  double At(double v) const;
+};
+
 struct Figure {
   XAxis x = XAxis::kRelative;
   std::string title, x_title, y_title, unit;  // unit as shown ("%", "GiB")
   std::vector<FigureLine> lines;              // visible lines only
   std::vector<FigureMark> events;
   std::vector<FigureSpan> phases;
+  std::optional<FigureSweep> sweep;  // lines coloured by a param (FigureSpec::color_by)
   double x_min = 0, x_max = 1;  // the range shown
 };
 

@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "figure/axis.h"
 #include "figure/figure.h"
+#include "figure/sweep.h"
 #include "figure/legend.h"
 #include "figure/shared_devices.h"
 #include "metrics/catalog.h"
@@ -405,6 +406,7 @@ Result<Figure> CollectFigure(Store& store, SeriesReader& reader, const FigureSpe
   f.x = spec.x;
   f.title = spec.title;
   f.lines = std::move(*shown);
+  if (!spec.color_by.empty()) TB_RETURN_IF_ERROR(ShadeBySweep(spec.color_by, runs, f));
   FitAxes(spec, c.units, f);
   TB_RETURN_IF_ERROR(MarkEventsAndPhases(store, spec, runs, f));
   return f;

@@ -114,3 +114,110 @@ TEST_F(FigureTest, LinesPastTheColoursTakeDashesThenMarkersAndNoTwoLookAlike) {
 
 }  // namespace
 }  // namespace tb
+
+namespace tb {
+namespace {
+
+class SweepFigureTest : public FigureTest {
+ protected:
+  // Runs of a batch-size sweep, each with a GPU utilization series; in this order.
+  std::vector<std::string> Sweep(const std::vector<std::string>& sizes) {
+    std::vector<std::string> ids;
+    for (const std::string& bs : sizes) {
+      RunRecord r;
+      r.id = NewRunId();
+      r.experiment = "sweep";
+      r.name = "bs" + bs;
+      r.start_ms = kStart;
+      r.params = {{"batch-size", bs}};
+      EXPECT_TRUE(store_->EnsureExperiment("sweep").ok());
+      EXPECT_TRUE(store_->CreateRun(r).ok());
+      SeriesWriter w(*store_, r.id);
+      for (int s = 0; s < 60; ++s) w.Append("gpu.utilization.gpu_ratio", "gpu=0", {kStart + s * 1000, 0.5});
+      EXPECT_TRUE(w.Close().ok());
+      ids.push_back(r.id);
+    }
+    return ids;
+  }
+};
+
+TEST_F(SweepFigureTest, ASweepGoesFromDarkToLightByItsValueWithAColourBarForManyRuns) {
+  FigureSpec spec;
+  spec.metric = "gpu.utilization.gpu_ratio";
+  // Asked for out of order: the colours follow the values, not the order asked.
+  spec.runs = Sweep({"256", "16", "1024", "32", "64", "128", "512", "8", "2048", "4", "4096", "2"});
+  spec.color_by = "batch-size";
+  std::string svg;
+  ASSERT_TRUE(ReadWholeFile(Draw(spec, FigureFormat::kSvg, "sweep.svg"), &svg, nullptr));
+  std::vector<std::pair<std::string, std::string>> looks = LineLooks(svg);
+  ASSERT_EQ(looks.size(), 12u) << "no legend swatches: a colour bar";
+  for (size_t i = 1; i < looks.size(); ++i) {
+    EXPECT_GT(Lab(Linear(looks[i].first))[0], Lab(Linear(looks[i - 1].first))[0])
+        << "lines drawn from the least batch size to the greatest, each lighter";
+    EXPECT_TRUE(looks[i].second.empty()) << "solid";
+  }
+  EXPECT_EQ(svg.find(">bs256</text>"), std::string::npos) << "no names: a colour bar";
+  EXPECT_NE(svg.find(">batch-size</text>"), std::string::npos);
+  // Its ticks are round values of a log scale over 2-4096; the bar is drawn in many steps.
+  for (const char* tick : {">10</text>", ">100</text>", ">1000</text>"})
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_GE(std::count(svg.begin(), svg.end(), '\n'), 64);
+}
+
+TEST_F(SweepFigureTest, AFewRunsOfASweepAreNamedInTheOrderOfTheirValue) {
+  FigureSpec spec;
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.runs = Sweep({"64", "16", "32"});
+  spec.color_by = "batch-size";
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_EQ(f->lines.size(), 3u);
+  EXPECT_EQ(f->lines[0].name, "bs16");
+  EXPECT_EQ(f->lines[2].name, "bs64");
+  std::string svg;
+  ASSERT_TRUE(ReadWholeFile(Draw(spec, FigureFormat::kSvg, "three.svg"), &svg, nullptr));
+  EXPECT_LT(svg.find(">bs16</text>"), svg.find(">bs32</text>"));
+  EXPECT_LT(svg.find(">bs32</text>"), svg.find(">bs64</text>"));
+  EXPECT_EQ(svg.find(">batch-size</text>"), std::string::npos) << "three names, no colour bar";
+}
+
+TEST_F(SweepFigureTest, ColouringByAParamThatIsNotThereOrNotANumberSaysWhat) {
+  FigureSpec spec;
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.runs = Sweep({"16", "32"});
+  spec.color_by = "lr";
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("its runs have: batch-size"), std::string::npos) << f.status().message();
+  std::vector<std::string> odd = Sweep({"large"});
+  spec.runs.push_back(odd[0]);
+  spec.color_by = "batch-size";
+  f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("batch-size=large, not a number"), std::string::npos)
+      << f.status().message();
+}
+
+TEST_F(FigureTest, AFigureIsSetInTheFontAskedForAndAFontNotInstalledIsNamed) {
+  FigureSpec spec;
+  spec.metric = "gpu.utilization.gpu_ratio";
+  spec.runs = {ids_[0]};
+  spec.font = "DejaVu Serif";
+  std::string pdf = Draw(spec, FigureFormat::kPdf, "serif.pdf");
+  std::string fonts = Shell("pdffonts " + pdf);
+  EXPECT_NE(fonts.find("DejaVuSerif"), std::string::npos) << fonts;
+  EXPECT_EQ(fonts.find("DejaVuSans"), std::string::npos) << fonts;
+  std::string svg;
+  ASSERT_TRUE(ReadWholeFile(Draw(spec, FigureFormat::kSvg, "serif.svg"), &svg, nullptr));
+  EXPECT_NE(svg.find("font-family=\"DejaVu Serif, Times, serif\""), std::string::npos);
+  spec.font = "No Such Family";
+  Result<Figure> f = CollectFigure(*store_, *reader_, spec);
+  ASSERT_TRUE(f.ok());
+  Result<std::string> drawn = RenderFigure(*f, spec, FigureFormat::kPdf);
+  ASSERT_FALSE(drawn.ok());
+  EXPECT_NE(drawn.status().message().find("not installed here; installed: "), std::string::npos);
+  EXPECT_NE(drawn.status().message().find("DejaVu Serif"), std::string::npos) << drawn.status().message();
+}
+
+}  // namespace
+}  // namespace tb

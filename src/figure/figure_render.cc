@@ -12,6 +12,7 @@
 #include "figure/palette.h"
 #include "figure/pango_cairo.h"
 #include "figure/render.h"
+#include "figure/sweep.h"
 
 namespace tb {
 namespace {
@@ -87,8 +88,13 @@ struct LegendEntry {
 };
 struct LegendLayout {
   std::vector<std::vector<LegendEntry>> rows;
-  double height = 0;  // the rows and the gap above them; 0 without a legend
+  bool colour_bar = false;  // a sweep's lines as a colour bar under the rows
+  double height = 0;        // the rows, the bar and the gap above them; 0 without a legend
 };
+
+// A sweep of more than this many lines is told by a colour bar rather than by names.
+constexpr size_t kMostSweepNames = 6;
+double ColourBarHeight(double f) { return f * 2.6; }
 
 LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double width) {
   const double f = spec.font_pt, pad = f * 0.5, swatch = f * 2.2;
@@ -97,7 +103,10 @@ LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double widt
     return out;
   double legend_w = width - 2 * pad;
   double row_w = 0;
+  size_t shaded = std::count_if(fig.lines.begin(), fig.lines.end(), [](const FigureLine& l) { return l.shade; });
+  out.colour_bar = fig.sweep && shaded > kMostSweepNames;
   for (const FigureLine& l : fig.lines) {
+    if (out.colour_bar && l.shade) continue;
     std::string text = FitText(l.name, f, legend_w - swatch - f * 0.4);
     LegendEntry e{&l, swatch + f * 0.4 + TextWidth(text, f), text};
     if (out.rows.empty() || row_w + e.width > legend_w) {
@@ -107,7 +116,8 @@ LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double widt
     out.rows.back().push_back(e);
     row_w += e.width + f * 1.2;
   }
-  out.height = static_cast<double>(out.rows.size()) * f * 1.25 + pad * 0.6;
+  out.height = static_cast<double>(out.rows.size()) * f * 1.25 + pad * 0.6 +
+               (out.colour_bar ? ColourBarHeight(f) : 0);
   return out;
 }
 
@@ -334,6 +344,33 @@ void DrawLegend(Painter& p, const LegendLayout& legend, const FigureSpec& spec, 
   }
 }
 
+// A sweep's colour bar from `y` down: the param's name, the map from its least value to its
+// greatest, and ticks at the lines' values (round values where there are many).
+void DrawColourBar(Painter& p, const FigureSweep& sweep, const FigureSpec& spec, double left0, double width,
+                   double y) {
+  const double f = spec.font_pt, pad = f * 0.5, tick_size = f * 0.9, bar_h = f * 0.7;
+  double top = y + f * 0.5;
+  p.Text(left0 + pad, top + bar_h * 0.85, sweep.param, f, Anchor::kStart, kInk);
+  double a = left0 + pad + TextWidth(sweep.param, f) + f * 0.8, b = left0 + width - pad - f * 1.2;
+  if (b <= a) return;
+  constexpr int kSteps = 64;
+  for (int i = 0; i < kSteps; ++i) {
+    LineStyle st = SweepStyle((i + 0.5) / kSteps);
+    double x = a + (b - a) * i / kSteps;
+    p.Rect(x, top, (b - a) / kSteps + 0.05, bar_h, {st.r, st.g, st.b}, 1);
+  }
+  double last_end = -1e9;
+  for (double v : SweepTicks(sweep)) {
+    double x = a + (b - a) * sweep.At(v);
+    p.Polyline({{x, top + bar_h}, {x, top + bar_h + f * 0.3}}, kInk, 0.5, {});
+    std::string label = ShortNumber(v);
+    double w = TextWidth(label, tick_size);
+    if (x - w / 2 < last_end) continue;  // a label never overprints the one before
+    p.Text(x, top + bar_h + f * 0.3 + tick_size * 1.05, label, tick_size, Anchor::kMiddle, kInk);
+    last_end = x + w / 2 + f * 0.4;
+  }
+}
+
 // Why the plot has no room: most often a legend of many lines, said with how to leave it out.
 Status NoRoom(const Figure& fig, const Plot& plot, const LegendLayout& legend, double f) {
   if (plot.width() >= 3 * f && plot.height() + legend.height >= 3 * f) {
@@ -406,6 +443,9 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
   double x_title_y = plot.bottom + tick + tick_size * 1.3 + f * 1.05;
   p.Text(plot.left + plot.width() / 2, x_title_y, x_title, f, Anchor::kMiddle, kInk);
   DrawLegend(p, legend, spec, left0, x_title_y + pad * 0.6);
+  if (legend.colour_bar)
+    DrawColourBar(p, *fig.sweep, spec, left0, width,
+                  x_title_y + pad * 0.6 + static_cast<double>(legend.rows.size()) * f * 1.25);
   return Status::Ok();
 }
 
@@ -422,6 +462,8 @@ double DefaultHeight(const Figure& figure, const FigureSpec& spec) {
 
 Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format) {
   TB_RETURN_IF_ERROR(CLibraryAvailable<PangoCairo>());
+  TB_RETURN_IF_ERROR(FigureFontScope::Check(spec.font));
+  FigureFontScope font(spec.font);
   double height = spec.height_pt > 0 ? spec.height_pt : DefaultHeight(figure, spec);
   if (format == FigureFormat::kPng) TB_RETURN_IF_ERROR(CheckFigurePixels(spec.width_pt, height, spec.dpi));
   Status drawn = Status::Ok();

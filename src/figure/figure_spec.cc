@@ -144,6 +144,8 @@ Result<FigureSpec> FigureSpecFromJson(const json& j) {
                     length("width", s.width_pt),
                     length("height", s.height_pt),
                     number("font_size", font),
+                    text("font", s.font),
+                    text("color_by", s.color_by),
                     number("line_width", line),
                     text("title", s.title),
                     optional_text("x_title", s.x_title),
@@ -185,6 +187,8 @@ Result<FigureSpec> FigureSpecFromJson(const json& j) {
     if (*font < 4 || *font > 48) return Wrong("font_size", "4 to 48 points");
     s.font_pt = *font;
   }
+  if (s.font.empty() || s.font.size() > 100 || s.font.find_first_of("<>\"&;\n") != std::string::npos)
+    return Wrong("font", "a font family such as \"DejaVu Serif\"");
   if (line) {
     if (*line < 0.1 || *line > 10) return Wrong("line_width", "0.1 to 10 points");
     s.line_pt = *line;
@@ -232,6 +236,8 @@ std::string FigureSpecJson(const FigureSpec& s) {
             {"width", std::to_string(s.width_pt) + "pt"},
             {"height", s.height_pt > 0 ? json(std::to_string(s.height_pt) + "pt") : json(nullptr)},
             {"font_size", s.font_pt},
+            {"font", s.font},
+            {"color_by", s.color_by},
             {"line_width", s.line_pt},
             {"title", s.title},
             {"x_title", opt_text(s.x_title)},

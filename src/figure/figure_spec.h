@@ -48,6 +48,7 @@ struct FigureSpec {
   double width_pt = 3.3 * 72;  // a single column of a two-column paper
   double height_pt = 0;        // 0: 0.62 of the width
   double font_pt = 8;
+  std::string font = "DejaVu Sans";  // a font family ("DejaVu Serif"), or serif, sans-serif, monospace
   double line_pt = 1;
   std::string title;                            // none when empty
   std::optional<std::string> x_title, y_title;  // derived from the axis and the metric when absent
@@ -55,6 +56,9 @@ struct FigureSpec {
   bool show_legend = true;
   std::vector<std::string> hidden;  // lines left out, by key (run id|labels, or EXP:WORKLOAD)
   bool mono = false;                // black and grey with dash patterns
+  // A sweep: the param whose value colours each run's line on a sequential map, the lines
+  // ordered by it, and a colour bar for a legend where there are more than six.
+  std::string color_by;
   bool events = false;              // event lines drawn over the data only when asked
   bool phases = false;
   std::string phases_of;  // the run whose phases are shaded (id, prefix or name); "": the only run

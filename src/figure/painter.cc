@@ -11,6 +11,9 @@
 namespace tb {
 namespace {
 
+// The family text is drawn in on this thread (FigureFontScope).
+thread_local std::string current_font = kFigureFont;
+
 std::string Hex(Rgb c) {
   auto byte = [](double v) { return static_cast<int>(std::lround(std::clamp(v, 0.0, 1.0) * 255)); };
   char buf[8];
@@ -41,7 +44,8 @@ std::unique_ptr<PangoLayout, LayoutDeleter> MakeLayout(cairo_t* cr, const std::s
   Pc().pango_cairo_context_set_font_options(Pc().pango_layout_get_context(layout), options);
   Pc().cairo_font_options_destroy(options);
   Pc().pango_layout_context_changed(layout);
-  PangoFontDescription* font = Pc().pango_font_description_from_string(kFigureFont);
+  PangoFontDescription* font = Pc().pango_font_description_new();
+  Pc().pango_font_description_set_family(font, current_font.c_str());
   Pc().pango_font_description_set_absolute_size(font, size * PANGO_SCALE);
   if (bold) Pc().pango_font_description_set_weight(font, PANGO_WEIGHT_BOLD);
   Pc().pango_layout_set_font_description(layout, font);
@@ -150,6 +154,34 @@ void CairoPainter::Clip(double x, double y, double w, double h) {
 
 void CairoPainter::Unclip() { Pc().cairo_restore(cr_); }
 
+FigureFontScope::FigureFontScope(const std::string& family) : previous_(current_font) {
+  current_font = family;
+}
+FigureFontScope::~FigureFontScope() { current_font = previous_; }
+
+Status FigureFontScope::Check(const std::string& family) {
+  std::string want = ToLower(family);
+  if (want == "serif" || want == "sans-serif" || want == "sans" || want == "monospace") return Status::Ok();
+  PangoFontFamily** families = nullptr;
+  int n = 0;
+  Pc().pango_font_map_list_families(Pc().pango_cairo_font_map_get_default(), &families, &n);
+  std::vector<std::string> names;
+  bool found = false;
+  for (int i = 0; i < n; ++i) {
+    std::string name = Pc().pango_font_family_get_name(families[i]);
+    found = found || ToLower(name) == want;
+    names.push_back(name);
+  }
+  Pc().g_free(families);
+  if (found) return Status::Ok();
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+  return Status::InvalidArgument(Concat({"font '", family, "' is not installed here; installed: ", list,
+                                         " (or serif, sans-serif, monospace; install a family's fonts ",
+                                         "and it can be named)"}));
+}
+
 // --- SVG ----------------------------------------------------------------------------------
 
 SvgPainter::SvgPainter(double width, double height) {
@@ -193,8 +225,11 @@ void SvgPainter::Rect(double x, double y, double w, double h, Rgb color, double 
 void SvgPainter::Text(double x, double y, const std::string& text, double size, Anchor anchor, Rgb color,
                       bool bold, bool vertical) {
   const char* anchors[] = {"start", "middle", "end"};
-  out_ += "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" font-family=\"" + kFigureFont +
-          ", Helvetica, Arial, sans-serif\" font-size=\"" + Num(size) + "\" fill=\"" + Hex(color) + "\"";
+  std::string lower = ToLower(current_font);
+  bool serif = lower.find("serif") != std::string::npos && lower.find("sans") == std::string::npos;
+  out_ += "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" font-family=\"" + XmlEscape(current_font) +
+          (serif ? ", Times, serif" : ", Helvetica, Arial, sans-serif") + "\" font-size=\"" + Num(size) +
+          "\" fill=\"" + Hex(color) + "\"";
   if (anchor != Anchor::kStart)
     out_ += std::string(" text-anchor=\"") + anchors[static_cast<int>(anchor)] + "\"";
   if (bold) out_ += " font-weight=\"bold\"";

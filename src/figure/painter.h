@@ -6,7 +6,10 @@
 
 #include <cairo.h>
 
+#include "base/status.h"
+
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,8 +24,24 @@ enum class Anchor { kStart, kMiddle, kEnd };
 
 using Pt = std::pair<double, double>;
 
-// The font every figure uses (embedded in PDFs; named first in SVG's font-family).
+// The font figures use unless asked for another (embedded in PDFs; named first in SVG's
+// font-family).
 inline constexpr const char* kFigureFont = "DejaVu Sans";
+
+// While one lives, text on this thread is measured and drawn in `family` (a figure's
+// --font): RenderFigure holds one for the figure it draws. InvalidArgument, from Check(),
+// when fontconfig has no such family, with the families it has.
+class FigureFontScope {
+ public:
+  explicit FigureFontScope(const std::string& family);
+  ~FigureFontScope();
+  FigureFontScope(const FigureFontScope&) = delete;
+  FigureFontScope& operator=(const FigureFontScope&) = delete;
+  static Status Check(const std::string& family);
+
+ private:
+  std::string previous_;
+};
 
 // The advance width of `text` at `size` points.
 double TextWidth(const std::string& text, double size, bool bold = false);

@@ -47,12 +47,17 @@ namespace tb {
   X(cairo_surface_status) \
   X(cairo_surface_write_to_png_stream) \
   X(cairo_translate) \
+  X(g_free) \
   X(g_object_unref) \
+  X(pango_cairo_font_map_get_default) \
+  X(pango_font_family_get_name) \
+  X(pango_font_map_list_families) \
   X(pango_cairo_context_set_font_options) \
   X(pango_cairo_create_layout) \
   X(pango_cairo_show_layout) \
   X(pango_font_description_free) \
-  X(pango_font_description_from_string) \
+  X(pango_font_description_new) \
+  X(pango_font_description_set_family) \
   X(pango_font_description_set_absolute_size) \
   X(pango_font_description_set_weight) \
   X(pango_layout_context_changed) \
