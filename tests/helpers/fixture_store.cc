@@ -118,6 +118,21 @@ std::string FlatRun(Store& store, const std::string& experiment, const std::stri
   return run.id;
 }
 
+// Run k of a batch-size sweep (experiment "sweep", batch size 4 x 2^k): GPU utilization for
+// five minutes, higher for larger batches.
+std::string SweepRun(Store& store, int64_t k) {
+  std::string bs = std::to_string(4 << k);
+  RunRecord run = NewRun(store, "sweep", "bs", "bs" + bs, "0" + std::string(1, static_cast<char>('A' + k)) + "-",
+                         {{"batch-size", bs}});
+  SeriesWriter writer(store, run.id);
+  for (int64_t i = 0; i < 300; ++i) {
+    double v = std::min(0.98, 0.3 + 0.06 * static_cast<double>(k)) + 0.01 * std::sin(static_cast<double>(i) / 20);
+    writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{kStart + i * 1000, v});
+  }
+  Finish(store, writer, run, kStart + 300 * 1000);
+  return run.id;
+}
+
 std::string LossRun(Store& store, int64_t points) {
   RunRecord run = NewRun(store, "big", "", "bigloss", "bigloss", {{"batch-size", "64"}});
   SeriesWriter writer(store, run.id);
@@ -134,10 +149,10 @@ int Main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P --bench-metrics M] [--big P] "
-        "[--big-loss P]\n");
+        "[--big-loss P] [--sweep N]\n");
     return 2;
   }
-  int64_t bench_runs = 0, bench_points = 100000, bench_metrics = 1, big = 0, big_loss = 0;
+  int64_t bench_runs = 0, bench_points = 100000, bench_metrics = 1, big = 0, big_loss = 0, sweep = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     int64_t v = std::atoll(argv[i + 1]);
@@ -146,6 +161,7 @@ int Main(int argc, char** argv) {
     if (a == "--bench-metrics") bench_metrics = v;
     if (a == "--big") big = v;
     if (a == "--big-loss") big_loss = v;
+    if (a == "--sweep") sweep = v;
   }
   Result<std::unique_ptr<Store>> opened = Store::Open(argv[1]);
   if (!opened.ok()) {
@@ -173,6 +189,11 @@ int Main(int argc, char** argv) {
                      bench_metrics) +
              "\"";
     }
+    out += "]";
+  }
+  if (sweep > 0) {
+    out += ", \"sweep\": [";
+    for (int64_t k = 0; k < sweep; ++k) out += std::string(k ? ", " : "") + "\"" + SweepRun(store, k) + "\"";
     out += "]";
   }
   if (big > 0) out += ", \"big\": \"" + FlatRun(store, "big", "big", big, 0) + "\"";

@@ -17,6 +17,7 @@ import { drawOverlay } from "./overlay";
 import { OverviewStrip } from "./overview";
 import { keyedRange, uplotData, uplotSeries } from "./uplot_table";
 import { loadPhaseSpans, phaseOptions } from "./phase_choice";
+import { colourByOptions, showColourBar } from "./colour_bar";
 import { pointedAt, tooltipHtml } from "./tooltip";
 import { chartScales, fromPlotX, toPlotX, xName } from "./xaxis";
 
@@ -106,8 +107,9 @@ export class ChartPanel {
         if (k === "logY") s.logY = (input as HTMLInputElement).checked;
         if (k === "yMin" || k === "yMax") s[k] = input.value === "" ? null : Number(input.value);
         if (k === "labels") s.labels = input.value;
+        if (k === "colorBy") s.colorBy = input.value;
         this.host.changed();
-        if (k === "grouping" || k === "x" || k === "labels") void this.load();
+        if (k === "grouping" || k === "x" || k === "labels" || k === "colorBy") void this.load();
         else this.draw();
       });
     }
@@ -208,6 +210,8 @@ export class ChartPanel {
         return this.load();
       }
       ({ shared: this.shared, unit: this.unit, factor: this.factor, largest: this.largest } = fetched);
+      colourByOptions(this.el.querySelector<HTMLSelectElement>('[data-k="colorBy"]')!, runs.map((id) => this.host.run(id)?.params), s.colorBy);
+      showColourBar(this.el.querySelector<HTMLElement>(".colour-bar")!, this.el, fetched.sweep, lines);
       const aligned = uplotData(lines, s, x);
       this.lines = lines;
       this.full = full;

@@ -39,11 +39,14 @@ export function chartFrame(state: ChartState, title = "", labels: string[] = [])
       <div class="chart-tools">
         <button data-a="selection" type="button" title="Show the runs selected in the sidebar">Use selection</button>
         <button data-a="reset" type="button">Reset zoom</button>
+        <label title="A sweep: colour the runs' lines by a numeric param, dark for its least value, light for its greatest">Colour by <select data-k="colorBy" aria-label="Colour by param"><option value="">each run</option></select></label>
         <label title="Shade one run's phases (start-up, warm-up, idle, stalls) on the chart">Phases of <select data-k="phasesOf" aria-label="Phases of run"><option value="">none</option></select></label>
         <span class="spacer"></span>
         <details class="figure-look"><summary>Figure</summary>
           <label>Width <input data-f="width" type="text" size="6" aria-label="Figure width" title="3.3in (one column), 7in (a page), 8.4cm, 240pt"></label>
           <label>Font <input data-f="font" type="number" min="4" max="48" step="0.5" class="narrow" aria-label="Font size in points"> pt</label>
+          <label>Typeface <input data-f="fontFamily" type="text" size="11" list="font-families" aria-label="Font family" title="DejaVu Sans, DejaVu Serif (a paper's serif), serif, or any family installed where trainbench serve runs"></label>
+          <datalist id="font-families"><option value="DejaVu Sans"><option value="DejaVu Serif"><option value="serif"><option value="sans-serif"></datalist>
           <label>Legend <input data-f="legend" type="text" size="14" placeholder="{batch-size}" aria-label="Legend names" title="Names from params and fields: {batch-size}, {name}, {letter}, {workload}"></label>
           <label title="The exported figure without its legend"><input data-f="noLegend" type="checkbox"> Leave the legend out</label>
           <label title="Dashed lines at the runs' events (epochs, signals) in the exported figure"><input data-f="events" type="checkbox"> Mark events</label>
@@ -54,6 +57,7 @@ export function chartFrame(state: ChartState, title = "", labels: string[] = [])
         <button data-a="remove" type="button" aria-label="Remove chart">✕</button>
       </div>
       <div class="plot" tabindex="0" aria-label="Plot: drag to zoom, + and - zoom, arrows pan, 0 resets"></div>
+      <div class="colour-bar" hidden></div>
       <div class="overview" aria-label="Overview: drag to choose the range"></div>
       <div class="run-details" hidden></div>
       <div class="tooltip" hidden></div>`;

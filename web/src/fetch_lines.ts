@@ -4,7 +4,7 @@ import * as api from "./api";
 import type { ChartHost } from "./chart";
 import type { ChartState, XKind } from "./state";
 import { displayUnit } from "./format";
-import { eventMarks, largestOf, oneSourcePerQuantity, scaleInPlace, styleLines, type Line } from "./lines";
+import { eventMarks, largestOf, oneSourcePerQuantity, scaleInPlace, shadeLines, styleLines, type Line, type SweepScale } from "./lines";
 import type { PlotEvent } from "./scene";
 import { eachDeviceOnce, sharedName } from "./shared_devices";
 
@@ -16,6 +16,7 @@ export interface FetchedLines {
   unit: string;
   factor: number;
   largest: number;
+  sweep?: SweepScale; // the lines coloured by a param (ChartState.colorBy)
 }
 
 // The workloads (EXPERIMENT:WORKLOAD) of those of `runs` that belong to one.
@@ -120,6 +121,7 @@ export async function fetchLines(
     }
   }
   styleLines(lines, runs, keys);
+  const sweep = shadeLines(lines, s.colorBy, (id) => host.run(id)?.params);
   // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.
   const largest = largestOf(lines.map((l) => l.y));
   const shown = displayUnit(host.metricInfo(s.metric)?.unit ?? "", largest);
@@ -132,7 +134,7 @@ export async function fetchLines(
       }
     }
   }
-  return { lines, shared, unit: shown.unit, factor: shown.factor, largest };
+  return { lines, shared, unit: shown.unit, factor: shown.factor, largest, sweep };
 }
 
 // The events of the chart's first 12 runs as markers, each labelled with its run's letter;

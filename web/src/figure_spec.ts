@@ -23,6 +23,8 @@ export function figureSpec(
     smoothing: s.smoothing,
     width: s.figure.width,
     font_size: s.figure.font,
+    font: s.figure.fontFamily,
+    color_by: s.colorBy,
     line_width: s.width,
     legend: s.figure.legend,
     show_legend: !s.figure.noLegend,

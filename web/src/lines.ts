@@ -114,6 +114,56 @@ export function lookOf(l: Line, i: number, mono: boolean): LineLookStyle {
   return lineStyle(l.style ?? i, mono);
 }
 
+// A sweep: each run line's shade on the sequential map by the run's value of `param`, dark
+// for the least, light for the greatest (on a log scale where the values are positive and
+// span 8x or more), and the lines in order of value, those without one first; as the
+// figures do (src/figure/sweep.cc). The scale drawn as the colour bar, or undefined where
+// no line's run has a numeric value.
+export interface SweepScale {
+  param: string;
+  lo: number;
+  hi: number;
+  log: boolean;
+  values: number[]; // the lines' distinct values, ascending
+}
+export function sweepPlace(s: SweepScale, v: number): number {
+  if (s.hi <= s.lo) return 0.5;
+  return s.log ? (Math.log10(v) - Math.log10(s.lo)) / (Math.log10(s.hi) - Math.log10(s.lo)) : (v - s.lo) / (s.hi - s.lo);
+}
+export function shadeLines(lines: Line[], param: string, paramsOf: (run: string) => Record<string, string> | undefined): SweepScale | undefined {
+  for (const l of lines) delete l.shade;
+  if (!param) return undefined;
+  const valueOf = (l: Line) => {
+    const v = l.run === undefined ? undefined : paramsOf(l.run)?.[param];
+    return v === undefined || v.trim() === "" || !Number.isFinite(Number(v)) ? undefined : Number(v);
+  };
+  const values = [...new Set(lines.map(valueOf).filter((v): v is number => v !== undefined))].sort((a, b) => a - b);
+  if (!values.length) return undefined;
+  const lo = values[0];
+  const hi = values[values.length - 1];
+  const scale = { param, lo, hi, log: lo > 0 && hi / lo >= 8, values };
+  for (const l of lines) {
+    const v = valueOf(l);
+    if (v !== undefined) l.shade = sweepPlace(scale, v);
+  }
+  lines.sort((a, b) => (a.shade ?? -1) - (b.shade ?? -1));
+  return scale;
+}
+
+// The params that can colour a sweep: those with a number for at least two of the runs and
+// more than one value among them.
+export function sweepParams(params: (Record<string, string> | undefined)[]): string[] {
+  const values = new Map<string, Set<string>>();
+  for (const p of params) {
+    for (const [k, v] of Object.entries(p ?? {})) {
+      if (v.trim() === "" || !Number.isFinite(Number(v))) continue;
+      if (!values.has(k)) values.set(k, new Set());
+      values.get(k)!.add(v);
+    }
+  }
+  return [...values].filter(([, vs]) => vs.size > 1).map(([k]) => k).sort();
+}
+
 // Colours that follow the runs, not the lines: `runs` (the chart's runs, in order) and
 // `workloads` (their EXPERIMENT:WORKLOAD keys, in order) number every line that can be
 // drawn, workloads' means first; each line takes its run's or workload's number, so a run

@@ -251,6 +251,7 @@ class App implements ChartHost {
       yMax: null,
       figure: defaultFigure(),
       phasesOf: null,
+      colorBy: "",
     };
     performance.mark("chart-add");
     const width = this.plotWidth(); // before the page changes: read from the current layout

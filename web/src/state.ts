@@ -24,12 +24,14 @@ export interface ChartState {
   yMax: number | null;
   figure: FigureLook; // how the exports look
   phasesOf: string | null; // the run whose phases are shaded: "" none, null the chart's only run
+  colorBy: string; // a sweep: the numeric param that colours the runs' lines; "" none
 }
 
 // The exported figure's look (the server draws it: figure/figure_spec.h).
 export interface FigureLook {
   width: string; // "3.3in", "8.4cm", "240pt"
   font: number; // points
+  fontFamily: string; // "DejaVu Sans", "DejaVu Serif" (a paper's serif), "serif"
   legend: string; // "{batch-size}"; "" names lines by what differs
   noLegend: boolean; // the figure without its legend (many runs' names leave no room)
   events: boolean;
@@ -37,7 +39,7 @@ export interface FigureLook {
 }
 
 export function defaultFigure(): FigureLook {
-  return { width: "3.3in", font: 8, legend: "", noLegend: false, events: false, phases: false };
+  return { width: "3.3in", font: 8, fontFamily: "DejaVu Sans", legend: "", noLegend: false, events: false, phases: false };
 }
 
 export interface ViewState {
@@ -82,6 +84,7 @@ export function parseView(text: string): ViewState {
       yMax: typeof c.yMax === "number" && Number.isFinite(c.yMax) ? c.yMax : null,
       figure: parseFigure(c.figure),
       phasesOf: c.phasesOf === "" || isRunId(c.phasesOf) ? c.phasesOf : null,
+      colorBy: typeof c.colorBy === "string" ? c.colorBy : "",
     });
   }
   return view;
@@ -94,6 +97,7 @@ function parseFigure(f: unknown): FigureLook {
   return {
     width: typeof o.width === "string" && /^\s*[0-9.]+\s*(in|cm|mm|pt)?\s*$/.test(o.width) ? o.width : d.width,
     font: typeof o.font === "number" && o.font >= 4 && o.font <= 48 ? o.font : d.font,
+    fontFamily: typeof o.fontFamily === "string" && /^[\w .-]{1,60}$/.test(o.fontFamily) ? o.fontFamily : d.fontFamily,
     legend: typeof o.legend === "string" ? o.legend : d.legend,
     noLegend: typeof o.noLegend === "boolean" ? o.noLegend : d.noLegend,
     events: typeof o.events === "boolean" ? o.events : d.events,
