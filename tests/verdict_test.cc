@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analyze/report.h"
+#include "figure/bar_chart.h"
 #include "base/strings.h"
 #include "schedule/experiment_file.h"
 #include "store/run_tags.h"
@@ -113,6 +114,38 @@ TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
   std::string pdf = Run("pdftotext report.pdf - | tr -s ' \n' '  '").out;
   EXPECT_NE(pdf.find("Training time per run"), std::string::npos) << pdf;
   EXPECT_NE(pdf.find("by the training time of the same command"), std::string::npos) << pdf;
+
+  // The bars as a figure for a paper, a page wide: the speed-up's bar is the scripts' own
+  // (within 10 %), labelled with 3 significant digits and its interval, one legend for both
+  // panels, and the interval drawn as an error bar with caps.
+  Shell bars = Trainbench("plot --bars e --panels time,speedup --width 7in -o bars.svg --csv");
+  ASSERT_EQ(bars.code, 0) << bars.err;
+  EXPECT_NE(bars.out.find("the bars of e: time, speedup"), std::string::npos) << bars.out;
+  std::string values = Slurp(dir_ / "bars.csv");
+  size_t at = values.find("speedup,Speed-up (x),pair,");
+  ASSERT_NE(at, std::string::npos) << values;
+  double mean = std::stod(values.substr(at + std::string("speedup,Speed-up (x),pair,").size()));
+  EXPECT_NEAR(mean, truth, 0.1 * truth) << values;
+  std::string svg = Slurp(dir_ / "bars.svg");
+  std::string label = ">" + Significant(w.speedup->mean) + " \u00b1" +
+                      Significant((w.speedup->high - w.speedup->low) / 2) + "</text>";
+  EXPECT_NE(svg.find(label), std::string::npos) << label << "\n" << svg;
+  auto count = [&](const std::string& text) {
+    size_t n = 0;
+    for (size_t p = svg.find(text); p != std::string::npos; p = svg.find(text, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(">one run</text>"), 1u) << "one legend for the panels";
+  EXPECT_EQ(count(">runs together</text>"), 1u);
+  EXPECT_EQ(count(">Collocation speed-up over the same runs alone</text>"), 1u);
+  EXPECT_EQ(count(">Training time per run</text>"), 1u);
+  EXPECT_NE(svg.find("width=\"504pt\""), std::string::npos) << "7 in wide";
+  // Bad input says what to do.
+  Shell wrong = Trainbench("plot --bars e --panels speed -o x.svg");
+  EXPECT_NE(wrong.code, 0);
+  EXPECT_NE(wrong.err.find("the panels are throughput, run-throughput"), std::string::npos) << wrong.err;
+  Shell mixed = Trainbench("plot --bars e --metric gpu.utilization.gpu_ratio -o x.svg");
+  EXPECT_NE(mixed.err.find("leave out --metric"), std::string::npos) << mixed.err;
 }
 
 // Repeats are resumed from the store: a second start with more repeats runs only the new

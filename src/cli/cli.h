@@ -109,6 +109,8 @@ struct PlotArgs {
   std::string width, height, font_size, line_width, dpi;
   std::string title, x_title, y_title, legend;
   std::string y_min, y_max, phases_of, font, color_by;
+  std::string bars;                 // an experiment: its collocation bars rather than lines
+  std::vector<std::string> panels;  // which bars (plot --panels)
   bool mono = false, log_y = false, events = false, no_events = false, phases = false, no_legend = false,
        ratio = false;
   bool csv = false, save_spec = false;

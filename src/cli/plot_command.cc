@@ -9,8 +9,10 @@
 #include "base/read_file.h"
 #include "base/strings.h"
 #include "cli/cli.h"
+#include "analyze/report.h"
 #include "figure/figure.h"
 #include "metrics/catalog.h"
+#include "report/collocation_figure.h"
 
 namespace tb::cli {
 namespace {
@@ -95,7 +97,56 @@ static Result<FigureSpec> PlotSpec(const PlotArgs& a, bool& x_given) {
   return FigureSpecFromJson(j);
 }
 
+// plot --bars EXPERIMENT: the report's collocation bars as one figure.
+static int CommandPlotBars(const PlotArgs& a) {
+  const std::pair<bool, const char*> lines_only[] = {
+      {!a.runs.empty(), "runs"},        {!a.workloads.empty(), "--workload"}, {!a.metric.empty(), "--metric"},
+      {!a.x.empty(), "--x"},            {!a.from.empty(), "--from"},          {!a.to.empty(), "--to"},
+      {!a.height.empty(), "--height"},  {!a.legend.empty(), "--legend"},      {!a.labels.empty(), "--labels"},
+      {!a.color_by.empty(), "--color-by"}, {a.log_y, "--log-y"},              {a.events, "--events"},
+      {a.phases, "--phases"},           {!a.spec_file.empty(), "--spec"},     {!a.smoothing.empty(), "--smooth"}};
+  for (const auto& [given, name] : lines_only) {
+    if (given)
+      return Fail(Status::InvalidArgument(Concat({"--bars draws an experiment's workloads as bars: leave out ", name,
+                                                  ", which is for line figures (a bar figure is as tall as its bars)"})));
+  }
+  nlohmann::json j = {{"metric", "-"}, {"runs", {"-"}}, {"title", a.title}, {"mono", a.mono}};
+  if (!a.width.empty()) j["width"] = a.width;
+  if (!a.font.empty()) j["font"] = a.font;
+  for (const auto& [field, v] : {std::pair{"font_size", a.font_size}, std::pair{"dpi", a.dpi}}) {
+    if (v.empty()) continue;
+    std::optional<double> d = ParseDouble(v);
+    if (!d) return Fail(Status::InvalidArgument(Concat({"--", field, " takes a number, not '", v, "'"})));
+    j[field] = *d;
+  }
+  Result<FigureSpec> look = FigureSpecFromJson(j);
+  if (!look.ok()) return Fail(look.status());
+  Result<FigureFormat> format = FigureFormatOfPath(a.output);
+  if (!format.ok()) return Fail(format.status());
+  Result<std::unique_ptr<Store>> store = OpenStoreToRead(a.store);
+  if (!store.ok()) return Fail(store.status());
+  Result<ExperimentReport> report = BuildReport(**store, a.bars);
+  if (!report.ok()) return Fail(report.status());
+  Result<std::vector<BarChart>> panels = CollocationPanels(*report, a.panels);
+  if (!panels.ok()) return Fail(panels.status());
+  Result<std::string> drawn = RenderCollocationBars(*panels, *look, *format);
+  if (!drawn.ok()) return Fail(drawn.status());
+  if (Status st = WriteFile(a.output, *drawn); !st.ok()) return Fail(st);
+  std::string also;
+  if (a.csv) {
+    std::string path = Beside(a.output, ".csv");
+    if (Status st = WriteFile(path, CollocationBarsCsv(*panels)); !st.ok()) return Fail(st);
+    also = ", " + path;
+  }
+  std::string names;
+  for (const BarChart& c : *panels) names += (names.empty() ? "" : ", ") + c.key;
+  std::printf("trainbench: %s written (the bars of %s: %s)%s\n", a.output.c_str(), a.bars.c_str(), names.c_str(),
+              also.c_str());
+  return 0;
+}
+
 int CommandPlot(const PlotArgs& a) {
+  if (!a.bars.empty()) return CommandPlotBars(a);
   bool x_given = false;
   Result<FigureSpec> spec = PlotSpec(a, x_given);
   if (!spec.ok()) return Fail(spec.status());
@@ -166,8 +217,15 @@ int CommandPlot(const PlotArgs& a) {
 void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   auto pa = std::make_shared<PlotArgs>();
   CLI::App* plot =
-      app.add_subcommand("plot", "Draw one figure for a paper (PDF, SVG or PNG) from runs or workload means");
+      app.add_subcommand("plot", "Draw one figure for a paper (PDF, SVG or PNG) from runs, workload means or an experiment's collocation bars");
   plot->add_option("runs", pa->runs, "Runs to plot: ids, unique id prefixes or names");
+  plot->add_option("--bars", pa->bars,
+                   "EXPERIMENT: its collocation bars (the report's) as one figure, each the mean over the "
+                   "repeats with a 95 % error bar");
+  plot->add_option("--panels", pa->panels,
+                   "With --bars, which: throughput, run-throughput, time, gpu, sm, energy-run, energy-sample, "
+                   "speedup (default throughput gpu energy-sample speedup)")
+      ->delimiter(',');
   plot->add_option("-w,--workload", pa->workloads,
                    "EXPERIMENT:WORKLOAD: the mean of its runs with a min-max band (repeatable)");
   plot->add_option("-m,--metric", pa->metric, "Metric to plot (trainbench show RUN lists a run's)");

@@ -18,7 +18,7 @@ namespace {
 // The report's bar charts: however many workloads and however long their names, every name
 // has a row of its own and fits its column; values stand at the bars' ends as text.
 TEST(BarChartTest, NamesNeverOverprintAndValuesAreText) {
-  BarChart chart{"Throughput per run", "Samples per second", {}, {{0, "one run"}, {1, "runs together"}}};
+  BarChart chart{"", "Throughput per run", "Samples per second", {}, {{0, "one run"}, {1, "runs together"}}};
   for (int i = 0; i < 12; ++i)
     chart.bars.push_back({"w" + std::to_string(i), 100.0 + 10 * i, i % 2 ? 1u : 0u});
   chart.bars.push_back({"a workload with a name far longer than any column would hold", 42.0, 0});

@@ -16,11 +16,17 @@ constexpr double kTitle = 1.15 * 1.3, kRow = 1.8, kThickness = 1.15, kAxis = 3.0
 
 // "12.3", or "12.3 ±0.4" with an interval.
 std::string BarLabel(const Bar& b) {
-  if (!b.interval) return ShortNumber(*b.value);
-  return ShortNumber(*b.value) + " \u00b1" + ShortNumber((b.interval->second - b.interval->first) / 2);
+  if (!b.interval) return Significant(*b.value);
+  return Significant(*b.value) + " \u00b1" + Significant((b.interval->second - b.interval->first) / 2);
 }
 
 }  // namespace
+
+std::string Significant(double v, int digits) {
+  if (v == 0 || !std::isfinite(v)) return ShortNumber(v);
+  double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
+  return ShortNumber(std::round(v * scale) / scale);
+}
 
 std::string FitText(const std::string& text, double size, double width) {
   if (TextWidth(text, size) <= width) return text;
@@ -92,7 +98,7 @@ void DrawBarChart(Painter& p, const BarChart& chart, double f, double left, doub
     double mid = y + f * kRow / 2;
     p.Text(x0 - f * 0.6, mid + f * 0.35, FitText(b.name, f, name_w), f, Anchor::kEnd, kInk);
     if (b.value && std::isfinite(*b.value)) {
-      LineStyle st = StyleOf(b.style, false);
+      LineStyle st = StyleOf(b.style, chart.mono);
       double a = px(std::min(0.0, *b.value)), e = px(std::max(0.0, *b.value));
       p.Rect(a, mid - f * kThickness / 2, std::max(e - a, 0.3), f * kThickness, {st.r, st.g, st.b}, 1);
       double label_x = *b.value < 0 ? a - f * 0.3 : e + f * 0.3;
@@ -116,12 +122,15 @@ void DrawBarChart(Painter& p, const BarChart& chart, double f, double left, doub
   p.Text((x0 + x1) / 2, y - f * 0.45, chart.axis_title, f, Anchor::kMiddle, kInk);
 
   if (chart.legend.empty()) return;
-  double x = x0;
-  y += f * kLegend;
-  for (const auto& [style, what] : chart.legend) {
-    LineStyle st = StyleOf(style, false);
-    p.Rect(x, y - f * 0.95, f * 1.6, f * 0.8, {st.r, st.g, st.b}, 1);
-    p.Text(x + f * 2, y - f * 0.25, what, f, Anchor::kStart, kInk);
+  DrawBarLegend(p, chart.legend, chart.mono, f, x0, y + f * kLegend - f * 0.25);
+}
+
+void DrawBarLegend(Painter& p, const std::vector<std::pair<size_t, std::string>>& legend, bool mono, double f,
+                   double x, double y) {
+  for (const auto& [style, what] : legend) {
+    LineStyle st = StyleOf(style, mono);
+    p.Rect(x, y - f * 0.7, f * 1.6, f * 0.8, {st.r, st.g, st.b}, 1);
+    p.Text(x + f * 2, y, what, f, Anchor::kStart, kInk);
     x += f * 2 + TextWidth(what, f) + f * 1.5;
   }
 }

@@ -25,9 +25,9 @@ std::string WorkloadName(const WorkloadReport& w) { return w.workload.empty() ? 
 
 // A bar per workload: the mean over its repeats, with their 95 % interval as an error bar
 // where there are two or more.
-BarChart Chart(const ExperimentReport& r, std::string title, std::string axis,
+BarChart Chart(const ExperimentReport& r, std::string key, std::string title, std::string axis,
                std::optional<Estimate> WorkloadReport::*field, double factor = 1) {
-  BarChart chart{std::move(title), std::move(axis), {}, {}};
+  BarChart chart{std::move(key), std::move(title), std::move(axis), {}, {}};
   bool any = false, collocated = false, alone = false;
   for (const WorkloadReport& w : r.workloads) {
     std::optional<Estimate> e = w.*field;
@@ -202,16 +202,17 @@ std::vector<std::vector<Placed>> Paginate(const std::vector<Block>& blocks) {
 
 std::vector<BarChart> ReportBarCharts(const ExperimentReport& r) {
   std::vector<BarChart> charts = {
-      Chart(r, "Throughput, all runs of a workload together", "Samples per second",
+      Chart(r, "throughput", "Throughput, all runs of a workload together", "Samples per second",
             &WorkloadReport::combined_throughput),
-      Chart(r, "Throughput per run", "Samples per second", &WorkloadReport::run_throughput),
-      Chart(r, "Training time per run", "Seconds", &WorkloadReport::run_seconds),
-      Chart(r, "Steady GPU utilization", "GPU utilization (%)", &WorkloadReport::gpu_util, 100),
-      Chart(r, "Steady SM active", "SM active (%)", &WorkloadReport::sm_active, 100),
-      Chart(r, "Energy per run", "Energy (J)", &WorkloadReport::energy_per_run),
-      Chart(r, "Energy per training sample", "Energy per sample (J)",
+      Chart(r, "run-throughput", "Throughput per run", "Samples per second", &WorkloadReport::run_throughput),
+      Chart(r, "time", "Training time per run", "Seconds", &WorkloadReport::run_seconds),
+      Chart(r, "gpu", "Steady GPU utilization", "GPU utilization (%)", &WorkloadReport::gpu_util, 100),
+      Chart(r, "sm", "Steady SM active", "SM active (%)", &WorkloadReport::sm_active, 100),
+      Chart(r, "energy-run", "Energy per run", "Energy (J)", &WorkloadReport::energy_per_run),
+      Chart(r, "energy-sample", "Energy per training sample", "Energy per sample (J)",
             &WorkloadReport::energy_per_sample_joules),
-      Chart(r, "Collocation speed-up over the same runs alone", "Speed-up (x)", &WorkloadReport::speedup),
+      Chart(r, "speedup", "Collocation speed-up over the same runs alone", "Speed-up (x)",
+            &WorkloadReport::speedup),
   };
   // The speed-up is only the collocated workloads'.
   std::erase_if(charts.back().bars, [](const Bar& b) { return !b.value; });
