@@ -88,6 +88,7 @@ struct LegendEntry {
 };
 struct LegendLayout {
   std::vector<std::vector<LegendEntry>> rows;
+  std::vector<std::string> note;  // said instead of a legend that would not fit: its lines
   bool colour_bar = false;  // a sweep's lines as a colour bar under the rows
   double height = 0;        // the rows, the bar and the gap above them; 0 without a legend
 };
@@ -96,7 +97,8 @@ struct LegendLayout {
 constexpr size_t kMostSweepNames = 6;
 double ColourBarHeight(double f) { return f * 2.6; }
 
-LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double width) {
+// The legend's entries flowed into rows as wide as the figure.
+LegendLayout FlowLegend(const Figure& fig, const FigureSpec& spec, double width) {
   const double f = spec.font_pt, pad = f * 0.5, swatch = f * 2.2;
   LegendLayout out;
   if (!spec.show_legend || fig.lines.empty() || (fig.lines.size() == 1 && fig.lines[0].name.empty()))
@@ -119,6 +121,34 @@ LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double widt
   out.height = static_cast<double>(out.rows.size()) * f * 1.25 + pad * 0.6 +
                (out.colour_bar ? ColourBarHeight(f) : 0);
   return out;
+}
+
+// The height of a figure whose height is not asked, with a legend `legend` tall: 0.62 of its
+// width, taller where the legend would leave the plot less than 0.4 of the width.
+double HeightFor(double legend, const FigureSpec& spec) {
+  double height = std::round(spec.width_pt * 0.62 * 100) / 100;
+  double room = height - legend - spec.font_pt * 6;  // what the title, ticks and x title leave
+  if (room < spec.width_pt * 0.4) height += std::ceil(spec.width_pt * 0.4 - room);
+  return height;
+}
+
+// The legend as drawn: its rows, or, where its rows would make a figure of no asked height
+// taller than wide (15 runs' long names at 3.3 in), a note saying it was left out and how to
+// have it.
+LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double width) {
+  LegendLayout rows = FlowLegend(fig, spec, width);
+  if (spec.height_pt > 0 || rows.rows.size() <= 1 || HeightFor(rows.height, spec) <= spec.width_pt) return rows;
+  const double f = spec.font_pt;
+  LegendLayout note;
+  note.colour_bar = rows.colour_bar;
+  size_t named = 0;
+  for (const auto& row : rows.rows) named += row.size();
+  note.note = WrapText(std::to_string(named) + " names left out of the legend, which would make the figure taller "
+                       "than wide: shorter names with --legend '{param}', or room with --height or --width",
+                       f * 0.8, width - f);
+  note.height = static_cast<double>(note.note.size()) * f * 0.8 * 1.25 + f * 0.5 +
+                (note.colour_bar ? ColourBarHeight(f) : 0);
+  return note;
 }
 
 }  // namespace
@@ -325,9 +355,14 @@ void DrawEvents(Painter& p, const Figure& fig, const Plot& plot, double f) {
   }
 }
 
-// The legend's rows from `y` down: each line's swatch (its band, for a mean) and name.
+// The legend's rows from `y` down: each line's swatch (its band, for a mean) and name; or the
+// note that it was left out.
 void DrawLegend(Painter& p, const LegendLayout& legend, const FigureSpec& spec, double left0, double y) {
   const double f = spec.font_pt, pad = f * 0.5, swatch = f * 2.2;
+  for (const std::string& line : legend.note) {
+    y += f * 0.8 * 1.25;
+    p.Text(left0 + pad, y, line, f * 0.8, Anchor::kStart, kMuted);
+  }
   for (const auto& row : legend.rows) {
     double x = left0 + pad;
     y += f * 1.25;
@@ -445,19 +480,16 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
   DrawLegend(p, legend, spec, left0, x_title_y + pad * 0.6);
   if (legend.colour_bar)
     DrawColourBar(p, *fig.sweep, spec, left0, width,
-                  x_title_y + pad * 0.6 + static_cast<double>(legend.rows.size()) * f * 1.25);
+                  x_title_y + pad * 0.6 + static_cast<double>(legend.rows.size()) * f * 1.25 +
+                      static_cast<double>(legend.note.size()) * f * 0.8 * 1.25);
   return Status::Ok();
 }
 
 // A figure's height when the spec leaves it out: 0.62 of its width, taller where a legend of
-// many lines would leave the plot less than 0.4 of the width (50 runs' names at 3.3 in take
-// 20 rows).
+// many lines would leave the plot less than 0.4 of the width, but never taller than wide
+// (LayOutLegend then leaves the legend out and says so).
 double DefaultHeight(const Figure& figure, const FigureSpec& spec) {
-  double height = std::round(spec.width_pt * 0.62 * 100) / 100;
-  double legend = LayOutLegend(figure, spec, spec.width_pt).height;
-  double room = height - legend - spec.font_pt * 6;  // what the title, ticks and x title leave
-  if (room < spec.width_pt * 0.4) height += std::ceil(spec.width_pt * 0.4 - room);
-  return height;
+  return HeightFor(LayOutLegend(figure, spec, spec.width_pt).height, spec);
 }
 
 Result<std::string> RenderFigure(const Figure& figure, const FigureSpec& spec, FigureFormat format) {

@@ -395,7 +395,9 @@ TEST_F(FigureTest, MistakesSayWhatToDo) {
 // A figure of many runs (as a chart of a whole experiment's runs is): at the page's
 // default size its legend takes the room; the figure grows to hold it under a plot of a
 // usable height, unless a height is asked, where the error says how to leave it out.
-TEST_F(FigureTest, ALegendOfManyRunsMakesTheFigureTallerUnlessAHeightIsAsked) {
+// A legend makes the figure taller where its rows need it, never taller than wide: past that
+// it is left out, and the figure says so and how to have it.
+TEST_F(FigureTest, ALegendNeverMakesTheFigureTallerThanWide) {
   FigureSpec spec;
   spec.metric = "gpu.utilization.gpu_ratio";
   spec.width_pt = *ParseLength("3.3in");
@@ -413,16 +415,33 @@ TEST_F(FigureTest, ALegendOfManyRunsMakesTheFigureTallerUnlessAHeightIsAsked) {
     ASSERT_TRUE(w.Close().ok());
     spec.runs.push_back(r.id);
   }
-  std::string pdf = Draw(spec, FigureFormat::kPdf, "many.pdf");
-  std::string info = Shell("pdfinfo " + pdf);
-  size_t at = info.find("Page size:");
-  ASSERT_NE(at, std::string::npos) << info;
-  double w = 0, h = 0;
-  ASSERT_EQ(std::sscanf(info.c_str() + at, "Page size: %lf x %lf pts", &w, &h), 2) << info;
-  EXPECT_DOUBLE_EQ(w, 237.6);
-  EXPECT_GT(h, 237.6 * 0.62 + 100) << "taller than the default by the legend's rows";
-  std::string text = Shell("pdftotext " + pdf + " -");
-  EXPECT_NE(text.find("sweep run 39"), std::string::npos) << "the last run's legend entry: " << text;
+  auto page = [&](const std::string& name) {
+    std::string info = Shell("pdfinfo " + Draw(spec, FigureFormat::kPdf, name));
+    double w = 0, h = 0;
+    size_t at = info.find("Page size:");
+    EXPECT_NE(at, std::string::npos) << info;
+    if (at != std::string::npos) {
+      EXPECT_EQ(std::sscanf(info.c_str() + at, "Page size: %lf x %lf pts", &w, &h), 2);
+    }
+    return std::pair{w, h};
+  };
+  // Twelve runs: their legend's rows make the figure taller than 0.62 of its width, not past it.
+  std::vector<std::string> all = spec.runs;
+  spec.runs.resize(12);
+  auto [w12, h12] = page("twelve.pdf");
+  EXPECT_DOUBLE_EQ(w12, 237.6);
+  EXPECT_GT(h12, 237.6 * 0.62 + 20) << "taller than the default by the legend's rows";
+  EXPECT_LE(h12, 237.6);
+  EXPECT_NE(Shell("pdftotext " + (dir_.path() / "twelve.pdf").string() + " -").find("sweep run 11"),
+            std::string::npos);
+  // Forty: the names would make it taller than wide; left out, said.
+  spec.runs = all;
+  auto [w40, h40] = page("many.pdf");
+  EXPECT_LE(h40, w40);
+  std::string text = Shell("pdftotext -raw " + (dir_.path() / "many.pdf").string() + " - | tr '\\n' ' '");
+  EXPECT_EQ(text.find("sweep run 39"), std::string::npos) << text;
+  EXPECT_NE(text.find("40 names left out of the legend"), std::string::npos) << text;
+  EXPECT_NE(text.find("--legend"), std::string::npos) << text;
   // Asked 2 in tall: no room, and the error names the legend and how to leave it out.
   spec.height_pt = *ParseLength("2in");
   Result<Figure> f = CollectFigure(*store_, *reader_, spec);
