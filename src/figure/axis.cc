@@ -110,23 +110,29 @@ std::vector<Tick> XTicks(XAxis axis, double lo, double hi, int count, int utc_of
     double step = std::max(1.0, NiceStep(lo, hi, count));
     return TicksEvery(lo, hi, step, 0, [](double t) { return ShortNumber(t); });
   }
-  // Round durations: seconds, minutes, hours, days.
-  static constexpr double kSteps[] = {1,     2,     5,      10,     15,      30,      60,       120,
-                                      300,   600,   900,    1800,   3600,    7200,    10800,    21600,
-                                      43200, 86400, 172800, 604800, 2592000, 7776000, 15552000, 31557600};
   double seconds_lo = axis == XAxis::kWall ? lo / 1000 : lo,
          seconds_hi = axis == XAxis::kWall ? hi / 1000 : hi;
   double span = seconds_hi - seconds_lo;
   if (!(span > 0)) return {};
   double raw = span / std::max(1, count);
-  double step = kSteps[std::size(kSteps) - 1];
-  for (double s : kSteps) {
-    if (s >= raw) {
+  // Round durations: seconds, minutes, hours; whole days for long spans.
+  bool days = span >= kDaysFrom;
+  double step = kDaySteps[std::size(kDaySteps) - 1] * 86400;
+  for (double s : kTimeSteps) {
+    if (s >= raw && !days) {
       step = s;
       break;
     }
   }
+  for (double d : kDaySteps) {
+    if (d * 86400 >= raw && (days || step > kTimeSteps[std::size(kTimeSteps) - 1])) {
+      step = d * 86400;
+      break;
+    }
+  }
   if (raw < 1) step = NiceStep(seconds_lo, seconds_hi, count);  // sub-second spans
+  if (axis == XAxis::kRelative && days)
+    return TicksEvery(seconds_lo, seconds_hi, step, 0, [](double t) { return ShortNumber(t / 86400); });
   if (axis == XAxis::kRelative) {
     bool fraction = step < 1;
     return TicksEvery(seconds_lo, seconds_hi, step, 0, [fraction](double t) {
@@ -196,7 +202,8 @@ std::string XAxisTitle(XAxis axis, double lo, double hi, int utc_offset_min) {
   switch (axis) {
     case XAxis::kStep:
       return "Step";
-    case XAxis::kRelative:  // as Clock writes the labels: h:mm:ss from the first hour on
+    case XAxis::kRelative:  // as Clock writes the labels: h:mm:ss from the first hour on; days when long
+      if (hi - lo >= kDaysFrom) return "Time since start (days)";
       return std::max(std::fabs(lo), std::fabs(hi)) >= 3599.5 ? "Time since start (h:mm:ss)"
                                                               : "Time since start (m:ss)";
     case XAxis::kWall: {
