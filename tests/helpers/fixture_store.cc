@@ -133,6 +133,19 @@ std::string SweepRun(Store& store, int64_t k) {
   return run.id;
 }
 
+// A run of `days` days (experiment "long"): GPU utilization every hour from 1 % to 100 % on
+// a log scale over each day, 0 every 50th hour (what a log axis cannot draw).
+std::string LongRun(Store& store, int64_t days) {
+  RunRecord run = NewRun(store, "long", "w", "long", "0A-", {{"batch-size", "64"}});
+  SeriesWriter writer(store, run.id);
+  for (int64_t h = 0; h <= days * 24; ++h) {
+    double v = h % 50 == 0 ? 0 : std::pow(10.0, -2 + 2 * static_cast<double>(h % 24) / 23);
+    writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{kStart + h * 3600 * 1000, v});
+  }
+  Finish(store, writer, run, kStart + days * 86400 * 1000);
+  return run.id;
+}
+
 std::string LossRun(Store& store, int64_t points) {
   RunRecord run = NewRun(store, "big", "", "bigloss", "bigloss", {{"batch-size", "64"}});
   SeriesWriter writer(store, run.id);
@@ -149,10 +162,10 @@ int Main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: tb_fixture_store DB TRACE_JSON [--bench-runs N --bench-points P --bench-metrics M] [--big P] "
-        "[--big-loss P] [--sweep N]\n");
+        "[--big-loss P] [--sweep N] [--long-days D]\n");
     return 2;
   }
-  int64_t bench_runs = 0, bench_points = 100000, bench_metrics = 1, big = 0, big_loss = 0, sweep = 0;
+  int64_t bench_runs = 0, bench_points = 100000, bench_metrics = 1, big = 0, big_loss = 0, sweep = 0, long_days = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     int64_t v = std::atoll(argv[i + 1]);
@@ -162,6 +175,7 @@ int Main(int argc, char** argv) {
     if (a == "--big") big = v;
     if (a == "--big-loss") big_loss = v;
     if (a == "--sweep") sweep = v;
+    if (a == "--long-days") long_days = v;
   }
   Result<std::unique_ptr<Store>> opened = Store::Open(argv[1]);
   if (!opened.ok()) {
@@ -196,6 +210,7 @@ int Main(int argc, char** argv) {
     for (int64_t k = 0; k < sweep; ++k) out += std::string(k ? ", " : "") + "\"" + SweepRun(store, k) + "\"";
     out += "]";
   }
+  if (long_days > 0) out += ", \"long\": \"" + LongRun(store, long_days) + "\"";
   if (big > 0) out += ", \"big\": \"" + FlatRun(store, "big", "big", big, 0) + "\"";
   if (big_loss > 0) out += ", \"bigloss\": \"" + LossRun(store, big_loss) + "\"";
   std::printf("%s}\n", out.c_str());

@@ -6,12 +6,12 @@ import uPlot from "uplot";
 import * as api from "./api";
 import { isRunId, type ChartState, type Grouping, type XKind } from "./state";
 import type { PlotEvent } from "./scene";
-import { displayUnit, niceTicks, timeTicks, value, xLabel } from "./format";
+import { displayUnit, logTicks, niceTicks, readsInDays, timeTicks, value, xLabel } from "./format";
 import { chartFrame, countCaption, runDetails, syncXChoice } from "./details";
 import { download } from "./download";
 import { fetchEvents, fetchLines, workloadKeys } from "./fetch_lines";
 import { exportName, figureSpec } from "./figure_spec";
-import { largestOf, longestRun, type Line, type PhaseSpan } from "./lines";
+import { largestOf, longestRun, notDrawnOnLog, type Line, type PhaseSpan } from "./lines";
 import { appendPoints, newBuckets, newPoints, replaceBuckets, thinLines } from "./live";
 import { drawOverlay } from "./overlay";
 import { OverviewStrip } from "./overview";
@@ -19,7 +19,7 @@ import { keyedRange, uplotData, uplotSeries } from "./uplot_table";
 import { loadPhaseSpans, phaseOptions } from "./phase_choice";
 import { colourByOptions, showColourBar } from "./colour_bar";
 import { pointedAt, tooltipHtml } from "./tooltip";
-import { chartScales, fromPlotX, toPlotX, xName } from "./xaxis";
+import { chartScales, fromPlotX, toPlotX, xName, xTitle } from "./xaxis";
 
 export interface ChartHost {
   run(id: string): api.RunInfo | undefined;
@@ -122,6 +122,12 @@ export class ChartPanel {
         const f = s.figure as unknown as Record<string, string | number | boolean>;
         f[k] = input.type === "checkbox" ? input.checked : input.type === "number" ? Number(input.value) : input.value;
         this.host.changed();
+        if (k === "events") {
+          void this.loadEvents(this.runIds(), this.effectiveX()).then(() => {
+            this.el.dataset.events = String(this.events.length);
+            this.plot?.redraw(false);
+          });
+        }
       });
     }
     this.el.querySelector('[data-a="selection"]')!.addEventListener("click", () => {
@@ -249,8 +255,10 @@ export class ChartPanel {
     this.el.dataset.phases = String(this.phases.length);
   }
 
+  // The runs' events as markers, when asked for (as in the figures: off by default).
   private async loadEvents(runs: string[], x: XKind) {
     this.events = [];
+    if (!this.state.figure.events) return;
     this.events = await fetchEvents(this.host, this.state, runs, x);
   }
 
@@ -327,15 +335,27 @@ export class ChartPanel {
       scales: chartScales(x, this.state, () => longestRun(this.runIds().map((id) => this.host.run(id)))),
       axes: [
         {
-          label: xName(x, true),
-          // Round durations (0:30, 5:00, 1:00:00), not uPlot's decimal steps.
+          label: this.xTitle(x, width),
+          // Round durations (0:30, 5:00, 1:00:00; days for long runs), not uPlot's decimal steps.
           splits: x === "relative" ? (_u, _i, lo, hi) => timeTicks(lo, hi, Math.max(2, Math.floor(width / 110))) : undefined,
-          values: x === "wall" ? undefined : (_u, ticks) => ticks.map((t) => xLabel(x, t, ticks.length > 1 ? ticks[1] - ticks[0] : 1)),
+          values:
+            x === "wall"
+              ? undefined
+              : (u, ticks) => {
+                  const days = x === "relative" && readsInDays((u.scales.x.max ?? 0) - (u.scales.x.min ?? 0));
+                  return ticks.map((t) => xLabel(x, t, ticks.length > 1 ? ticks[1] - ticks[0] : 1, days));
+                },
         },
         {
           label: this.yTitle(),
-          splits: this.state.logY ? undefined : (_u, _i, lo, hi) => niceTicks(lo, hi, 5),
-          values: (_u, ticks) => ticks.map((t) => value(t)),
+          // A log axis as the figures label it: its decades, the 2..9 between them unlabelled.
+          splits: this.state.logY ? (_u, _i, lo, hi) => logTicks(lo, hi).map((t) => t.at) : (_u, _i, lo, hi) => niceTicks(lo, hi, 5),
+          values: this.state.logY
+            ? (u, ticks) => {
+                const labelled = logTicks(u.scales.y.min ?? 1, u.scales.y.max ?? 10);
+                return ticks.map((t) => labelled.find((l) => Math.abs(l.at - t) <= t * 1e-9)?.label ?? "");
+              }
+            : (_u, ticks) => ticks.map((t) => value(t)),
           size: 60,
         },
       ],
@@ -346,7 +366,7 @@ export class ChartPanel {
         setSelect: [(u) => this.selected(u)],
         setSeries: [(u, idx) => idx != null && this.toggled(u, idx)],
         setCursor: [(u) => this.hover(u)],
-        draw: [(u) => drawOverlay(u, this.effectiveX(), this.phases, this.events)],
+        draw: [(u) => drawOverlay(u, this.effectiveX(), this.phases, this.events, this.logNote())],
       },
     };
     this.plot?.destroy();
@@ -475,6 +495,22 @@ export class ChartPanel {
   }
 
   // "GPU utilization (%)": the metric's name for people and the unit shown.
+  // The x axis's title for what the chart shows: the zoomed range, else its runs' whole time.
+  private xTitle(x: XKind, width: number): string {
+    if (x !== "relative") return xName(x, true);
+    const [lo, hi] = this.state.zoom ?? [0, longestRun(this.runIds().map((id) => this.host.run(id)))];
+    const ticks = timeTicks(lo, hi, Math.max(2, Math.floor(width / 110)));
+    return xTitle(x, lo, hi, ticks.length > 1 && ticks[1] - ticks[0] < 1);
+  }
+
+  // On a log axis, how many of the shown values it cannot draw (at or below 0), said as the
+  // figures say it; "" when none.
+  private logNote(): string {
+    if (!this.state.logY) return "";
+    const n = notDrawnOnLog(this.lines.filter((l) => !this.state.hidden.includes(l.key)), this.state.zoom);
+    return n ? `${n} ${n === 1 ? "value" : "values"} at or below 0 not drawn (log scale)` : "";
+  }
+
   private yTitle(): string {
     const title = this.host.metricInfo(this.state.metric)?.title || this.state.metric;
     return title + (this.unit ? ` (${this.unit})` : "");

@@ -39,6 +39,7 @@ export function chartFrame(state: ChartState, title = "", labels: string[] = [])
       <div class="chart-tools">
         <button data-a="selection" type="button" title="Show the runs selected in the sidebar">Use selection</button>
         <button data-a="reset" type="button">Reset zoom</button>
+        <label title="Dashed lines at the runs' events (epochs, signals), on screen and in the exports; off by default, as in figures"><input data-f="events" type="checkbox"> Events</label>
         <label title="A sweep: colour the runs' lines by a numeric param, dark for its least value, light for its greatest">Colour by <select data-k="colorBy" aria-label="Colour by param"><option value="">each run</option></select></label>
         <label title="Shade one run's phases (start-up, warm-up, idle, stalls) on the chart">Phases of <select data-k="phasesOf" aria-label="Phases of run"><option value="">none</option></select></label>
         <span class="spacer"></span>
@@ -49,7 +50,6 @@ export function chartFrame(state: ChartState, title = "", labels: string[] = [])
           <datalist id="font-families"><option value="DejaVu Sans"><option value="DejaVu Serif"><option value="serif"><option value="sans-serif"></datalist>
           <label>Legend <input data-f="legend" type="text" size="14" placeholder="{batch-size}" aria-label="Legend names" title="Names from params and fields: {batch-size}, {name}, {letter}, {workload}"></label>
           <label title="The exported figure without its legend"><input data-f="noLegend" type="checkbox"> Leave the legend out</label>
-          <label title="Dashed lines at the runs' events (epochs, signals) in the exported figure"><input data-f="events" type="checkbox"> Mark events</label>
           <label title="Shade the phases of the run chosen in 'Phases of' in the exported figure"><input data-f="phases" type="checkbox"> Shade phases</label>
         </details>
         <button data-a="png" type="button">PNG</button><button data-a="svg" type="button">SVG</button>

@@ -1,4 +1,5 @@
 // How times, durations and values read on the page.
+import { DAY_STEPS, DAYS_FROM, TIME_STEPS } from "./generated/axis";
 
 export function clock(seconds: number): string {
   // Rounded to the second before it is split: 59.7 s reads 1:00, not 0:60.
@@ -53,8 +54,9 @@ export function value(v: number | null | undefined): string {
 
 // The x axis's label for a value, by axis kind; `step`, the axis's ticks' spacing: ticks
 // under a second apart read in seconds with their fraction ("3.5s", as exported figures
-// label them), not rounded to the same whole second.
-export function xLabel(kind: string, x: number, step = 1): string {
+// label them), not rounded to the same whole second; `days`: a long span, read in days.
+export function xLabel(kind: string, x: number, step = 1, days = false): string {
+  if (kind === "relative" && days) return value(x / 86400);
   if (kind === "relative") return step < 1 ? `${+x.toPrecision(3)}s` : clock(x);
   if (kind === "wall") return wall(x).slice(11);
   return String(Math.round(x));
@@ -80,16 +82,43 @@ export function niceTicks(lo: number, hi: number, count: number): number[] {
   return out;
 }
 
-// Ticks at round durations (as the exported figures: figure/axis.cc): 1, 2, 5, 10, 15, 30 s,
-// 1, 2, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, days; `seconds` data in seconds.
-const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+// Ticks at round durations (as the exported figures: figure/axis.cc, whose steps these are):
+// 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, then whole days; a span
+// of four days or more steps in days only. `seconds` data in seconds.
 export function timeTicks(lo: number, hi: number, count: number): number[] {
   if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi <= lo) return [lo];
   const raw = (hi - lo) / Math.max(1, count);
   if (raw < 1) return niceTicks(lo, hi, count);
-  const step = TIME_STEPS.find((s) => s >= raw) ?? TIME_STEPS[TIME_STEPS.length - 1];
+  const days = DAY_STEPS.map((d) => d * 86400);
+  const step =
+    (hi - lo >= DAYS_FROM ? undefined : TIME_STEPS.find((s) => s >= raw)) ?? days.find((s) => s >= raw) ?? days[days.length - 1];
   const out: number[] = [];
   for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) out.push(t === 0 ? 0 : t);
+  return out;
+}
+
+// Whether a relative axis over `span` seconds reads in days (figure/axis.cc: the same rule).
+export function readsInDays(span: number): boolean {
+  return span >= DAYS_FROM;
+}
+
+// Ticks of a log axis, as the figures put them (figure/axis.cc LogTicks): each power of ten
+// labelled, 2..9 times it unlabelled where few decades show; inside one decade its round
+// values labelled. Labels "" for the unlabelled.
+export function logTicks(lo: number, hi: number): { at: number; label: string }[] {
+  if (!(lo > 0) || !(hi > lo)) return [];
+  const a = Math.floor(Math.log10(lo));
+  const b = Math.ceil(Math.log10(hi));
+  const minor = b - a <= 4;
+  const out: { at: number; label: string }[] = [];
+  for (let e = a; e <= b; e++) {
+    const decade = 10 ** e;
+    for (let m = 1; m <= (minor ? 9 : 1); m++) {
+      const t = +(m * decade).toPrecision(12);
+      if (t >= lo * 0.999 && t <= hi * 1.001) out.push({ at: t, label: m === 1 ? value(t) : "" });
+    }
+  }
+  if (!out.some((t) => t.label)) for (const t of out) t.label = value(t.at);
   return out;
 }
 

@@ -114,6 +114,17 @@ export function lookOf(l: Line, i: number, mono: boolean): LineLookStyle {
   return lineStyle(l.style ?? i, mono);
 }
 
+// How many values of `lines` within `zoom` (all when null) a log axis cannot draw: at or below 0.
+export function notDrawnOnLog(lines: Line[], zoom: [number, number] | null): number {
+  let n = 0;
+  for (const l of lines) {
+    l.y.forEach((v, i) => {
+      if (v !== null && v <= 0 && (!zoom || (l.x[i] >= zoom[0] && l.x[i] <= zoom[1]))) n++;
+    });
+  }
+  return n;
+}
+
 // A sweep: each run line's shade on the sequential map by the run's value of `param`, dark
 // for the least, light for the greatest (on a log scale where the values are positive and
 // span 8x or more), and the lines in order of value, those without one first; as the

@@ -20,10 +20,20 @@ const PHASE_COLORS: Record<string, string> = {
   "memory-climb": "rgba(148,103,189,0.15)",
 };
 
-export function drawOverlay(u: uPlot, x: XKind, phases: PhaseSpan[], events: PlotEvent[]) {
+// `note`: said at the plot's top right (what a log axis cannot draw), as the figures say it.
+export function drawOverlay(u: uPlot, x: XKind, phases: PhaseSpan[], events: PlotEvent[], note = "") {
   const ctx = u.ctx;
   const px = devicePixelRatio;
   const right = u.bbox.left + u.bbox.width;
+  u.root.dataset.note = note;
+  if (note) {
+    ctx.save();
+    ctx.font = `${10 * px}px sans-serif`;
+    ctx.fillStyle = "#555";
+    ctx.textAlign = "right";
+    ctx.fillText(note, right - 4 * px, u.bbox.top + 12 * px);
+    ctx.restore();
+  }
   ctx.save();
   ctx.font = `${10 * px}px sans-serif`;
   const spans: { a: number; b: number; kind: string }[] = [];

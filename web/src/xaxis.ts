@@ -3,6 +3,7 @@
 import type uPlot from "uplot";
 import type { ChartState, XKind } from "./state";
 import { clock, wall } from "./format";
+import { DAYS_FROM } from "./generated/axis";
 
 // Data x to uPlot's x and back.
 export function toPlotX(kind: XKind, x: number): number {
@@ -15,6 +16,16 @@ export function fromPlotX(kind: XKind, x: number): number {
 export function xName(kind: XKind, title = false): string {
   if (title) return kind === "relative" ? "Time since start" : kind === "wall" ? "Time of day" : "Step";
   return kind === "relative" ? "time since start" : kind === "wall" ? "time" : "step";
+}
+
+// The x axis's title over lo..hi (seconds for "relative"), in the format of its labels, as the
+// figures title it (figure/axis.cc XAxisTitle): "Time since start (m:ss)", "(h:mm:ss)",
+// "(days)"; "(s)" where ticks fall under a second apart.
+export function xTitle(kind: XKind, lo: number, hi: number, subSecond = false): string {
+  if (kind !== "relative") return xName(kind, true);
+  if (hi - lo >= DAYS_FROM) return "Time since start (days)";
+  if (subSecond) return "Time since start (s)";
+  return Math.max(Math.abs(lo), Math.abs(hi)) >= 3599.5 ? "Time since start (h:mm:ss)" : "Time since start (m:ss)";
 }
 
 // A data x in words, for a tooltip.

@@ -13,7 +13,7 @@ const db = join(work.dir, "looks.db");
 let server, chrome;
 
 before(async () => {
-  makeStore(db, ["--sweep", "10"]);
+  makeStore(db, ["--sweep", "10", "--long-days", "115"]);
   server = await serve(db);
   chrome = await browser();
 });
@@ -39,15 +39,15 @@ function lightness(hex) {
   return 116 * (y > 0.008856 ? Math.cbrt(y) : 7.787 * y + 16 / 116) - 16;
 }
 
-async function sweepChart() {
+async function sweepChart(experiment = "sweep", workload = "bs") {
   const context = await chrome.newContext({ acceptDownloads: true, viewport: { width: 1366, height: 900 } });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(server.url);
   await page.waitForSelector("body[data-ready='1']");
-  await page.click('button[data-exp="sweep"]');
-  await page.check('input[data-workload="sweep:bs"]');
+  await page.click(`button[data-exp="${experiment}"]`);
+  await page.check(`input[data-workload="${experiment}:${workload}"]`);
   await page.waitForSelector('#metric option[value="gpu.utilization.gpu_ratio"]', { state: "attached" });
   await page.selectOption("#metric", "gpu.utilization.gpu_ratio");
   await page.click("#add-chart");
@@ -138,6 +138,35 @@ test("the figure's typeface is the one chosen: a serif PDF embeds the serif", as
   await chart.locator('[data-f="fontFamily"]').dispatchEvent("change");
   await chart.locator('[data-a="pdf"]').click();
   await page.waitForFunction(() => /not installed here/.test(document.body.innerText));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the screen's axes follow the figures' rule: a long run in days, a log axis by its decades, zeros said", async () => {
+  const { context, page, chart, errors } = await sweepChart("long", "w");
+  const axes = () => page.evaluate(() => window.trainbench.charts[0].plot.axes.map((a) => ({ label: a.label, values: a._values })));
+  let [x, y] = await axes();
+  // 115 days: numbers of days, not "168:00:00" a dozen times over.
+  assert.equal(x.label, "Time since start (days)");
+  assert.ok(x.values.length >= 2 && x.values.every((v) => /^\d+$/.test(v)), x.values.join(" "));
+  assert.equal(new Set(x.values).size, x.values.length, "no label twice");
+  const svg = (await download(page, () => chart.locator('[data-a="svg"]').click())).toString("utf8");
+  assert.ok(svg.includes(">Time since start (days)</text>"), "the figure reads the same");
+  for (const v of x.values) assert.ok(svg.includes(`>${v}</text>`), `${v} in the figure's ticks`);
+  // Log y: the decades labelled, the ticks between them not; the zeros it cannot draw said.
+  assert.equal(await page.evaluate(() => window.trainbench.charts[0].plot.root.dataset.note), "", "nothing to say on a linear axis");
+  const before = Number(await chart.getAttribute("data-drawn"));
+  await chart.locator('[data-k="logY"]').check();
+  await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, before);
+  [x, y] = await axes();
+  const labelled = y.values.filter((v) => v !== "");
+  assert.deepEqual(labelled, ["1", "10", "100"], y.values.join("|"));
+  assert.ok(y.values.length > labelled.length, "minor ticks between the decades, unlabelled");
+  const note = await page.evaluate(() => window.trainbench.charts[0].plot.root.dataset.note);
+  const zeros = Math.floor((115 * 24) / 50) + 1;
+  assert.equal(note, `${zeros} values at or below 0 not drawn (log scale)`);
+  const logSvg = (await download(page, () => chart.locator('[data-a="svg"]').click())).toString("utf8");
+  assert.ok(logSvg.includes(`>${zeros} values at or below 0 not drawn (log scale)</text>`), "the figure says the same");
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -270,11 +270,16 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.phases) >= 1);
   assert.equal(await util.getAttribute("data-phases-of"), idleRun);
   assert.equal((await view(page)).charts[0].phasesOf, idleRun);
-  // The runs' epochs are marked (one marker where runs had one at the same second), their
-  // events asked in one request, not one a run.
+  // Events are off by default, as in figures; asked for, the runs' epochs are marked (one
+  // marker where runs had one at the same second), their events asked in one request, not
+  // one a run.
   const events = await page.evaluate((runs) => fetch(`/api/v1/events?runs=${runs.join(",")}`).then((r) => r.json()), [...ids.synth["1"], ...ids.synth["2"]]);
   const planted = events.runs.reduce((n, r) => n + r.events.length, 0);
   assert.ok(planted >= 4, JSON.stringify(events));
+  assert.equal(await util.getAttribute("data-events"), "0", "no markers until asked");
+  await util.locator('[data-f="events"]').check();
+  await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.events) >= 1);
+  assert.equal((await view(page)).charts[0].figure.events, true);
   const marked = Number(await util.getAttribute("data-events"));
   assert.ok(marked >= 1 && marked <= planted, `${marked} markers for ${planted} events`);
   const perRun = await page.evaluate(() => performance.getEntriesByType("resource").filter((e) => /\/runs\/[0-9a-f]{32}\/events/.test(e.name)).length);
@@ -526,7 +531,7 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   // (uPlot draws its axes on the canvas: read what it drew them with.)
   const axes = await page.evaluate(() => window.trainbench.charts.at(-1).plot.axes.map((a) => ({ label: a.label, values: a._values })));
   assert.equal(axes[1].label, "GPU utilization (%)");
-  assert.equal(axes[0].label, "Time since start");
+  assert.equal(axes[0].label, "Time since start (m:ss)", "titled in the format of its labels, as figures are");
   assert.ok(axes[0].values.length >= 2 && axes[0].values.every((t) => /^\d+:(00|30)$/.test(t)), axes[0].values.join(" "));
 
   // Export settings: a column wide, 9-point text, legend names from the runs' letters.
