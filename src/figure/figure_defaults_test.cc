@@ -309,6 +309,17 @@ TEST(DefaultLegendTest, NamesAreShortAndDistinct) {
             (std::vector<std::string>{"1 0A- #2", "1 0A- #1"}));
   EXPECT_EQ(DefaultLegend({{&a, "gpu=0", "", 0, {&b}}}),
             (std::vector<std::string>{"GPU 0, shared by 0A- and 0B-"}));
+  // The GPU each repeat of one pair shared, once a repeat: told apart by the repeat.
+  RunRecord a2 = a, b2 = b;
+  a.tags.emplace_back(kRepeatTag, "1/2");
+  b.tags.emplace_back(kRepeatTag, "1/2");
+  a2.tags.emplace_back(kRepeatTag, "2/2");
+  b2.tags.emplace_back(kRepeatTag, "2/2");
+  a2.id = "aaaaaaaa12", b2.id = "bbbbbbbb23";
+  a2.start_ms = b2.start_ms = a.start_ms + 60000;
+  EXPECT_EQ(DefaultLegend({{&a2, "gpu=0", "", 0, {&b2}}, {&a, "gpu=0", "", 0, {&b}}}),
+            (std::vector<std::string>{"GPU 0, shared by 0A- and 0B- (repeat 2/2)",
+                                      "GPU 0, shared by 0A- and 0B- (repeat 1/2)"}));
   EXPECT_EQ(DefaultLegend({{nullptr, "", "paper:pair", 3, {}}, {nullptr, "", "paper:7", 1, {}}}),
             (std::vector<std::string>{"pair, mean of 3 runs", "workload 7, 1 run"}));
 }

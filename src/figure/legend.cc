@@ -84,6 +84,34 @@ std::string FillLegend(std::string_view pattern, const Source& s) {
   return out;
 }
 
+namespace {
+
+// Lines of runs still named alike (a GPU that each repeat of one pair shared: "GPU 0, shared
+// by 0A- and 0B-" once a repeat): each with its repeat ("(repeat 2/3)") where they all have a
+// different one, else its place in start order ("#2").
+void TellApart(const std::vector<Source>& sources, std::vector<std::string>& names) {
+  std::map<std::string, std::vector<size_t>> same;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (sources[i].run != nullptr) same[names[i]].push_back(i);
+  }
+  for (auto& [name, at] : same) {
+    if (at.size() < 2) continue;
+    std::set<std::string> repeats;
+    for (size_t i : at) repeats.insert(TagValue(*sources[i].run, kRepeatTag));
+    bool by_repeat = repeats.size() == at.size() && repeats.count("") == 0;
+    std::sort(at.begin(), at.end(), [&](size_t a, size_t b) {
+      return std::tie(sources[a].run->start_ms, sources[a].run->id) <
+             std::tie(sources[b].run->start_ms, sources[b].run->id);
+    });
+    for (size_t k = 0; k < at.size(); ++k) {
+      names[at[k]] += by_repeat ? Concat({" (repeat ", TagValue(*sources[at[k]].run, kRepeatTag), ")"})
+                                : Concat({" #", std::to_string(k + 1)});
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
   std::vector<const RunRecord*> runs;
   std::set<std::string> labels;
@@ -162,6 +190,7 @@ std::vector<std::string> DefaultLegend(const std::vector<Source>& sources) {
     }
     out.push_back(name);
   }
+  TellApart(sources, out);
   return out;
 }
 

@@ -19,6 +19,22 @@ export interface FetchedLines {
   sweep?: SweepScale; // the lines coloured by a param (ChartState.colorBy)
 }
 
+// Run lines still named alike (the GPU each repeat of one pair shared, once a repeat): each
+// with its repeat, "(repeat 2/3)", where they all have a different one, else its place in
+// start order, "#2"; as the figures name them (src/figure/legend.cc).
+export function tellApart(lines: Line[], run: (id: string) => api.RunInfo | undefined): void {
+  const same = new Map<string, Line[]>();
+  for (const l of lines) if (l.run !== undefined) same.set(l.name, [...(same.get(l.name) ?? []), l]);
+  for (const group of same.values()) {
+    if (group.length < 2) continue;
+    const repeat = (l: Line) => run(l.run!)?.tags?.["trainbench.repeat"] ?? "";
+    const repeats = new Set(group.map(repeat));
+    const byRepeat = repeats.size === group.length && !repeats.has("");
+    group.sort((a, b) => (run(a.run!)?.start_ms ?? 0) - (run(b.run!)?.start_ms ?? 0) || a.run!.localeCompare(b.run!));
+    group.forEach((l, k) => (l.name += byRepeat ? ` (repeat ${repeat(l)})` : ` #${k + 1}`));
+  }
+}
+
 // The workloads (EXPERIMENT:WORKLOAD) of those of `runs` that belong to one.
 export function workloadKeys(runs: string[], run: (id: string) => api.RunInfo | undefined): string[] {
   const keys = new Set<string>();
@@ -120,6 +136,7 @@ export async function fetchLines(
       lines.push({ key: d.run + "|" + d.labels, name, run: d.run, x: d.x, y: d.y, lastMs: d.last_ms });
     }
   }
+  tellApart(lines, (id) => host.run(id));
   styleLines(lines, runs, keys);
   const sweep = shadeLines(lines, s.colorBy, (id) => host.run(id)?.params);
   // Values in the unit people read them in: ratios as percent, bytes as MiB or GiB.

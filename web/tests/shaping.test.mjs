@@ -284,3 +284,21 @@ test("runs named alike are told apart by their place among their repeats, never 
   const two = runNames(["a".repeat(32), "c".repeat(32)], (id) => runs[id]);
   assert.deepEqual([...two.values()], ["train.py 0A-", "train.py 0B-"]);
 });
+
+test("the GPU each repeat of a pair shared is named once a repeat, told apart by the repeat", async () => {
+  const { tellApart } = await load("fetch_lines.ts");
+  const runs = {
+    a: { start_ms: 5000, tags: { "trainbench.repeat": "2/2" } },
+    b: { start_ms: 1000, tags: { "trainbench.repeat": "1/2" } },
+    c: { start_ms: 1000, tags: {} },
+    d: { start_ms: 9000, tags: {} },
+  };
+  const shared = "GPU 0, shared by 0A- and 0B-";
+  const lines = [{ name: shared, run: "a" }, { name: shared, run: "b" }, { name: "alone", run: "c" }];
+  tellApart(lines, (id) => runs[id]);
+  assert.deepEqual(lines.map((l) => l.name), [`${shared} (repeat 2/2)`, `${shared} (repeat 1/2)`, "alone"]);
+  // Without repeats: their place in start order.
+  const plain = [{ name: "x", run: "d" }, { name: "x", run: "c" }];
+  tellApart(plain, (id) => runs[id]);
+  assert.deepEqual(plain.map((l) => l.name), ["x #2", "x #1"]);
+});
