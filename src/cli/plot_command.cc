@@ -110,16 +110,12 @@ static int CommandPlotBars(const PlotArgs& a) {
       return Fail(Status::InvalidArgument(Concat({"--bars draws an experiment's workloads as bars: leave out ", name,
                                                   ", which is for line figures (a bar figure is as tall as its bars)"})));
   }
-  nlohmann::json j = {{"metric", "-"}, {"runs", {"-"}}, {"title", a.title}, {"mono", a.mono}};
-  if (!a.width.empty()) j["width"] = a.width;
-  if (!a.font.empty()) j["font"] = a.font;
-  for (const auto& [field, v] : {std::pair{"font_size", a.font_size}, std::pair{"dpi", a.dpi}}) {
-    if (v.empty()) continue;
-    std::optional<double> d = ParseDouble(v);
-    if (!d) return Fail(Status::InvalidArgument(Concat({"--", field, " takes a number, not '", v, "'"})));
-    j[field] = *d;
-  }
-  Result<FigureSpec> look = FigureSpecFromJson(j);
+  Result<FigureSpec> look = BarFigureLook({{"width", a.width},
+                                          {"font_size", a.font_size},
+                                          {"font", a.font},
+                                          {"title", a.title},
+                                          {"mono", a.mono ? "true" : ""},
+                                          {"dpi", a.dpi}});
   if (!look.ok()) return Fail(look.status());
   Result<FigureFormat> format = FigureFormatOfPath(a.output);
   if (!format.ok()) return Fail(format.status());

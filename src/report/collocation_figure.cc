@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "base/strings.h"
 #include "figure/pango_cairo.h"
 #include "figure/render.h"
@@ -51,6 +53,23 @@ Result<std::vector<BarChart>> CollocationPanels(const ExperimentReport& report,
          report.experiment, " says what each workload has"}));
   }
   return out;
+}
+
+Result<FigureSpec> BarFigureLook(const std::vector<std::pair<std::string, std::string>>& options) {
+  nlohmann::json j = {{"metric", "-"}, {"runs", {"-"}}};  // a line figure's musts, unused by bars
+  for (const auto& [field, v] : options) {
+    if (v.empty()) continue;
+    if (field == "mono") {
+      j[field] = v == "true" || v == "1";
+    } else if (field == "font_size" || field == "dpi") {
+      std::optional<double> d = ParseDouble(v);
+      if (!d) return Status::InvalidArgument(Concat({field, " takes a number, not '", v, "'"}));
+      j[field] = *d;
+    } else {
+      j[field] = v;
+    }
+  }
+  return FigureSpecFromJson(j);
 }
 
 Result<std::string> RenderCollocationBars(const std::vector<BarChart>& panels, const FigureSpec& look,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/report.h"
@@ -24,6 +25,11 @@ inline const std::vector<std::string> kDefaultBarPanels = {"throughput", "gpu", 
 // value for the experiment (the message says what the report needs for each).
 Result<std::vector<BarChart>> CollocationPanels(const ExperimentReport& report,
                                                 const std::vector<std::string>& panels);
+
+// The look of a bars figure from its options as text ("width" "7in", "font_size" "9", "font",
+// "title", "mono" "true", "dpi"; an empty value is left at its default): InvalidArgument names
+// the option and what it takes. The same options for `plot --bars` and the server's bars.
+Result<FigureSpec> BarFigureLook(const std::vector<std::pair<std::string, std::string>>& options);
 
 // The figure: `look` gives its width, font, font size, title, mono and dpi.
 Result<std::string> RenderCollocationBars(const std::vector<BarChart>& panels, const FigureSpec& look,

@@ -22,6 +22,7 @@
 #include "query/energy.h"
 #include "query/export.h"
 #include "query/series_reader.h"
+#include "report/collocation_figure.h"
 #include "report/report_document.h"
 #include "serve/serve_call.h"
 #include "store/run_tags.h"
@@ -123,6 +124,45 @@ ApiResponse ServeApi::Call::Report(const ExperimentInfo& e) {
   Result<std::string> pdf = ReportPdf(*report, *figures);
   ThrowIfError(pdf.status());
   return {200, "application/pdf", std::move(*pdf), nullptr, {}};
+}
+
+// The report's collocation bars as one figure, as `trainbench plot --bars` draws them.
+ApiResponse ServeApi::Call::Bars(const ExperimentInfo& e) {
+  HeavySlot slot(api_);
+  std::string format = Param("format").value_or("svg");
+  Result<FigureSpec> look = BarFigureLook({{"width", Param("width").value_or("")},
+                                           {"font_size", Param("font_size").value_or("")},
+                                           {"font", Param("font").value_or("")},
+                                           {"title", Param("title").value_or("")},
+                                           {"mono", Param("mono").value_or("")},
+                                           {"dpi", Param("dpi").value_or("")}});
+  if (!look.ok()) throw InvalidParameter(look.status().message());
+  std::vector<std::string> panels;
+  for (std::string_view k : Split(Param("panels").value_or(""), ',')) {
+    if (!Trim(k).empty()) panels.emplace_back(Trim(k));
+  }
+  Result<ExperimentReport> report = BuildReport(store_, e.name);
+  ThrowIfError(report.status());
+  Result<std::vector<BarChart>> charts = CollocationPanels(*report, panels);
+  ThrowIfError(charts.status());
+  ApiResponse out;
+  if (format == "csv") {
+    out = {200, "text/csv; charset=utf-8", CollocationBarsCsv(*charts), nullptr, {}};
+  } else {
+    Result<FigureFormat> kind = ParseFigureFormat(format);
+    if (!kind.ok()) throw InvalidParameter("'format' must be svg, pdf, png or csv");
+    Result<std::string> drawn = RenderCollocationBars(*charts, *look, *kind);
+    if (!drawn.ok()) throw InvalidParameter(drawn.status().message());
+    out = {200, std::string(FigureContentType(*kind)), std::move(*drawn), nullptr, {}};
+  }
+  if (format != "svg") {  // an SVG opens in the tab; the others are files
+    std::string name = e.name;
+    for (char& c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+    }
+    out.headers.emplace_back("Content-Disposition", "attachment; filename=\"" + name + "-bars." + format + "\"");
+  }
+  return out;
 }
 
 json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {

@@ -52,6 +52,7 @@ ApiResponse ServeApi::Call::Dispatch() {
   if (p.size() == 1 && p[0] == "experiments") return Experiments();
   if (p.size() == 3 && p[0] == "experiments" && p[2] == "workloads") return Workloads(Experiment(p[1]));
   if (p.size() == 3 && p[0] == "experiments" && p[2] == "report") return Report(Experiment(p[1]));
+  if (p.size() == 3 && p[0] == "experiments" && p[2] == "bars") return Bars(Experiment(p[1]));
   if (p.size() == 1 && p[0] == "runs") return Runs();
   if (p.size() >= 2 && p[0] == "runs") {
     RunRecord run = Run(p[1]);

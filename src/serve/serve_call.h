@@ -70,6 +70,7 @@ class ServeApi::Call {
 
   // `trainbench report` for the web: ?format=html (default), csv or json (the table's rows).
   ApiResponse Report(const ExperimentInfo& e);
+  ApiResponse Bars(const ExperimentInfo& e);
 
   ExperimentInfo Experiment(std::string_view key);
 

@@ -150,6 +150,9 @@ export interface PhaseInfo {
 export const phasesOf = (run: string) => get<{ phases: PhaseInfo[] }>(`runs/${run}/phases`).then((r) => r.phases);
 export const reportUrl = (experiment: string, format?: "pdf") =>
   apiUrl(`experiments/${encodeURIComponent(experiment)}/report`, { format });
+// The report's collocation bars as one figure (as `trainbench plot --bars` draws them).
+export const barsUrl = (experiment: string, format: "svg" | "pdf" | "png" | "csv" = "svg") =>
+  apiUrl(`experiments/${encodeURIComponent(experiment)}/bars`, { format, width: "7in" });
 // The events of each of `runs` (in that order), in one request.
 export const eventsOf = (runs: string[]) =>
   get<{ runs: { run: string; events: EventInfo[] }[] }>("events", { runs: runs.join(",") }).then((r) => r.runs.map((e) => e.events));

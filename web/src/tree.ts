@@ -50,7 +50,9 @@ export class TreeView {
         <label><input type="checkbox" data-experiment="${esc(e.name)}" aria-label="Select every run of ${esc(e.name)}" ${this.experimentState(e.name, selected)}>
         <span class="exp-name">${esc(e.name)}</span></label> <small>${plural(e.runs, "run")}${e.running ? `, ${e.running} running` : ""}</small>
         <a class="report" href="${esc(api.reportUrl(e.name))}" target="_blank" rel="noopener" title="Throughput, steady-state GPU figures, energy and collocation speed-up per workload">report</a>
-        <a class="report-pdf" href="${esc(api.reportUrl(e.name, "pdf"))}" download="${esc(e.name)}-report.pdf" title="The report as a PDF (A4, fonts embedded)">PDF</a>`);
+        <a class="report-pdf" href="${esc(api.reportUrl(e.name, "pdf"))}" download="${esc(e.name)}-report.pdf" title="The report as a PDF (A4, fonts embedded)">PDF</a>
+        <a class="bars" href="${esc(api.barsUrl(e.name))}" target="_blank" rel="noopener" title="The collocation bars as one figure for a paper: each workload's mean over its repeats with its 95 % interval (trainbench plot --bars)">bars</a>
+        <a class="bars-pdf" href="${esc(api.barsUrl(e.name, "pdf"))}" download="${esc(e.name)}-bars.pdf" title="The collocation bars as a PDF figure, 7 in wide">PDF</a>`);
       if (open) parts.push(this.experimentRuns(e.name, selected));
       parts.push("</div>");
     }

@@ -170,3 +170,27 @@ test("the screen's axes follow the figures' rule: a long run in days, a log axis
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test("an experiment's collocation bars open from the tree as the figure plot --bars draws, and download as PDF", async () => {
+  const context = await chrome.newContext({ acceptDownloads: true, viewport: { width: 1366, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready='1']");
+  const link = page.locator('a.bars[href*="experiments/synth/bars"]');
+  const [tab] = await Promise.all([context.waitForEvent("page"), link.click()]);
+  await tab.waitForLoadState();
+  const svg = await tab.evaluate(() => document.documentElement.outerHTML);
+  // The synthetic workloads: 1025 and 2025 samples/s per run, two runs each, together.
+  for (const text of [">Throughput, all runs of a workload together</text>", ">2050</text>", ">4050</text>", ">runs together</text>"])
+    assert.ok(svg.includes(text), `${text} in the bars`);
+  assert.equal((svg.match(/>runs together<\/text>/g) ?? []).length, 1, "one legend for every panel");
+  assert.match(svg, /width="504pt"/, "7 in wide");
+  const path = join(work.dir, "bars.pdf");
+  writeFileSync(path, await download(page, () => page.locator('a.bars-pdf[href*="experiments/synth/bars"]').click()));
+  const text = execFileSync("pdftotext", [path, "-"], { encoding: "utf8" });
+  assert.ok(text.includes("Steady GPU utilization") && text.includes("Energy per training sample"), text);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
