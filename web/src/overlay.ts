@@ -25,7 +25,7 @@ export function drawOverlay(u: uPlot, x: XKind, phases: PhaseSpan[], events: Plo
   const ctx = u.ctx;
   const px = devicePixelRatio;
   const right = u.bbox.left + u.bbox.width;
-  u.root.dataset.note = note;
+  if (u.root.dataset.note !== note) u.root.dataset.note = note;
   if (note) {
     ctx.save();
     ctx.font = `${10 * px}px sans-serif`;
