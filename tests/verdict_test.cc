@@ -9,8 +9,8 @@
 #include <set>
 
 #include "analyze/report.h"
-#include "figure/bar_chart.h"
 #include "base/strings.h"
+#include "figure/bar_chart.h"
 #include "schedule/experiment_file.h"
 #include "store/run_tags.h"
 #include "tests/helpers/cli_fixture.h"

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "analyze/report.h"
 #include "base/read_file.h"
 #include "base/strings.h"
 #include "cli/cli.h"
-#include "analyze/report.h"
 #include "figure/figure.h"
 #include "metrics/catalog.h"
 #include "report/collocation_figure.h"
@@ -99,23 +99,33 @@ static Result<FigureSpec> PlotSpec(const PlotArgs& a, bool& x_given) {
 
 // plot --bars EXPERIMENT: the report's collocation bars as one figure.
 static int CommandPlotBars(const PlotArgs& a) {
-  const std::pair<bool, const char*> lines_only[] = {
-      {!a.runs.empty(), "runs"},        {!a.workloads.empty(), "--workload"}, {!a.metric.empty(), "--metric"},
-      {!a.x.empty(), "--x"},            {!a.from.empty(), "--from"},          {!a.to.empty(), "--to"},
-      {!a.height.empty(), "--height"},  {!a.legend.empty(), "--legend"},      {!a.labels.empty(), "--labels"},
-      {!a.color_by.empty(), "--color-by"}, {a.log_y, "--log-y"},              {a.events, "--events"},
-      {a.phases, "--phases"},           {!a.spec_file.empty(), "--spec"},     {!a.smoothing.empty(), "--smooth"}};
+  const std::pair<bool, const char*> lines_only[] = {{!a.runs.empty(), "runs"},
+                                                     {!a.workloads.empty(), "--workload"},
+                                                     {!a.metric.empty(), "--metric"},
+                                                     {!a.x.empty(), "--x"},
+                                                     {!a.from.empty(), "--from"},
+                                                     {!a.to.empty(), "--to"},
+                                                     {!a.height.empty(), "--height"},
+                                                     {!a.legend.empty(), "--legend"},
+                                                     {!a.labels.empty(), "--labels"},
+                                                     {!a.color_by.empty(), "--color-by"},
+                                                     {a.log_y, "--log-y"},
+                                                     {a.events, "--events"},
+                                                     {a.phases, "--phases"},
+                                                     {!a.spec_file.empty(), "--spec"},
+                                                     {!a.smoothing.empty(), "--smooth"}};
   for (const auto& [given, name] : lines_only) {
     if (given)
-      return Fail(Status::InvalidArgument(Concat({"--bars draws an experiment's workloads as bars: leave out ", name,
-                                                  ", which is for line figures (a bar figure is as tall as its bars)"})));
+      return Fail(Status::InvalidArgument(
+          Concat({"--bars draws an experiment's workloads as bars: leave out ", name,
+                  ", which is for line figures (a bar figure is as tall as its bars)"})));
   }
   Result<FigureSpec> look = BarFigureLook({{"width", a.width},
-                                          {"font_size", a.font_size},
-                                          {"font", a.font},
-                                          {"title", a.title},
-                                          {"mono", a.mono ? "true" : ""},
-                                          {"dpi", a.dpi}});
+                                           {"font_size", a.font_size},
+                                           {"font", a.font},
+                                           {"title", a.title},
+                                           {"mono", a.mono ? "true" : ""},
+                                           {"dpi", a.dpi}});
   if (!look.ok()) return Fail(look.status());
   Result<FigureFormat> format = FigureFormatOfPath(a.output);
   if (!format.ok()) return Fail(format.status());
@@ -136,8 +146,8 @@ static int CommandPlotBars(const PlotArgs& a) {
   }
   std::string names;
   for (const BarChart& c : *panels) names += (names.empty() ? "" : ", ") + c.key;
-  std::printf("trainbench: %s written (the bars of %s: %s)%s\n", a.output.c_str(), a.bars.c_str(), names.c_str(),
-              also.c_str());
+  std::printf("trainbench: %s written (the bars of %s: %s)%s\n", a.output.c_str(), a.bars.c_str(),
+              names.c_str(), also.c_str());
   return 0;
 }
 
@@ -212,15 +222,17 @@ int CommandPlot(const PlotArgs& a) {
 
 void AddPlotCommand(CLI::App& app, std::vector<Subcommand>& out) {
   auto pa = std::make_shared<PlotArgs>();
-  CLI::App* plot =
-      app.add_subcommand("plot", "Draw one figure for a paper (PDF, SVG or PNG) from runs, workload means or an experiment's collocation bars");
+  CLI::App* plot = app.add_subcommand("plot",
+                                      "Draw one figure for a paper (PDF, SVG or PNG) from runs, workload "
+                                      "means or an experiment's collocation bars");
   plot->add_option("runs", pa->runs, "Runs to plot: ids, unique id prefixes or names");
   plot->add_option("--bars", pa->bars,
                    "EXPERIMENT: its collocation bars (the report's) as one figure, each the mean over the "
                    "repeats with a 95 % error bar");
-  plot->add_option("--panels", pa->panels,
-                   "With --bars, which: throughput, run-throughput, time, gpu, sm, energy-run, energy-sample, "
-                   "speedup (default throughput gpu energy-sample speedup)")
+  plot->add_option(
+          "--panels", pa->panels,
+          "With --bars, which: throughput, run-throughput, time, gpu, sm, energy-run, energy-sample, "
+          "speedup (default throughput gpu energy-sample speedup)")
       ->delimiter(',');
   plot->add_option("-w,--workload", pa->workloads,
                    "EXPERIMENT:WORKLOAD: the mean of its runs with a min-max band (repeatable)");

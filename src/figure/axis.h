@@ -15,7 +15,8 @@ namespace tb {
 // more steps in whole days (kDaySteps), and a relative axis then reads in days ("Time since
 // start (days)": 0, 30, 60), not in thousands of hours. The web UI's axes take the same
 // steps (web/build.mjs reads them from this file).
-inline constexpr double kTimeSteps[] = {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200};
+inline constexpr double kTimeSteps[] = {1,   2,   5,    10,   15,   30,    60,    120,  300,
+                                        600, 900, 1800, 3600, 7200, 10800, 21600, 43200};
 inline constexpr double kDaySteps[] = {1, 2, 5, 7, 14, 30, 60, 90, 180, 365, 730, 1825, 3650};
 inline constexpr double kDaysFrom = 4 * 86400;
 

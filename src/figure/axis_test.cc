@@ -56,7 +56,8 @@ TEST(BarChartTest, NamesNeverOverprintAndValuesAreText) {
   find("no data");  // a workload without the figure
   find("Samples per second");
   find("runs together");
-  EXPECT_NE(svg->find("fill=\"" + std::string(kLineColors[1]) + "\""), std::string::npos) << "collocated workloads in the second colour";
+  EXPECT_NE(svg->find("fill=\"" + std::string(kLineColors[1]) + "\""), std::string::npos)
+      << "collocated workloads in the second colour";
   EXPECT_EQ(FitText("short", f, 100), "short");
 }
 

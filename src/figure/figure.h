@@ -15,15 +15,15 @@
 namespace tb {
 
 struct FigureLine {
-  std::string key;             // what `hidden` names: "RUN_ID|labels", or "EXPERIMENT:WORKLOAD"
-  std::string name;            // in the legend
-  std::string run_id;          // "" for a workload mean
-  size_t style = 0;            // colour and dash: the line's place among all lines, hidden or not
+  std::string key;              // what `hidden` names: "RUN_ID|labels", or "EXPERIMENT:WORKLOAD"
+  std::string name;             // in the legend
+  std::string run_id;           // "" for a workload mean
+  size_t style = 0;             // colour and dash: the line's place among all lines, hidden or not
   std::optional<double> shade;  // a sweep: its place 0-1 on the sequential map (by its value)
-  std::vector<double> x, y;    // y in the units shown; NaN: a gap
-  std::vector<double> raw;     // when smoothed: y before smoothing (drawn faint behind it)
-  std::vector<double> lo, hi;  // a workload's min-max band (NaN where fewer than two runs)
-  std::vector<int> runs;       // a workload mean: how many runs stand behind each point
+  std::vector<double> x, y;     // y in the units shown; NaN: a gap
+  std::vector<double> raw;      // when smoothed: y before smoothing (drawn faint behind it)
+  std::vector<double> lo, hi;   // a workload's min-max band (NaN where fewer than two runs)
+  std::vector<int> runs;        // a workload mean: how many runs stand behind each point
 };
 
 struct FigureMark {
@@ -53,7 +53,7 @@ struct Figure {
   std::vector<FigureMark> events;
   std::vector<FigureSpan> phases;
   std::optional<FigureSweep> sweep;  // lines coloured by a param (FigureSpec::color_by)
-  double x_min = 0, x_max = 1;  // the range shown
+  double x_min = 0, x_max = 1;       // the range shown
 };
 
 // Reads what `spec` asks for. NotFound names a run, workload or metric that is not there;

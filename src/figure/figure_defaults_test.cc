@@ -10,8 +10,8 @@
 #include "analyze/phases.h"
 #include "figure/axis.h"
 #include "figure/figure_test_fixture.h"
-#include "figure/palette.h"
 #include "figure/legend.h"
+#include "figure/palette.h"
 #include "figure/render.h"
 #include "figure/shared_devices.h"
 #include "store/run_tags.h"
@@ -139,10 +139,12 @@ TEST_F(FigureTest, SmoothingByTimeKeepsASparseLineOnItsValuesAndItsRawValuesFain
   std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Rgb first = ParseRgb(kLineColors[0]);
   char faint[8];
-  std::snprintf(faint, sizeof faint, "#%02x%02x%02x", static_cast<int>(std::lround((first.r * 0.3 + 0.7) * 255)),
+  std::snprintf(faint, sizeof faint, "#%02x%02x%02x",
+                static_cast<int>(std::lround((first.r * 0.3 + 0.7) * 255)),
                 static_cast<int>(std::lround((first.g * 0.3 + 0.7) * 255)),
                 static_cast<int>(std::lround((first.b * 0.3 + 0.7) * 255)));
-  EXPECT_NE(svg.find(std::string("stroke=\"") + faint + "\""), std::string::npos) << "the first line's colour, faint";
+  EXPECT_NE(svg.find(std::string("stroke=\"") + faint + "\""), std::string::npos)
+      << "the first line's colour, faint";
 }
 
 // The y axis's title stands clear of its tick labels, however wide they are (the report's

@@ -39,8 +39,7 @@ Rgb3 Lab(Rgb3 c) {
 // severity 1).
 Rgb3 Simulate(Rgb3 c, const double (&m)[3][3]) {
   Rgb3 out{};
-  for (int i = 0; i < 3; ++i)
-    out[i] = std::clamp(m[i][0] * c[0] + m[i][1] * c[1] + m[i][2] * c[2], 0.0, 1.0);
+  for (int i = 0; i < 3; ++i) out[i] = std::clamp(m[i][0] * c[0] + m[i][1] * c[1] + m[i][2] * c[2], 0.0, 1.0);
   return out;
 }
 constexpr double kDeutan[3][3] = {
@@ -188,7 +187,8 @@ TEST_F(SweepFigureTest, ColouringByAParamThatIsNotThereOrNotANumberSaysWhat) {
   spec.color_by = "lr";
   Result<Figure> f = CollectFigure(*store_, *reader_, spec);
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().message().find("its runs have: batch-size"), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("its runs have: batch-size"), std::string::npos)
+      << f.status().message();
   std::vector<std::string> odd = Sweep({"large"});
   spec.runs.push_back(odd[0]);
   spec.color_by = "batch-size";

@@ -89,8 +89,8 @@ struct LegendEntry {
 struct LegendLayout {
   std::vector<std::vector<LegendEntry>> rows;
   std::vector<std::string> note;  // said instead of a legend that would not fit: its lines
-  bool colour_bar = false;  // a sweep's lines as a colour bar under the rows
-  double height = 0;        // the rows, the bar and the gap above them; 0 without a legend
+  bool colour_bar = false;        // a sweep's lines as a colour bar under the rows
+  double height = 0;              // the rows, the bar and the gap above them; 0 without a legend
 };
 
 // A sweep of more than this many lines is told by a colour bar rather than by names.
@@ -105,7 +105,8 @@ LegendLayout FlowLegend(const Figure& fig, const FigureSpec& spec, double width)
     return out;
   double legend_w = width - 2 * pad;
   double row_w = 0;
-  size_t shaded = std::count_if(fig.lines.begin(), fig.lines.end(), [](const FigureLine& l) { return l.shade; });
+  size_t shaded =
+      std::count_if(fig.lines.begin(), fig.lines.end(), [](const FigureLine& l) { return l.shade; });
   out.colour_bar = fig.sweep && shaded > kMostSweepNames;
   for (const FigureLine& l : fig.lines) {
     if (out.colour_bar && l.shade) continue;
@@ -118,8 +119,8 @@ LegendLayout FlowLegend(const Figure& fig, const FigureSpec& spec, double width)
     out.rows.back().push_back(e);
     row_w += e.width + f * 1.2;
   }
-  out.height = static_cast<double>(out.rows.size()) * f * 1.25 + pad * 0.6 +
-               (out.colour_bar ? ColourBarHeight(f) : 0);
+  out.height =
+      static_cast<double>(out.rows.size()) * f * 1.25 + pad * 0.6 + (out.colour_bar ? ColourBarHeight(f) : 0);
   return out;
 }
 
@@ -137,15 +138,18 @@ double HeightFor(double legend, const FigureSpec& spec) {
 // have it.
 LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double width) {
   LegendLayout rows = FlowLegend(fig, spec, width);
-  if (spec.height_pt > 0 || rows.rows.size() <= 1 || HeightFor(rows.height, spec) <= spec.width_pt) return rows;
+  if (spec.height_pt > 0 || rows.rows.size() <= 1 || HeightFor(rows.height, spec) <= spec.width_pt)
+    return rows;
   const double f = spec.font_pt;
   LegendLayout note;
   note.colour_bar = rows.colour_bar;
   size_t named = 0;
   for (const auto& row : rows.rows) named += row.size();
-  note.note = WrapText(std::to_string(named) + " names left out of the legend, which would make the figure taller "
-                       "than wide: shorter names with --legend '{param}', or room with --height or --width",
-                       f * 0.8, width - f);
+  note.note =
+      WrapText(std::to_string(named) +
+                   " names left out of the legend, which would make the figure taller "
+                   "than wide: shorter names with --legend '{param}', or room with --height or --width",
+               f * 0.8, width - f);
   note.height = static_cast<double>(note.note.size()) * f * 0.8 * 1.25 + f * 0.5 +
                 (note.colour_bar ? ColourBarHeight(f) : 0);
   return note;

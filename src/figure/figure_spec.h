@@ -59,7 +59,7 @@ struct FigureSpec {
   // A sweep: the param whose value colours each run's line on a sequential map, the lines
   // ordered by it, and a colour bar for a legend where there are more than six.
   std::string color_by;
-  bool events = false;              // event lines drawn over the data only when asked
+  bool events = false;  // event lines drawn over the data only when asked
   bool phases = false;
   std::string phases_of;  // the run whose phases are shaded (id, prefix or name); "": the only run
   std::optional<double> y_min, y_max;  // in the units shown (percent for ratios)

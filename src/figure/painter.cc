@@ -177,9 +177,9 @@ Status FigureFontScope::Check(const std::string& family) {
   std::sort(names.begin(), names.end());
   std::string list;
   for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-  return Status::InvalidArgument(Concat({"font '", family, "' is not installed here; installed: ", list,
-                                         " (or serif, sans-serif, monospace; install a family's fonts ",
-                                         "and it can be named)"}));
+  return Status::InvalidArgument(
+      Concat({"font '", family, "' is not installed here; installed: ", list,
+              " (or serif, sans-serif, monospace; install a family's fonts ", "and it can be named)"}));
 }
 
 // --- SVG ----------------------------------------------------------------------------------

@@ -6,12 +6,12 @@
 
 #include <cairo.h>
 
-#include "base/status.h"
-
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "base/status.h"
 
 namespace tb {
 

@@ -19,7 +19,8 @@ namespace tb {
 inline constexpr std::string_view kLineColors[] = {"#08306b", "#a50f15", "#00796b", "#e0650a", "#58b5e8"};
 // Dash and gap lengths in multiples of the line width; "" is solid.
 inline constexpr std::string_view kLineDashes[] = {"", "6 3", "1.5 2.5", "8 3 1.5 3"};
-inline constexpr std::string_view kMonoDashes[] = {"", "8 4", "2 3", "10 3 2 3", "14 5", "4 4", "1 4", "16 4 4 4"};
+inline constexpr std::string_view kMonoDashes[] = {"",     "8 4", "2 3", "10 3 2 3",
+                                                   "14 5", "4 4", "1 4", "16 4 4 4"};
 // Drawn every few points along a line (and in its legend swatch).
 inline constexpr std::string_view kLineMarkers[] = {"", "dot", "ring"};
 // A sweep: lines coloured by their parameter's value, from the map's dark end (the least)

@@ -21,22 +21,23 @@ Status ShadeBySweep(const std::string& param, const std::vector<RunRecord>& runs
   std::set<std::string> others;
   for (const RunRecord& r : runs) {
     for (const auto& [name, v] : r.params) others.insert(name);
-    auto it = std::find_if(r.params.begin(), r.params.end(), [&](const auto& kv) { return kv.first == param; });
+    auto it =
+        std::find_if(r.params.begin(), r.params.end(), [&](const auto& kv) { return kv.first == param; });
     if (it == r.params.end()) continue;
     std::optional<double> v = ParseDouble(Trim(it->second));
     if (!v || !std::isfinite(*v)) {
-      return Status::InvalidArgument(Concat({"colour by '", param, "': run ", r.name.empty() ? r.id : r.name,
-                                             " has ", param, "=", it->second,
-                                             ", not a number; a sweep is coloured by a numeric param"}));
+      return Status::InvalidArgument(
+          Concat({"colour by '", param, "': run ", r.name.empty() ? r.id : r.name, " has ", param, "=",
+                  it->second, ", not a number; a sweep is coloured by a numeric param"}));
     }
     value_of[r.id] = *v;
   }
   if (value_of.empty()) {
     std::string list;
     for (const std::string& name : others) list += (list.empty() ? "" : ", ") + name;
-    return Status::InvalidArgument(Concat({"colour by '", param, "': no run of the figure has that param",
-                                           list.empty() ? "; its runs have no params"
-                                                        : Concat({"; its runs have: ", list})}));
+    return Status::InvalidArgument(
+        Concat({"colour by '", param, "': no run of the figure has that param",
+                list.empty() ? "; its runs have no params" : Concat({"; its runs have: ", list})}));
   }
   FigureSweep sweep;
   sweep.param = param;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -17,7 +16,7 @@ namespace {
 constexpr double kPanelWidth = 2.6 * 72;  // the narrowest a panel of names and bars reads at
 
 constexpr std::string_view kPanels[] = {"throughput", "run-throughput", "time",          "gpu",
-                                         "sm",         "energy-run",     "energy-sample", "speedup"};
+                                        "sm",         "energy-run",     "energy-sample", "speedup"};
 
 std::string KnownPanels() {
   std::string out;
@@ -34,7 +33,8 @@ Result<std::vector<BarChart>> CollocationPanels(const ExperimentReport& report,
   std::vector<std::string> empty;
   for (const std::string& key : panels.empty() ? kDefaultBarPanels : panels) {
     if (std::find(std::begin(kPanels), std::end(kPanels), key) == std::end(kPanels))
-      return Status::InvalidArgument(Concat({"--panels: no panel '", key, "'; the panels are ", KnownPanels()}));
+      return Status::InvalidArgument(
+          Concat({"--panels: no panel '", key, "'; the panels are ", KnownPanels()}));
     auto it = std::find_if(all.begin(), all.end(), [&](const BarChart& c) { return c.key == key; });
     if (it == all.end()) {
       empty.push_back(key);
@@ -48,7 +48,8 @@ Result<std::vector<BarChart>> CollocationPanels(const ExperimentReport& report,
     return Status::NotFound(Concat(
         {"experiment '", report.experiment, "' has no value for the panels asked (", list,
          "): throughput and energy per sample need the scripts' samples (the trainbench client, MLflow's, or "
-         "run --progress), energy a GPU with a power reading, the speed-up a workload run alone and together; "
+         "run --progress), energy a GPU with a power reading, the speed-up a workload run alone and "
+         "together; "
          "trainbench report ",
          report.experiment, " says what each workload has"}));
   }
@@ -110,7 +111,8 @@ Result<std::string> RenderCollocationBars(const std::vector<BarChart>& panels, c
     }
     if (!legend.empty()) DrawBarLegend(p, legend, look.mono, f, pad * 2, top + f * 1.1);
   };
-  return RenderPages(format, width, height, look.dpi, look.title.empty() ? "Collocation" : look.title, {draw});
+  return RenderPages(format, width, height, look.dpi, look.title.empty() ? "Collocation" : look.title,
+                     {draw});
 }
 
 std::string CollocationBarsCsv(const std::vector<BarChart>& panels) {
@@ -120,8 +122,10 @@ std::string CollocationBarsCsv(const std::vector<BarChart>& panels) {
       out += Concat({CsvField(c.key), ",", CsvField(c.axis_title), ",", CsvField(b.name), ","});
       if (b.value) out += FormatDouble(*b.value);
       out += ",";
-      if (b.interval) out += FormatDouble(b.interval->first) + "," + FormatDouble(b.interval->second);
-      else out += ",";
+      if (b.interval)
+        out += FormatDouble(b.interval->first) + "," + FormatDouble(b.interval->second);
+      else
+        out += ",";
       out += "\n";
     }
   }

@@ -160,7 +160,8 @@ ApiResponse ServeApi::Call::Bars(const ExperimentInfo& e) {
     for (char& c : name) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
     }
-    out.headers.emplace_back("Content-Disposition", "attachment; filename=\"" + name + "-bars." + format + "\"");
+    out.headers.emplace_back("Content-Disposition",
+                             "attachment; filename=\"" + name + "-bars." + format + "\"");
   }
   return out;
 }

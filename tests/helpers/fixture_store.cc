@@ -122,11 +122,12 @@ std::string FlatRun(Store& store, const std::string& experiment, const std::stri
 // five minutes, higher for larger batches.
 std::string SweepRun(Store& store, int64_t k) {
   std::string bs = std::to_string(4 << k);
-  RunRecord run = NewRun(store, "sweep", "bs", "bs" + bs, "0" + std::string(1, static_cast<char>('A' + k)) + "-",
-                         {{"batch-size", bs}});
+  RunRecord run = NewRun(store, "sweep", "bs", "bs" + bs,
+                         "0" + std::string(1, static_cast<char>('A' + k)) + "-", {{"batch-size", bs}});
   SeriesWriter writer(store, run.id);
   for (int64_t i = 0; i < 300; ++i) {
-    double v = std::min(0.98, 0.3 + 0.06 * static_cast<double>(k)) + 0.01 * std::sin(static_cast<double>(i) / 20);
+    double v =
+        std::min(0.98, 0.3 + 0.06 * static_cast<double>(k)) + 0.01 * std::sin(static_cast<double>(i) / 20);
     writer.Append("gpu.utilization.gpu_ratio", "gpu=0", Point{kStart + i * 1000, v});
   }
   Finish(store, writer, run, kStart + 300 * 1000);
@@ -165,7 +166,8 @@ int Main(int argc, char** argv) {
         "[--big-loss P] [--sweep N] [--long-days D]\n");
     return 2;
   }
-  int64_t bench_runs = 0, bench_points = 100000, bench_metrics = 1, big = 0, big_loss = 0, sweep = 0, long_days = 0;
+  int64_t bench_runs = 0, bench_points = 100000, bench_metrics = 1, big = 0, big_loss = 0, sweep = 0,
+          long_days = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     int64_t v = std::atoll(argv[i + 1]);
