@@ -8,16 +8,16 @@
 #include "figure/axis.h"
 #include "figure/bar_chart.h"
 #include "figure/figure.h"
+#include "figure/legend_layout.h"
+#include "figure/line_look.h"
 #include "figure/painter.h"
-#include "figure/palette.h"
 #include "figure/pango_cairo.h"
 #include "figure/render.h"
-#include "figure/sweep.h"
 
 namespace tb {
 namespace {
 
-const Rgb kInk{0.13, 0.13, 0.13}, kMuted{0.33, 0.33, 0.33}, kGrid{0.9, 0.9, 0.9}, kEventInk{0.45, 0.45, 0.45};
+const Rgb kInk = kFigureInk, kMuted = kFigureMuted, kGrid{0.9, 0.9, 0.9}, kEventInk{0.45, 0.45, 0.45};
 
 Rgb PhaseColor(const std::string& kind) {
   if (kind == "warm-up") return ParseRgb("#808080");
@@ -43,121 +43,6 @@ std::vector<std::vector<Pt>> Segments(const std::vector<double>& x, const std::v
   return out;
 }
 
-}  // namespace
-
-LineStyle StyleOf(size_t style, bool mono) {
-  auto dash_of = [](std::string_view text) {
-    std::vector<double> dash;
-    for (std::string_view part : SplitWhitespace(text)) {
-      if (std::optional<double> d = ParseDouble(part)) dash.push_back(*d);
-    }
-    return dash;
-  };
-  if (mono) {
-    size_t dashes = std::size(kMonoDashes);
-    double grey = (style / dashes) % 2 ? 0.4 : 0;
-    return {grey, grey, grey, dash_of(kMonoDashes[style % dashes]),
-            std::string(kLineMarkers[(style / (2 * dashes)) % std::size(kLineMarkers)])};
-  }
-  Rgb c = ParseRgb(kLineColors[style % kLineColorCount]);
-  return {c.r, c.g, c.b, dash_of(kLineDashes[(style / kLineColorCount) % kLineDashCount]),
-          std::string(kLineMarkers[(style / (kLineColorCount * kLineDashCount)) % std::size(kLineMarkers)])};
-}
-
-LineStyle SweepStyle(double t) {
-  constexpr size_t n = std::size(kSequentialStops);
-  double at = std::clamp(t, 0.0, 1.0) * static_cast<double>(n - 1);
-  size_t i = std::min(static_cast<size_t>(at), n - 2);
-  Rgb a = ParseRgb(kSequentialStops[i]), b = ParseRgb(kSequentialStops[i + 1]);
-  double f = at - static_cast<double>(i);
-  return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f, {}, ""};
-}
-
-LineStyle StyleOf(const FigureLine& line, bool mono) {
-  return line.shade ? SweepStyle(*line.shade) : StyleOf(line.style, mono);
-}
-
-namespace {
-
-// The legend, flowed into rows under the x axis's title: its entries (each a line and the
-// width of its swatch and name) row by row, and the height the rows take.
-struct LegendEntry {
-  const FigureLine* line;
-  double width;
-  std::string text;  // the name, cut with an ellipsis where it is wider than the figure
-};
-struct LegendLayout {
-  std::vector<std::vector<LegendEntry>> rows;
-  std::vector<std::string> note;  // said instead of a legend that would not fit: its lines
-  bool colour_bar = false;        // a sweep's lines as a colour bar under the rows
-  double height = 0;              // the rows, the bar and the gap above them; 0 without a legend
-};
-
-// A sweep of more than this many lines is told by a colour bar rather than by names.
-constexpr size_t kMostSweepNames = 6;
-double ColourBarHeight(double f) { return f * 2.6; }
-
-// The legend's entries flowed into rows as wide as the figure.
-LegendLayout FlowLegend(const Figure& fig, const FigureSpec& spec, double width) {
-  const double f = spec.font_pt, pad = f * 0.5, swatch = f * 2.2;
-  LegendLayout out;
-  if (!spec.show_legend || fig.lines.empty() || (fig.lines.size() == 1 && fig.lines[0].name.empty()))
-    return out;
-  double legend_w = width - 2 * pad;
-  double row_w = 0;
-  size_t shaded =
-      std::count_if(fig.lines.begin(), fig.lines.end(), [](const FigureLine& l) { return l.shade; });
-  out.colour_bar = fig.sweep && shaded > kMostSweepNames;
-  for (const FigureLine& l : fig.lines) {
-    if (out.colour_bar && l.shade) continue;
-    std::string text = FitText(l.name, f, legend_w - swatch - f * 0.4);
-    LegendEntry e{&l, swatch + f * 0.4 + TextWidth(text, f), text};
-    if (out.rows.empty() || row_w + e.width > legend_w) {
-      out.rows.emplace_back();
-      row_w = 0;
-    }
-    out.rows.back().push_back(e);
-    row_w += e.width + f * 1.2;
-  }
-  out.height =
-      static_cast<double>(out.rows.size()) * f * 1.25 + pad * 0.6 + (out.colour_bar ? ColourBarHeight(f) : 0);
-  return out;
-}
-
-// The height of a figure whose height is not asked, with a legend `legend` tall: 0.62 of its
-// width, taller where the legend would leave the plot less than 0.4 of the width.
-double HeightFor(double legend, const FigureSpec& spec) {
-  double height = std::round(spec.width_pt * 0.62 * 100) / 100;
-  double room = height - legend - spec.font_pt * 6;  // what the title, ticks and x title leave
-  if (room < spec.width_pt * 0.4) height += std::ceil(spec.width_pt * 0.4 - room);
-  return height;
-}
-
-// The legend as drawn: its rows, or, where its rows would make a figure of no asked height
-// taller than wide (15 runs' long names at 3.3 in), a note saying it was left out and how to
-// have it.
-LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double width) {
-  LegendLayout rows = FlowLegend(fig, spec, width);
-  if (spec.height_pt > 0 || rows.rows.size() <= 1 || HeightFor(rows.height, spec) <= spec.width_pt)
-    return rows;
-  const double f = spec.font_pt;
-  LegendLayout note;
-  note.colour_bar = rows.colour_bar;
-  size_t named = 0;
-  for (const auto& row : rows.rows) named += row.size();
-  note.note =
-      WrapText(std::to_string(named) +
-                   " names left out of the legend, which would make the figure taller "
-                   "than wide: shorter names with --legend '{param}', or room with --height or --width",
-               f * 0.8, width - f);
-  note.height = static_cast<double>(note.note.size()) * f * 0.8 * 1.25 + f * 0.5 +
-                (note.colour_bar ? ColourBarHeight(f) : 0);
-  return note;
-}
-
-}  // namespace
-
-namespace {
 
 // Where the plot lies on the page and the values it maps there.
 struct Plot {
@@ -275,30 +160,6 @@ void DrawBands(Painter& p, const Figure& fig, const FigureSpec& spec, const Plot
   }
 }
 
-// A line's dash pattern scaled to its width.
-std::vector<double> DashFor(const LineStyle& st, double width) {
-  std::vector<double> dash;
-  for (double d : st.dash) dash.push_back(d * std::max(0.5, width) * 0.75);
-  return dash;
-}
-
-double LineWidth(const FigureLine& l, const FigureSpec& spec) {
-  return l.lo.empty() ? spec.line_pt : spec.line_pt * 1.5;
-}
-
-// A marker: a filled dot, or a ring around white.
-void DrawMarker(Painter& p, Pt at, const LineStyle& st, double size) {
-  if (st.marker.empty()) return;
-  std::vector<Pt> circle;
-  for (int k = 0; k <= 16; ++k) {
-    double a = k * M_PI / 8;
-    circle.emplace_back(at.first + size / 2 * std::cos(a), at.second + size / 2 * std::sin(a));
-  }
-  bool ring = st.marker == "ring";
-  p.Polygon(circle, ring ? Rgb{1, 1, 1} : Rgb{st.r, st.g, st.b}, 1);
-  if (ring) p.Polyline(circle, {st.r, st.g, st.b}, size * 0.22, {});
-}
-
 // Markers along a line, about `spacing` apart on the page, the lines' offset from one another
 // so that two lines' markers do not sit on each other.
 void DrawMarkers(Painter& p, const std::vector<Pt>& seg, const LineStyle& st, size_t style, double spacing,
@@ -356,57 +217,6 @@ void DrawEvents(Painter& p, const Figure& fig, const Plot& plot, double f) {
         break;
       }
     }
-  }
-}
-
-// The legend's rows from `y` down: each line's swatch (its band, for a mean) and name; or the
-// note that it was left out.
-void DrawLegend(Painter& p, const LegendLayout& legend, const FigureSpec& spec, double left0, double y) {
-  const double f = spec.font_pt, pad = f * 0.5, swatch = f * 2.2;
-  for (const std::string& line : legend.note) {
-    y += f * 0.8 * 1.25;
-    p.Text(left0 + pad, y, line, f * 0.8, Anchor::kStart, kMuted);
-  }
-  for (const auto& row : legend.rows) {
-    double x = left0 + pad;
-    y += f * 1.25;
-    for (const LegendEntry& e : row) {
-      LineStyle st = StyleOf(*e.line, spec.mono);
-      double w = LineWidth(*e.line, spec);
-      if (!e.line->lo.empty())
-        p.Rect(x, y - f * 0.75, swatch, f * 0.7, {st.r, st.g, st.b}, spec.mono ? 0.15 : 0.18);
-      p.Polyline({{x, y - f * 0.4}, {x + swatch, y - f * 0.4}}, {st.r, st.g, st.b}, w, DashFor(st, w));
-      DrawMarker(p, {x + swatch / 2, y - f * 0.4}, st, f * 0.55 + w);
-      p.Text(x + swatch + f * 0.4, y, e.text, f, Anchor::kStart, kInk);
-      x += e.width + f * 1.2;
-    }
-  }
-}
-
-// A sweep's colour bar from `y` down: the param's name, the map from its least value to its
-// greatest, and ticks at the lines' values (round values where there are many).
-void DrawColourBar(Painter& p, const FigureSweep& sweep, const FigureSpec& spec, double left0, double width,
-                   double y) {
-  const double f = spec.font_pt, pad = f * 0.5, tick_size = f * 0.9, bar_h = f * 0.7;
-  double top = y + f * 0.5;
-  p.Text(left0 + pad, top + bar_h * 0.85, sweep.param, f, Anchor::kStart, kInk);
-  double a = left0 + pad + TextWidth(sweep.param, f) + f * 0.8, b = left0 + width - pad - f * 1.2;
-  if (b <= a) return;
-  constexpr int kSteps = 64;
-  for (int i = 0; i < kSteps; ++i) {
-    LineStyle st = SweepStyle((i + 0.5) / kSteps);
-    double x = a + (b - a) * i / kSteps;
-    p.Rect(x, top, (b - a) / kSteps + 0.05, bar_h, {st.r, st.g, st.b}, 1);
-  }
-  double last_end = -1e9;
-  for (double v : SweepTicks(sweep)) {
-    double x = a + (b - a) * sweep.At(v);
-    p.Polyline({{x, top + bar_h}, {x, top + bar_h + f * 0.3}}, kInk, 0.5, {});
-    std::string label = ShortNumber(v);
-    double w = TextWidth(label, tick_size);
-    if (x - w / 2 < last_end) continue;  // a label never overprints the one before
-    p.Text(x, top + bar_h + f * 0.3 + tick_size * 1.05, label, tick_size, Anchor::kMiddle, kInk);
-    last_end = x + w / 2 + f * 0.4;
   }
 }
 
@@ -481,11 +291,7 @@ Status DrawFigure(Painter& p, const Figure& fig, const FigureSpec& spec, double 
          true);
   double x_title_y = plot.bottom + tick + tick_size * 1.3 + f * 1.05;
   p.Text(plot.left + plot.width() / 2, x_title_y, x_title, f, Anchor::kMiddle, kInk);
-  DrawLegend(p, legend, spec, left0, x_title_y + pad * 0.6);
-  if (legend.colour_bar)
-    DrawColourBar(p, *fig.sweep, spec, left0, width,
-                  x_title_y + pad * 0.6 + static_cast<double>(legend.rows.size()) * f * 1.25 +
-                      static_cast<double>(legend.note.size()) * f * 0.8 * 1.25);
+  DrawLegend(p, fig, legend, spec, left0, width, x_title_y + pad * 0.6);
   return Status::Ok();
 }
 
