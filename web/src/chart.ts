@@ -6,12 +6,13 @@ import uPlot from "uplot";
 import * as api from "./api";
 import { isRunId, type ChartState, type Grouping, type XKind } from "./state";
 import type { PlotEvent } from "./scene";
-import { displayUnit, logTicks, niceTicks, readsInDays, timeTicks, value, xLabel } from "./format";
+import { displayUnit } from "./format";
+import { axisTitle, chartAxes, logNote } from "./chart_axes";
 import { chartFrame, countCaption, runDetails, syncXChoice } from "./details";
 import { download } from "./download";
 import { fetchEvents, fetchLines, workloadKeys } from "./fetch_lines";
 import { exportName, figureSpec } from "./figure_spec";
-import { largestOf, longestRun, notDrawnOnLog, type Line, type PhaseSpan } from "./lines";
+import { largestOf, longestRun, type Line, type PhaseSpan } from "./lines";
 import { appendPoints, newBuckets, newPoints, replaceBuckets, thinLines } from "./live";
 import { drawOverlay } from "./overlay";
 import { OverviewStrip } from "./overview";
@@ -19,7 +20,7 @@ import { keyedRange, uplotData, uplotSeries } from "./uplot_table";
 import { loadPhaseSpans, phaseOptions } from "./phase_choice";
 import { colourByOptions, showColourBar } from "./colour_bar";
 import { pointedAt, tooltipHtml } from "./tooltip";
-import { chartScales, fromPlotX, toPlotX, xName, xTitle } from "./xaxis";
+import { chartScales, fromPlotX, toPlotX } from "./xaxis";
 
 export interface ChartHost {
   run(id: string): api.RunInfo | undefined;
@@ -333,32 +334,8 @@ export class ChartPanel {
       series,
       bands,
       scales: chartScales(x, this.state, () => longestRun(this.runIds().map((id) => this.host.run(id)))),
-      axes: [
-        {
-          label: this.xTitle(x, width),
-          // Round durations (0:30, 5:00, 1:00:00; days for long runs), not uPlot's decimal steps.
-          splits: x === "relative" ? (_u, _i, lo, hi) => timeTicks(lo, hi, Math.max(2, Math.floor(width / 110))) : undefined,
-          values:
-            x === "wall"
-              ? undefined
-              : (u, ticks) => {
-                  const days = x === "relative" && readsInDays((u.scales.x.max ?? 0) - (u.scales.x.min ?? 0));
-                  return ticks.map((t) => xLabel(x, t, ticks.length > 1 ? ticks[1] - ticks[0] : 1, days));
-                },
-        },
-        {
-          label: this.yTitle(),
-          // A log axis as the figures label it: its decades, the 2..9 between them unlabelled.
-          splits: this.state.logY ? (_u, _i, lo, hi) => logTicks(lo, hi).map((t) => t.at) : (_u, _i, lo, hi) => niceTicks(lo, hi, 5),
-          values: this.state.logY
-            ? (u, ticks) => {
-                const labelled = logTicks(u.scales.y.min ?? 1, u.scales.y.max ?? 10);
-                return ticks.map((t) => labelled.find((l) => Math.abs(l.at - t) <= t * 1e-9)?.label ?? "");
-              }
-            : (_u, ticks) => ticks.map((t) => value(t)),
-          size: 60,
-        },
-      ],
+      // x titled over the zoomed range, else its runs' whole time.
+      axes: chartAxes(x, this.state.logY, width, axisTitle(x, this.state.zoom ?? [0, longestRun(this.runIds().map((id) => this.host.run(id)))], width), this.yTitle()),
       // A drag selects a range; the chart then fetches it (rather than uPlot rescaling).
       cursor: { drag: { x: true, y: false, setScale: false } },
       legend: { live: true },
@@ -366,7 +343,7 @@ export class ChartPanel {
         setSelect: [(u) => this.selected(u)],
         setSeries: [(u, idx) => idx != null && this.toggled(u, idx)],
         setCursor: [(u) => this.hover(u)],
-        draw: [(u) => drawOverlay(u, this.effectiveX(), this.phases, this.events, this.logNote())],
+        draw: [(u) => drawOverlay(u, this.effectiveX(), this.phases, this.events, logNote(this.state.logY, this.lines.filter((l) => !this.state.hidden.includes(l.key)), this.state.zoom))],
       },
     };
     this.plot?.destroy();
@@ -495,22 +472,6 @@ export class ChartPanel {
   }
 
   // "GPU utilization (%)": the metric's name for people and the unit shown.
-  // The x axis's title for what the chart shows: the zoomed range, else its runs' whole time.
-  private xTitle(x: XKind, width: number): string {
-    if (x !== "relative") return xName(x, true);
-    const [lo, hi] = this.state.zoom ?? [0, longestRun(this.runIds().map((id) => this.host.run(id)))];
-    const ticks = timeTicks(lo, hi, Math.max(2, Math.floor(width / 110)));
-    return xTitle(x, lo, hi, ticks.length > 1 && ticks[1] - ticks[0] < 1);
-  }
-
-  // On a log axis, how many of the shown values it cannot draw (at or below 0), said as the
-  // figures say it; "" when none.
-  private logNote(): string {
-    if (!this.state.logY) return "";
-    const n = notDrawnOnLog(this.lines.filter((l) => !this.state.hidden.includes(l.key)), this.state.zoom);
-    return n ? `${n} ${n === 1 ? "value" : "values"} at or below 0 not drawn (log scale)` : "";
-  }
-
   private yTitle(): string {
     const title = this.host.metricInfo(this.state.metric)?.title || this.state.metric;
     return title + (this.unit ? ` (${this.unit})` : "");
