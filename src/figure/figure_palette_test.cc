@@ -74,6 +74,7 @@ TEST_F(FigureTest, TheDefaultColoursPrintAsDistinctGreysAndStayApartForColourBli
   }
   ASSERT_EQ(colours.size(), 5u) << svg;
   std::vector<double> lightness;
+  lightness.reserve(colours.size());
   for (const std::string& c : colours) lightness.push_back(Lab(Linear(c))[0]);
   std::sort(lightness.begin(), lightness.end());
   for (size_t i = 1; i < lightness.size(); ++i)

@@ -45,13 +45,12 @@ Result<std::vector<BarChart>> CollocationPanels(const ExperimentReport& report,
   if (out.empty()) {
     std::string list;
     for (const std::string& k : empty) list += (list.empty() ? "" : ", ") + k;
-    return Status::NotFound(Concat(
-        {"experiment '", report.experiment, "' has no value for the panels asked (", list,
-         "): throughput and energy per sample need the scripts' samples (the trainbench client, MLflow's, or "
-         "run --progress), energy a GPU with a power reading, the speed-up a workload run alone and "
-         "together; "
-         "trainbench report ",
-         report.experiment, " says what each workload has"}));
+    const std::string needs =
+        "throughput and energy per sample need the scripts' samples (the trainbench client, MLflow's, or run "
+        "--progress), energy a GPU with a power reading, the speed-up a workload run alone and together";
+    return Status::NotFound(
+        Concat({"experiment '", report.experiment, "' has no value for the panels asked (", list,
+                "): ", needs, "; trainbench report ", report.experiment, " says what each workload has"}));
   }
   return out;
 }

@@ -222,4 +222,11 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tb
 
-int main(int argc, char** argv) { return tb::Main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return tb::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tb_fixture_store: %s\n", e.what());
+    return 1;
+  }
+}
