@@ -43,7 +43,6 @@ std::vector<std::vector<Pt>> Segments(const std::vector<double>& x, const std::v
   return out;
 }
 
-
 // Where the plot lies on the page and the values it maps there.
 struct Plot {
   double left = 0, right = 0, top = 0, bottom = 0;
