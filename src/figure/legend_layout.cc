@@ -127,8 +127,8 @@ void DrawColourBar(Painter& p, const FigureSweep& sweep, const FigureSpec& spec,
 
 }  // namespace
 
-void DrawLegend(Painter& p, const Figure& fig, const LegendLayout& legend, const FigureSpec& spec, double left,
-                double width, double y) {
+void DrawLegend(Painter& p, const Figure& fig, const LegendLayout& legend, const FigureSpec& spec,
+                double left, double width, double y) {
   DrawRows(p, legend, spec, left, y);
   const double f = spec.font_pt;
   if (legend.colour_bar)

@@ -33,7 +33,7 @@ double HeightFor(double legend, const FigureSpec& spec);
 LegendLayout LayOutLegend(const Figure& fig, const FigureSpec& spec, double width);
 
 // The legend from `y` down (its note, its rows, then a sweep's colour bar), `width` wide from `left`.
-void DrawLegend(Painter& p, const Figure& fig, const LegendLayout& legend, const FigureSpec& spec, double left,
-                double width, double y);
+void DrawLegend(Painter& p, const Figure& fig, const LegendLayout& legend, const FigureSpec& spec,
+                double left, double width, double y);
 
 }  // namespace tb
