@@ -34,7 +34,7 @@ Result<std::vector<BarChart>> CollocationPanels(const ExperimentReport& report,
   for (const std::string& key : panels.empty() ? kDefaultBarPanels : panels) {
     if (std::find(std::begin(kPanels), std::end(kPanels), key) == std::end(kPanels))
       return Status::InvalidArgument(
-          Concat({"--panels: no panel '", key, "'; the panels are ", KnownPanels()}));
+          Concat({"no panel '", key, "' of bars; the panels are ", KnownPanels()}));
     auto it = std::find_if(all.begin(), all.end(), [&](const BarChart& c) { return c.key == key; });
     if (it == all.end()) {
       empty.push_back(key);
