@@ -2,6 +2,8 @@
 // fixed work (no trainbench import, no logged steps) scheduled alone and as a pair on the
 // CPU, twice each (`schedule --repeat 2`), as real child processes. The speed-up the report
 // gives is checked against the one the scripts' own clocks give, read from what they printed.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -140,6 +142,12 @@ TEST_F(VerdictTest, AnUnmodifiedScriptsSpeedUpIsTheOneItsOwnClockGives) {
   EXPECT_EQ(count(">Collocation speed-up over the same runs alone</text>"), 1u);
   EXPECT_EQ(count(">Training time per run</text>"), 1u);
   EXPECT_NE(svg.find("width=\"504pt\""), std::string::npos) << "7 in wide";
+  // Written with the user's umask (a figure is for sharing), not the store's owner-only modes.
+  mode_t mask = umask(0);
+  umask(mask);
+  struct stat st {};
+  ASSERT_EQ(stat((dir_ / "bars.svg").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
   // Bad input says what to do.
   Shell wrong = Trainbench("plot --bars e --panels speed -o x.svg");
   EXPECT_NE(wrong.code, 0);

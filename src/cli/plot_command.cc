@@ -1,5 +1,7 @@
 // trainbench plot: one figure for a paper from the command line, drawn by the same renderer
 // as the web UI's exports, so that a paper's figures are a script that reruns.
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -12,17 +14,21 @@
 #include "cli/cli.h"
 #include "figure/figure.h"
 #include "metrics/catalog.h"
+#include "platform/process.h"
 #include "report/collocation_figure.h"
 
 namespace tb::cli {
 namespace {
 
+// A figure is for sharing: written with the user's own umask (0644 with the usual 022), not
+// the owner-only modes trainbench keeps its stores in (RestrictFileModes).
 Status WriteFile(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;
   out.close();
   if (!out)
     return Status::IoError(Concat({"cannot write ", path, ": check the directory exists and is writable"}));
+  chmod(path.c_str(), 0666 & ~UserUmask());
   return Status::Ok();
 }
 
