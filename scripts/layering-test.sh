@@ -42,5 +42,16 @@ track http/http_server.h run/launcher.h
 run track/tracking_api.h cli/cli.h
 serve report/report_document.h cli/cli.h
 LAYERS
-[ "$fail" = 0 ] && echo "layering: every folder reaches the layers below it and none above"
+# A relative include ("../run/command.h" in store/) compiles whatever the layers say: none
+# anywhere. The pattern is first tried on a probe, so that a pattern that matches nothing fails.
+relative_include='^[[:space:]]*#[[:space:]]*include[[:space:]]*"\.\./'
+printf '#include "../run/command.h"\n' > "$scratch/relative.cc"
+grep -qE "$relative_include" "$scratch/relative.cc" || { echo "layering: the relative-include pattern matches nothing"; exit 1; }
+relative="$(grep -rnE "$relative_include" "$here/src" "$here/sim" "$here/tests" "$here/bench" --include='*.cc' --include='*.h' || true)"
+if [ -n "$relative" ]; then
+  fail=1
+  echo "layering: relative includes reach past the layers; include from the source root (\"run/command.h\"):"
+  printf '%s\n' "$relative"
+fi
+[ "$fail" = 0 ] && echo "layering: every folder reaches the layers below it and none above, and no include is relative"
 exit "$fail"
