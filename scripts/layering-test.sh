@@ -1,47 +1,87 @@
 #!/usr/bin/env bash
-# The build enforces the layers (src/CMakeLists.txt): with the flags a folder's sources are
-# compiled with, a header of a layer below compiles and one of a layer above does not.
+# The build enforces the layers (src/CMakeLists.txt): a folder's sources see the headers of
+# the folders its library links (LINKS in its CMakeLists.txt, and theirs in turn) and no
+# others. For every folder of src/ and every other folder, a probe including that folder's
+# first header is preprocessed with the flags the folder's sources are compiled with: it must
+# be found exactly when the declared links reach it. docs/ARCHITECTURE.md's table of folders
+# must name each folder's declared links, and no include may be relative ("../").
 #   scripts/layering-test.sh BUILD_DIR
 set -euo pipefail
 build="$(cd "${1:?usage: layering-test.sh BUILD_DIR}" && pwd)"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="$(mktemp -d /tmp/tb-layering-XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
-fail=0
-# folder, a header below it (must compile), a header above it (must not)
-while read -r folder below above; do
-  src=""
-  for f in "$here/src/$folder"/*.cc; do
-    case "$f" in *_test.cc) ;; *) src="$f"; break ;; esac
-  done
-  cmd="$(python3 -c 'import json,sys
-for e in json.load(open(sys.argv[1])):
-    if e["file"] == sys.argv[2]: print(e["command"]); break' "$build/compile_commands.json" "$src")"
-  [ -n "$cmd" ] || { echo "layering: no compile command for $src"; exit 1; }
-  # The command's flags without its output and input.
-  flags="$(printf '%s\n' "$cmd" | sed -E 's/ -o [^ ]+/ /; s/ -c [^ ]+/ /; s/ -M[DTF]( [^ -][^ ]*)?//g; s#^[^ ]*ccache ##')"
-  for pair in "$below:0" "$above:1"; do
-    header="${pair%%:*}"; must_fail="${pair##*:}"
-    printf '#include "%s"\n' "$header" > "$scratch/probe.cc"
-    if (cd "$build" && eval "$flags -fsyntax-only $scratch/probe.cc") > "$scratch/out.txt" 2>&1; then ok=0; else ok=1; fi
-    if [ "$ok" != "$must_fail" ]; then
-      fail=1
-      if [ "$must_fail" = 1 ]; then echo "layering: src/$folder/ can include $header, a layer above it"
-      else echo "layering: src/$folder/ cannot include $header, a layer below it:"; head -3 "$scratch/out.txt"; fi
-    fi
-  done
-done <<'LAYERS'
-base base/log.h store/store.h
-platform base/status.h http/http_server.h
-store metrics/names.h query/series_reader.h
-collect platform/host_files.h run/sampler.h
-query store/store.h figure/figure.h
-analyze store/store.h figure/figure.h
-figure analyze/phases.h report/report_document.h
-track http/http_server.h run/launcher.h
-run track/tracking_api.h cli/cli.h
-serve report/report_document.h cli/cli.h
-LAYERS
+
+python3 - "$here" "$build" "$scratch" << 'PY'
+import json, os, re, subprocess, sys
+
+here, build, scratch = sys.argv[1:4]
+src = os.path.join(here, "src")
+folders = sorted(d for d in os.listdir(src) if os.path.isfile(os.path.join(src, d, "CMakeLists.txt")))
+links = {}
+for f in folders:
+    text = open(os.path.join(src, f, "CMakeLists.txt")).read()
+    m = re.search(r"trainbench_layer\(\s*(\w+)([^)]*)\)", text)
+    if not m or m.group(1) != f:
+        sys.exit(f"layering: src/{f}/CMakeLists.txt declares no trainbench_layer({f} ...)")
+    public = re.split(r"\bPRIVATE_LINKS\b|\bEXCLUDE\b", m.group(2).split("LINKS", 1)[1] if "LINKS" in m.group(2) else "")[0]
+    links[f] = sorted(t[3:] for t in public.split() if t.startswith("tb_"))
+reach = {}
+def reached(f):
+    if f not in reach:
+        reach[f] = set()
+        for g in links[f]:
+            reach[f] |= {g} | reached(g)
+    return reach[f]
+
+commands = {e["file"]: e["command"] for e in json.load(open(os.path.join(build, "compile_commands.json")))}
+def first(folder, ext):
+    names = sorted(n for n in os.listdir(os.path.join(src, folder)) if n.endswith(ext) and "_test" not in n)
+    return names[0] if names else None
+
+failures = []
+probe = os.path.join(scratch, "probe.cc")
+probes = 0
+for f in folders:
+    cc = os.path.join(src, f, first(f, ".cc"))
+    cmd = commands.get(cc)
+    if cmd is None:
+        sys.exit(f"layering: no compile command for {cc}")
+    flags = re.sub(r" -o \S+| -c \S+| -M[DTF](?: [^ -]\S*)?", " ", cmd)
+    flags = re.sub(r"^\S*ccache ", "", flags)
+    for g in folders:
+        if g == f or first(g, ".h") is None:
+            continue
+        header = f"{g}/{first(g, '.h')}"
+        with open(probe, "w") as out:
+            out.write(f'#include "{header}"\n')
+        found = subprocess.run(f"{flags} -E -o /dev/null {probe}", shell=True, cwd=build,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        probes += 1
+        if found != (g in reached(f)):
+            failures.append(f"src/{f}/ {'can' if found else 'cannot'} include {header}, "
+                            f"which its declared links ({', '.join(links[f]) or 'none'}) "
+                            f"{'do not reach' if found else 'reach'}")
+
+# docs/ARCHITECTURE.md: the table of folders names each folder's links as the build declares them.
+doc = open(os.path.join(here, "docs", "ARCHITECTURE.md")).read()
+for f in folders:
+    row = re.search(r"^\| `" + f + r"/` \| ([^|]*) \|", doc, re.M)
+    if not row:
+        failures.append(f"docs/ARCHITECTURE.md's table has no row for {f}/ with its links")
+        continue
+    said = sorted(re.findall(r"`(\w+)`", row.group(1)))
+    if said != links[f]:
+        failures.append(f"docs/ARCHITECTURE.md says {f}/ links {', '.join(said) or 'nothing'}; "
+                        f"its CMakeLists.txt declares {', '.join(links[f]) or 'nothing'}")
+for line in failures:
+    print("layering:", line)
+if failures:
+    sys.exit(1)
+print(f"layering: {probes} probes over {len(folders)} folders reach exactly the declared links; "
+      "docs/ARCHITECTURE.md names them")
+PY
+
 # A relative include ("../run/command.h" in store/) compiles whatever the layers say: none
 # anywhere. The pattern is first tried on a probe, so that a pattern that matches nothing fails.
 relative_include='^[[:space:]]*#[[:space:]]*include[[:space:]]*"\.\./'
@@ -49,9 +89,8 @@ printf '#include "../run/command.h"\n' > "$scratch/relative.cc"
 grep -qE "$relative_include" "$scratch/relative.cc" || { echo "layering: the relative-include pattern matches nothing"; exit 1; }
 relative="$(grep -rnE "$relative_include" "$here/src" "$here/sim" "$here/tests" "$here/bench" --include='*.cc' --include='*.h' || true)"
 if [ -n "$relative" ]; then
-  fail=1
   echo "layering: relative includes reach past the layers; include from the source root (\"run/command.h\"):"
   printf '%s\n' "$relative"
+  exit 1
 fi
-[ "$fail" = 0 ] && echo "layering: every folder reaches the layers below it and none above, and no include is relative"
-exit "$fail"
+echo "layering: no include is relative"
