@@ -44,33 +44,84 @@ bool IsMetricText(std::string_view s, size_t max) {
 
 }  // namespace
 
+// The routes of /api/v1 and their handlers: one row an endpoint. `at` holds the path's
+// values for the pattern's {…}, in order.
+using Captures = std::vector<std::string>;
+struct ServeRouteTable {
+  struct Row {
+    ServeRoute route;
+    ApiResponse (*handle)(ServeApi::Call& c, const Captures& at);
+  };
+  static const std::vector<Row>& Rows() {
+    using Call = ServeApi::Call;
+    static const std::vector<Row> rows = {
+        {{"GET", "experiments", "read"}, [](Call& c, const Captures&) { return c.Experiments(); }},
+        {{"GET", "experiments/{id or name}/workloads", "read"},
+         [](Call& c, const Captures& at) { return c.Workloads(c.Experiment(at[0])); }},
+        {{"GET", "experiments/{id or name}/report", "read"},
+         [](Call& c, const Captures& at) { return c.Report(c.Experiment(at[0])); }},
+        {{"GET", "experiments/{id or name}/bars", "read"},
+         [](Call& c, const Captures& at) { return c.Bars(c.Experiment(at[0])); }},
+        {{"GET", "runs", "read"}, [](Call& c, const Captures&) { return c.Runs(); }},
+        {{"GET", "runs/{id}", "read"}, [](Call& c, const Captures& at) { return c.RunDetail(c.Run(at[0])); }},
+        {{"GET", "runs/{id}/events", "read"},
+         [](Call& c, const Captures& at) { return c.Events(c.Run(at[0])); }},
+        {{"GET", "runs/{id}/phases", "read"},
+         [](Call& c, const Captures& at) { return c.Phases(c.Run(at[0])); }},
+        {{"GET", "runs/{id}/artifacts", "read"},
+         [](Call& c, const Captures& at) { return c.Artifacts(c.Run(at[0])); }},
+        {{"GET", "runs/{id}/artifacts/{name}", "read", true},
+         [](Call& c, const Captures& at) { return c.Artifact(c.Run(at[0]), at[1]); }},
+        {{"GET", "events", "read"}, [](Call& c, const Captures&) { return c.ManyEvents(); }},
+        {{"GET", "metrics", "read"}, [](Call& c, const Captures&) { return c.Metrics(); }},
+        {{"GET", "series", "read"}, [](Call& c, const Captures&) { return c.Series(); }},
+        {{"GET", "aggregate", "read"}, [](Call& c, const Captures&) { return c.AggregateWorkloads(); }},
+        {{"GET", "export", "read"}, [](Call& c, const Captures&) { return c.Export(); }},
+        {{"GET", "figure", "read"}, [](Call& c, const Captures&) { return c.FigureFile(); }},
+    };
+    return rows;
+  }
+};
+
+namespace {
+
+// Whether `path` (split at '/') matches `r`'s pattern, with the values of its {…} in `at`.
+bool Matches(const ServeRoute& r, const std::vector<std::string_view>& path, Captures& at) {
+  std::vector<std::string_view> want = Split(r.pattern, '/');
+  if (r.rest ? path.size() < want.size() : path.size() != want.size()) return false;
+  at.clear();
+  for (size_t i = 0; i < want.size(); ++i) {
+    bool any = !want[i].empty() && want[i].front() == '{';
+    if (!any && want[i] != path[i]) return false;
+    if (!any) continue;
+    if (r.rest && i + 1 == want.size()) {  // the rest of the path, its '/' kept
+      std::string rest(path[i]);
+      for (size_t k = i + 1; k < path.size(); ++k) rest += Concat({"/", path[k]});
+      at.push_back(std::move(rest));
+    } else {
+      at.emplace_back(path[i]);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ServeRoute> ServeRoutes() {
+  std::vector<ServeRoute> out;
+  for (const ServeRouteTable::Row& row : ServeRouteTable::Rows()) out.push_back(row.route);
+  return out;
+}
+
 ApiResponse ServeApi::Call::Dispatch() {
   if (request_.method != "GET")
     throw ApiError(405, "METHOD_NOT_ALLOWED", "the API under /api/v1 is read with GET");
   std::vector<std::string_view> p = Split(std::string_view(request_.path).substr(kPrefix.size()), '/');
   while (!p.empty() && p.back().empty()) p.pop_back();
-  if (p.size() == 1 && p[0] == "experiments") return Experiments();
-  if (p.size() == 3 && p[0] == "experiments" && p[2] == "workloads") return Workloads(Experiment(p[1]));
-  if (p.size() == 3 && p[0] == "experiments" && p[2] == "report") return Report(Experiment(p[1]));
-  if (p.size() == 3 && p[0] == "experiments" && p[2] == "bars") return Bars(Experiment(p[1]));
-  if (p.size() == 1 && p[0] == "runs") return Runs();
-  if (p.size() >= 2 && p[0] == "runs") {
-    RunRecord run = Run(p[1]);
-    if (p.size() == 2) return RunDetail(run);
-    if (p.size() == 3 && p[2] == "events") return Events(run);
-    if (p.size() == 3 && p[2] == "phases") return Phases(run);
-    if (p.size() == 3 && p[2] == "artifacts") return Artifacts(run);
-    if (p.size() >= 4 && p[2] == "artifacts") {
-      std::string name(std::string_view(request_.path).substr(request_.path.find("/artifacts/") + 11));
-      return Artifact(run, name);
-    }
+  Captures at;
+  for (const ServeRouteTable::Row& row : ServeRouteTable::Rows()) {
+    if (row.route.method == request_.method && Matches(row.route, p, at)) return row.handle(*this, at);
   }
-  if (p.size() == 1 && p[0] == "events") return ManyEvents();
-  if (p.size() == 1 && p[0] == "metrics") return Metrics();
-  if (p.size() == 1 && p[0] == "series") return Series();
-  if (p.size() == 1 && p[0] == "aggregate") return AggregateWorkloads();
-  if (p.size() == 1 && p[0] == "export") return Export();
-  if (p.size() == 1 && p[0] == "figure") return FigureFile();
   throw ApiError("ENDPOINT_NOT_FOUND", "no API resource at " + request_.path);
 }
 

@@ -1,21 +1,7 @@
-// The JSON API of `trainbench serve`, under /api/v1 (GET only; every answer is JSON
-// except artifact downloads and CSV exports):
-//
-//   experiments                                   experiments with run and workload counts
-//   experiments/{id}/workloads                    workloads, their runs' statuses and durations
-//   runs?experiment=&workload=&status=&q=&param.K=V&tag.K=V
-//                                                 runs with params, tags, devices, summaries
-//   runs?...&format=columns|columnar              the same runs as one table (run_table.cc)
-//   runs/{id}                                     one run with its series and their statistics
-//   runs/{id}/events, runs/{id}/artifacts, runs/{id}/artifacts/{name}
-//   metrics?runs=A,B                              metrics the runs have, with their labels
-//   series?runs=A,B&metric=M[&labels=L][&x=relative|wall|step][&from=&to=][&budget=N][&since=MS][&exact=1]
-//       per run: x and y arrays; within `budget` points per run each bucket keeps its
-//       first, lowest, highest and last point; without it full resolution, streamed;
-//       `since` (ms) gives only what arrived after that time (live charts).
-//   aggregate?workloads=EXP:W,EXP:W2&metric=M[&labels=L][&budget=N]
-//       per workload: its runs aligned on time since start, mean with a min-max band
-//   export?runs=A,B[&metric=M]&format=csv|json    full resolution, streamed
+// The JSON API of `trainbench serve`, under /api/v1 (GET only; every answer is JSON except
+// figures, artifact downloads and CSV exports). Its endpoints are the rows of one table
+// (ServeRoutes(), serve_api.cc), each documented in docs/API.md, which a test holds to the
+// table.
 //
 // x values: "relative" seconds since the run started, "wall" Unix milliseconds, "step" the
 // logged step. y values that are NaN or infinite are null in series answers (JSON has no
@@ -41,6 +27,16 @@
 
 namespace tb {
 
+// One route of /api/v1, from the table the server dispatches by (serve_api.cc): its method,
+// its path under /api/v1/ as docs/API.md writes it (a {…} matches one segment; with `rest`
+// the last one takes the rest of the path), and the scope it needs. Adding an endpoint is a
+// row of that table and its handler; docs/API.md's resource table is tested against it.
+struct ServeRoute {
+  std::string_view method, pattern, scope;
+  bool rest = false;
+};
+std::vector<ServeRoute> ServeRoutes();
+
 class ServeApi {
  public:
   static constexpr size_t kMaxRunsPerRequest = 500;
@@ -65,6 +61,7 @@ class ServeApi {
 
  private:
   class Call;
+  friend struct ServeRouteTable;
   Store& store_;
   SeriesReader reader_;
   std::mutex mu_;

@@ -3,6 +3,10 @@
 // figures, exports, errors, many runs' rows and events, phases.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+
+#include "base/read_file.h"
 #include "serve/serve_api_fixture.h"
 
 namespace tb {
@@ -132,6 +136,33 @@ TEST_F(ServeApiTest, WrongRequestsGetMlflowStyleErrorsAndOtherPathsAreLeftAlone)
   ApiHandler handler = api_->Handler();
   EXPECT_FALSE(handler({"GET", "/index.html", {}, ""}).has_value());
   EXPECT_TRUE(handler({"GET", "/api/v1/experiments", {}, ""}).has_value());
+}
+
+// docs/API.md's table of resources names exactly the routes the server dispatches by.
+TEST(ServeRoutesTest, TheDocsListEveryRouteAndNoOther) {
+  std::string doc;
+  ASSERT_TRUE(ReadWholeFile(std::string(TRAINBENCH_TESTDATA) + "/../docs/API.md", &doc, nullptr));
+  std::set<std::string> documented, routed;
+  std::regex row(R"(\n\| `([a-z][a-z/{} ]*)(\?[^`]*)?` \|)");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), row); it != std::sregex_iterator(); ++it)
+    documented.insert((*it)[1]);
+  for (const ServeRoute& r : ServeRoutes()) {
+    EXPECT_EQ(r.method, "GET");
+    EXPECT_EQ(r.scope, "read");
+    routed.insert(std::string(r.pattern));
+  }
+  EXPECT_EQ(documented, routed);
+  EXPECT_GE(routed.size(), 16u);
+}
+
+// Routes by the table: an artifact's name keeps its folders; an unknown path is named.
+TEST_F(ServeApiTest, AnArtifactsNameKeepsItsFoldersAndAnUnknownPathIsNamed) {
+  ApiResponse none = Call("runs/" + run_.id + "/artifacts/logs/none.txt", {});
+  EXPECT_EQ(none.status, 404) << none.body;
+  EXPECT_NE(none.body.find("logs/none.txt"), std::string::npos) << none.body;
+  ApiResponse unknown = Call("runs/" + run_.id + "/nothing", {});
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(json::parse(unknown.body)["error_code"], "ENDPOINT_NOT_FOUND") << unknown.body;
 }
 
 TEST_F(ServeApiTest, ARunsFiguresCostOneRowPerSeriesAndTwoChunksPerEnergyCounter) {

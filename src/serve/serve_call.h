@@ -26,6 +26,8 @@ inline nlohmann::json FiniteOrNull(double v) {
 }
 
 class ServeApi::Call {
+  friend struct ServeRouteTable;
+
  public:
   using json = nlohmann::json;
 
