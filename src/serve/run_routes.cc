@@ -145,25 +145,9 @@ ApiResponse ServeApi::Call::Bars(const ExperimentInfo& e) {
   ThrowIfError(report.status());
   Result<std::vector<BarChart>> charts = CollocationPanels(*report, panels);
   ThrowIfError(charts.status());
-  ApiResponse out;
-  if (format == "csv") {
-    out = {200, "text/csv; charset=utf-8", CollocationBarsCsv(*charts), nullptr, {}};
-  } else {
-    Result<FigureFormat> kind = ParseFigureFormat(format);
-    if (!kind.ok()) throw InvalidParameter("'format' must be svg, pdf, png or csv");
-    Result<std::string> drawn = RenderCollocationBars(*charts, *look, *kind);
-    if (!drawn.ok()) throw InvalidParameter(drawn.status().message());
-    out = {200, std::string(FigureContentType(*kind)), std::move(*drawn), nullptr, {}};
-  }
-  if (format != "svg") {  // an SVG opens in the tab; the others are files
-    std::string name = e.name;
-    for (char& c : name) {
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
-    }
-    out.headers.emplace_back("Content-Disposition",
-                             "attachment; filename=\"" + name + "-bars." + format + "\"");
-  }
-  return out;
+  return FigureAnswer(
+      format, e.name + "-bars", true, [&] { return CollocationBarsCsv(*charts); },
+      [&](FigureFormat kind) { return RenderCollocationBars(*charts, *look, kind); });
 }
 
 json ServeApi::Call::RunJson(const RunRecord& r, bool with_summary) {

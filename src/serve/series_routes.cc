@@ -381,21 +381,30 @@ ApiResponse ServeApi::Call::FigureFile() {
   std::string format = Param("format").value_or("pdf");
   Result<Figure> figure = CollectFigure(store_, api_.reader_, *spec);
   ThrowIfError(figure.status());
-  std::string name = "trainbench-" + spec->metric;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
-  }
+  return FigureAnswer(
+      format, "trainbench-" + spec->metric, false, [&] { return FigureCsv(*figure); },
+      [&](FigureFormat kind) { return RenderFigure(*figure, *spec, kind); });
+}
+
+ApiResponse ServeApi::Call::FigureAnswer(const std::string& format, const std::string& name, bool svg_inline,
+                                         const std::function<std::string()>& csv,
+                                         const std::function<Result<std::string>(FigureFormat)>& draw) {
   ApiResponse out;
   if (format == "csv") {
-    out = {200, "text/csv; charset=utf-8", FigureCsv(*figure), nullptr, {}};
+    out = {200, "text/csv; charset=utf-8", csv(), nullptr, {}};
   } else {
     Result<FigureFormat> kind = ParseFigureFormat(format);
     if (!kind.ok()) throw InvalidParameter("'format' must be pdf, svg, png or csv");
-    Result<std::string> drawn = RenderFigure(*figure, *spec, *kind);
+    Result<std::string> drawn = draw(*kind);
     if (!drawn.ok()) throw InvalidParameter(drawn.status().message());
     out = {200, std::string(FigureContentType(*kind)), std::move(*drawn), nullptr, {}};
   }
-  out.headers.emplace_back("Content-Disposition", "attachment; filename=\"" + name + "." + format + "\"");
+  if (format == "svg" && svg_inline) return out;  // opens in the browser's tab
+  std::string file = name;
+  for (char& c : file) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+  }
+  out.headers.emplace_back("Content-Disposition", "attachment; filename=\"" + file + "." + format + "\"");
   return out;
 }
 

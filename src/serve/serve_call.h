@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "figure/figure_spec.h"
 #include "http/http_server.h"
 #include "query/chart_series.h"
 #include "serve/serve_api.h"
@@ -73,6 +75,12 @@ class ServeApi::Call {
   // `trainbench report` for the web: ?format=html (default), csv or json (the table's rows).
   ApiResponse Report(const ExperimentInfo& e);
   ApiResponse Bars(const ExperimentInfo& e);
+  // A figure as an answer: `csv` for format=csv, else `draw` in the format asked (pdf, svg,
+  // png; InvalidParameter for another, or for what the renderer refuses); a file named
+  // `name` (letters, digits, '-' and '.' kept) unless it is an SVG and `svg_inline`.
+  static ApiResponse FigureAnswer(const std::string& format, const std::string& name, bool svg_inline,
+                                  const std::function<std::string()>& csv,
+                                  const std::function<Result<std::string>(FigureFormat)>& draw);
 
   ExperimentInfo Experiment(std::string_view key);
 

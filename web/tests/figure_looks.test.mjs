@@ -39,13 +39,19 @@ function lightness(hex) {
   return 116 * (y > 0.008856 ? Math.cbrt(y) : 7.787 * y + 16 / 116) - 16;
 }
 
-async function sweepChart(experiment = "sweep", workload = "bs") {
+// The page, ready, with the errors it throws.
+async function openPage() {
   const context = await chrome.newContext({ acceptDownloads: true, viewport: { width: 1366, height: 900 } });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(server.url);
   await page.waitForSelector("body[data-ready='1']");
+  return { context, page, errors };
+}
+
+async function sweepChart(experiment = "sweep", workload = "bs") {
+  const { context, page, errors } = await openPage();
   await page.click(`button[data-exp="${experiment}"]`);
   await page.check(`input[data-workload="${experiment}:${workload}"]`);
   await page.waitForSelector('#metric option[value="gpu.utilization.gpu_ratio"]', { state: "attached" });
@@ -172,12 +178,7 @@ test("the screen's axes follow the figures' rule: a long run in days, a log axis
 });
 
 test("an experiment's collocation bars open from the tree as the figure plot --bars draws, and download as PDF", async () => {
-  const context = await chrome.newContext({ acceptDownloads: true, viewport: { width: 1366, height: 900 } });
-  const page = await context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(server.url);
-  await page.waitForSelector("body[data-ready='1']");
+  const { context, page, errors } = await openPage();
   const link = page.locator('a.bars[href*="experiments/synth/bars"]');
   const [tab] = await Promise.all([context.waitForEvent("page"), link.click()]);
   await tab.waitForLoadState();
