@@ -46,10 +46,10 @@ bool IsMetricText(std::string_view s, size_t max) {
 
 // The routes of /api/v1 and their handlers: one row an endpoint. `at` holds the path's
 // values for the pattern's {…}, in order.
-using Captures = std::vector<std::string>;
+using Captures = RouteCaptures;
 struct ServeRouteTable {
   struct Row {
-    ServeRoute route;
+    Route route;
     ApiResponse (*handle)(ServeApi::Call& c, const Captures& at);
   };
   static const std::vector<Row>& Rows() {
@@ -83,32 +83,8 @@ struct ServeRouteTable {
   }
 };
 
-namespace {
-
-// Whether `path` (split at '/') matches `r`'s pattern, with the values of its {…} in `at`.
-bool Matches(const ServeRoute& r, const std::vector<std::string_view>& path, Captures& at) {
-  std::vector<std::string_view> want = Split(r.pattern, '/');
-  if (r.rest ? path.size() < want.size() : path.size() != want.size()) return false;
-  at.clear();
-  for (size_t i = 0; i < want.size(); ++i) {
-    bool any = !want[i].empty() && want[i].front() == '{';
-    if (!any && want[i] != path[i]) return false;
-    if (!any) continue;
-    if (r.rest && i + 1 == want.size()) {  // the rest of the path, its '/' kept
-      std::string rest(path[i]);
-      for (size_t k = i + 1; k < path.size(); ++k) rest += Concat({"/", path[k]});
-      at.push_back(std::move(rest));
-    } else {
-      at.emplace_back(path[i]);
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
-std::vector<ServeRoute> ServeRoutes() {
-  std::vector<ServeRoute> out;
+std::vector<Route> ServeRoutes() {
+  std::vector<Route> out;
   for (const ServeRouteTable::Row& row : ServeRouteTable::Rows()) out.push_back(row.route);
   return out;
 }
@@ -116,11 +92,10 @@ std::vector<ServeRoute> ServeRoutes() {
 ApiResponse ServeApi::Call::Dispatch() {
   if (request_.method != "GET")
     throw ApiError(405, "METHOD_NOT_ALLOWED", "the API under /api/v1 is read with GET");
-  std::vector<std::string_view> p = Split(std::string_view(request_.path).substr(kPrefix.size()), '/');
-  while (!p.empty() && p.back().empty()) p.pop_back();
+  std::string_view path = std::string_view(request_.path).substr(kPrefix.size());
   Captures at;
   for (const ServeRouteTable::Row& row : ServeRouteTable::Rows()) {
-    if (row.route.method == request_.method && Matches(row.route, p, at)) return row.handle(*this, at);
+    if (row.route.method == request_.method && MatchRoute(row.route, path, at)) return row.handle(*this, at);
   }
   throw ApiError("ENDPOINT_NOT_FOUND", "no API resource at " + request_.path);
 }

@@ -22,20 +22,16 @@
 
 #include "base/spare_thread.h"
 #include "http/http_server.h"
+#include "http/route_table.h"
 #include "query/series_reader.h"
 #include "store/store.h"
 
 namespace tb {
 
-// One route of /api/v1, from the table the server dispatches by (serve_api.cc): its method,
-// its path under /api/v1/ as docs/API.md writes it (a {…} matches one segment; with `rest`
-// the last one takes the rest of the path), and the scope it needs. Adding an endpoint is a
-// row of that table and its handler; docs/API.md's resource table is tested against it.
-struct ServeRoute {
-  std::string_view method, pattern, scope;
-  bool rest = false;
-};
-std::vector<ServeRoute> ServeRoutes();
+// The routes of /api/v1, from the table the server dispatches by (serve_api.cc), patterns
+// as docs/API.md writes them: adding an endpoint is a row of that table and its handler;
+// docs/API.md's resource table is tested against it.
+std::vector<Route> ServeRoutes();
 
 class ServeApi {
  public:

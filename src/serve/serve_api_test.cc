@@ -146,7 +146,7 @@ TEST(ServeRoutesTest, TheDocsListEveryRouteAndNoOther) {
   std::regex row(R"(\n\| `([a-z][a-z/{} ]*)(\?[^`]*)?` \|)");
   for (auto it = std::sregex_iterator(doc.begin(), doc.end(), row); it != std::sregex_iterator(); ++it)
     documented.insert((*it)[1]);
-  for (const ServeRoute& r : ServeRoutes()) {
+  for (const Route& r : ServeRoutes()) {
     EXPECT_EQ(r.method, "GET");
     EXPECT_EQ(r.scope, "read");
     routed.insert(std::string(r.pattern));

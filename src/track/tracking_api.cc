@@ -165,46 +165,6 @@ std::string ScriptMetricKey(std::string_view series) {
   return StartsWith(series, kScriptPrefix) ? std::string(series.substr(kScriptPrefix.size())) : "";
 }
 
-ApiResponse TrackingApi::Call::Dispatch() {
-  std::string_view path = request_.path;
-  if (StartsWith(path, kArtifacts)) return Artifact(path.substr(kArtifacts.size()));
-  bool get = request_.method == "GET";
-  bool post = request_.method == "POST";
-  std::string_view name = path.substr(StartsWith(path, kMlflow) ? kMlflow.size() : 0);
-  if (get && name == "experiments/get") return GetExperiment();
-  if (get && name == "experiments/get-by-name") return GetExperimentByName();
-  if (post && name == "experiments/create") return CreateExperiment();
-  if (post && name == "experiments/search") return SearchExperiments();
-  if (post && name == "experiments/delete") return DeleteExperiment();
-  if (post && name == "experiments/restore") return RestoreExperiment();
-  if (post && name == "experiments/update") return UpdateExperiment();
-  if (post && name == "experiments/set-experiment-tag") return SetExperimentTag();
-  if (post && name == "experiments/delete-experiment-tag") return DeleteExperimentTag();
-  if (get && name == "experiments/list") return ListExperimentsV1();
-  if (post && name == "runs/search") return SearchRuns();
-  if (post && name == "runs/delete") return DeleteRun();
-  if (post && name == "runs/restore") return RestoreRun();
-  if (post && name == "logged-models/search") return SearchLoggedModels();
-  if (post && name == "logged-models") return CreateLoggedModel();
-  if (StartsWith(name, "logged-models/") && name.size() > 14) return LoggedModel(name.substr(14));
-  if (post && name == "runs/outputs") return LogOutputs();
-  if (post && name == "runs/log-inputs") return LogInputs();
-  if (post && name == "runs/log-model") return LogModel();
-  if (get && name == "runs/get") return GetRun();
-  if (post && name == "runs/create") return CreateRun();
-  if (post && name == "runs/update") return UpdateRun();
-  if (post && name == "runs/log-metric") return LogMetric();
-  if (post && name == "runs/log-batch") return LogBatch();
-  if (post && name == "runs/log-parameter") return LogParameter();
-  if (post && name == "runs/set-tag") return SetTag();
-  if (post && name == "runs/delete-tag") return DeleteTag();
-  if (get && name == "metrics/get-history") return GetMetricHistory();
-  if (get && name == "metrics/get-history-bulk-interval") return GetMetricHistoryBulkInterval();
-  if (StartsWith(name, "registered-models/") || StartsWith(name, "model-versions/")) return Registry(name);
-  if (post && path == Concat({kTrainbench, "runs/log-events"})) return LogEvents();
-  throw ApiError{"ENDPOINT_NOT_FOUND", Concat({"No API endpoint ", request_.method, " ", path})};
-}
-
 const json& TrackingApi::Call::Body() {
   if (!parsed_) {
     if (request_.body.size() > kMaxRequestBytes) {

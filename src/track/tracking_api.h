@@ -26,6 +26,7 @@
 #include <unordered_set>
 
 #include "http/http_server.h"
+#include "http/route_table.h"
 #include "store/series_writer.h"
 #include "store/store.h"
 
@@ -34,6 +35,12 @@ namespace tb {
 // Series name of a metric key a script logs, and back ("" when `metric` is not one).
 std::string ScriptMetricSeries(std::string_view key);
 std::string ScriptMetricKey(std::string_view series);
+
+// The routes of the tracking API, from the table it dispatches by (tracking_routes.cc):
+// patterns under /api/2.0/ ("mlflow/runs/get", "mlflow-artifacts/artifacts/{path}"), as
+// docs/API.md's tracking table lists them (a test holds the two together). Adding an
+// endpoint is a row of that table and its handler.
+std::vector<Route> TrackingRoutes();
 
 class TrackingApi {
  public:
@@ -100,6 +107,7 @@ class TrackingApi {
     bool points_loaded = false;
   };
   class Call;
+  friend struct TrackingRouteTable;
 
   // The run's slot, creating it (and a writer of its own) for a run the store knows.
   // Null with `missing` set when there is no such run.

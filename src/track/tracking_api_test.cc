@@ -3,6 +3,11 @@
 // and tags, the requests refused, a confined API.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+
+#include "base/read_file.h"
+#include "base/strings.h"
 #include "track/tracking_api_fixture.h"
 
 namespace tb {
@@ -430,4 +435,51 @@ TEST_F(TrackingApiTest, NamesTagsDeletedRunsAndTheAjaxPrefixAsMlflowAnswers) {
 }
 
 }  // namespace
+
+// docs/API.md's tracking table is the route table: every row routed and documented, with its
+// method and scope, and nothing routed that the docs leave out.
+TEST(TrackingRoutesTest, TheDocsListEveryRouteAndNoOther) {
+  std::string doc;
+  ASSERT_TRUE(ReadWholeFile(std::string(TRAINBENCH_TESTDATA) + "/../docs/API.md", &doc, nullptr));
+  std::set<std::string> documented, routed;
+  std::regex row(R"(\n\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \| (read|write) \|)");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), row); it != std::sregex_iterator(); ++it)
+    documented.insert(Concat({(*it)[1].str(), " ", (*it)[2].str(), " ", (*it)[3].str()}));
+  for (const Route& r : TrackingRoutes()) {
+    EXPECT_TRUE(routed.insert(Concat({r.method, " ", r.pattern, " ", r.scope})).second) << r.pattern;
+    EXPECT_EQ(r.scope, r.method == "GET" ? "read" : r.scope) << r.pattern;  // a GET changes nothing
+  }
+  EXPECT_EQ(documented, routed);
+  EXPECT_GE(routed.size(), 60u);
+}
+
+// Routes by the table: a logged model's tag key keeps its '/', the registry's alias answers
+// by method on one path, and a method the table lacks for a path is named.
+TEST_F(TrackingApiTest, ThePathAndMethodPickTheRowAndAnUnroutedCallIsNamed) {
+  std::string run_id = CreateRun();
+  Answer model = Post("logged-models", json{{"experiment_id", ExperimentOf(run_id)},
+                                            {"name", "model"},
+                                            {"source_run_id", run_id},
+                                            {"tags", {{{"key", "team/owner"}, {"value", "ml"}}}}});
+  ASSERT_EQ(model.status, 200) << model.body.dump();
+  std::string model_id = model.body["model"]["info"]["model_id"];
+  EXPECT_EQ(Send("DELETE", "logged-models/" + model_id + "/tags/team/owner").status, 200);
+  EXPECT_TRUE(Get("logged-models/" + model_id).body["model"]["info"]["tags"].empty());
+
+  ASSERT_EQ(Post("registered-models/create", json{{"name", "m"}}).status, 200);
+  ASSERT_EQ(
+      Post("model-versions/create", json{{"name", "m"}, {"source", "runs:/" + run_id + "/model"}}).status,
+      200);
+  EXPECT_EQ(Post("registered-models/alias", json{{"name", "m"}, {"alias", "best"}, {"version", "1"}}).status,
+            200);
+  EXPECT_EQ(Get("registered-models/alias?name=m&alias=best").body["model_version"]["version"], "1");
+  EXPECT_EQ(Send("DELETE", "registered-models/alias", {{"name", "m"}, {"alias", "best"}}).status, 200);
+  ExpectError(Get("registered-models/alias?name=m&alias=best"), 400, "INVALID_PARAMETER_VALUE");
+
+  Answer wrong = Send("PUT", "registered-models/create", {{"name", "m2"}});
+  ExpectError(wrong, 404, "ENDPOINT_NOT_FOUND");
+  EXPECT_EQ(wrong.body["message"], "No API endpoint PUT /api/2.0/mlflow/registered-models/create");
+  ExpectError(Get("runs/nothing"), 404, "ENDPOINT_NOT_FOUND");
+}
+
 }  // namespace tb

@@ -1,9 +1,7 @@
 // The call behind one request to the tracking API (tracking_api.h): its body and fields,
-// validation, and the handlers. Private to track/: tracking_api.cc dispatches and reads
-// requests, tracking_runs.cc answers experiments, runs, params, tags and metrics,
-// tracking_points.cc stores a script's points, tracking_files.cc events and artifacts,
-// tracking_models.cc and tracking_model_search.cc MLflow 3's logged models,
-// tracking_registry.cc the model registry.
+// validation, and the handlers the route table (tracking_routes.cc) dispatches to, one a
+// route, each in the file of its resource. Private to track/. A handler answers or throws
+// ApiError (http/api_toolkit.h), which the API turns into MLflow's error JSON.
 #pragma once
 
 #include <cstdint>
@@ -85,9 +83,12 @@ class TrackingApi::Call {
 
   Call(TrackingApi& api, const ApiRequest& request) : api_(api), request_(request) {}
 
+  // Answers by the route table's row for the request's method and path; ENDPOINT_NOT_FOUND
+  // (404) when none matches.
   ApiResponse Dispatch();
 
  private:
+  friend struct TrackingRouteTable;
   // --- request reading ---
   const json& Body();
 
@@ -219,17 +220,41 @@ class TrackingApi::Call {
   json ModelJson(const RunRecord& run, const std::string& model_id, const json& record);
   void PutModel(const std::string& run_id, const std::string& model_id, json record);
   ApiResponse CreateLoggedModel();
-  // logged-models/<rest>: one model's get, finalize, delete, tags and params.
-  ApiResponse LoggedModel(std::string_view rest);
+  ApiResponse GetLoggedModel(const std::string& model_id);
+  ApiResponse FinalizeLoggedModel(const std::string& model_id);
+  ApiResponse DeleteLoggedModel(const std::string& model_id);
+  ApiResponse SetLoggedModelTags(const std::string& model_id);
+  ApiResponse DeleteLoggedModelTag(const std::string& model_id, const std::string& key);
+  ApiResponse LogLoggedModelParams(const std::string& model_id);
+  // Model(), for a change: the run holding it must be writable.
+  std::pair<RunRecord, json> ChangeableLoggedModel(const std::string& model_id);
   ApiResponse SearchLoggedModels();
   ApiResponse LogOutputs();
   ApiResponse LogInputs();
   ApiResponse LogModel();
-  // --- the model registry (tracking_registry.cc) ---
-  // registered-models/* and model-versions/*.
-  ApiResponse Registry(std::string_view endpoint);
-  ApiResponse RegisteredModels(std::string_view endpoint);
-  ApiResponse ModelVersions(std::string_view endpoint);
+  // --- the model registry: registered-models/* (tracking_registry.cc) and
+  // model-versions/* (tracking_versions.cc), each under the API's registry lock ---
+  ApiResponse CreateRegisteredModel();
+  ApiResponse GetRegisteredModel();
+  ApiResponse UpdateRegisteredModel();
+  ApiResponse RenameRegisteredModel();
+  ApiResponse DeleteRegisteredModel();
+  ApiResponse SetRegisteredModelTag();
+  ApiResponse DeleteRegisteredModelTag();
+  ApiResponse GetRegisteredModelAlias();
+  ApiResponse SetRegisteredModelAlias();
+  ApiResponse DeleteRegisteredModelAlias();
+  ApiResponse GetLatestVersions();
+  ApiResponse CreateModelVersion();
+  ApiResponse GetModelVersion();
+  ApiResponse GetModelVersionDownloadUri();
+  ApiResponse UpdateModelVersion();
+  ApiResponse TransitionModelVersionStage();
+  ApiResponse DeleteModelVersion();
+  ApiResponse SetModelVersionTag();
+  ApiResponse DeleteModelVersionTag();
+  // The version of the registered model as stored now, as model-versions/get answers it.
+  ApiResponse VersionAnswer(const std::string& name, const std::string& version);
   // The request's registered model name (`field`), not empty.
   std::string RegisteredName(const char* field = "name");
   // The model's record: RESOURCE_DOES_NOT_EXIST when there is none; for a change, also
@@ -251,7 +276,7 @@ class TrackingApi::Call {
   ApiResponse LogEvents();
 
   // PUT and GET of <experiment id>/<run id>/artifacts/<path>, MLflow's artifact layout.
-  ApiResponse Artifact(std::string_view rest);
+  ApiResponse Artifact(const std::string& where);
   // GET of the artifacts folder with ?path=: what one folder of a run holds.
   ApiResponse ListArtifacts();
 

@@ -104,10 +104,8 @@ ApiResponse TrackingApi::Call::ListArtifacts() {
   return JsonAnswer({{"files", std::move(files)}});
 }
 
-ApiResponse TrackingApi::Call::Artifact(std::string_view rest) {
-  if (rest.empty() && request_.method == "GET") return ListArtifacts();
-  if (!StartsWith(rest, "/")) throw ApiError{"ENDPOINT_NOT_FOUND", "No API endpoint " + request_.path};
-  std::optional<ArtifactPath> where = ParseArtifactPath(rest);
+ApiResponse TrackingApi::Call::Artifact(const std::string& path) {
+  std::optional<ArtifactPath> where = ParseArtifactPath("/" + path);
   if (!where || where->relative.empty()) {
     throw InvalidParameter("Artifact paths look like <experiment id>/<run id>/artifacts/<file>");
   }

@@ -184,45 +184,58 @@ ApiResponse TrackingApi::Call::CreateLoggedModel() {
   return JsonAnswer({{"model", ModelJson(Run(run_id), model_id, Model(model_id).second)}});
 }
 
-// logged-models/<id> (GET, PATCH to finalize, DELETE), <id>/tags (PATCH), <id>/tags/<key>
-// (DELETE), <id>/params (POST).
-ApiResponse TrackingApi::Call::LoggedModel(std::string_view rest) {
-  std::string_view method = request_.method;
-  std::vector<std::string_view> parts = Split(rest, '/');
-  std::string model_id(parts[0]);
+// GET logged-models/{model_id}.
+ApiResponse TrackingApi::Call::GetLoggedModel(const std::string& model_id) {
+  auto [run, m] = Model(model_id);
+  return JsonAnswer({{"model", ModelJson(run, model_id, m)}});
+}
+
+// The model's record for a change: its run must be writable.
+std::pair<RunRecord, nlohmann::json> TrackingApi::Call::ChangeableLoggedModel(const std::string& model_id) {
   std::pair<RunRecord, json> found = Model(model_id);
-  const RunRecord& run = found.first;
-  json& m = found.second;
-  auto answer = [&]() { return JsonAnswer({{"model", ModelJson(run, model_id, Model(model_id).second)}}); };
-  if (parts.size() == 1 && method == "GET") return answer();
-  if (method != "GET") Writable(run.id);
-  if (parts.size() == 1 && method == "PATCH") {
-    m["status"] = ModelStatus(Body().value("status", json()));
-    PutModel(run.id, model_id, m);
-    return answer();
-  }
-  if (parts.size() == 1 && method == "DELETE") {
-    ThrowIfError(api_.store_.DeleteTag(run.id, kModelTagPrefix + model_id));
-    return JsonAnswer(json::object());
-  }
-  if (parts.size() == 2 && parts[1] == "tags" && method == "PATCH") {
-    m["tags"] = MergeKeyValues(m["tags"], Body().value("tags", json::array()));
-    PutModel(run.id, model_id, m);
-    return JsonAnswer(json::object());
-  }
-  if (parts.size() == 3 && parts[1] == "tags" && method == "DELETE") {
-    json& tags = m["tags"];
-    tags.erase(std::remove_if(tags.begin(), tags.end(), [&](const json& t) { return t["key"] == parts[2]; }),
-               tags.end());
-    PutModel(run.id, model_id, m);
-    return JsonAnswer(json::object());
-  }
-  if (parts.size() == 2 && parts[1] == "params" && method == "POST") {
-    m["params"] = MergeKeyValues(m["params"], Body().value("params", json::array()));
-    PutModel(run.id, model_id, m);
-    return JsonAnswer(json::object());
-  }
-  throw ApiError{"ENDPOINT_NOT_FOUND", Concat({"No API endpoint ", method, " ", request_.path})};
+  Writable(found.first.id);
+  return found;
+}
+
+// PATCH logged-models/{model_id}: finalize (its status, READY or FAILED).
+ApiResponse TrackingApi::Call::FinalizeLoggedModel(const std::string& model_id) {
+  auto [run, m] = ChangeableLoggedModel(model_id);
+  m["status"] = ModelStatus(Body().value("status", json()));
+  PutModel(run.id, model_id, m);
+  return GetLoggedModel(model_id);
+}
+
+// DELETE logged-models/{model_id}.
+ApiResponse TrackingApi::Call::DeleteLoggedModel(const std::string& model_id) {
+  auto [run, m] = ChangeableLoggedModel(model_id);
+  ThrowIfError(api_.store_.DeleteTag(run.id, kModelTagPrefix + model_id));
+  return JsonAnswer(json::object());
+}
+
+// PATCH logged-models/{model_id}/tags.
+ApiResponse TrackingApi::Call::SetLoggedModelTags(const std::string& model_id) {
+  auto [run, m] = ChangeableLoggedModel(model_id);
+  m["tags"] = MergeKeyValues(m["tags"], Body().value("tags", json::array()));
+  PutModel(run.id, model_id, m);
+  return JsonAnswer(json::object());
+}
+
+// DELETE logged-models/{model_id}/tags/{key}.
+ApiResponse TrackingApi::Call::DeleteLoggedModelTag(const std::string& model_id, const std::string& key) {
+  auto [run, m] = ChangeableLoggedModel(model_id);
+  json& tags = m["tags"];
+  tags.erase(std::remove_if(tags.begin(), tags.end(), [&](const json& t) { return t["key"] == key; }),
+             tags.end());
+  PutModel(run.id, model_id, m);
+  return JsonAnswer(json::object());
+}
+
+// POST logged-models/{model_id}/params.
+ApiResponse TrackingApi::Call::LogLoggedModelParams(const std::string& model_id) {
+  auto [run, m] = ChangeableLoggedModel(model_id);
+  m["params"] = MergeKeyValues(m["params"], Body().value("params", json::array()));
+  PutModel(run.id, model_id, m);
+  return JsonAnswer(json::object());
 }
 
 // POST runs/outputs: the run's models, each with the step it was logged at.
