@@ -155,7 +155,9 @@ export const barsUrl = (experiment: string, format: "svg" | "pdf" | "png" | "csv
   apiUrl(`experiments/${encodeURIComponent(experiment)}/bars`, { format, width: "7in" });
 // The events of each of `runs` (in that order), in one request.
 export const eventsOf = (runs: string[]) =>
-  get<{ runs: { run: string; events: EventInfo[] }[] }>("events", { runs: runs.join(",") }).then((r) => r.runs.map((e) => e.events));
+  get<{ runs: { run: string; events: EventInfo[] }[] }>("events", { runs: runs.join(",") }).then((r) =>
+    r.runs.map((e) => e.events),
+  );
 
 export interface Range {
   from?: number;
@@ -165,7 +167,15 @@ export interface Range {
 // `since` (Unix ms): only the points stored after it, for a live chart's refresh.
 // Series on a shared grid come as steps between its places (a digit where a number takes
 // four to ten: a third fewer bytes for a chart of many runs) and get their x here.
-export function series(runs: string[], metric: string, labels: string, x: string, budget: number, range: Range, since?: number) {
+export function series(
+  runs: string[],
+  metric: string,
+  labels: string,
+  x: string,
+  budget: number,
+  range: Range,
+  since?: number,
+) {
   return get<{ series: SeriesData[]; grid?: Grid }>("series", {
     runs: runs.join(","),
     metric,
@@ -195,7 +205,14 @@ export function placesToX(steps: number[], grid: Grid): number[] {
   return x;
 }
 
-export function aggregate(workloads: string[], metric: string, labels: string, x: string, budget: number, range: Range) {
+export function aggregate(
+  workloads: string[],
+  metric: string,
+  labels: string,
+  x: string,
+  budget: number,
+  range: Range,
+) {
   return get<{ workloads: AggregateData[] }>("aggregate", {
     workloads: workloads.join(","),
     metric,

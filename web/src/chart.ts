@@ -4,10 +4,11 @@
 // a monochrome mode, event markers, live updates, and exports.
 import uPlot from "uplot";
 import * as api from "./api";
-import { isRunId, type ChartState, type Grouping, type XKind } from "./state";
+import { isRunId, type ChartState, type XKind } from "./state";
 import type { PlotEvent } from "./scene";
 import { displayUnit } from "./format";
 import { axisTitle, chartAxes, logNote } from "./chart_axes";
+import { bindChartControls } from "./chart_controls";
 import { chartFrame, countCaption, runDetails, syncXChoice } from "./details";
 import { download } from "./download";
 import { fetchEvents, fetchLines, workloadKeys } from "./fetch_lines";
@@ -82,67 +83,21 @@ export class ChartPanel {
   }
 
   private bindControls() {
-    const s = this.state;
-    for (const input of this.el.querySelectorAll<HTMLInputElement | HTMLSelectElement>("[data-k]")) {
-      const k = input.dataset.k as keyof ChartState;
-      if (input instanceof HTMLInputElement && input.type === "checkbox") input.checked = !!s[k];
-      else input.value = s[k] == null ? "" : String(s[k]);
-      input.addEventListener(input.type === "range" ? "input" : "change", () => {
-        if (k === "phasesOf") {
-          s.phasesOf = input.value; // "" : none, chosen
-          this.host.changed();
-          void this.loadPhases(this.runIds(), this.effectiveX()).then(() => this.plot?.redraw(false));
-          return;
-        }
-        if (k === "grouping") s.grouping = input.value as Grouping;
-        // The choice first, then the list made to agree with it (wall time is off for
-        // workload means): the other way round the list set the old choice back.
-        if (k === "x") {
-          s.x = input.value as XKind;
-          s.zoom = null;
-        }
-        syncXChoice(this.el, this.state);
-        if (k === "smoothing") s.smoothing = Number(input.value);
-        if (k === "width") s.width = Number(input.value);
-        if (k === "mono") s.mono = (input as HTMLInputElement).checked;
-        if (k === "logY") s.logY = (input as HTMLInputElement).checked;
-        if (k === "yMin" || k === "yMax") s[k] = input.value === "" ? null : Number(input.value);
-        if (k === "labels") s.labels = input.value;
-        if (k === "colorBy") s.colorBy = input.value;
-        this.host.changed();
-        if (k === "grouping" || k === "x" || k === "labels" || k === "colorBy") void this.load();
-        else this.draw();
-      });
-    }
-    // The exported figure's look.
-    for (const input of this.el.querySelectorAll<HTMLInputElement>("[data-f]")) {
-      const k = input.dataset.f as keyof ChartState["figure"];
-      if (input.type === "checkbox") input.checked = !!s.figure[k];
-      else input.value = String(s.figure[k]);
-      input.addEventListener("change", () => {
-        const f = s.figure as unknown as Record<string, string | number | boolean>;
-        f[k] = input.type === "checkbox" ? input.checked : input.type === "number" ? Number(input.value) : input.value;
-        this.host.changed();
-        if (k === "events") {
-          void this.loadEvents(this.runIds(), this.effectiveX()).then(() => {
-            this.el.dataset.events = String(this.events.length);
-            this.plot?.redraw(false);
-          });
-        }
-      });
-    }
-    this.el.querySelector('[data-a="selection"]')!.addEventListener("click", () => {
-      s.runs = this.host.selection();
-      s.hidden = [];
-      this.host.changed();
-      void this.load();
+    bindChartControls(this.el, this.state, {
+      changed: () => this.host.changed(),
+      reload: () => void this.load(),
+      redraw: () => void this.draw(),
+      phasesChosen: () => void this.loadPhases(this.runIds(), this.effectiveX()).then(() => this.plot?.redraw(false)),
+      eventsChosen: () =>
+        void this.loadEvents(this.runIds(), this.effectiveX()).then(() => {
+          this.el.dataset.events = String(this.events.length);
+          this.plot?.redraw(false);
+        }),
+      selection: () => this.host.selection(),
+      resetZoom: () => this.resetZoom(),
+      remove: () => this.host.remove(this),
+      export: (kind) => void this.export(kind),
     });
-    this.el.querySelector('[data-a="reset"]')!.addEventListener("click", () => this.resetZoom());
-    this.el.querySelector('[data-a="remove"]')!.addEventListener("click", () => this.host.remove(this));
-    for (const kind of ["png", "svg", "pdf", "csv"] as const) {
-      this.el.querySelector(`[data-a="${kind}"]`)!.addEventListener("click", () => this.export(kind));
-    }
-    syncXChoice(this.el, this.state);
     this.body.addEventListener("keydown", (e) => this.key(e));
     this.body.addEventListener("mouseleave", () => (this.tooltip.hidden = true));
   }
@@ -217,7 +172,11 @@ export class ChartPanel {
         return this.load();
       }
       ({ shared: this.shared, unit: this.unit, factor: this.factor, largest: this.largest } = fetched);
-      colourByOptions(this.el.querySelector<HTMLSelectElement>('[data-k="colorBy"]')!, runs.map((id) => this.host.run(id)?.params), s.colorBy);
+      colourByOptions(
+        this.el.querySelector<HTMLSelectElement>('[data-k="colorBy"]')!,
+        runs.map((id) => this.host.run(id)?.params),
+        s.colorBy,
+      );
       showColourBar(this.el.querySelector<HTMLElement>(".colour-bar")!, this.el, fetched.sweep, lines);
       const aligned = uplotData(lines, s, x);
       this.lines = lines;
@@ -335,7 +294,13 @@ export class ChartPanel {
       bands,
       scales: chartScales(x, this.state, () => longestRun(this.runIds().map((id) => this.host.run(id)))),
       // x titled over the zoomed range, else its runs' whole time.
-      axes: chartAxes(x, this.state.logY, width, axisTitle(x, this.state.zoom ?? [0, longestRun(this.runIds().map((id) => this.host.run(id)))], width), this.yTitle()),
+      axes: chartAxes(
+        x,
+        this.state.logY,
+        width,
+        axisTitle(x, this.state.zoom ?? [0, longestRun(this.runIds().map((id) => this.host.run(id)))], width),
+        this.yTitle(),
+      ),
       // A drag selects a range; the chart then fetches it (rather than uPlot rescaling).
       cursor: { drag: { x: true, y: false, setScale: false } },
       legend: { live: true },
@@ -343,7 +308,20 @@ export class ChartPanel {
         setSelect: [(u) => this.selected(u)],
         setSeries: [(u, idx) => idx != null && this.toggled(u, idx)],
         setCursor: [(u) => this.hover(u)],
-        draw: [(u) => drawOverlay(u, this.effectiveX(), this.phases, this.events, logNote(this.state.logY, this.lines.filter((l) => !this.state.hidden.includes(l.key)), this.state.zoom))],
+        draw: [
+          (u) =>
+            drawOverlay(
+              u,
+              this.effectiveX(),
+              this.phases,
+              this.events,
+              logNote(
+                this.state.logY,
+                this.lines.filter((l) => !this.state.hidden.includes(l.key)),
+                this.state.zoom,
+              ),
+            ),
+        ],
       },
     };
     this.plot?.destroy();

@@ -11,7 +11,13 @@ import { xName, xTitle } from "./xaxis";
 // About one x tick per 110 pixels of a chart `width` wide.
 const xTickCount = (width: number) => Math.max(2, Math.floor(width / 110));
 
-export function chartAxes(x: XKind, logY: boolean, width: number, xAxisTitle: string, yAxisTitle: string): uPlot.Axis[] {
+export function chartAxes(
+  x: XKind,
+  logY: boolean,
+  width: number,
+  xAxisTitle: string,
+  yAxisTitle: string,
+): uPlot.Axis[] {
   return [
     {
       label: xAxisTitle,

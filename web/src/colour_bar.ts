@@ -7,11 +7,16 @@ import { sweepParams, sweepPlace, type Line, type SweepScale } from "./lines";
 
 export const MOST_SWEEP_NAMES = 6;
 
-export function colourByOptions(select: HTMLSelectElement, params: (Record<string, string> | undefined)[], current: string) {
+export function colourByOptions(
+  select: HTMLSelectElement,
+  params: (Record<string, string> | undefined)[],
+  current: string,
+) {
   const names = sweepParams(params);
   if (current && !names.includes(current)) names.unshift(current);
   select.innerHTML =
-    `<option value="">each run</option>` + names.map((n) => `<option value="${esc(n)}"${n === current ? " selected" : ""}>${esc(n)}</option>`).join("");
+    `<option value="">each run</option>` +
+    names.map((n) => `<option value="${esc(n)}"${n === current ? " selected" : ""}>${esc(n)}</option>`).join("");
 }
 
 // The bar's ticks: every value where there are at most eight, else round ones.

@@ -12,7 +12,12 @@ function labelOptions(labels: string[], current: string): string {
   if (!sets.length) return '<option value="">the series</option>';
   return (
     '<option value="" title="Every device; a quantity several listeners measured from one: nvml, else smi, else dcgmi">each device, one source</option>' +
-    sets.map((l) => `<option value="${esc(l)}"${l === current ? " selected" : ""}>${esc(l.replace(/listener=/, "source "))}</option>`).join("")
+    sets
+      .map(
+        (l) =>
+          `<option value="${esc(l)}"${l === current ? " selected" : ""}>${esc(l.replace(/listener=/, "source "))}</option>`,
+      )
+      .join("")
   );
 }
 
@@ -64,7 +69,9 @@ export function chartFrame(state: ChartState, title = "", labels: string[] = [])
 }
 
 export function runDetails(r: api.RunInfo, phases: api.PhaseInfo[]): string {
-  const params = Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" ");
+  const params = Object.entries(r.params)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
   const ran = r.duration_ms ? `ran ${clock(Math.round(r.duration_ms / 1000))}` : "";
   const since = (ms: number) => clock((ms - r.start_ms) / 1000);
   return `<button type="button" class="close" aria-label="Close details">✕</button>
@@ -82,7 +89,9 @@ export function syncXChoice(root: HTMLElement, s: ChartState) {
   const select = root.querySelector<HTMLSelectElement>('[data-k="x"]')!;
   const wall = select.querySelector<HTMLOptionElement>('option[value="wall"]')!;
   wall.disabled = s.grouping !== "runs";
-  wall.title = wall.disabled ? "Workload means align runs on the time since each started: wall time is for single runs" : "";
+  wall.title = wall.disabled
+    ? "Workload means align runs on the time since each started: wall time is for single runs"
+    : "";
   wall.textContent = wall.disabled ? "wall time (single runs only)" : "wall time";
   if (wall.disabled && s.x === "wall") {
     s.x = "relative";

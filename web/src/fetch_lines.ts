@@ -4,7 +4,16 @@ import * as api from "./api";
 import type { ChartHost } from "./chart";
 import type { ChartState, XKind } from "./state";
 import { displayUnit } from "./format";
-import { eventMarks, largestOf, oneSourcePerQuantity, scaleInPlace, shadeLines, styleLines, type Line, type SweepScale } from "./lines";
+import {
+  eventMarks,
+  largestOf,
+  oneSourcePerQuantity,
+  scaleInPlace,
+  shadeLines,
+  styleLines,
+  type Line,
+  type SweepScale,
+} from "./lines";
 import type { PlotEvent } from "./scene";
 import { eachDeviceOnce, sharedName } from "./shared_devices";
 
@@ -79,7 +88,11 @@ export function runNames(ids: string[], run: (id: string) => api.RunInfo | undef
     seen.set(base(id), n);
     place.set(id, n);
   }
-  const rule = distinct(byName) ? byName : distinct(byWorkload) ? byWorkload : (id: string) => `${base(id)} #${place.get(id)}`;
+  const rule = distinct(byName)
+    ? byName
+    : distinct(byWorkload)
+      ? byWorkload
+      : (id: string) => `${base(id)} #${place.get(id)}`;
   return new Map(ids.map((id) => [id, rule(id)]));
 }
 
@@ -112,7 +125,12 @@ export async function fetchLines(
   }
   if (s.grouping !== "workloads") {
     const fetched = await api.series(runs, s.metric, s.labels, x, budget, range);
-    const { kept: data, sharing } = eachDeviceOnce(s.metric, s.labels ? fetched : oneSourcePerQuantity(fetched), runs, (id) => host.run(id));
+    const { kept: data, sharing } = eachDeviceOnce(
+      s.metric,
+      s.labels ? fetched : oneSourcePerQuantity(fetched),
+      runs,
+      (id) => host.run(id),
+    );
     // Lines named as the server's figures name them (figure/legend.h), so that an export's
     // legend reads as the screen's: the run's name, else its workload and letter, else its
     // name and id's start; the labels where the lines' differ.

@@ -49,7 +49,8 @@ export function exportName(
   spec: Record<string, unknown>,
 ): string {
   const workloads = spec.workloads as string[];
-  const from = spec.from as number | null, to = spec.to as number | null;
+  const from = spec.from as number | null,
+    to = spec.to as number | null;
   const safe = (t: string) => t.replace(/[^\w.-]+/g, "_").replace(/^_+|_+$/g, "");
   const shown =
     s.grouping === "workloads"
@@ -59,7 +60,12 @@ export function exportName(
         : `${s.runs.length}-runs`;
   let range = "";
   if (from != null && to != null) {
-    range = x === "relative" ? `_${Math.round(from)}-${Math.round(to)}s` : x === "step" ? `_steps-${Math.round(from)}-${Math.round(to)}` : "_zoomed";
+    range =
+      x === "relative"
+        ? `_${Math.round(from)}-${Math.round(to)}s`
+        : x === "step"
+          ? `_steps-${Math.round(from)}-${Math.round(to)}`
+          : "_zoomed";
   }
   return `${safe(s.metric)}_${shown}${range}`;
 }

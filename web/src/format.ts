@@ -91,7 +91,9 @@ export function timeTicks(lo: number, hi: number, count: number): number[] {
   if (raw < 1) return niceTicks(lo, hi, count);
   const days = DAY_STEPS.map((d) => d * 86400);
   const step =
-    (hi - lo >= DAYS_FROM ? undefined : TIME_STEPS.find((s) => s >= raw)) ?? days.find((s) => s >= raw) ?? days[days.length - 1];
+    (hi - lo >= DAYS_FROM ? undefined : TIME_STEPS.find((s) => s >= raw)) ??
+    days.find((s) => s >= raw) ??
+    days[days.length - 1];
   const out: number[] = [];
   for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) out.push(t === 0 ? 0 : t);
   return out;
@@ -129,7 +131,12 @@ export function displayUnit(unit: string, largest: number): { factor: number; un
   if (unit === "ratio") return { factor: 100, unit: "%" };
   if (unit === "bytes" || unit === "bytes/s") {
     const suffix = unit === "bytes/s" ? "/s" : "";
-    for (const [f, name] of [[2 ** 40, "TiB"], [2 ** 30, "GiB"], [2 ** 20, "MiB"], [2 ** 10, "KiB"]] as const) {
+    for (const [f, name] of [
+      [2 ** 40, "TiB"],
+      [2 ** 30, "GiB"],
+      [2 ** 20, "MiB"],
+      [2 ** 10, "KiB"],
+    ] as const) {
       if (a >= f) return { factor: 1 / f, unit: name + suffix };
     }
     return { factor: 1, unit: "bytes" + suffix };

@@ -35,7 +35,6 @@ export interface LineLook {
   hidden?: string[]; // keys of the lines switched off (they do not set the smoothing's step)
 }
 
-
 // Smoothing: an exponential moving average, debiased at the start (TensorBoard's), gaps
 // kept, and weighted by time: a point `dx` after the one before keeps weight^(dx / step) of
 // the average, so a loss logged every 10 s among GPU samples every 0.5 s does not lag its
@@ -104,7 +103,9 @@ export function sweepColor(t: number): string {
   const i = Math.min(Math.floor(at), n - 2);
   const f = at - i;
   const channel = (hex: string, k: number) => parseInt(hex.slice(1 + 2 * k, 3 + 2 * k), 16);
-  const mix = [0, 1, 2].map((k) => Math.round(channel(SEQUENTIAL_STOPS[i], k) * (1 - f) + channel(SEQUENTIAL_STOPS[i + 1], k) * f));
+  const mix = [0, 1, 2].map((k) =>
+    Math.round(channel(SEQUENTIAL_STOPS[i], k) * (1 - f) + channel(SEQUENTIAL_STOPS[i + 1], k) * f),
+  );
   return "#" + mix.map((v) => v.toString(16).padStart(2, "0")).join("");
 }
 
@@ -139,9 +140,15 @@ export interface SweepScale {
 }
 export function sweepPlace(s: SweepScale, v: number): number {
   if (s.hi <= s.lo) return 0.5;
-  return s.log ? (Math.log10(v) - Math.log10(s.lo)) / (Math.log10(s.hi) - Math.log10(s.lo)) : (v - s.lo) / (s.hi - s.lo);
+  return s.log
+    ? (Math.log10(v) - Math.log10(s.lo)) / (Math.log10(s.hi) - Math.log10(s.lo))
+    : (v - s.lo) / (s.hi - s.lo);
 }
-export function shadeLines(lines: Line[], param: string, paramsOf: (run: string) => Record<string, string> | undefined): SweepScale | undefined {
+export function shadeLines(
+  lines: Line[],
+  param: string,
+  paramsOf: (run: string) => Record<string, string> | undefined,
+): SweepScale | undefined {
   for (const l of lines) delete l.shade;
   if (!param) return undefined;
   const valueOf = (l: Line) => {
@@ -172,7 +179,10 @@ export function sweepParams(params: (Record<string, string> | undefined)[]): str
       values.get(k)!.add(v);
     }
   }
-  return [...values].filter(([, vs]) => vs.size > 1).map(([k]) => k).sort();
+  return [...values]
+    .filter(([, vs]) => vs.size > 1)
+    .map(([k]) => k)
+    .sort();
 }
 
 // Colours that follow the runs, not the lines: `runs` (the chart's runs, in order) and
@@ -201,7 +211,8 @@ export function plotted(lines: Line[], look: LineLook): { series: PlotSeries[]; 
     const width = l.band ? look.width + 1 : look.width;
     const y = ema(l.x, l.y, look.smoothing, step);
     series.push({ name: l.name, color: st.color, dash: st.dash, width, x: l.x, y, raw: y === l.y ? undefined : l.y });
-    if (l.band) bands.push({ name: l.name.replace(" mean", " min-max"), color: st.color, x: l.x, lo: l.band.lo, hi: l.band.hi });
+    if (l.band)
+      bands.push({ name: l.name.replace(" mean", " min-max"), color: st.color, x: l.x, lo: l.band.lo, hi: l.band.hi });
   });
   return { series, bands };
 }

@@ -23,7 +23,13 @@ export async function newPoints(
 }
 
 // Appends to each run's line the points it does not have yet; how many at most.
-export function appendPoints(lines: Line[], x: XKind, fresh: api.SeriesData[], factor: number, startOf: (run: string) => number): number {
+export function appendPoints(
+  lines: Line[],
+  x: XKind,
+  fresh: api.SeriesData[],
+  factor: number,
+  startOf: (run: string) => number,
+): number {
   const byKey = new Map(lines.map((l) => [l.key, l]));
   let added = 0;
   for (const d of fresh) {
@@ -50,7 +56,13 @@ export function appendPoints(lines: Line[], x: XKind, fresh: api.SeriesData[], f
 // Each workload's mean from the start of the last bucket it has on, on the grid it was
 // loaded with: the server reads only the runs' chunks from there, so a refresh costs what
 // is new. "reload": a line without a grid.
-export async function newBuckets(lines: Line[], state: ChartState, x: XKind, workloads: number, budget: number): Promise<api.AggregateData[] | "reload"> {
+export async function newBuckets(
+  lines: Line[],
+  state: ChartState,
+  x: XKind,
+  workloads: number,
+  budget: number,
+): Promise<api.AggregateData[] | "reload"> {
   const means = lines.filter((l) => !l.run);
   if (state.grouping === "runs") return [];
   // A workload without a line yet (its runs had no such series at the last load).
@@ -69,7 +81,12 @@ export async function newBuckets(lines: Line[], state: ChartState, x: XKind, wor
 // most. "reload": its runs changed, or it has grown to one and a half times the buckets
 // it was loaded with (loaded whole then, with buckets as wide again: the loads come ever
 // further apart, so their cost per refresh does not grow with the runs).
-export function replaceBuckets(lines: Line[], fresh: api.AggregateData[], factor: number, budget: number): number | "reload" {
+export function replaceBuckets(
+  lines: Line[],
+  fresh: api.AggregateData[],
+  factor: number,
+  budget: number,
+): number | "reload" {
   const byKey = new Map(lines.map((l) => [l.key, l]));
   let gained = 0;
   for (const w of fresh) {
@@ -82,7 +99,11 @@ export function replaceBuckets(lines: Line[], fresh: api.AggregateData[], factor
     line.x = line.x.slice(0, cut).concat(w.x);
     line.y = line.y.slice(0, cut).concat(scale(w.mean));
     line.n = line.n.slice(0, cut).concat(w.n);
-    if (line.band) line.band = { lo: line.band.lo.slice(0, cut).concat(scale(w.min)), hi: line.band.hi.slice(0, cut).concat(scale(w.max)) };
+    if (line.band)
+      line.band = {
+        lo: line.band.lo.slice(0, cut).concat(scale(w.min)),
+        hi: line.band.hi.slice(0, cut).concat(scale(w.max)),
+      };
     gained = Math.max(gained, line.x.length - before);
     if (line.x.length > 1.5 * Math.round(budget / 4)) return "reload";
   }

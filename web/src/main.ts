@@ -6,7 +6,16 @@ import * as metric from "./generated/metric_names";
 import { ChartPanel, type ChartHost } from "./chart";
 import { download } from "./download";
 import { ago, duration, esc } from "./format";
-import { defaultFigure, initialView, newId, parseView, saveView, viewLink, type ChartState, type ViewState } from "./state";
+import {
+  defaultFigure,
+  initialView,
+  newId,
+  parseView,
+  saveView,
+  viewLink,
+  type ChartState,
+  type ViewState,
+} from "./state";
 import { TableView } from "./table";
 import { splitOnce, TreeView } from "./tree";
 
@@ -115,11 +124,16 @@ class App implements ChartHost {
     const rows = [...this.experiments].sort((a, b) => (b.last_start_ms || 0) - (a.last_start_ms || 0));
     const table = $("overview-table");
     if (!rows.length) {
-      table.innerHTML = "<tr><td>No experiments in this store yet: <code>trainbench run</code> or <code>trainbench schedule</code> records some.</td></tr>";
+      table.innerHTML =
+        "<tr><td>No experiments in this store yet: <code>trainbench run</code> or <code>trainbench schedule</code> records some.</td></tr>";
       return;
     }
     const status = (e: api.ExperimentInfo) =>
-      [e.running ? `${e.running} running` : "", e.failed ? `${e.failed} failed or killed` : "", !e.running && !e.failed ? "all finished" : ""]
+      [
+        e.running ? `${e.running} running` : "",
+        e.failed ? `${e.failed} failed or killed` : "",
+        !e.running && !e.failed ? "all finished" : "",
+      ]
         .filter(Boolean)
         .join(", ");
     table.innerHTML =
@@ -132,9 +146,9 @@ class App implements ChartHost {
         )
         .join("") +
       "</tbody>";
-    table.querySelectorAll<HTMLButtonElement>("button[data-compare]").forEach((b) =>
-      b.addEventListener("click", () => void this.compareExperiment(b.dataset.compare!)),
-    );
+    table
+      .querySelectorAll<HTMLButtonElement>("button[data-compare]")
+      .forEach((b) => b.addEventListener("click", () => void this.compareExperiment(b.dataset.compare!)));
   }
 
   async compareExperiment(name: string) {
@@ -171,7 +185,8 @@ class App implements ChartHost {
       this.addChart(m, workloads.size > 1 && this.view.selected.length > 6 ? "workloads" : "runs", "relative");
       added++;
     }
-    if (!added) this.message("The quick comparison's charts are open already (or the runs have none of their metrics).");
+    if (!added)
+      this.message("The quick comparison's charts are open already (or the runs have none of their metrics).");
   }
 
   renderTable() {
@@ -207,21 +222,40 @@ class App implements ChartHost {
     const previous = select.value;
     const words = $<HTMLInputElement>("metric-search").value.toLowerCase().split(/\s+/).filter(Boolean);
     const groups = new Map<string, string[]>();
-    const order = ["GPU", "GPU profiling (DCGM)", "Training script", "Run", "Host", "Disk", "Network", "Per process and thread", "trainbench"];
+    const order = [
+      "GPU",
+      "GPU profiling (DCGM)",
+      "Training script",
+      "Run",
+      "Host",
+      "Disk",
+      "Network",
+      "Per process and thread",
+      "trainbench",
+    ];
     for (const g of order) groups.set(g, []);
     for (const m of this.metrics.values()) {
       const text = `${m.title} ${m.metric} ${m.description}`.toLowerCase();
       if (!words.every((w) => text.includes(w))) continue;
       const g = metricGroup(m);
       const unit = unitName(m.unit);
-      groups.get(g)!.push(
-        `<option value="${esc(m.metric)}" title="${esc(m.metric + (m.description ? ": " + m.description : ""))}">${esc(m.title || m.metric)}${unit ? ` (${esc(unit)})` : ""}</option>`,
-      );
+      groups
+        .get(g)!
+        .push(
+          `<option value="${esc(m.metric)}" title="${esc(m.metric + (m.description ? ": " + m.description : ""))}">${esc(m.title || m.metric)}${unit ? ` (${esc(unit)})` : ""}</option>`,
+        );
     }
-    const html = [...groups].filter(([, o]) => o.length).map(([g, o]) => `<optgroup label="${esc(g)}">${o.join("")}</optgroup>`);
+    const html = [...groups]
+      .filter(([, o]) => o.length)
+      .map(([g, o]) => `<optgroup label="${esc(g)}">${o.join("")}</optgroup>`);
     select.innerHTML = html.join("") || "<option value=''>no metric matches</option>";
     const values = [...select.options].map((o) => o.value);
-    const preferred = [metric.kGpuSmActiveRatio, metric.kGpuUtilizationGpuRatio, metric.kTrainLoss, metric.kProcCpuUtilizationRatio];
+    const preferred = [
+      metric.kGpuSmActiveRatio,
+      metric.kGpuUtilizationGpuRatio,
+      metric.kTrainLoss,
+      metric.kProcCpuUtilizationRatio,
+    ];
     if (values.includes(previous)) select.value = previous;
     else select.value = preferred.find((p) => values.includes(p)) ?? values[0] ?? "";
   }
@@ -361,10 +395,15 @@ class App implements ChartHost {
 // Where a metric comes from, for the picker's groups.
 function metricGroup(m: api.MetricInfo): string {
   const name = m.metric;
-  if (name.startsWith("proc.thread.") || name.startsWith("proc.gpu.memory_used") || name.startsWith("proc.gpu.sm_utilization"))
+  if (
+    name.startsWith("proc.thread.") ||
+    name.startsWith("proc.gpu.memory_used") ||
+    name.startsWith("proc.gpu.sm_utilization")
+  )
     return "Per process and thread";
   if (name.startsWith("train.")) return "Training script";
-  if (m.source === "dcgmi" || /^gpu\.(sm|pipe|dram|graphics|nvlink)\./.test(name) || /_total_bytes/.test(name)) return "GPU profiling (DCGM)";
+  if (m.source === "dcgmi" || /^gpu\.(sm|pipe|dram|graphics|nvlink)\./.test(name) || /_total_bytes/.test(name))
+    return "GPU profiling (DCGM)";
   if (name.startsWith("gpu.")) return "GPU";
   if (name.startsWith("proc.")) return "Run";
   if (name.startsWith("host.")) return "Host";
@@ -374,7 +413,11 @@ function metricGroup(m: api.MetricInfo): string {
 }
 
 function unitName(unit: string): string {
-  return ({ ratio: "%", bytes: "bytes", "bytes/s": "bytes/s", "1": "", "1/s": "per second" } as Record<string, string>)[unit] ?? unit;
+  return (
+    ({ ratio: "%", bytes: "bytes", "bytes/s": "bytes/s", "1": "", "1/s": "per second" } as Record<string, string>)[
+      unit
+    ] ?? unit
+  );
 }
 
 const app = new App();

@@ -9,7 +9,14 @@ import type * as api from "./api";
 // not say its host or devices shares with none.
 export function sharedAtOnce(a: api.RunInfo, b: api.RunInfo): boolean {
   const end = (r: api.RunInfo) => (r.end_ms > 0 ? r.end_ms : Infinity);
-  return a.host !== "" && a.host === b.host && a.devices !== "" && a.devices === b.devices && a.start_ms < end(b) && b.start_ms < end(a);
+  return (
+    a.host !== "" &&
+    a.host === b.host &&
+    a.devices !== "" &&
+    a.devices === b.devices &&
+    a.start_ms < end(b) &&
+    b.start_ms < end(a)
+  );
 }
 
 // A device's own series (gpu.*), not a run's share of it (proc.gpu.*).
@@ -43,7 +50,12 @@ export function eachDeviceOnce<T extends { run: string; labels: string }>(
 
 // "GPU 0, shared by 0AMPS and 0BMPS": each run by its letter where all have one, else by
 // its name in the chart.
-export function sharedName(labels: string, runs: string[], run: (id: string) => api.RunInfo | undefined, nameOf: (id: string) => string): string {
+export function sharedName(
+  labels: string,
+  runs: string[],
+  run: (id: string) => api.RunInfo | undefined,
+  nameOf: (id: string) => string,
+): string {
   const gpu = /(^|,)gpu=([^,]*)/.exec(labels)?.[2];
   const letters = runs.every((id) => !!run(id)?.letter);
   const names = runs.map((id) => (letters ? run(id)!.letter : nameOf(id)));

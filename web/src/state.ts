@@ -39,7 +39,15 @@ export interface FigureLook {
 }
 
 export function defaultFigure(): FigureLook {
-  return { width: "3.3in", font: 8, fontFamily: "DejaVu Sans", legend: "", noLegend: false, events: false, phases: false };
+  return {
+    width: "3.3in",
+    font: 8,
+    fontFamily: "DejaVu Sans",
+    legend: "",
+    noLegend: false,
+    events: false,
+    phases: false,
+  };
 }
 
 export interface ViewState {

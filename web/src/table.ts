@@ -83,7 +83,9 @@ export class TableView {
       { key: "start", title: "started", get: (r) => r.start_ms },
       { key: "duration", title: "duration", get: (r) => r.duration_ms },
       // The node, where the runs ran on more than one (a Slurm cluster, several servers).
-      ...(new Set(ids.map((id) => nodesOf(this.run(id)))).size > 1 ? [{ key: "node", title: "node", get: nodesOf }] : []),
+      ...(new Set(ids.map((id) => nodesOf(this.run(id)))).size > 1
+        ? [{ key: "node", title: "node", get: nodesOf }]
+        : []),
       ...keys.map((k) => ({ key: "param." + k, title: k, get: (r: api.RunInfo) => r.params[k] ?? "" })),
       // Ratios in percent, as the charts show them; over the steady state, as the report
       // gives them (the whole run's mean counts the start-up and the tail).
@@ -135,7 +137,9 @@ export class TableView {
     rows.sort((a, b) => {
       const x = col.get(a);
       const y = col.get(b);
-      return (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y))) * this.sortDir;
+      return (
+        (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y))) * this.sortDir
+      );
     });
     const cell = (c: Column, r: api.RunInfo) => {
       const v = c.get(r);
@@ -149,16 +153,23 @@ export class TableView {
     const shared = this.common.length ? `<p class="shared">Same for all: ${esc(this.common.join(", "))}</p>` : "";
     $("table").innerHTML = rows.length
       ? `${shared}<table><thead><tr>${cols
-          .map((c) => `<th aria-sort="${ariaSort(c)}"><button type="button" data-sort="${esc(c.key)}">${esc(c.title)}${sortMark(c)}</button></th>`)
-          .join("")}</tr></thead><tbody>${rows.map((r) => `<tr data-run="${r.id}">${cols.map((c) => `<td>${cell(c, r)}</td>`).join("")}</tr>`).join("")}</tbody></table>`
+          .map(
+            (c) =>
+              `<th aria-sort="${ariaSort(c)}"><button type="button" data-sort="${esc(c.key)}">${esc(c.title)}${sortMark(c)}</button></th>`,
+          )
+          .join(
+            "",
+          )}</tr></thead><tbody>${rows.map((r) => `<tr data-run="${r.id}">${cols.map((c) => `<td>${cell(c, r)}</td>`).join("")}</tr>`).join("")}</tbody></table>`
       : '<p class="empty">Select runs in the tree to compare them.</p>';
-    $("table").querySelectorAll<HTMLButtonElement>("button[data-sort]").forEach((b) =>
-      b.addEventListener("click", () => {
-        if (this.sortKey === b.dataset.sort) this.sortDir = -this.sortDir;
-        else [this.sortKey, this.sortDir] = [b.dataset.sort!, 1];
-        void this.render();
-      }),
-    );
+    $("table")
+      .querySelectorAll<HTMLButtonElement>("button[data-sort]")
+      .forEach((b) =>
+        b.addEventListener("click", () => {
+          if (this.sortKey === b.dataset.sort) this.sortDir = -this.sortDir;
+          else [this.sortKey, this.sortDir] = [b.dataset.sort!, 1];
+          void this.render();
+        }),
+      );
   }
 
   downloadCsv() {

@@ -28,7 +28,10 @@ export class TreeView {
     const status = $<HTMLSelectElement>("filter-status").value;
     const param = $<HTMLInputElement>("filter-param").value.trim();
     if (status && r.status !== status) return false;
-    if (text && ![r.name, r.command, r.id, r.letter, r.workload, r.host].some((s) => s && s.toLowerCase().includes(text))) {
+    if (
+      text &&
+      ![r.name, r.command, r.id, r.letter, r.workload, r.host].some((s) => s && s.toLowerCase().includes(text))
+    ) {
       return false;
     }
     if (param) {
@@ -103,9 +106,9 @@ export class TreeView {
         this.host.select(ids, cb.checked);
       }),
     );
-    tree.querySelectorAll<HTMLInputElement>("input[data-run]").forEach((cb) =>
-      cb.addEventListener("change", () => this.host.select([cb.dataset.run!], cb.checked)),
-    );
+    tree
+      .querySelectorAll<HTMLInputElement>("input[data-run]")
+      .forEach((cb) => cb.addEventListener("change", () => this.host.select([cb.dataset.run!], cb.checked)));
   }
 
   // An experiment's checkbox: checked when all of its loaded runs are selected.
@@ -133,7 +136,9 @@ export class TreeView {
   // by workload, their runs in the order they started.
   private experimentRuns(experiment: string, selected: Set<string>): string {
     const { parents, parentOf } = this.nesting(experiment);
-    const all = [...this.host.runs()].filter((r) => r.experiment === experiment).sort((a, b) => a.start_ms - b.start_ms);
+    const all = [...this.host.runs()]
+      .filter((r) => r.experiment === experiment)
+      .sort((a, b) => a.start_ms - b.start_ms);
     const runs = all.filter((r) => this.matches(r) && !parents.has(r.id));
     const parts = ['<div role="group">'];
     for (const p of all.filter((r) => parents.has(r.id))) {
@@ -146,7 +151,14 @@ export class TreeView {
         parent run <b>${esc(p.name)}</b></label> <small>${plural(nested.length, "run")}</small>`);
       parts.push(workloadItems(experiment, p.id, nested, selected), "</div>");
     }
-    parts.push(workloadItems(experiment, "", runs.filter((r) => !parentOf(r)), selected));
+    parts.push(
+      workloadItems(
+        experiment,
+        "",
+        runs.filter((r) => !parentOf(r)),
+        selected,
+      ),
+    );
     if (!runs.length) parts.push('<div class="empty">no runs match</div>');
     parts.push("</div>");
     return parts.join("");
@@ -164,9 +176,9 @@ export class TreeView {
           <button type="button" data-remove="${id}" aria-label="Remove ${esc(label)} from the selection">✕</button></li>`;
       })
       .join("");
-    list.querySelectorAll<HTMLButtonElement>("button[data-remove]").forEach((b) =>
-      b.addEventListener("click", () => this.host.select([b.dataset.remove!], false)),
-    );
+    list
+      .querySelectorAll<HTMLButtonElement>("button[data-remove]")
+      .forEach((b) => b.addEventListener("click", () => this.host.select([b.dataset.remove!], false)));
   }
 }
 
@@ -193,7 +205,9 @@ function workloadItems(experiment: string, under: string, runs: api.RunInfo[], s
 }
 
 function runItem(r: api.RunInfo, checked: boolean): string {
-  const params = Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" ");
+  const params = Object.entries(r.params)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
   const title = [
     r.command,
     params && `params: ${params}`,
@@ -201,7 +215,9 @@ function runItem(r: api.RunInfo, checked: boolean): string {
     r.collocation && `collocation: ${r.collocation}`,
     r.host && `node: ${r.host}`,
     r.simulated_gpu ? "simulated GPU" : "",
-  ].filter(Boolean).join("\n");
+  ]
+    .filter(Boolean)
+    .join("\n");
   return `<div class="run" role="treeitem" title="${esc(title)}">
     <label><input type="checkbox" data-run="${r.id}" ${checked ? "checked" : ""}>
     <span class="status ${r.status}" title="${r.status}" aria-label="${r.status}"></span>

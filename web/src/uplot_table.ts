@@ -91,7 +91,15 @@ export function uplotSeries(lines: Line[], state: ChartState, x: XKind, forOverv
       bands.push({ series: [hi, hi + 1], fill: st.color + "2e" });
     }
     if (state.smoothing > 0) {
-      series.push({ label: l.name + " unsmoothed", stroke: st.color + "40", width: 1, show: shown, spanGaps: false, points: { show: false }, paths: straightLines });
+      series.push({
+        label: l.name + " unsmoothed",
+        stroke: st.color + "40",
+        width: 1,
+        show: shown,
+        spanGaps: false,
+        points: { show: false },
+        paths: straightLines,
+      });
       owners.push(l);
     }
   });

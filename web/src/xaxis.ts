@@ -40,7 +40,8 @@ export function chartScales(x: XKind, s: ChartState, longest: () => number): uPl
   return {
     x: {
       time: x === "wall",
-      range: x === "relative" ? (_u, lo, hi) => (s.zoom ? [lo, hi] : [Math.min(0, lo), Math.max(hi, longest())]) : undefined,
+      range:
+        x === "relative" ? (_u, lo, hi) => (s.zoom ? [lo, hi] : [Math.min(0, lo), Math.max(hi, longest())]) : undefined,
     },
     y: {
       distr: s.logY ? 3 : 1,

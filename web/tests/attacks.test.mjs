@@ -111,12 +111,19 @@ test("a session cookie another local web server receives opens nothing for anoth
     assert.ok(cookie, `the session cookie, named for its port: ${seenCookies}`);
     const replayed = execFileSync(
       "runuser",
-      ["-u", "daemon", "--", "/usr/bin/python3", "-c",
+      [
+        "-u",
+        "daemon",
+        "--",
+        "/usr/bin/python3",
+        "-c",
         "import sys, urllib.request, urllib.error\n" +
-        "req = urllib.request.Request(sys.argv[1] + 'api/v1/experiments', headers={'Cookie': sys.argv[2]})\n" +
-        "try:\n    urllib.request.urlopen(req); print('answered')\n" +
-        "except urllib.error.HTTPError as e:\n    print(e.code)\n",
-        tokenServer.url, cookie],
+          "req = urllib.request.Request(sys.argv[1] + 'api/v1/experiments', headers={'Cookie': sys.argv[2]})\n" +
+          "try:\n    urllib.request.urlopen(req); print('answered')\n" +
+          "except urllib.error.HTTPError as e:\n    print(e.code)\n",
+        tokenServer.url,
+        cookie,
+      ],
       { encoding: "utf8" },
     ).trim();
     assert.equal(replayed, "401");

@@ -25,9 +25,11 @@ after(async () => {
 });
 
 // The first five colours of src/figure/palette.h, read from the header as the page's build does.
-const palette = [...readFileSync(join(import.meta.dirname, "..", "..", "src", "figure", "palette.h"), "utf8")
-  .match(/kLineColors\[\] = \{([^}]*)\}/)[1]
-  .matchAll(/"(#[0-9a-f]{6})"/g)].map((m) => m[1]);
+const palette = [
+  ...readFileSync(join(import.meta.dirname, "..", "..", "src", "figure", "palette.h"), "utf8")
+    .match(/kLineColors\[\] = \{([^}]*)\}/)[1]
+    .matchAll(/"(#[0-9a-f]{6})"/g),
+].map((m) => m[1]);
 
 // CIELAB lightness of "#rrggbb".
 function lightness(hex) {
@@ -75,20 +77,39 @@ async function download(page, click) {
 
 // The data lines of an exported SVG (1 pt, the default width), in the order drawn.
 function svgLines(svg) {
-  return [...svg.matchAll(/stroke="(#[0-9a-f]{6})" stroke-width="1" [^>]*?(?:stroke-dasharray="([^"]*)")?\/>/g)].map((m) => ({ stroke: m[1], dash: m[2] ?? "" }));
+  return [...svg.matchAll(/stroke="(#[0-9a-f]{6})" stroke-width="1" [^>]*?(?:stroke-dasharray="([^"]*)")?\/>/g)].map(
+    (m) => ({ stroke: m[1], dash: m[2] ?? "" }),
+  );
 }
 
 test("ten runs take the palette's five colours, then the same colours dashed, on screen and in the SVG", async () => {
   const { context, page, chart, errors } = await sweepChart();
   const lines = await drawn(page);
   assert.equal(lines.length, 10);
-  assert.deepEqual(lines.slice(0, 5).map((l) => l.stroke), palette);
-  assert.ok(lines.slice(0, 5).every((l) => l.dash.length === 0), "the first five solid");
-  assert.deepEqual(lines.slice(5).map((l) => l.stroke), palette, "then the same colours");
-  assert.ok(lines.slice(5).every((l) => l.dash.length > 0), "dashed");
+  assert.deepEqual(
+    lines.slice(0, 5).map((l) => l.stroke),
+    palette,
+  );
+  assert.ok(
+    lines.slice(0, 5).every((l) => l.dash.length === 0),
+    "the first five solid",
+  );
+  assert.deepEqual(
+    lines.slice(5).map((l) => l.stroke),
+    palette,
+    "then the same colours",
+  );
+  assert.ok(
+    lines.slice(5).every((l) => l.dash.length > 0),
+    "dashed",
+  );
   const svg = (await download(page, () => chart.locator('[data-a="svg"]').click())).toString("utf8");
   const exported = svgLines(svg).slice(0, 10);
-  assert.deepEqual(exported.map((l) => l.stroke), lines.map((l) => l.stroke), "the figure's colours are the screen's");
+  assert.deepEqual(
+    exported.map((l) => l.stroke),
+    lines.map((l) => l.stroke),
+    "the figure's colours are the screen's",
+  );
   assert.ok(exported.slice(5).every((l) => l.dash) && exported.slice(0, 5).every((l) => !l.dash));
   assert.deepEqual(errors, []);
   await context.close();
@@ -103,9 +124,20 @@ test("colouring by batch size shades the lines dark to light in its order, with 
   await chart.locator('[data-k="colorBy"]').selectOption("batch-size");
   await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, before);
   const lines = await drawn(page);
-  assert.deepEqual(lines.map((l) => l.name), [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048].map((b) => `bs${b}`), "in the order of the values");
-  for (let i = 1; i < lines.length; i++) assert.ok(lightness(lines[i].stroke) > lightness(lines[i - 1].stroke), `${lines[i].name} lighter than ${lines[i - 1].name}`);
-  assert.ok(lines.every((l) => l.dash.length === 0), "a sweep's lines are solid");
+  assert.deepEqual(
+    lines.map((l) => l.name),
+    [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048].map((b) => `bs${b}`),
+    "in the order of the values",
+  );
+  for (let i = 1; i < lines.length; i++)
+    assert.ok(
+      lightness(lines[i].stroke) > lightness(lines[i - 1].stroke),
+      `${lines[i].name} lighter than ${lines[i - 1].name}`,
+    );
+  assert.ok(
+    lines.every((l) => l.dash.length === 0),
+    "a sweep's lines are solid",
+  );
   // Ten lines: a colour bar stands for their names, its ticks the round values of the log scale.
   const bar = chart.locator(".colour-bar");
   assert.ok(await bar.isVisible());
@@ -117,7 +149,10 @@ test("colouring by batch size shades the lines dark to light in its order, with 
   // The export says the same.
   const svg = (await download(page, () => chart.locator('[data-a="svg"]').click())).toString("utf8");
   assert.ok(svg.includes(">batch-size</text>") && !svg.includes(">bs4</text>"), "a colour bar in the figure too");
-  assert.deepEqual(svgLines(svg).map((l) => l.stroke), lines.map((l) => l.stroke));
+  assert.deepEqual(
+    svgLines(svg).map((l) => l.stroke),
+    lines.map((l) => l.stroke),
+  );
   // The choice is in the view that a link carries.
   const view = await page.evaluate(() => JSON.parse(JSON.stringify(window.trainbench.view)));
   assert.equal(view.charts[0].colorBy, "batch-size");
@@ -150,7 +185,8 @@ test("the figure's typeface is the one chosen: a serif PDF embeds the serif", as
 
 test("the screen's axes follow the figures' rule: a long run in days, a log axis by its decades, zeros said", async () => {
   const { context, page, chart, errors } = await sweepChart("long", "w");
-  const axes = () => page.evaluate(() => window.trainbench.charts[0].plot.axes.map((a) => ({ label: a.label, values: a._values })));
+  const axes = () =>
+    page.evaluate(() => window.trainbench.charts[0].plot.axes.map((a) => ({ label: a.label, values: a._values })));
   let [x, y] = await axes();
   // 115 days: numbers of days, not "168:00:00" a dozen times over.
   assert.equal(x.label, "Time since start (days)");
@@ -160,7 +196,11 @@ test("the screen's axes follow the figures' rule: a long run in days, a log axis
   assert.ok(svg.includes(">Time since start (days)</text>"), "the figure reads the same");
   for (const v of x.values) assert.ok(svg.includes(`>${v}</text>`), `${v} in the figure's ticks`);
   // Log y: the decades labelled, the ticks between them not; the zeros it cannot draw said.
-  assert.equal(await page.evaluate(() => window.trainbench.charts[0].plot.root.dataset.note), "", "nothing to say on a linear axis");
+  assert.equal(
+    await page.evaluate(() => window.trainbench.charts[0].plot.root.dataset.note),
+    "",
+    "nothing to say on a linear axis",
+  );
   const before = Number(await chart.getAttribute("data-drawn"));
   await chart.locator('[data-k="logY"]').check();
   await page.waitForFunction((d) => Number(document.querySelector("section.chart").dataset.drawn) > d, before);
@@ -184,7 +224,12 @@ test("an experiment's collocation bars open from the tree as the figure plot --b
   await tab.waitForLoadState();
   const svg = await tab.evaluate(() => document.documentElement.outerHTML);
   // The synthetic workloads: 1025 and 2025 samples/s per run, two runs each, together.
-  for (const text of [">Throughput, all runs of a workload together</text>", ">2050</text>", ">4050</text>", ">runs together</text>"])
+  for (const text of [
+    ">Throughput, all runs of a workload together</text>",
+    ">2050</text>",
+    ">4050</text>",
+    ">runs together</text>",
+  ])
     assert.ok(svg.includes(text), `${text} in the bars`);
   assert.equal((svg.match(/>runs together<\/text>/g) ?? []).length, 1, "one legend for every panel");
   assert.match(svg, /width="504pt"/, "7 in wide");

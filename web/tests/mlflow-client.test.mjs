@@ -22,14 +22,23 @@ test("the npm mlflow client logs, searches, reads history and deletes and restor
     const { Experiments, Runs, Metrics } = client;
 
     const { experiment_id } = await Experiments.create({ name: "node-sweep" });
-    const { run } = await Runs.create({ experiment_id, start_time: 1700000000000, tags: [{ key: "lang", value: "js" }] });
+    const { run } = await Runs.create({
+      experiment_id,
+      start_time: 1700000000000,
+      tags: [{ key: "lang", value: "js" }],
+    });
     const run_id = run.info.run_id;
     assert.match(run.info.artifact_uri, /^mlflow-artifacts:\//);
     for (let step = 0; step < 3; step++) {
       await Runs.logMetric({ run_id, key: "loss", value: 1 / (step + 1), timestamp: 1700000000000 + step, step });
     }
     await Runs.logParameter({ run_id, key: "lr", value: "0.1" });
-    await Runs.logBatch({ run_id, metrics: [{ key: "acc", value: 0.9, timestamp: 1700000000100, step: 2 }], params: [], tags: [] });
+    await Runs.logBatch({
+      run_id,
+      metrics: [{ key: "acc", value: 0.9, timestamp: 1700000000100, step: 2 }],
+      params: [],
+      tags: [],
+    });
     await Runs.setTag({ run_id, key: "stage", value: "dev" });
     await Runs.update({ run_id, status: "FINISHED", end_time: 1700000001000 });
 
@@ -37,11 +46,20 @@ test("the npm mlflow client logs, searches, reads history and deletes and restor
     assert.equal(got.info.status, "FINISHED");
     assert.deepEqual(got.data.params, [{ key: "lr", value: "0.1" }]);
     const { metrics } = await Metrics.getHistory({ run_id, metric_key: "loss" });
-    assert.deepEqual(metrics.map((m) => m.step), [0, 1, 2]);
+    assert.deepEqual(
+      metrics.map((m) => m.step),
+      [0, 1, 2],
+    );
     assert.equal(metrics[2].value, 1 / 3);
 
-    const found = await Runs.search({ experiment_ids: [experiment_id], filter: "metrics.loss < 0.5 and params.lr = '0.1'" });
-    assert.deepEqual(found.runs.map((r) => r.info.run_id), [run_id]);
+    const found = await Runs.search({
+      experiment_ids: [experiment_id],
+      filter: "metrics.loss < 0.5 and params.lr = '0.1'",
+    });
+    assert.deepEqual(
+      found.runs.map((r) => r.info.run_id),
+      [run_id],
+    );
     const none = await Runs.search({ experiment_ids: [experiment_id], filter: "metrics.acc > 0.95" });
     assert.equal((none.runs ?? []).length, 0);
 
@@ -49,9 +67,15 @@ test("the npm mlflow client logs, searches, reads history and deletes and restor
     assert.equal((await Experiments.get({ experiment_id })).experiment.name, "node-sweep-2");
     await Experiments.delete({ experiment_id });
     const active = await Experiments.list({});
-    assert.deepEqual(active.experiments.map((e) => e.name), ["Default"]);
+    assert.deepEqual(
+      active.experiments.map((e) => e.name),
+      ["Default"],
+    );
     const deleted = await Runs.search({ experiment_ids: [experiment_id], run_view_type: "DELETED_ONLY" });
-    assert.deepEqual(deleted.runs.map((r) => r.info.lifecycle_stage), ["deleted"]);
+    assert.deepEqual(
+      deleted.runs.map((r) => r.info.lifecycle_stage),
+      ["deleted"],
+    );
     await Experiments.restore({ experiment_id });
     assert.equal((await Runs.get({ run_id })).run.info.lifecycle_stage, "active");
 
@@ -87,18 +111,28 @@ console.log = () => {};
 `,
     );
     const db = join(dir.dir, "t.db");
-    const ran = spawnSync(trainbench, ["run", "--store", db, "-e", "node-bench", "-l", "top", "--", process.execPath, script], {
-      encoding: "utf8",
-    });
+    const ran = spawnSync(
+      trainbench,
+      ["run", "--store", db, "-e", "node-bench", "-l", "top", "--", process.execPath, script],
+      {
+        encoding: "utf8",
+      },
+    );
     assert.equal(ran.status, 0, ran.stderr);
     const logged = /logged into ([0-9a-f]{32})/.exec(ran.stderr);
     assert.ok(logged, ran.stderr);
     const started = /run ([0-9a-f]{32})/.exec(ran.stderr);
     assert.equal(logged[1], started[1], "the client's run is the run trainbench started");
-    const csv = spawnSync(trainbench, ["export", "--store", db, logged[1], "--metric", "loss", "--format", "csv"], { encoding: "utf8" });
+    const csv = spawnSync(trainbench, ["export", "--store", db, logged[1], "--metric", "loss", "--format", "csv"], {
+      encoding: "utf8",
+    });
     assert.equal(csv.status, 0, csv.stderr);
     assert.deepEqual(
-      csv.stdout.trim().split("\n").slice(1).map((line) => line.split(",")[4]),
+      csv.stdout
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((line) => line.split(",")[4]),
       ["0", "1", "2"],
     );
   } finally {

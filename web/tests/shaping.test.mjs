@@ -9,7 +9,13 @@ import { fileURLToPath } from "node:url";
 const src = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
 
 async function load(file) {
-  const out = await esbuild.build({ entryPoints: [join(src, file)], bundle: true, format: "esm", write: false, logLevel: "silent" });
+  const out = await esbuild.build({
+    entryPoints: [join(src, file)],
+    bundle: true,
+    format: "esm",
+    write: false,
+    logLevel: "silent",
+  });
   return import("data:text/javascript;base64," + Buffer.from(out.outputFiles[0].text).toString("base64"));
 }
 
@@ -25,7 +31,10 @@ test("time ticks fall on round durations, units read as people read them", async
 
 test("CSV fields with commas, quotes or line breaks are quoted as spreadsheets expect", async () => {
   const { csvRows } = await load("csv.ts");
-  assert.equal(csvRows([["a", 'say "hi"', "x,y", "two\nlines", 1.5, null, undefined]]), 'a,"say ""hi""","x,y","two\nlines",1.5,,\n');
+  assert.equal(
+    csvRows([["a", 'say "hi"', "x,y", "two\nlines", 1.5, null, undefined]]),
+    'a,"say ""hi""","x,y","two\nlines",1.5,,\n',
+  );
 });
 
 test("smoothing keeps gaps and starts at the first value", async () => {
@@ -68,7 +77,10 @@ test("an event several runs had at the same second is one marker, named by run w
     ],
     "relative",
   );
-  assert.deepEqual(marks, [{ x: 10.2, label: "epoch 1" }, { x: 20, label: "B epoch 2" }]);
+  assert.deepEqual(marks, [
+    { x: 10.2, label: "epoch 1" },
+    { x: 20, label: "B epoch 2" },
+  ]);
   // One run's two events of a kind in one second: named once, and not as if every run had it.
   const twice = eventMarks(
     [
@@ -78,10 +90,15 @@ test("an event several runs had at the same second is one marker, named by run w
     "relative",
   );
   assert.deepEqual(twice, [{ x: 30.1, label: "A eval" }]);
-  const spans = phaseSpans("r", 1000, [
-    { kind: "warm-up", start_ms: 1000, end_ms: 6000, detail: "" },
-    { kind: "steady", start_ms: 6000, end_ms: 9000, detail: "" },
-  ], "relative");
+  const spans = phaseSpans(
+    "r",
+    1000,
+    [
+      { kind: "warm-up", start_ms: 1000, end_ms: 6000, detail: "" },
+      { kind: "steady", start_ms: 6000, end_ms: 9000, detail: "" },
+    ],
+    "relative",
+  );
   assert.deepEqual(spans, [{ from: 0, to: 5, kind: "warm-up", run: "r" }]);
 });
 
@@ -97,7 +114,12 @@ test("wall-clock axes go to uPlot in seconds and come back in milliseconds", asy
 test("event labels of many runs stack in rows and never overprint; those with no room are left out", async () => {
   const { labelRows } = await load("lines.ts");
   // Five runs' "epoch 1" at nearly the same place, then one far away, one past the edge.
-  const labels = [0, 2, 4, 6, 8].map((at) => ({ at, width: 40 })).concat([{ at: 200, width: 40 }, { at: 290, width: 40 }]);
+  const labels = [0, 2, 4, 6, 8]
+    .map((at) => ({ at, width: 40 }))
+    .concat([
+      { at: 200, width: 40 },
+      { at: 290, width: 40 },
+    ]);
   const rows = labelRows(labels, 300, 3, 5);
   assert.deepEqual(rows, [0, 1, 2, -1, -1, 0, -1]);
   // No two labels placed in one row overlap.
@@ -145,7 +167,10 @@ test("a live line thinned on the page again and again as it grows keeps every sp
   assert.ok(spikes.size >= 8);
   for (const [at, v] of spikes) assert.equal(y[x.indexOf(at)], v, `the spike at ${at} s`);
   // The gap of 200 s (nulls, wider than a bucket) is still drawn as one.
-  assert.ok(x.some((at, k) => at >= 500 && at < 700 && y[k] === null), "the gap stays");
+  assert.ok(
+    x.some((at, k) => at >= 500 && at < 700 && y[k] === null),
+    "the gap stays",
+  );
   assert.equal(x[0], 0);
   assert.equal(x[x.length - 1], 1999.9);
 });
@@ -154,7 +179,13 @@ test("a chart's unit follows the largest finite magnitude among its lines; gaps 
   const { largestOf, scaleInPlace } = await load("lines.ts");
   assert.equal(largestOf([]), 0);
   assert.equal(largestOf([[null, null], []]), 0);
-  assert.equal(largestOf([[0.2, null, 0.5], [0.1, -0.9]]), 0.9);
+  assert.equal(
+    largestOf([
+      [0.2, null, 0.5],
+      [0.1, -0.9],
+    ]),
+    0.9,
+  );
   assert.equal(largestOf([[-3, 2]]), 3);
   assert.equal(largestOf([[Infinity, 1, -Infinity, NaN, undefined, -2]]), 2);
   const y = [0.25, null, -0.5];
@@ -178,11 +209,21 @@ test("a run keeps its colour from chart to chart, whichever runs before it have 
   // Workloads' means first, then the runs, each by its place in the selection.
   const mixed = [line({ key: "e:w2" }), line({ key: "c|", run: "c" })];
   styleLines(mixed, runs, ["e:w1", "e:w2"]);
-  assert.deepEqual(mixed.map((l) => l.style), [1, 4]);
+  assert.deepEqual(
+    mixed.map((l) => l.style),
+    [1, 4],
+  );
   // A run with a line per GPU: every line a colour of its own.
-  const gpus = [line({ key: "b|gpu=0", run: "b" }), line({ key: "b|gpu=1", run: "b" }), line({ key: "c|gpu=0", run: "c" })];
+  const gpus = [
+    line({ key: "b|gpu=0", run: "b" }),
+    line({ key: "b|gpu=1", run: "b" }),
+    line({ key: "c|gpu=0", run: "c" }),
+  ];
   styleLines(gpus, runs, []);
-  assert.deepEqual(gpus.map((l) => l.style), [0, 1, 2]);
+  assert.deepEqual(
+    gpus.map((l) => l.style),
+    [0, 1, 2],
+  );
 });
 
 test("numbers on screen read as in the figures: no exponents, SI prefixes from a million", async () => {
@@ -215,7 +256,15 @@ test("each quantity from one source: nvml's, else nvidia-smi's, else dcgmi's, pe
 
 test("a GPU two runs shared at the same time is one line, named for the device and both runs", async () => {
   const { eachDeviceOnce, sharedName } = await load("shared_devices.ts");
-  const run = (id, start, devices, letter) => ({ id, name: "train.py", host: "gpu-server", devices, start_ms: start, end_ms: start + 30000, letter });
+  const run = (id, start, devices, letter) => ({
+    id,
+    name: "train.py",
+    host: "gpu-server",
+    devices,
+    start_ms: start,
+    end_ms: start + 30000,
+    letter,
+  });
   const runs = {
     a: run("a", 0, "GPU-4842", "0AMPS"),
     b: run("b", 2000, "GPU-4842", "0BMPS"),
@@ -226,9 +275,20 @@ test("a GPU two runs shared at the same time is one line, named for the device a
   const series = ["b", "a", "later", "other", "nohost"].map((id) => ({ run: id, labels: "gpu=0" }));
   const order = ["a", "b", "later", "other", "nohost"];
   const { kept, sharing } = eachDeviceOnce("gpu.power.draw_watts", series, order, (id) => runs[id]);
-  assert.deepEqual(kept.map((s) => s.run), ["a", "later", "other", "nohost"]);
+  assert.deepEqual(
+    kept.map((s) => s.run),
+    ["a", "later", "other", "nohost"],
+  );
   assert.deepEqual([...sharing], [["a|gpu=0", ["b"]]]);
-  assert.equal(sharedName("gpu=0", ["a", "b"], (id) => runs[id], (id) => id), "GPU 0, shared by 0AMPS and 0BMPS");
+  assert.equal(
+    sharedName(
+      "gpu=0",
+      ["a", "b"],
+      (id) => runs[id],
+      (id) => id,
+    ),
+    "GPU 0, shared by 0AMPS and 0BMPS",
+  );
   // A run's own share of the GPU stays its own.
   assert.equal(eachDeviceOnce("proc.gpu.energy_joules", series, order, (id) => runs[id]).kept.length, 5);
 });
@@ -294,11 +354,24 @@ test("the GPU each repeat of a pair shared is named once a repeat, told apart by
     d: { start_ms: 9000, tags: {} },
   };
   const shared = "GPU 0, shared by 0A- and 0B-";
-  const lines = [{ name: shared, run: "a" }, { name: shared, run: "b" }, { name: "alone", run: "c" }];
+  const lines = [
+    { name: shared, run: "a" },
+    { name: shared, run: "b" },
+    { name: "alone", run: "c" },
+  ];
   tellApart(lines, (id) => runs[id]);
-  assert.deepEqual(lines.map((l) => l.name), [`${shared} (repeat 2/2)`, `${shared} (repeat 1/2)`, "alone"]);
+  assert.deepEqual(
+    lines.map((l) => l.name),
+    [`${shared} (repeat 2/2)`, `${shared} (repeat 1/2)`, "alone"],
+  );
   // Without repeats: their place in start order.
-  const plain = [{ name: "x", run: "d" }, { name: "x", run: "c" }];
+  const plain = [
+    { name: "x", run: "d" },
+    { name: "x", run: "c" },
+  ];
   tellApart(plain, (id) => runs[id]);
-  assert.deepEqual(plain.map((l) => l.name), ["x #2", "x #1"]);
+  assert.deepEqual(
+    plain.map((l) => l.name),
+    ["x #2", "x #1"],
+  );
 });

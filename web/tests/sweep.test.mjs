@@ -30,10 +30,25 @@ test("a sweep's runs are grouped under their parent run, whose checkbox selects 
     encoding: "utf8",
   });
   // And one run of the same experiment outside the sweep.
-  execFileSync(trainbench, ["run", "--store", db, "-e", "sweeps", "--", "/usr/bin/python3", join(work.dir, "scripts", "train.py"), "--lr", "1"], {
-    env: { ...process.env, PYTHONPATH: join(repo, "python") },
-    encoding: "utf8",
-  });
+  execFileSync(
+    trainbench,
+    [
+      "run",
+      "--store",
+      db,
+      "-e",
+      "sweeps",
+      "--",
+      "/usr/bin/python3",
+      join(work.dir, "scripts", "train.py"),
+      "--lr",
+      "1",
+    ],
+    {
+      env: { ...process.env, PYTHONPATH: join(repo, "python") },
+      encoding: "utf8",
+    },
+  );
   const server = await serve(db);
   const chrome = await browser();
   try {
@@ -53,7 +68,10 @@ test("a sweep's runs are grouped under their parent run, whose checkbox selects 
     await page.waitForFunction(() => document.getElementById("selected-count").textContent === "3");
     const labels = await page.locator("#selected li").allInnerTexts();
     assert.equal(labels.length, 3);
-    assert.ok(labels.every((l) => /sweeps\/00[0-2]/.test(l)), labels.join(" | "));
+    assert.ok(
+      labels.every((l) => /sweeps\/00[0-2]/.test(l)),
+      labels.join(" | "),
+    );
     // Its workloads' checkboxes choose within the sweep.
     await parent.locator("input[data-parent]").uncheck();
     await page.waitForFunction(() => document.getElementById("selected-count").textContent === "0");

@@ -67,7 +67,11 @@ with trainbench.Run() as run:
         run.log_metric("value", i, step=i)
         time.sleep(0.2)
 `;
-  const child = spawn(trainbench, ["run", "--store", db, ...args, "-l", "top", "--", "/usr/bin/python3", "-c", script], { stdio: "ignore" });
+  const child = spawn(
+    trainbench,
+    ["run", "--store", db, ...args, "-l", "top", "--", "/usr/bin/python3", "-c", script],
+    { stdio: "ignore" },
+  );
   return new Promise((resolve) => child.on("exit", resolve));
 }
 
@@ -78,7 +82,10 @@ async function openWatching(resource, budget) {
   if (budget) url.searchParams.set("budget", String(budget));
   const opened = await open(url.toString());
   const asked = [];
-  opened.page.on("request", (r) => r.url().includes(`/api/v1/${resource}?`) && asked.push(new URL(r.url()).searchParams));
+  opened.page.on(
+    "request",
+    (r) => r.url().includes(`/api/v1/${resource}?`) && asked.push(new URL(r.url()).searchParams),
+  );
   return { ...opened, asked };
 }
 
@@ -136,7 +143,10 @@ test("a workload's checkbox selects its runs, which the table compares", async (
   };
   // GPU utilization in percent, as its chart's axis, over each run's steady state: the
   // number runs() gives (100 times its ratio) and, for the workload, the report's.
-  const table = await page.evaluate((ids) => fetch(`/api/v1/runs?ids=${ids.join(",")}&format=columns`).then((r) => r.json()), ids.synth["1"]);
+  const table = await page.evaluate(
+    (ids) => fetch(`/api/v1/runs?ids=${ids.join(",")}&format=columns`).then((r) => r.json()),
+    ids.synth["1"],
+  );
   const shown = [];
   for (const row of [1, 2]) {
     const run = await page.locator(`#table tbody tr:nth-child(${row})`).getAttribute("data-run");
@@ -146,10 +156,16 @@ test("a workload's checkbox selects its runs, which the table compares", async (
     assert.equal(shown[row - 1], +steady.toPrecision(4));
   }
   const csv = await page.evaluate(() => fetch("/api/v1/experiments/synth/report?format=csv").then((r) => r.text()));
-  const [head, ...lines] = csv.trim().split("\n").map((l) => l.split(","));
+  const [head, ...lines] = csv
+    .trim()
+    .split("\n")
+    .map((l) => l.split(","));
   const workload = lines.find((l) => l[head.indexOf("workload")] === "1");
   const reported = Number(workload[head.indexOf("GPU util %")]);
-  assert.ok(Math.abs(reported - (shown[0] + shown[1]) / 2) < 0.01, `the report's ${reported} % against the table's ${shown}`);
+  assert.ok(
+    Math.abs(reported - (shown[0] + shown[1]) / 2) < 0.01,
+    `the report's ${reported} % against the table's ${shown}`,
+  );
   for (const row of [1, 2]) {
     const c = await cells(row);
     const share = Number(c["energy J"].replace(/[^0-9.e+-]/g, ""));
@@ -182,7 +198,8 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   const util = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
   // Two runs of one workload, one GPU each: the legend names the runs, the chart says once
   // what they share.
-  const named = async () => (await util.locator(".u-legend .u-series th").allInnerTexts()).slice(1).map((t) => t.replace(/:$/, "").trim());
+  const named = async () =>
+    (await util.locator(".u-legend .u-series th").allInnerTexts()).slice(1).map((t) => t.replace(/:$/, "").trim());
   const alone = await named();
   assert.equal(alone.length, 2);
   for (const name of alone) assert.ok(/0[AB]-/.test(name) && !/[()]|gpu=/.test(name), `the run's name alone: ${name}`);
@@ -220,7 +237,9 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
     const query = { runs: c.lines.map((l) => l.run).join(","), metric: c.state.metric, budget: c.budget() };
     if (c.state.labels) query.labels = c.state.labels; // as the page asks: empty means any
     const answer = await (await fetch("/api/v1/series?" + new URLSearchParams(query))).json();
-    const asked = performance.getEntriesByType("resource").some((e) => e.name.includes("/api/v1/series?") && e.name.includes("x_form=places"));
+    const asked = performance
+      .getEntriesByType("resource")
+      .some((e) => e.name.includes("/api/v1/series?") && e.name.includes("x_form=places"));
     const distances = answer.series.map((s) => {
       const line = c.lines.find((l) => l.run === s.run);
       if (!line || line.x.length !== s.x.length) return Infinity;
@@ -230,7 +249,10 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   });
   assert.ok(apart.asked, "the page asks for places");
   assert.equal(apart.distances.length, 2);
-  assert.ok(apart.distances.every((d) => d < 0.01), JSON.stringify(apart.distances));
+  assert.ok(
+    apart.distances.every((d) => d < 0.01),
+    JSON.stringify(apart.distances),
+  );
   assert.equal((await view(page)).charts.length, 2);
 
   // Drag to zoom: the chart keeps the range and fetches finer data for it.
@@ -260,7 +282,9 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   assert.equal(mixed.filter((n) => /^2 0[AB]-$/.test(n)).length, 2, mixed.join(" | "));
   // Phases are one run's: a chart of 4 runs shades none until one is chosen, by its legend name.
   const phaseList = util.locator('[data-k="phasesOf"]');
-  await page.waitForFunction(() => document.querySelector("section.chart").querySelectorAll('[data-k="phasesOf"] option').length === 5);
+  await page.waitForFunction(
+    () => document.querySelector("section.chart").querySelectorAll('[data-k="phasesOf"] option').length === 5,
+  );
   assert.equal(await util.getAttribute("data-phases"), "0");
   const idleRun = ids.synth["2"][0];
   const idleName = await phaseList.locator(`option[value="${idleRun}"]`).innerText();
@@ -273,7 +297,10 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   // Events are off by default, as in figures; asked for, the runs' epochs are marked (one
   // marker where runs had one at the same second), their events asked in one request, not
   // one a run.
-  const events = await page.evaluate((runs) => fetch(`/api/v1/events?runs=${runs.join(",")}`).then((r) => r.json()), [...ids.synth["1"], ...ids.synth["2"]]);
+  const events = await page.evaluate(
+    (runs) => fetch(`/api/v1/events?runs=${runs.join(",")}`).then((r) => r.json()),
+    [...ids.synth["1"], ...ids.synth["2"]],
+  );
   const planted = events.runs.reduce((n, r) => n + r.events.length, 0);
   assert.ok(planted >= 4, JSON.stringify(events));
   assert.equal(await util.getAttribute("data-events"), "0", "no markers until asked");
@@ -282,12 +309,20 @@ test("two charts, zoom and reset, a series toggled, grouping by workload, all ke
   assert.equal((await view(page)).charts[0].figure.events, true);
   const marked = Number(await util.getAttribute("data-events"));
   assert.ok(marked >= 1 && marked <= planted, `${marked} markers for ${planted} events`);
-  const perRun = await page.evaluate(() => performance.getEntriesByType("resource").filter((e) => /\/runs\/[0-9a-f]{32}\/events/.test(e.name)).length);
+  const perRun = await page.evaluate(
+    () => performance.getEntriesByType("resource").filter((e) => /\/runs\/[0-9a-f]{32}\/events/.test(e.name)).length,
+  );
   assert.equal(perRun, 0);
-  const phases = await page.evaluate((id) => fetch(`/api/v1/runs/${id}/phases`).then((r) => r.json()), ids.synth["2"][0]);
+  const phases = await page.evaluate(
+    (id) => fetch(`/api/v1/runs/${id}/phases`).then((r) => r.json()),
+    ids.synth["2"][0],
+  );
   const idle = phases.phases.find((p) => p.kind === "idle");
   assert.ok(idle, JSON.stringify(phases.phases));
-  assert.ok(Math.abs((idle.start_ms - 1763777000000) / 1000 - 300) <= 2 && Math.abs((idle.end_ms - 1763777000000) / 1000 - 330) <= 2);
+  assert.ok(
+    Math.abs((idle.start_ms - 1763777000000) / 1000 - 300) <= 2 &&
+      Math.abs((idle.end_ms - 1763777000000) / 1000 - 330) <= 2,
+  );
   await page.screenshot({ path: join(out, "phases.png"), fullPage: true });
   await util.locator('[data-k="grouping"]').selectOption("workloads");
   await page.waitForFunction(() => document.querySelector("section.chart .u-legend").textContent.includes("mean"));
@@ -318,12 +353,20 @@ test("the chart's controls do what they say: a drag zooms the axis and the expor
   const { page, context, errors } = await open();
   await selectWorkload(page, "synth", "1");
   const util = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
-  const scaleOf = (i) => page.evaluate((n) => { const u = window.trainbench.charts[n].plot; return [u.scales.x.min, u.scales.x.max]; }, i);
-  const csvOf = async (chart) => (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes.toString("utf8").trim().split("\n");
+  const scaleOf = (i) =>
+    page.evaluate((n) => {
+      const u = window.trainbench.charts[n].plot;
+      return [u.scales.x.min, u.scales.x.max];
+    }, i);
+  const csvOf = async (chart) =>
+    (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes.toString("utf8").trim().split("\n");
   const choose = async (chart, index, value) => {
     const drawn = Number(await chart.getAttribute("data-drawn"));
     await chart.locator('select[data-k="x"]').selectOption(value);
-    await page.waitForFunction(([n, d]) => Number(document.querySelectorAll("section.chart")[n].dataset.drawn) > d, [index, drawn]);
+    await page.waitForFunction(
+      ([n, d]) => Number(document.querySelectorAll("section.chart")[n].dataset.drawn) > d,
+      [index, drawn],
+    );
   };
 
   // A drag zooms the axis itself, and the export shows that range, named for it.
@@ -333,7 +376,10 @@ test("the chart's controls do what they say: a drag zooms the axis and the expor
   assert.ok(Math.abs(lo - zoom[0]) < 1e-6 && Math.abs(hi - zoom[1]) < 1e-6, `x scale [${lo}, ${hi}] for zoom ${zoom}`);
   const zoomed = await csvOf(util);
   const xs = zoomed.slice(1).map((l) => Number(l.split(",")[0]));
-  assert.ok(xs[0] >= zoom[0] - 1 && xs.at(-1) <= zoom[1] + 1 && xs.at(-1) - xs[0] > 0.8 * (zoom[1] - zoom[0]), `export from ${xs[0]} to ${xs.at(-1)}, zoom ${zoom}`);
+  assert.ok(
+    xs[0] >= zoom[0] - 1 && xs.at(-1) <= zoom[1] + 1 && xs.at(-1) - xs[0] > 0.8 * (zoom[1] - zoom[0]),
+    `export from ${xs[0]} to ${xs.at(-1)}, zoom ${zoom}`,
+  );
   const png = await downloadOf(page, () => util.locator('[data-a="png"]').click());
   assert.ok(png.name.endsWith(`_${Math.round(zoom[0])}-${Math.round(zoom[1])}s.png`), png.name);
   // Reset: the whole run again.
@@ -365,7 +411,10 @@ test("the chart's controls do what they say: a drag zooms the axis and the expor
   await page.reload();
   await page.waitForSelector("body[data-ready='1']");
   await page.locator("section.chart").nth(1).locator('xpath=self::*[@data-series="2"]').waitFor();
-  assert.deepEqual((await view(page)).charts.map((c) => c.x), ["wall", "relative"]);
+  assert.deepEqual(
+    (await view(page)).charts.map((c) => c.x),
+    ["wall", "relative"],
+  );
   assert.equal(await page.locator("section.chart").nth(0).locator('select[data-k="x"]').inputValue(), "wall");
   assert.deepEqual(errors, []);
   await context.close();
@@ -399,32 +448,45 @@ test("smoothing, line width, mono, log y, a typed y range and the grouping chang
     });
   const raw = await plotted();
   const csvValues = async () => {
-    const csv = (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes.toString("utf8").trim().split("\n");
-    return csv.slice(1).map((l) => Number(l.split(",")[1])).filter((v) => !Number.isNaN(v));
+    const csv = (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes
+      .toString("utf8")
+      .trim()
+      .split("\n");
+    return csv
+      .slice(1)
+      .map((l) => Number(l.split(",")[1]))
+      .filter((v) => !Number.isNaN(v));
   };
   const spreadOf = (v) => v.slice(1).reduce((a, x, i) => a + Math.abs(x - v[i]), 0) / (v.length - 1);
   const rawExport = spreadOf(await csvValues());
 
   // Smoothing: the drawn line and the exported values vary less.
-  await drawnAfter(() => chart.locator('[data-k="smoothing"]').evaluate((el) => {
-    el.value = "99";
-    el.dispatchEvent(new Event("input"));
-  }));
+  await drawnAfter(() =>
+    chart.locator('[data-k="smoothing"]').evaluate((el) => {
+      el.value = "99";
+      el.dispatchEvent(new Event("input"));
+    }),
+  );
   const smooth = await plotted();
   assert.ok(smooth.spread < raw.spread * 0.5, `smoothed jumps ${smooth.spread} vs raw ${raw.spread}`);
   const smoothExport = spreadOf(await csvValues());
   assert.ok(smoothExport < rawExport * 0.5, `the export is smoothed as the screen is: ${smoothExport} vs ${rawExport}`);
-  await drawnAfter(() => chart.locator('[data-k="smoothing"]').evaluate((el) => {
-    el.value = "0";
-    el.dispatchEvent(new Event("input"));
-  }));
+  await drawnAfter(() =>
+    chart.locator('[data-k="smoothing"]').evaluate((el) => {
+      el.value = "0";
+      el.dispatchEvent(new Event("input"));
+    }),
+  );
 
   // Line width and mono.
   await drawnAfter(() => chart.locator('[data-k="width"]').selectOption("3"));
   assert.equal((await plotted()).width, 3);
   await drawnAfter(() => chart.locator('[data-k="mono"]').check());
   const mono = await plotted();
-  assert.ok(mono.strokes.every((c) => /^#(000000|555555)$/.test(c)), mono.strokes.join(" "));
+  assert.ok(
+    mono.strokes.every((c) => /^#(000000|555555)$/.test(c)),
+    mono.strokes.join(" "),
+  );
   assert.notDeepEqual(mono.strokes, raw.strokes);
 
   // Log y, then a y range typed in.
@@ -445,7 +507,10 @@ test("smoothing, line width, mono, log y, a typed y range and the grouping chang
   await drawnAfter(() => chart.locator('[data-k="grouping"]').selectOption("workloads"));
   const grouped = await plotted();
   assert.ok(grouped.names.length >= 1 && grouped.names.every((n) => !/0[AB]-/.test(n)), grouped.names.join(" | "));
-  assert.ok(grouped.names.some((n) => /\b2\b/.test(n)), `the workload's name: ${grouped.names.join(" | ")}`);
+  assert.ok(
+    grouped.names.some((n) => /\b2\b/.test(n)),
+    `the workload's name: ${grouped.names.join(" | ")}`,
+  );
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -465,7 +530,8 @@ test("a run keeps its colour in every chart of the same runs; a caption counts t
   const [util, losses] = [await colours(0), await colours(1)];
   assert.equal(Object.keys(util).length, 3);
   assert.equal(Object.keys(losses).length, 2);
-  for (const [run, colour] of Object.entries(losses)) assert.equal(colour, util[run], `run ${run}: ${JSON.stringify({ util, losses })}`);
+  for (const [run, colour] of Object.entries(losses))
+    assert.equal(colour, util[run], `run ${run}: ${JSON.stringify({ util, losses })}`);
   assert.notEqual(...Object.values(losses));
   assert.match(await loss.locator(".chart-info").innerText(), /^2 runs of synth\/1 \(3 selected\), /);
   // The exported figure draws them in the same colours, and not in the first run's.
@@ -510,7 +576,8 @@ test("a chart asks for two points per pixel of its plot, the first one too (aske
   await selectWorkload(page, "synth", "1");
   const first = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
   const second = await addChart(page, "train.loss|", "2");
-  const wanted = async (chart) => Math.max(400, Math.min(4000, 2 * (await chart.locator(".plot").evaluate((e) => e.clientWidth))));
+  const wanted = async (chart) =>
+    Math.max(400, Math.min(4000, 2 * (await chart.locator(".plot").evaluate((e) => e.clientWidth))));
   // The charts' requests (the table asks for 4 points of each run's loss).
   const budgets = () => asked.filter((q) => q.get("budget") !== "4").map((q) => Number(q.get("budget")));
   assert.deepEqual(budgets(), [await wanted(first), await wanted(second)]);
@@ -529,10 +596,15 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   const chart = await addChart(page, "gpu.utilization.gpu_ratio|", "2");
   // The y axis is titled with its unit, ratios in percent, time ticks at round minutes.
   // (uPlot draws its axes on the canvas: read what it drew them with.)
-  const axes = await page.evaluate(() => window.trainbench.charts.at(-1).plot.axes.map((a) => ({ label: a.label, values: a._values })));
+  const axes = await page.evaluate(() =>
+    window.trainbench.charts.at(-1).plot.axes.map((a) => ({ label: a.label, values: a._values })),
+  );
   assert.equal(axes[1].label, "GPU utilization (%)");
   assert.equal(axes[0].label, "Time since start (m:ss)", "titled in the format of its labels, as figures are");
-  assert.ok(axes[0].values.length >= 2 && axes[0].values.every((t) => /^\d+:(00|30)$/.test(t)), axes[0].values.join(" "));
+  assert.ok(
+    axes[0].values.length >= 2 && axes[0].values.every((t) => /^\d+:(00|30)$/.test(t)),
+    axes[0].values.join(" "),
+  );
 
   // Export settings: a column wide, 9-point text, legend names from the runs' letters.
   await chart.locator(".figure-look summary").click();
@@ -552,10 +624,13 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   assert.ok(fonts.length >= 1 && fonts.every((l) => / yes yes /.test(l) && !/Type 3/.test(l)), fonts.join("\n"));
   assert.match(execFileSync("pdfinfo", [pdfPath], { encoding: "utf8" }), /Page size:\s+238\.11 x/);
   const words = execFileSync("pdftotext", [pdfPath, "-"], { encoding: "utf8" });
-  for (const t of ["GPU utilization (%)", "Time since start", "run 0A-", "run 0B-"]) assert.ok(words.includes(t), `${t} in ${words}`);
+  for (const t of ["GPU utilization (%)", "Time since start", "run 0A-", "run 0B-"])
+    assert.ok(words.includes(t), `${t} in ${words}`);
 
   const svg = (await downloadOf(page, () => chart.locator('[data-a="svg"]').click())).bytes.toString("utf8");
-  assert.ok(svg.includes(">GPU utilization (%)</text>") && svg.includes(">run 0A-") && svg.trimEnd().endsWith("</svg>"));
+  assert.ok(
+    svg.includes(">GPU utilization (%)</text>") && svg.includes(">run 0A-") && svg.trimEnd().endsWith("</svg>"),
+  );
   // Colours as on screen: the palette's first two.
   for (const colour of ["#08306b", "#a50f15"]) {
     const path = svg.match(new RegExp(`<path d="([^"]+)" fill="none" stroke="${colour}"`));
@@ -576,13 +651,22 @@ test("exports: the server's figure renderer draws the chart on screen as PDF, SV
   assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   assert.ok(png.bytes.includes(Buffer.from("pHYs")), "the PNG says its resolution");
 
-  const csv = (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes.toString("utf8").trim().split("\n");
+  const csv = (await downloadOf(page, () => chart.locator('[data-a="csv"]').click())).bytes
+    .toString("utf8")
+    .trim()
+    .split("\n");
   assert.equal(csv[0].split(",")[0], "seconds_since_start");
   assert.ok(csv.length > 500);
   // Workload 2's run B sits at 21% +- 5.
   const col = csv[0].split(",").findIndex((h) => h.includes("0B-"));
-  const values = csv.slice(1).map((l) => Number(l.split(",")[col])).filter((v) => !Number.isNaN(v) && v !== 0);
-  assert.ok(values.length > 300 && values.every((v) => v > 15 && v < 27), "the CSV holds the plotted values in percent");
+  const values = csv
+    .slice(1)
+    .map((l) => Number(l.split(",")[col]))
+    .filter((v) => !Number.isNaN(v) && v !== 0);
+  assert.ok(
+    values.length > 300 && values.every((v) => v > 15 && v < 27),
+    "the CSV holds the plotted values in percent",
+  );
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -604,7 +688,10 @@ test("the overview strip: each line of a few runs, the envelope of many, and the
       const d = panel.plot.data;
       let compared = 0;
       for (let i = 0; i < x.length; i++) {
-        const ys = d.slice(1).map((s) => s[i]).filter((v) => v != null);
+        const ys = d
+          .slice(1)
+          .map((s) => s[i])
+          .filter((v) => v != null);
         if (!ys.length) continue;
         if (hi[i] !== Math.max(...ys) || lo[i] !== Math.min(...ys)) return `at ${x[i]}: ${hi[i]}/${lo[i]} vs ${ys}`;
         compared++;
@@ -618,8 +705,13 @@ test("the overview strip: each line of a few runs, the envelope of many, and the
     // The legend box shows all 13 entries (x and 12 runs) whole: none cut, none scrolled away.
     const legend = await chart.evaluate((el) => {
       const box = el.querySelector(".u-legend").getBoundingClientRect();
-      const entries = [...el.querySelectorAll(".u-legend tr")].filter((r) => r.style.display !== "none").map((r) => r.getBoundingClientRect());
-      return { entries: entries.length, inside: entries.filter((e) => e.top >= box.top - 0.5 && e.bottom <= box.bottom + 0.5).length };
+      const entries = [...el.querySelectorAll(".u-legend tr")]
+        .filter((r) => r.style.display !== "none")
+        .map((r) => r.getBoundingClientRect());
+      return {
+        entries: entries.length,
+        inside: entries.filter((e) => e.top >= box.top - 0.5 && e.bottom <= box.bottom + 0.5).length,
+      };
     });
     assert.deepEqual(legend, { entries: 13, inside: 13 });
     // A drag on the chart zooms; the strip marks that range within its full width.
@@ -650,18 +742,30 @@ test("the first page leads: experiments at a glance, one click to a quick compar
   await page.waitForFunction(() => document.querySelectorAll("section.chart").length >= 4);
   assert.equal((await view(page)).selected.length, 4);
   const metrics = (await view(page)).charts.map((c) => c.metric);
-  for (const m of ["gpu.sm.active_ratio", "gpu.power.draw_watts", "train.throughput_samples_per_second", "train.loss"]) {
+  for (const m of [
+    "gpu.sm.active_ratio",
+    "gpu.power.draw_watts",
+    "train.throughput_samples_per_second",
+    "train.loss",
+  ]) {
     assert.ok(metrics.includes(m), metrics.join(", "));
   }
   assert.ok(await page.isHidden("#overview"), "the overview makes way for the charts");
   // Their x axes are one: time since start over the runs' whole 10 minutes, loss and
   // throughput (which end earlier) too.
   await page.waitForFunction(() => window.trainbench.charts.every((c) => c.plot));
-  const spans = await page.evaluate(() => window.trainbench.charts.map((c) => [c.state.x, c.plot.scales.x.min, c.plot.scales.x.max]));
-  assert.ok(spans.every(([x, min, max]) => x === "relative" && min === 0 && max === spans[0][2]), JSON.stringify(spans));
+  const spans = await page.evaluate(() =>
+    window.trainbench.charts.map((c) => [c.state.x, c.plot.scales.x.min, c.plot.scales.x.max]),
+  );
+  assert.ok(
+    spans.every(([x, min, max]) => x === "relative" && min === 0 && max === spans[0][2]),
+    JSON.stringify(spans),
+  );
   assert.ok(spans[0][2] >= 600, JSON.stringify(spans));
   // Every axis says its unit, a script's throughput too.
-  const labels = await page.evaluate(() => Object.fromEntries(window.trainbench.charts.map((c) => [c.state.metric, c.plot.axes[1].label])));
+  const labels = await page.evaluate(() =>
+    Object.fromEntries(window.trainbench.charts.map((c) => [c.state.metric, c.plot.axes[1].label])),
+  );
   assert.equal(labels["train.throughput_samples_per_second"], "Throughput (samples/s)", JSON.stringify(labels));
   const boxes = await Promise.all([0, 1].map((i) => page.locator("section.chart").nth(i).boundingBox()));
   assert.ok(Math.abs(boxes[0].y - boxes[1].y) < 2 && boxes[1].x > boxes[0].x, "charts side by side");
@@ -694,7 +798,10 @@ test("the metric picker: readable names with units, grouped by source, searchabl
   assert.equal(values.length, new Set(values).size, "each metric once, whatever its label sets");
   await page.fill("#metric-search", "power");
   const found = await page.locator("#metric option").evaluateAll((o) => o.map((x) => x.value));
-  assert.ok(found.length >= 1 && found.every((v) => v.includes("power") || v.includes("energy") || v.includes("watt")), found.join(", "));
+  assert.ok(
+    found.length >= 1 && found.every((v) => v.includes("power") || v.includes("energy") || v.includes("watt")),
+    found.join(", "),
+  );
   // The series (GPU, source) of a metric are chosen in its chart.
   await page.fill("#metric-search", "");
   const chart = await addChart(page, "gpu.utilization.gpu_ratio", "2");
@@ -747,10 +854,17 @@ test("the chart of a running run updates by itself", async () => {
   const { page, context, asked } = await openWatching("series");
   await selectLiveWorkload(page, "live", "");
   const chart = await addChart(page, "train.value|", "1");
-  const points = async () => Number((await chart.locator(".chart-info").innerText()).match(/([\d,]+) points/)[1].replace(/,/g, ""));
+  const points = async () =>
+    Number((await chart.locator(".chart-info").innerText()).match(/([\d,]+) points/)[1].replace(/,/g, ""));
   const start = await points();
   await page.waitForFunction(
-    (n) => Number(document.querySelector("section.chart .chart-info").textContent.match(/([\d,]+) points/)[1].replace(/,/g, "")) > n,
+    (n) =>
+      Number(
+        document
+          .querySelector("section.chart .chart-info")
+          .textContent.match(/([\d,]+) points/)[1]
+          .replace(/,/g, ""),
+      ) > n,
     start,
     { timeout: 10000 },
   );
@@ -761,7 +875,11 @@ test("the chart of a running run updates by itself", async () => {
   assert.ok(Number(refresh.get("since")) >= 1.7e12, refresh.toString());
   assert.ok(Number(await chart.getAttribute("data-appended")) > 0);
   const y = await page.evaluate(() => window.trainbench.charts[0].lines[0].y);
-  assert.deepEqual(y, y.map((_, i) => i), "every value logged so far, once, in order");
+  assert.deepEqual(
+    y,
+    y.map((_, i) => i),
+    "every value logged so far, once, in order",
+  );
   await page.screenshot({ path: join(out, "live-run.png"), fullPage: true });
   // Once the run has ended, the chart is loaded whole once more: every point, none twice.
   assert.equal(await done, 0);
@@ -787,7 +905,9 @@ test("a live chart past its budget thins its own lines instead of loading the ru
   const chart = await addChart(page, "train.value|", "1");
   // Thinned at least once, with more values logged than the budget holds.
   await page.waitForFunction(
-    () => Number(document.querySelector("section.chart").dataset.thinned ?? 0) >= 1 && window.trainbench.charts[0].lines[0].y.at(-1) >= 30,
+    () =>
+      Number(document.querySelector("section.chart").dataset.thinned ?? 0) >= 1 &&
+      window.trainbench.charts[0].lines[0].y.at(-1) >= 30,
     null,
     { timeout: 30000 },
   );
@@ -798,7 +918,10 @@ test("a live chart past its budget thins its own lines instead of loading the ru
   // in order (the values rise, so each bucket keeps its first and last).
   assert.ok(line.y.length <= 16 + 8, JSON.stringify(line.y)); // thinned at half a budget appended
   assert.equal(line.y[0], 0);
-  assert.ok(line.y.every((v, i) => i === 0 || v > line.y[i - 1]), JSON.stringify(line.y));
+  assert.ok(
+    line.y.every((v, i) => i === 0 || v > line.y[i - 1]),
+    JSON.stringify(line.y),
+  );
   assert.ok(line.y.length < line.y.at(-1) + 1, "fewer points than values logged");
   assert.match(await chart.locator(".chart-info").innerText(), /\b\d+ points shown/);
   assert.equal(await done, 0);
@@ -814,16 +937,29 @@ test("a live chart of a workload's mean asks only for its newest buckets", async
   const chart = await addChart(page, "train.value|", "2");
   await chart.locator('[data-k="x"]').selectOption("relative"); // the mean over time, not its steps
   await chart.locator('[data-k="grouping"]').selectOption("workloads");
-  await page.waitForFunction(() => Number(document.querySelector("section.chart").dataset.meanRefreshes ?? 0) >= 1, null, { timeout: 20000 });
+  await page.waitForFunction(
+    () => Number(document.querySelector("section.chart").dataset.meanRefreshes ?? 0) >= 1,
+    null,
+    { timeout: 20000 },
+  );
   const tail = asked.find((q) => q.has("from"));
   assert.ok(tail, asked.map(String).join("\n"));
   assert.equal(tail.get("workloads"), "meanlive:1");
   assert.ok(Number(tail.get("from")) > 0, "from the last bucket the chart has, not from the start");
   const mean = await page.evaluate(() => window.trainbench.charts[0].lines.find((l) => !l.run));
   assert.ok(mean.x.length > 1);
-  assert.ok(mean.x.every((v, i) => i === 0 || v > mean.x[i - 1]), "buckets in order, none twice");
-  assert.ok(mean.n.every((n) => n >= 1 && n <= 2), JSON.stringify(mean.n));
-  assert.ok(mean.y.every((v) => v === null || (v >= 0 && v <= 59)), "each a mean of logged values");
+  assert.ok(
+    mean.x.every((v, i) => i === 0 || v > mean.x[i - 1]),
+    "buckets in order, none twice",
+  );
+  assert.ok(
+    mean.n.every((n) => n >= 1 && n <= 2),
+    JSON.stringify(mean.n),
+  );
+  assert.ok(
+    mean.y.every((v) => v === null || (v >= 0 && v <= 59)),
+    "each a mean of logged values",
+  );
   assert.deepEqual(await done, [0, 0]);
   // Once the page sees both runs ended (it polls their status every 5 s), the mean is
   // loaded whole once more and no longer refreshed: the requests stop, the last one whole.
@@ -843,7 +979,10 @@ test("a live chart of a workload's mean asks only for its newest buckets", async
 
 test("an experiment's report opens from the tree", async () => {
   const { page, context } = await open();
-  const [report] = await Promise.all([context.waitForEvent("page"), page.click('.exp:has(button[data-exp="synth"]) a.report')]);
+  const [report] = await Promise.all([
+    context.waitForEvent("page"),
+    page.click('.exp:has(button[data-exp="synth"]) a.report'),
+  ]);
   await report.waitForLoadState();
   const text = await report.locator("body").innerText();
   assert.ok(text.includes("Experiment synth") && text.includes("samples/s per run"), text.slice(0, 300));
@@ -852,7 +991,10 @@ test("an experiment's report opens from the tree", async () => {
   assert.ok(await report.locator("svg text", { hasText: "Throughput per run" }).count(), "bar chart titled");
   await report.screenshot({ path: join(out, "report.png"), fullPage: true });
   // The PDF beside it downloads as a file with its font embedded.
-  const [download] = await Promise.all([page.waitForEvent("download"), page.click('.exp:has(button[data-exp="synth"]) a.report-pdf')]);
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.click('.exp:has(button[data-exp="synth"]) a.report-pdf'),
+  ]);
   const pdf = join(out, "report.pdf");
   await download.saveAs(pdf);
   assert.equal(download.suggestedFilename(), "synth-report.pdf");
@@ -875,7 +1017,9 @@ test("the keyboard reaches the tree, the charts and the zoom", async () => {
   let reached = false;
   for (let i = 0; i < 12 && !reached; i++) {
     await page.keyboard.press("Tab");
-    reached = await page.evaluate(() => document.activeElement?.matches("input[data-workload], input[data-run]") ?? false);
+    reached = await page.evaluate(
+      () => document.activeElement?.matches("input[data-workload], input[data-run]") ?? false,
+    );
   }
   assert.ok(reached);
   await context.close();
