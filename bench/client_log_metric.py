@@ -33,8 +33,9 @@ def synchronous_requests(run_id, calls):
     conn = http.client.HTTPConnection(uri.hostname, uri.port)
     start = time.perf_counter()
     for i in range(calls):
-        body = json.dumps({"run_id": run_id, "key": "sync_loss", "value": 0.5, "timestamp": int(time.time() * 1000),
-                           "step": i})
+        body = json.dumps(
+            {"run_id": run_id, "key": "sync_loss", "value": 0.5, "timestamp": int(time.time() * 1000), "step": i}
+        )
         conn.request("POST", "/api/2.0/mlflow/runs/log-metric", body, {"Content-Type": "application/json"})
         response = conn.getresponse()
         response.read()

@@ -39,11 +39,15 @@ def main():
     binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/trainbench")
     with tempfile.TemporaryDirectory() as d:
         store = os.path.join(d, "trainbench.db")
-        subprocess.run([binary, "run", "-q", "-l", "top", "--store", store, "--", "true"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [binary, "run", "-q", "-l", "top", "--store", store, "--", "true"], check=True, stdout=subprocess.DEVNULL
+        )
         port = free_port()
-        server = subprocess.Popen([binary, "serve", "--store", store, "--port", str(port)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [binary, "serve", "--store", store, "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         url = "http://127.0.0.1:%d" % port
         try:
             for _ in range(100):
@@ -56,13 +60,17 @@ def main():
             announcing = []
             for _ in range(3):
                 s = socket.create_connection(("127.0.0.1", port))
-                s.sendall(b"PUT /api/2.0/mlflow-artifacts/artifacts/0/x/artifacts/f HTTP/1.1\r\n"
-                          b"Host: x\r\nContent-Length: 1073741824\r\n\r\n" + b"a" * 100)
+                s.sendall(
+                    b"PUT /api/2.0/mlflow-artifacts/artifacts/0/x/artifacts/f HTTP/1.1\r\n"
+                    b"Host: x\r\nContent-Length: 1073741824\r\n\r\n" + b"a" * 100
+                )
                 announcing.append(s)
             time.sleep(1)
             after = resident_kib(server.pid)
-            print("3 connections announcing 1 GiB each: resident memory %.1f MB -> %.1f MB"
-                  % (before / 1024, after / 1024))
+            print(
+                "3 connections announcing 1 GiB each: resident memory %.1f MB -> %.1f MB"
+                % (before / 1024, after / 1024)
+            )
             slow = []
             for _ in range(150):
                 s = socket.create_connection(("127.0.0.1", port))

@@ -64,15 +64,21 @@ def mlflow_history(url, run_id, key):
 with tempfile.TemporaryDirectory() as tmp:
     db = os.path.join(tmp, "read.db")
     t = time.perf_counter()
-    ids = json.loads(subprocess.run([fixture, db, trace, "--big-loss", str(points)], capture_output=True, check=True).stdout)
+    ids = json.loads(
+        subprocess.run([fixture, db, trace, "--big-loss", str(points)], capture_output=True, check=True).stdout
+    )
     run_id = ids["bigloss"]
-    print("store: %s points of train.loss written in %.1f s (pandas %s)" % (
-        format(points, ","), time.perf_counter() - t, "yes" if trainbench._columns.pandas is not None else "no"))
+    print(
+        "store: %s points of train.loss written in %.1f s (pandas %s)"
+        % (format(points, ","), time.perf_counter() - t, "yes" if trainbench._columns.pandas is not None else "no")
+    )
 
     local_s, table = best("local", lambda: trainbench.open(db, binary=binary).series(run_id, "train.loss"))
     assert len(table["value"]) == points, len(table["value"])
 
-    server = subprocess.Popen([binary, "serve", "--store", db, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(
+        [binary, "serve", "--store", db, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     try:
         url = re.search(r"http://127\.0\.0\.1:\d+", server.stdout.readline()).group(0)
         serve_s, table = best("serve", lambda: trainbench.open(url).series(run_id, "train.loss"))
@@ -87,14 +93,22 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # store.runs() over 10,000 runs of 30 metrics each: a row a run, a mean, min and max a metric.
     runs_db = os.path.join(tmp, "runs.db")
-    subprocess.run([fixture, runs_db, trace, "--bench-runs", "10000", "--bench-points", "10", "--bench-metrics", "30"],
-                   capture_output=True, check=True)
+    subprocess.run(
+        [fixture, runs_db, trace, "--bench-runs", "10000", "--bench-points", "10", "--bench-metrics", "30"],
+        capture_output=True,
+        check=True,
+    )
     with trainbench.open(runs_db, binary=binary) as opened:
         runs_s, runs = best("runs", lambda: opened.runs(experiment="bench"))
         assert len(runs["id"]) == 10000, len(runs["id"])
 
 label = "%gM" % (points / 1e6) if points >= 1e6 else format(points, ",")
-print("%s points: local %.2f s, serve %.2f s, MLflow get-history %.2f s (%.0fx the serve read)" % (
-    label, local_s, serve_s, mlflow_s, mlflow_s / serve_s))
+print(
+    "%s points: local %.2f s, serve %.2f s, MLflow get-history %.2f s (%.0fx the serve read)"
+    % (label, local_s, serve_s, mlflow_s, mlflow_s / serve_s)
+)
 print("first passes: local %.2f s, serve %.2f s" % (firsts["local"], firsts["serve"]))
-print("10,000 runs: %.2f s (%d columns; first pass %.2f s)" % (runs_s, len(runs.columns) if hasattr(runs, "columns") else len(runs), firsts["runs"]))
+print(
+    "10,000 runs: %.2f s (%d columns; first pass %.2f s)"
+    % (runs_s, len(runs.columns) if hasattr(runs, "columns") else len(runs), firsts["runs"])
+)

@@ -59,6 +59,7 @@ def timed(method):
         finally:
             client_seconds += time.thread_time() - started
             client_depth -= 1
+
     return wrapper
 
 
@@ -81,6 +82,7 @@ def time_client_calls():
             if len(args) < 3:  # (tracking_uri, run_id, flush_interval, ...)
                 kwargs.setdefault("flush_interval", float(every))
             original(self, *args, **kwargs)
+
         _run.Run.__init__ = init
 
 
@@ -103,9 +105,11 @@ def main():
     wall = time.perf_counter() - started
     on_cpu, waiting = on_cpu - on_cpu0, waiting - waiting0
     others = (time.process_time() - process0) - (time.thread_time() - main0)
-    print("thread times: wall %.3f on-cpu %.3f waiting-for-cpu %.3f blocked %.3f "
-          "other-threads %.3f client-calls %.3f"
-          % (wall, on_cpu, waiting, wall - on_cpu - waiting, max(others, 0.0), client_seconds))
+    print(
+        "thread times: wall %.3f on-cpu %.3f waiting-for-cpu %.3f blocked %.3f "
+        "other-threads %.3f client-calls %.3f"
+        % (wall, on_cpu, waiting, wall - on_cpu - waiting, max(others, 0.0), client_seconds)
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     # The interpreter's teardown is left out on every side: the same work whether tracked

@@ -38,7 +38,7 @@ def steady_throughput(store, runs):
         for _, p in own[~own["kind"].isin(["steady", "warm-up", "start-up", "after"])].iterrows():
             # A second is left out when a phase covers half of it or more.
             second = points["time"]
-            covered = (second.clip(lower=p["start"]) - (second + pandas.Timedelta(seconds=1)).clip(upper=p["end"]))
+            covered = second.clip(lower=p["start"]) - (second + pandas.Timedelta(seconds=1)).clip(upper=p["end"])
             keep &= ~(-covered >= pandas.Timedelta(milliseconds=500))
         out[run_id] = points.loc[keep, "value"].mean()
     return out
@@ -48,8 +48,7 @@ def collocation_table(store, experiment):
     runs = store.runs(experiment=experiment)
     # runs["throughput"] is the store's own figure (its analysis); this one is rebuilt.
     runs["rebuilt"] = runs["id"].map(steady_throughput(store, runs))
-    table = runs.groupby("workload").agg(runs=("id", "size"), per_run=("rebuilt", "mean"),
-                                         combined=("rebuilt", "sum"))
+    table = runs.groupby("workload").agg(runs=("id", "size"), per_run=("rebuilt", "mean"), combined=("rebuilt", "sum"))
     # Against the same runs alone: a workload of one run of the same script with the same
     # params, its seed and device aside (what `trainbench report` calls the same run).
     params = sorted(c for c in runs.columns if c.startswith("params.") and c not in ("params.seed", "params.device"))
@@ -75,12 +74,20 @@ def main():
         if "--check" not in sys.argv:
             return
         binary = os.environ.get("TRAINBENCH_BINARY", "trainbench")
-        csv = subprocess.run([binary, "report", "--store", store_path, experiment, "--format", "csv"],
-                             capture_output=True, text=True, check=True).stdout
+        csv = subprocess.run(
+            [binary, "report", "--store", store_path, experiment, "--format", "csv"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         report = pandas.read_csv(io.StringIO(csv)).set_index("workload")
         wrong = []
         for workload, row in table.iterrows():
-            for ours, theirs in [("per_run", "samples/s per run"), ("combined", "samples/s combined"), ("speed-up", "speed-up")]:
+            for ours, theirs in [
+                ("per_run", "samples/s per run"),
+                ("combined", "samples/s combined"),
+                ("speed-up", "speed-up"),
+            ]:
                 want = report.loc[workload, theirs]
                 have = row[ours]
                 if pandas.isna(want) and (pandas.isna(have) or ours != "per_run"):
@@ -89,7 +96,9 @@ def main():
                     wrong.append("%s %s: %s from the DataFrames, %s in the report" % (workload, ours, have, want))
         for _, run in runs.iterrows():  # each run's, against the store's runs() table
             if abs(run["rebuilt"] - run["throughput"]) > 0.02 * abs(run["throughput"]):
-                wrong.append("run %s: %s samples/s rebuilt, %s in runs()" % (run["name"], run["rebuilt"], run["throughput"]))
+                wrong.append(
+                    "run %s: %s samples/s rebuilt, %s in runs()" % (run["name"], run["rebuilt"], run["throughput"])
+                )
         print("\n".join(wrong) if wrong else "every figure within 2 % of trainbench report's and runs()'")
         sys.exit(1 if wrong else 0)
 

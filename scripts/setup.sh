@@ -12,7 +12,7 @@ packages=(
   libcairo2-dev libpango1.0-dev fonts-dejavu-core poppler-utils
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy clang libclang-rt-14-dev wrk
-  procps sqlite3 shellcheck pyflakes3 python3-pytest
+  procps sqlite3 shellcheck flake8 black python3-pytest
   slurmctld slurmd slurm-client munge
   python3 python3-torch python3-sklearn python3-numpy python3-pandas python3-venv python3-setuptools python3-yaml
   chromium

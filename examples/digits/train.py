@@ -26,10 +26,14 @@ except ImportError:  # run directly from a checkout: every call below is then a 
 
 def build_model() -> nn.Module:
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(1, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
         nn.Flatten(),
-        nn.Linear(64 * 4 * 4, 128), nn.ReLU(),
+        nn.Linear(64 * 4 * 4, 128),
+        nn.ReLU(),
         nn.Linear(128, 10),
     )
 
@@ -42,8 +46,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                        help="auto: the GPU when PyTorch sees one")
+    parser.add_argument(
+        "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: the GPU when PyTorch sees one"
+    )
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
@@ -56,8 +61,9 @@ def main() -> None:
     split = int(len(x) * 0.8)
     train = TensorDataset(x[:split], y[:split])
     test_x, test_y = x[split:].to(device), y[split:].to(device)
-    loader = DataLoader(train, batch_size=args.batch_size, shuffle=True,
-                        num_workers=args.workers, persistent_workers=args.workers > 0)
+    loader = DataLoader(
+        train, batch_size=args.batch_size, shuffle=True, num_workers=args.workers, persistent_workers=args.workers > 0
+    )
 
     model = build_model().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -92,12 +98,21 @@ def main() -> None:
                 model.eval()
                 with torch.no_grad():
                     accuracy = (model(test_x).argmax(1) == test_y).float().mean().item()
-            run.log_metrics({"epoch_loss": total_loss / seen, "accuracy": accuracy,
-                             "epoch_samples_per_second": seen / elapsed}, step=epoch)
-            print(f"epoch {epoch:2d}  loss {total_loss / seen:.4f}  test accuracy {accuracy:.3f}  "
-                  f"{seen / elapsed:.0f} samples/s", flush=True)
-    print(f"trained {args.epochs} epochs in {time.perf_counter() - training_started:.3f} s "
-          f"({time.process_time() - cpu_started:.3f} s CPU in this process)", flush=True)
+            run.log_metrics(
+                {"epoch_loss": total_loss / seen, "accuracy": accuracy, "epoch_samples_per_second": seen / elapsed},
+                step=epoch,
+            )
+            print(
+                f"epoch {epoch:2d}  loss {total_loss / seen:.4f}  test accuracy {accuracy:.3f}  "
+                f"{seen / elapsed:.0f} samples/s",
+                flush=True,
+            )
+    print(
+        f"trained {args.epochs} epochs in {time.perf_counter() - training_started:.3f} s "
+        f"({time.process_time() - cpu_started:.3f} s CPU in this process)",
+        flush=True,
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -4,9 +4,15 @@ and weight norm for each of 149 layers), for the figures of a many-metric store:
     for lr in 0.001 0.002 0.005 0.01 0.02 0.05; do
       trainbench run --store sweep.db -q -e sweep -w lr -n "lr $lr" -l top -- python3 examples/sweep/sweep.py $lr
     done
-    trainbench plot --store sweep.db "lr 0.001" "lr 0.002" "lr 0.005" "lr 0.01" "lr 0.02" "lr 0.05" -m train.loss -o sweep-loss.png
+    trainbench plot --store sweep.db "lr 0.001" "lr 0.002" "lr 0.005" "lr 0.01" "lr 0.02" "lr 0.05" \
+      -m train.loss -o sweep-loss.png
 """
-import math, random, sys, trainbench
+import math
+import random
+import sys
+
+import trainbench
+
 lr = float(sys.argv[1])
 random.seed(int(lr * 1e5))
 with trainbench.Run() as run:

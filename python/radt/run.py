@@ -81,6 +81,7 @@ class RADTBenchmark:
         if artifact_file.endswith((".yaml", ".yml")):
             try:
                 import yaml
+
                 self._run.log_text(yaml.safe_dump(dictionary), artifact_file)
                 return
             except ImportError:
@@ -112,7 +113,8 @@ class RADTBenchmark:
         except ImportError:
             raise AttributeError(
                 "RADTBenchmark.%s is one of MLflow's functions, and MLflow is not installed here: "
-                "use trainbench's client (import trainbench) or install mlflow" % name) from None
+                "use trainbench's client (import trainbench) or install mlflow" % name
+            ) from None
         return getattr(mlflow, name)
 
     def _end_at_max_epoch(self, step):

@@ -27,7 +27,9 @@ def _rows(df):
 def schedule_external(args, df, group_name=None):
     binary = os.environ.get("TRAINBENCH_BINARY") or shutil.which("trainbench")
     if not binary:
-        raise RuntimeError("radt.schedule_external: no trainbench command found: put it on PATH or set TRAINBENCH_BINARY")
+        raise RuntimeError(
+            "radt.schedule_external: no trainbench command found: put it on PATH or set TRAINBENCH_BINARY"
+        )
     rows = _rows(df)
     if not rows:
         return 0
@@ -41,7 +43,9 @@ def schedule_external(args, df, group_name=None):
             writer = csv.DictWriter(f, fieldnames=columns)
             writer.writeheader()
             for row in rows:
-                writer.writerow({k: "" if row.get(k) is None or str(row.get(k)) == "nan" else row.get(k) for k in columns})
+                writer.writerow(
+                    {k: "" if row.get(k) is None or str(row.get(k)) == "nan" else row.get(k) for k in columns}
+                )
         group = ["--group", str(group_name)] if group_name else []
         code = subprocess.call([binary] + [str(a) for a in args] + group + [path])
         with open(path, newline="") as f:

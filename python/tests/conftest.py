@@ -48,8 +48,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint(monkeypatch):
-    for name in ("TRAINBENCH_TRACKING_URI", "TRAINBENCH_RUN_ID", "MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID",
-                 "TRAINBENCH_TOKEN", "MLFLOW_TRACKING_TOKEN", "RANK", "TRAINBENCH_MAX_EPOCHS"):
+    for name in (
+        "TRAINBENCH_TRACKING_URI",
+        "TRAINBENCH_RUN_ID",
+        "MLFLOW_TRACKING_URI",
+        "MLFLOW_RUN_ID",
+        "TRAINBENCH_TOKEN",
+        "MLFLOW_TRACKING_TOKEN",
+        "RANK",
+        "TRAINBENCH_MAX_EPOCHS",
+    ):
         monkeypatch.delenv(name, raising=False)
     server = Endpoint()
     yield server
@@ -84,8 +92,26 @@ def store(tmp_path_factory):
     script.write_text(SCRIPT)
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
     done = subprocess.run(
-        [BINARY, "run", "--store", db, "-q", "-n", "loss", "-l", "top", "-i", "100ms", "--", sys.executable, str(script)],
-        env=env, capture_output=True, text=True)
+        [
+            BINARY,
+            "run",
+            "--store",
+            db,
+            "-q",
+            "-n",
+            "loss",
+            "-l",
+            "top",
+            "-i",
+            "100ms",
+            "--",
+            sys.executable,
+            str(script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     run_id = re.search(r"run ([0-9a-f]{32})", done.stderr).group(1)
     return db, run_id

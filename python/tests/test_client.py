@@ -79,6 +79,7 @@ def test_an_evaluation_between_epochs_is_not_waiting_for_data(endpoint):
     """The step timer's throughput does not dip at each epoch: the time across run.epoch()
     (an evaluation after the epoch's last step) is not counted as waiting for data."""
     import time
+
     run = trainbench.Run(tracking_uri=endpoint.uri, run_id="d" * 32)
     for epoch in range(2):
         run.epoch()

@@ -103,12 +103,32 @@ def test_schedule_external_runs_a_table_and_writes_its_statuses_back(tmp_path, m
     monkeypatch.setenv("TRAINBENCH_STORE", str(tmp_path / "tb.db"))
     monkeypatch.setenv("TRAINBENCH_PYTHON", "/usr/bin/python3")
     (tmp_path / "work.py").write_text("import sys\nsys.exit(3 if '--fail' in sys.argv else 0)\n")
-    df = pandas.DataFrame([
-        {"Experiment": "ext", "Workload": 1, "Status": "", "Run": "", "Devices": "-", "Collocation": "-",
-         "File": "work.py", "Listeners": "top", "Params": ""},
-        {"Experiment": "ext", "Workload": 2, "Status": "", "Run": "", "Devices": "-", "Collocation": "-",
-         "File": "work.py", "Listeners": "top", "Params": "--fail"},
-    ])
+    df = pandas.DataFrame(
+        [
+            {
+                "Experiment": "ext",
+                "Workload": 1,
+                "Status": "",
+                "Run": "",
+                "Devices": "-",
+                "Collocation": "-",
+                "File": "work.py",
+                "Listeners": "top",
+                "Params": "",
+            },
+            {
+                "Experiment": "ext",
+                "Workload": 2,
+                "Status": "",
+                "Run": "",
+                "Devices": "-",
+                "Collocation": "-",
+                "File": "work.py",
+                "Listeners": "top",
+                "Params": "--fail",
+            },
+        ]
+    )
     code = radt.schedule_external([], df, group_name="sweep")
     assert code != 0  # one row failed
     assert str(df.at[0, "Status"]).startswith("FINISHED") and str(df.at[1, "Status"]).startswith("FAILED"), df

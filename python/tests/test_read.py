@@ -18,9 +18,12 @@ PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..")
 sys.path.insert(0, PYTHON_DIR)
 pytestmark = pytest.mark.skipif(not BINARY, reason="TRAINBENCH_BINARY (the built trainbench) not set")
 
+
 def exported(db, run_id, metric):
     """The same points as `trainbench export --format csv` gives them: an independent reading."""
-    out = subprocess.run([BINARY, "export", "--store", db, run_id, "-m", metric], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [BINARY, "export", "--store", db, run_id, "-m", metric], capture_output=True, text=True, check=True
+    )
     return list(csv.DictReader(io.StringIO(out.stdout)))
 
 
@@ -41,8 +44,12 @@ def source(request, store, tmp_path):
         yield db
         return
     # A token for every caller (the tests run as the server's user, who would pass without one).
-    server = subprocess.Popen([BINARY, "serve", "--store", db, "--port", "0", "--token", "s3cret", "--allow-other-users"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [BINARY, "serve", "--store", db, "--port", "0", "--token", "s3cret", "--allow-other-users"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = server.stdout.readline()
     url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
     yield url
@@ -98,7 +105,8 @@ def test_a_server_without_the_token_refuses(store, source):
 def test_without_pandas_or_numpy_the_columns_are_arrays_or_lists(store, hidden):
     """In a fresh interpreter where the modules cannot be imported."""
     db, run_id = store
-    code = textwrap.dedent("""
+    code = textwrap.dedent(
+        """
         import json, sys
         for name in %r:
             sys.modules[name] = None
@@ -106,9 +114,12 @@ def test_without_pandas_or_numpy_the_columns_are_arrays_or_lists(store, hidden):
         t = trainbench.open(%r, binary=%r).series(%r, "train.loss")
         print(json.dumps([type(t).__name__, type(t["value"]).__name__, len(t["value"]),
                           [int(v) for v in t["step"][:3]], t["units"]["train.loss"]]))
-    """ % (hidden, db, BINARY, run_id))
-    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYTHON_DIR),
-                         capture_output=True, text=True)
+    """
+        % (hidden, db, BINARY, run_id)
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYTHON_DIR), capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     kind, column, count, steps, unit = json.loads(out.stdout)
     assert kind == "dict" and count == 50
@@ -146,7 +157,9 @@ def test_runs_events_phases_and_the_report_as_tables(store, source):
     assert 0 < column(runs, "training_seconds")[0] <= column(runs, "duration")[0] + 0.01
     assert runs.attrs["units"]["training_seconds"] == "s"
     for metric in spread:
-        low, p50, p95, high = (column(runs, metric + suffix)[0] for suffix in (".min", ".steady_p50", ".steady_p95", ".max"))
+        low, p50, p95, high = (
+            column(runs, metric + suffix)[0] for suffix in (".min", ".steady_p50", ".steady_p95", ".max")
+        )
         assert low <= p50 <= p95 <= high, metric
         assert runs.attrs["units"][metric + ".steady_p95"] == runs.attrs["units"][metric + ".mean"]
     # The same calls take the runs table, an id prefix or the run's name.
@@ -156,7 +169,9 @@ def test_runs_events_phases_and_the_report_as_tables(store, source):
     phases = opened.phases(run_id[:8])
     assert "steady" in column(phases, "kind")
     report = opened.report("Default")
-    shown = subprocess.run([BINARY, "report", "--store", db, "Default", "--format", "csv"], capture_output=True, text=True, check=True)
+    shown = subprocess.run(
+        [BINARY, "report", "--store", db, "Default", "--format", "csv"], capture_output=True, text=True, check=True
+    )
     header = shown.stdout.splitlines()[0].split(",")
     assert [str(c) for c in (report.columns if hasattr(report, "columns") else report.keys())] == header
     opened.close()
@@ -177,7 +192,9 @@ mlflow.end_run(child)
 gone = mlflow.start_run(run_name="gone")["run_id"]
 mlflow.ok("POST", "runs/delete", {"run_id": gone})
 open(sys.argv[1], "w").write(" ".join([parent, child, gone]))
-""" % os.path.join(os.path.dirname(__file__), "..", "..", "tests", "helpers")
+""" % os.path.join(
+    os.path.dirname(__file__), "..", "..", "tests", "helpers"
+)
 
 
 @pytest.fixture(scope="module")
@@ -189,8 +206,11 @@ def mlflow_store(tmp_path_factory):
     script = tmp / "logs.py"
     script.write_text(MLFLOW_SCRIPT)
     ids = tmp / "ids.txt"
-    done = subprocess.run([BINARY, "run", "--store", db, "-q", "-l", "top", "--", "/usr/bin/python3", str(script), str(ids)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [BINARY, "run", "--store", db, "-q", "-l", "top", "--", "/usr/bin/python3", str(script), str(ids)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     return db, ids.read_text().split()
 
@@ -237,7 +257,8 @@ def test_names_that_are_not_there_get_the_closest_ones(store, source):
 def test_every_gives_an_interval_a_row_with_the_mean_of_its_points(store, hidden):
     """Checked against the CSV export's points put in the same 100 ms intervals by hand."""
     db, run_id = store
-    code = textwrap.dedent("""
+    code = textwrap.dedent(
+        """
         import json, sys
         for name in %r:
             sys.modules[name] = None
@@ -248,8 +269,12 @@ def test_every_gives_an_interval_a_row_with_the_mean_of_its_points(store, hidden
         times = [int(v.value // 10**6) if hasattr(v, "value") else int(v) for v in t["time"]]
         start = int(start.value // 10**6) if hasattr(start, "value") else start
         print(json.dumps([start, times, [float(v) for v in t["value"]], [int(v) for v in t["step"]]]))
-    """ % (hidden, db, BINARY, run_id))
-    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYTHON_DIR), capture_output=True, text=True)
+    """
+        % (hidden, db, BINARY, run_id)
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PYTHON_DIR), capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     start, times, values, steps = json.loads(out.stdout)
     buckets = {}

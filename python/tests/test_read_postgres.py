@@ -30,18 +30,51 @@ def postgres():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     data = os.path.join(work, "data")
-    subprocess.run(as_user + [INITDB[-1], "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        as_user + [INITDB[-1], "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
+        check=True,
+        capture_output=True,
+    )
     options = "-k %s -p %d -c listen_addresses=127.0.0.1 -c fsync=off" % (work, port)
-    subprocess.run(as_user + [os.path.join(bin_dir, "pg_ctl"), "-D", data, "-l", os.path.join(work, "server.log"),
-                              "-w", "-o", options, "start"], check=True, capture_output=True)
+    subprocess.run(
+        as_user
+        + [
+            os.path.join(bin_dir, "pg_ctl"),
+            "-D",
+            data,
+            "-l",
+            os.path.join(work, "server.log"),
+            "-w",
+            "-o",
+            options,
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
     try:
-        subprocess.run(["psql", "-q", "-X", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-c",
-                        "CREATE DATABASE notebook"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "psql",
+                "-q",
+                "-X",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "-U",
+                "postgres",
+                "-c",
+                "CREATE DATABASE notebook",
+            ],
+            check=True,
+            capture_output=True,
+        )
         yield "postgresql://postgres@127.0.0.1:%d/notebook" % port
     finally:
-        subprocess.run(as_user + [os.path.join(bin_dir, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"],
-                       capture_output=True)
+        subprocess.run(
+            as_user + [os.path.join(bin_dir, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"], capture_output=True
+        )
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -49,12 +82,32 @@ def test_a_postgresql_store_reads_as_a_sqlite_file_does(postgres, tmp_path):
     import trainbench
 
     script = tmp_path / "loss.py"
-    script.write_text("import trainbench\nwith trainbench.Run() as run:\n"
-                      "    run.log_param('lr', 0.1)\n"
-                      "    for i in range(30):\n        run.log_metric('loss', 1.0 / (i + 1), step=i)\n")
-    done = subprocess.run([BINARY, "run", "--store", postgres, "-q", "-e", "pg", "-n", "pgloss", "-l", "top", "--",
-                           sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=PYTHON_DIR),
-                          capture_output=True, text=True)
+    script.write_text(
+        "import trainbench\nwith trainbench.Run() as run:\n"
+        "    run.log_param('lr', 0.1)\n"
+        "    for i in range(30):\n        run.log_metric('loss', 1.0 / (i + 1), step=i)\n"
+    )
+    done = subprocess.run(
+        [
+            BINARY,
+            "run",
+            "--store",
+            postgres,
+            "-q",
+            "-e",
+            "pg",
+            "-n",
+            "pgloss",
+            "-l",
+            "top",
+            "--",
+            sys.executable,
+            str(script),
+        ],
+        env=dict(os.environ, PYTHONPATH=PYTHON_DIR),
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     run_id = re.search(r"run ([0-9a-f]{32})", done.stderr).group(1)
     with trainbench.open(postgres) as store:

@@ -38,8 +38,11 @@ def test_a_local_stores_private_server_holds_no_secret_and_answers_only_this_use
     assert not any(b"token" in a for a in argv), argv  # what any user's `ps` shows
     if os.geteuid() != 0:
         pytest.skip("another user is tried only as root")
-    stranger = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c", ASK_AS_NOBODY,
-                               opened._remote.url], capture_output=True, text=True)
+    stranger = subprocess.run(
+        ["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c", ASK_AS_NOBODY, opened._remote.url],
+        capture_output=True,
+        text=True,
+    )
     assert stranger.stdout.strip() == "403", stranger.stdout + stranger.stderr
     opened.close()
 
@@ -108,7 +111,11 @@ def test_one_run_with_latin1_bytes_hides_no_run(store, tmp_path):
     copy = str(tmp_path / "latin1.db")
     shutil.copy(db, copy)
     with sqlite3.connect(copy) as c:  # an old store, or one written by a tool in Latin-1
-        c.execute("UPDATE runs SET name = CAST(X'636166E9' AS TEXT), command = CAST(X'707974686F6E33207472E96E2E7079' AS TEXT) WHERE id = ?", (run_id,))
+        c.execute(
+            "UPDATE runs SET name = CAST(X'636166E9' AS TEXT),"
+            " command = CAST(X'707974686F6E33207472E96E2E7079' AS TEXT) WHERE id = ?",
+            (run_id,),
+        )
     opened = trainbench.open(copy, binary=BINARY)
     try:
         runs = opened.runs()

@@ -11,12 +11,12 @@ int64: none; a script may log negative steps)."""
 import array
 import csv
 import io
-
-NO_STEP = -(2**63)  # a point without a step, in the format and in plain numpy columns
 import json
 import re
 import struct
 import sys
+
+NO_STEP = -(2**63)  # a point without a step, in the format and in plain numpy columns
 
 MAGIC = b"TBCOLS1\n"
 
@@ -120,7 +120,10 @@ def _numpy_table(series, keys, units):
     def codes_of(per_series):  # the index of each row's value among the sorted distinct ones
         categories = sorted({v for v in per_series if v is not None})
         small = numpy.int8 if len(categories) < 127 else numpy.int32
-        parts = [numpy.full(n, categories.index(v) if v is not None else -1, dtype=small) for v, n in zip(per_series, lengths)]
+        parts = [
+            numpy.full(n, categories.index(v) if v is not None else -1, dtype=small)
+            for v, n in zip(per_series, lengths)
+        ]
         return categories, joined(parts, small)
 
     times = joined([s.times for s in series], numpy.int64)
@@ -131,7 +134,9 @@ def _numpy_table(series, keys, units):
         numpy.subtract(s.times, start, out=elapsed[at : at + n], casting="unsafe")
         at += n
     elapsed *= 1e-3
-    steps = joined([s.steps if s.steps is not None else numpy.full(len(s), NO_STEP, numpy.int64) for s in series], numpy.int64)
+    steps = joined(
+        [s.steps if s.steps is not None else numpy.full(len(s), NO_STEP, numpy.int64) for s in series], numpy.int64
+    )
     values = joined([s.values for s in series], numpy.float64)
     strings = {"run_id": [s.run_id for s in series], "metric": [s.metric for s in series]}
     for k in keys:
@@ -149,8 +154,9 @@ def _numpy_table(series, keys, units):
         categories, codes = codes_of(per_series)
         frame[name] = pandas.Categorical.from_codes(codes, categories=categories)
     # As nanoseconds, pandas's unit, wrapped without parsing (to_datetime took 1.5 s for 10M).
-    frame["time"] = pandas.arrays.DatetimeArray(numpy.multiply(times, 1_000_000).view("datetime64[ns]"),
-                                                dtype=pandas.DatetimeTZDtype(tz="UTC"))
+    frame["time"] = pandas.arrays.DatetimeArray(
+        numpy.multiply(times, 1_000_000).view("datetime64[ns]"), dtype=pandas.DatetimeTZDtype(tz="UTC")
+    )
     frame["elapsed"] = elapsed
     frame["step"] = pandas.arrays.IntegerArray(steps, steps == NO_STEP)  # no step: <NA>
     frame["value"] = values
@@ -225,14 +231,16 @@ def run_table(buffer):
         ms = columns[name]
         missing = numpy.isnan(ms)
         ns = numpy.where(missing, 0, ms).astype(numpy.int64) * 1_000_000
-        columns[name] = pandas.DatetimeIndex(numpy.where(missing, numpy.datetime64("NaT"), ns.view("datetime64[ns]"))).tz_localize("UTC")
+        columns[name] = pandas.DatetimeIndex(
+            numpy.where(missing, numpy.datetime64("NaT"), ns.view("datetime64[ns]"))
+        ).tz_localize("UTC")
     frame = pandas.DataFrame(columns)  # one block of numbers (separate columns warn on insertion)
     frame.attrs["units"] = {k: v for k, v in units.items() if k not in ("start", "end")}
     return frame
 
 
 def parse_every(every):
-    """"1s", "500ms", "2min", "1h" or seconds as a number -> milliseconds (at least 1)."""
+    """ "1s", "500ms", "2min", "1h" or seconds as a number -> milliseconds (at least 1)."""
     if isinstance(every, (int, float)) and every > 0:
         return max(1, int(round(every * 1000)))
     found = re.fullmatch(r"\s*([0-9.]+)\s*(ms|s|min|h)\s*", str(every))

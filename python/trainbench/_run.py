@@ -61,10 +61,16 @@ class Run:
         self._last_wait = 0.0  # the step timer's last wait for data
         self.rank = rank_of(env)
         first = self.rank in (None, 0)
-        self._sender = Sender(uri, run_id, self.experiment_id, flush_interval,
-                              on_start=lambda: close_at_process_exit(self),
-                              send_metrics=first or all_ranks, send_rest=first,
-                              labels={"rank": str(self.rank)} if all_ranks and self.rank is not None else None)
+        self._sender = Sender(
+            uri,
+            run_id,
+            self.experiment_id,
+            flush_interval,
+            on_start=lambda: close_at_process_exit(self),
+            send_metrics=first or all_ranks,
+            send_rest=first,
+            labels={"rank": str(self.rank)} if all_ranks and self.rank is not None else None,
+        )
         if process_runs.first is None:
             process_runs.first = self
         if self.active:

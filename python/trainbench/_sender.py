@@ -19,8 +19,9 @@ def now_ms():
 
 
 class Sender:
-    def __init__(self, uri, run_id, experiment_id, flush_interval, on_start=None,
-                 send_metrics=True, send_rest=True, labels=None):
+    def __init__(
+        self, uri, run_id, experiment_id, flush_interval, on_start=None, send_metrics=True, send_rest=True, labels=None
+    ):
         self.uri = uri
         # In a distributed run a rank other than 0 sends nothing (send_metrics and
         # send_rest False), or only its metrics, with the label {"rank": N}.
@@ -112,7 +113,10 @@ class Sender:
         if not self.send_rest:
             return
         path = "/api/2.0/mlflow-artifacts/artifacts/%s/%s/artifacts/%s" % (
-            self.experiment_id, self.run_id, urllib.parse.quote(name))
+            self.experiment_id,
+            self.run_id,
+            urllib.parse.quote(name),
+        )
         with self._lock:
             try:
                 status, answer = self._endpoint.request("PUT", path, data, "application/octet-stream")
@@ -169,10 +173,15 @@ class Sender:
             status, answer = self._endpoint.request("POST", path, body)
         except OSError as e:
             self._lost += count
-            self.report_once("unreachable", "trainbench: the tracking endpoint %s is unreachable (%s); "
-                             "training goes on, its metrics are not recorded" % (self.uri, e))
+            self.report_once(
+                "unreachable",
+                "trainbench: the tracking endpoint %s is unreachable (%s); "
+                "training goes on, its metrics are not recorded" % (self.uri, e),
+            )
             return
         if status != 200:
             self._lost += count
             message = answer.get("message", "") if isinstance(answer, dict) else str(answer[:200])
-            self.report_once(message, "trainbench: the tracking endpoint refused values (HTTP %d): %s" % (status, message))
+            self.report_once(
+                message, "trainbench: the tracking endpoint refused values (HTTP %d): %s" % (status, message)
+            )

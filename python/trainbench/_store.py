@@ -62,7 +62,7 @@ _SCRIPT_PREFIX = "train."  # how the store keeps a script's metric apart from th
 def _named_as_logged(part, asked):
     """A script's metric named as the script logged it ("loss", not the store's train.loss)."""
     if part.metric.startswith(_SCRIPT_PREFIX) and asked != part.metric:
-        part.metric = part.metric[len(_SCRIPT_PREFIX):]
+        part.metric = part.metric[len(_SCRIPT_PREFIX) :]
 
 
 def _names(items, what):
@@ -108,8 +108,10 @@ class _Store:
                 continue
             hits = [r for r in self._all_runs if r["id"].startswith(n)] or [r for r in self._all_runs if r["name"] == n]
             if len(hits) > 1 and hits[0]["name"] != n:
-                raise StoreError("'%s' is the start of %d runs: %s" % (
-                    n, len(hits), ", ".join("%s (%s)" % (r["id"][:12], r["name"]) for r in hits[:10])))
+                raise StoreError(
+                    "'%s' is the start of %d runs: %s"
+                    % (n, len(hits), ", ".join("%s (%s)" % (r["id"][:12], r["name"]) for r in hits[:10]))
+                )
             if not hits:
                 close = difflib.get_close_matches(n, [r["name"] for r in self._all_runs], 5)
                 raise StoreError("no run '%s'%s" % (n, "; names close to it: " + ", ".join(close) if close else ""))
@@ -132,7 +134,9 @@ class _Store:
         parts = []
         for metric in _names(metrics, "metrics"):
             try:
-                got = self._thinned(ids, metric, budget) if budget else _columns.read_series(self._columnar(ids, metric))
+                got = (
+                    self._thinned(ids, metric, budget) if budget else _columns.read_series(self._columnar(ids, metric))
+                )
                 for part in got:  # a script's metric by the name it was logged as, as asked
                     _named_as_logged(part, metric)
                 parts += got
@@ -148,18 +152,26 @@ class _Store:
 
     def _thinned(self, ids, metric, budget):
         """The chart's own thinning, from the server's /api/v1/series (x as Unix ms)."""
-        answer = self._json("/api/v1/series", {"runs": ",".join(ids), "metric": metric, "x": "wall", "budget": budget,
-                                                  "exact": 1})
+        answer = self._json(
+            "/api/v1/series", {"runs": ",".join(ids), "metric": metric, "x": "wall", "budget": budget, "exact": 1}
+        )
         listed = self._json("/api/v1/runs", {"ids": ",".join(ids), "summary": "0"})["runs"]  # one read for all
         starts = {r["id"]: r["start_ms"] for r in listed}
         out = []
         for s in answer["series"]:
-            head = {"run_id": s["run"], "metric": s.get("metric", metric), "labels": s["labels"], "unit": s.get("unit", "")}
+            head = {
+                "run_id": s["run"],
+                "metric": s.get("metric", metric),
+                "labels": s["labels"],
+                "unit": s.get("unit", ""),
+            }
             head["start_ms"] = starts.get(s["run"])
             values = [float("nan") if v is None else v for v in s["y"]]
             times = [int(x) for x in s["x"]]
             if _columns.numpy is not None:
-                times, values = _columns.numpy.array(times, dtype="int64"), _columns.numpy.array(values, dtype="float64")
+                times, values = _columns.numpy.array(times, dtype="int64"), _columns.numpy.array(
+                    values, dtype="float64"
+                )
             out.append(_columns.Series(head, times, values, None))
         return out
 
@@ -170,9 +182,9 @@ class _Store:
         dcgmi) M.mean, M.min and M.max over the run; per metric K the script logged, by that
         name, K.mean, K.min, K.max (NaN left out) and metrics.K, MLflow's latest value; from
         its analysis steady_seconds, throughput, epoch_seconds, energy_joules, samples,
-        energy_per_sample_joules, training_seconds (how long it trained) and per key metric M.steady_mean, M.steady_p50 and
-        M.steady_p95 over the steady state, as the report gives them. `workload` may be a
-        pattern ("bs*"); `lifecycle`: "active" (MLflow's default: not the runs deleted
+        energy_per_sample_joules, training_seconds (how long it trained) and per key metric
+        M.steady_mean, M.steady_p50 and M.steady_p95 over the steady state, as the report
+        gives them. `workload` may be a pattern ("bs*"); `lifecycle`: "active" (MLflow's default: not the runs deleted
         through its API), "deleted" or "all"."""
         query = {"format": "columnar", "lifecycle": lifecycle}
         for key, value in (("experiment", experiment), ("workload", workload), ("status", status)):
@@ -184,8 +196,11 @@ class _Store:
         """One row an event: run_id, time, elapsed (s since the run started), kind, label."""
         ids = self._ids(runs)
         answer = self._json("/api/v1/events", {"runs": ",".join(ids)})["runs"]
-        rows = [dict(run_id=r["run"], time=e["time_ms"], elapsed=e.get("relative_s"), kind=e["kind"], label=e["label"])
-                for r in answer for e in r["events"]]
+        rows = [
+            dict(run_id=r["run"], time=e["time_ms"], elapsed=e.get("relative_s"), kind=e["kind"], label=e["label"])
+            for r in answer
+            for e in r["events"]
+        ]
         return _columns.table(rows, ["time"], ["run_id", "time", "elapsed", "kind", "label"])
 
     def phases(self, runs):
@@ -193,8 +208,11 @@ class _Store:
         rows = []
         for run_id in self._ids(runs):
             for p in self._json("/api/v1/runs/%s/phases" % run_id)["phases"]:
-                rows.append(dict(run_id=run_id, kind=p["kind"], start=p["start_ms"], end=p["end_ms"],
-                                 detail=p.get("detail", "")))
+                rows.append(
+                    dict(
+                        run_id=run_id, kind=p["kind"], start=p["start_ms"], end=p["end_ms"], detail=p.get("detail", "")
+                    )
+                )
         return _columns.table(rows, ["start", "end"], ["run_id", "kind", "start", "end", "detail"])
 
     def report(self, experiment):
@@ -215,11 +233,14 @@ class _Remote(_Store):
         try:
             return _transport.read_bounded(answer, limit, self.timeout)
         except _transport.AnswerTooLarge:
-            raise StoreError("%s sent more than %d bytes; ask for fewer runs or points, or raise "
-                             "trainbench.open(..., max_bytes=)" % (self.url, limit)) from None
+            raise StoreError(
+                "%s sent more than %d bytes; ask for fewer runs or points, or raise "
+                "trainbench.open(..., max_bytes=)" % (self.url, limit)
+            ) from None
         except TimeoutError:
-            raise StoreError("%s took longer than %d s to answer (trainbench.open(..., timeout=))"
-                             % (self.url, self.timeout)) from None
+            raise StoreError(
+                "%s took longer than %d s to answer (trainbench.open(..., timeout=))" % (self.url, self.timeout)
+            ) from None
 
     def _get(self, path, query):
         """The answer's body; a server busy with other large reads (429) is asked again, each
@@ -230,8 +251,10 @@ class _Remote(_Store):
                 return self._get_once(path, query)
             except _Busy:
                 if time.monotonic() + 1 > deadline:
-                    raise StoreError("%s stayed busy with other large reads for %d s (HTTP 429); ask again "
-                                     "later or for fewer runs" % (self.url, self.timeout)) from None
+                    raise StoreError(
+                        "%s stayed busy with other large reads for %d s (HTTP 429); ask again "
+                        "later or for fewer runs" % (self.url, self.timeout)
+                    ) from None
                 time.sleep(1)
 
     def _get_once(self, path, query):
@@ -253,7 +276,9 @@ class _Remote(_Store):
         except urllib.error.URLError as e:
             raise StoreError("cannot reach %s: %s" % (self.url, e.reason)) from None
         except (OSError, http.client.HTTPException) as e:  # a time-out, a broken or malformed answer
-            raise StoreError("%s did not answer as a trainbench server: %s" % (self.url, e or type(e).__name__)) from None
+            raise StoreError(
+                "%s did not answer as a trainbench server: %s" % (self.url, e or type(e).__name__)
+            ) from None
 
     def _columnar(self, ids, metric):
         return self._get("/api/v1/export", {"runs": ",".join(ids), "metric": metric, "format": "columnar"})
@@ -273,7 +298,10 @@ class _Local(_Store):
             # connection), and a token on its command line would be in every user's `ps`.
             self._server = subprocess.Popen(
                 [self.binary, "serve", "--store", self.source, "--port", "0"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             line = self._server.stdout.readline()
             found = re.search(r"http://127\.0\.0\.1:\d+", line)
             if not found:

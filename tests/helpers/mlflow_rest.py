@@ -59,8 +59,9 @@ def experiment_named(name):
 
 def set_experiment(name=None, experiment_id=None):
     if experiment_id is not None:
-        _active["experiment_id"] = ok("GET", "experiments/get", query={"experiment_id": experiment_id})[
-            "experiment"]["experiment_id"]
+        _active["experiment_id"] = ok("GET", "experiments/get", query={"experiment_id": experiment_id})["experiment"][
+            "experiment_id"
+        ]
     else:
         _active["experiment_id"] = experiment_named(name)
     return _active["experiment_id"]
@@ -71,12 +72,19 @@ def start_run(run_name=None, nested_in=None):
     if experiment_id is None and os.environ.get("MLFLOW_EXPERIMENT_NAME"):
         experiment_id = experiment_named(os.environ["MLFLOW_EXPERIMENT_NAME"])
     # As MLflow 3.6's client sent it to a logging proxy (python3 real script, 2026-11-28).
-    tags = [{"key": "mlflow.user", "value": "tester"}, {"key": "mlflow.source.name", "value": "script.py"},
-            {"key": "mlflow.source.type", "value": "LOCAL"}]
+    tags = [
+        {"key": "mlflow.user", "value": "tester"},
+        {"key": "mlflow.source.name", "value": "script.py"},
+        {"key": "mlflow.source.type", "value": "LOCAL"},
+    ]
     if nested_in:
         tags.append({"key": "mlflow.parentRunId", "value": nested_in})
-    body = {"experiment_id": experiment_id or "0", "user_id": "tester", "start_time": int(time.time() * 1000),
-            "tags": tags}
+    body = {
+        "experiment_id": experiment_id or "0",
+        "user_id": "tester",
+        "start_time": int(time.time() * 1000),
+        "tags": tags,
+    }
     if run_name:
         body["run_name"] = run_name
         tags.append({"key": "mlflow.runName", "value": run_name})
@@ -84,8 +92,11 @@ def start_run(run_name=None, nested_in=None):
 
 
 def log_metric(run_id, key, value, step=0, timestamp=None):
-    ok("POST", "runs/log-metric", {"run_id": run_id, "key": key, "value": value, "step": step,
-                                   "timestamp": timestamp or int(time.time() * 1000)})
+    ok(
+        "POST",
+        "runs/log-metric",
+        {"run_id": run_id, "key": key, "value": value, "step": step, "timestamp": timestamp or int(time.time() * 1000)},
+    )
 
 
 def end_run(run_id, status="FINISHED"):
