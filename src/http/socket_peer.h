@@ -4,7 +4,7 @@
 // owner's uid). A server uses it to let its own user's processes in without a secret and to
 // refuse every other local user.
 //
-// Thread-safe; each call reads the table afresh (about 1 ms per thousand sockets).
+// Thread-safe; each call reads the table afresh (its cost grows with the sockets open).
 #pragma once
 
 #include <sys/types.h>

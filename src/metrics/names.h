@@ -1,6 +1,6 @@
-// Every metric name trainbench writes or reads itself, defined once. The catalog
-// (metrics/catalog.h) describes each; listeners, analyses and the web UI (which gets a
-// generated copy, web/src/metric_names.ts) use these constants, never the literal.
+// Every metric name trainbench writes or reads itself, defined once: code names a metric by
+// these constants, never by the literal. metrics/catalog.h describes each; web/build.mjs
+// generates the web UI's copy (web/src/generated/metric_names.ts) from this file.
 #pragma once
 
 #include <string_view>

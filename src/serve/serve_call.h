@@ -1,7 +1,7 @@
-// The call behind one request to serve's /api/v1 (serve_api.h): its parameters, lookups
-// and routes. Private to serve/: serve_api.cc dispatches and reads parameters,
-// run_routes.cc answers experiments, workloads, runs and their files, series_routes.cc
-// metrics, series, aggregates and exports.
+// The call behind one request to serve's /api/v1 (serve_api.h): its parameters, lookups,
+// and the handlers the route table (serve_api.cc) dispatches to, one a route. Private to
+// serve/. A handler answers or throws ApiError (http/api_toolkit.h), which the API turns
+// into its JSON error answer.
 #pragma once
 
 #include <cmath>
