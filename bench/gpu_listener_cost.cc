@@ -159,19 +159,14 @@ double EveryFieldEveryTick(const Nvml& nvml, int ticks, int interval_ms) {
   return static_cast<double>(ProcessCpuNanos() - cpu0) / ticks;
 }
 
-}  // namespace
-}  // namespace tb
+// The benchmark's settings, from its arguments.
+struct Setup {
+  int ticks, delay_us, pcie_ms, init_ms, slow_ticks, threads, gpu_count;
+};
 
-int main(int argc, char** argv) {
-  using namespace tb;
-  int ticks = argc > 1 ? std::atoi(argv[1]) : 100;
-  int delay_us = argc > 2 ? std::atoi(argv[2]) : 75;
-  int pcie_ms = argc > 3 ? std::atoi(argv[3]) : 20;
-  int init_ms = argc > 4 ? std::atoi(argv[4]) : 0;
-  int slow_ticks = argc > 5 ? std::atoi(argv[5]) : 120;
-  int threads = argc > 6 ? std::atoi(argv[6]) : 64;
-  int gpu_count = argc > 7 ? std::atoi(argv[7]) : 8;
-  std::string scenario = "/tmp/tb-gpu-bench-" + std::to_string(getpid()) + ".json";
+// The simulated GPUs: A100s whose NVML calls wait `delay_us`, with one run's process each.
+nlohmann::json ScenarioGpus(const Setup& s) {
+  int gpu_count = s.gpu_count, delay_us = s.delay_us, pcie_ms = s.pcie_ms;
   nlohmann::json gpus = nlohmann::json::array();
   for (int g = 0; g < gpu_count; ++g) {
     gpus.push_back(
@@ -196,6 +191,96 @@ int main(int argc, char** argv) {
          // The run's processes (the `python3`s below): one run on each GPU.
          {"processes", {{{"match", "python3"}, {"memory_used_mib", 30720}, {"sm_util_percent", 90}}}}});
   }
+  return gpus;
+}
+
+// The listeners at 10 Hz against nvidia-smi started a tick, median of 3 rounds, then all of
+// them at 1 Hz once: the PCIe reader's cost between ticks weighs ten times more a tick.
+void CompareAtTenHz(const std::shared_ptr<Nvml>& nvml, pid_t pid, const Setup& setup) {
+  int ticks = setup.ticks, gpu_count = setup.gpu_count, delay_us = setup.delay_us, pcie_ms = setup.pcie_ms,
+      init_ms = setup.init_ms;
+  HostFiles files("/");
+  auto all_listeners = [&] {
+    std::vector<std::unique_ptr<Collector>> all;
+    for (const char* name : {"top", "iostat", "net"})
+      all.push_back(MakeListener(name, ListenerContext{.files = files}).value());
+    all.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
+    return all;
+  };
+  std::vector<double> nvml_cpu, nvml_wall, nvml_max, smi_cpu, smi_wall, all_cpu;
+  int nvml_late = 0, all_late = 0;
+  size_t nvml_samples = 0, all_samples = 0, smi_lines = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::unique_ptr<Collector>> only_nvml;
+    only_nvml.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
+    Ticking a = RunTicks(only_nvml, pid, ticks, 100);
+    only_nvml.clear();  // its PCIe reader stops
+    nvml_cpu.push_back(a.cpu_ns);
+    nvml_wall.push_back(a.wall_ns);
+    nvml_max.push_back(a.max_wall_ns);
+    nvml_late += a.late;
+    nvml_samples = a.samples;
+    SmiCost s = SmiPerTick(ticks / 2);
+    smi_cpu.push_back(s.cpu_ns);
+    smi_wall.push_back(s.wall_ns);
+    smi_lines = s.lines;
+    std::vector<std::unique_ptr<Collector>> all = all_listeners();
+    Ticking b = RunTicks(all, pid, ticks, 100);
+    all_cpu.push_back(b.cpu_ns);
+    all_late += b.late;
+    all_samples = b.samples;
+  }
+  // At 1 Hz, once: the PCIe reader's cost between ticks weighs ten times more per tick.
+  std::vector<std::unique_ptr<Collector>> all = all_listeners();
+  Ticking slow = RunTicks(all, pid, std::max(5, ticks / 5), 1000);
+  all.clear();
+  double n = Median(nvml_cpu), s = Median(smi_cpu), a = Median(all_cpu);
+  std::printf(
+      "%d simulated GPUs; each NVML call waits %d us, a PCIe throughput call %d ms, nvmlInit %d ms; "
+      "median of 3 rounds of %d ticks at 10 Hz:\n",
+      gpu_count, delay_us, pcie_ms, init_ms, ticks);
+  std::printf(
+      "  nvml listener         CPU %8.1f us a tick (%.2f%% of a core); wall a tick %.1f us, at most %.1f "
+      "us; "
+      "late ticks %d of %d (%zu samples a tick)\n",
+      n / 1e3, n * 10 / 1e9 * 100, Median(nvml_wall) / 1e3, Median(nvml_max) / 1e3, nvml_late, 3 * ticks,
+      nvml_samples);
+  std::printf(
+      "  nvidia-smi per tick   CPU %8.1f us a call, wall %.1f us a call, %zu GPU lines (through the same "
+      "simulated NVML)\n",
+      s / 1e3, Median(smi_wall) / 1e3, smi_lines);
+  // nvidia-smi gives 5 values a GPU (the timestamp aside); the listener more.
+  double smi_values = 5.0 * static_cast<double>(smi_lines);
+  std::printf(
+      "  per tick: nvml %.1fx cheaper; per value: nvml %.1f us (%zu values), nvidia-smi %.1f us (%.0f "
+      "values): "
+      "%.1fx\n",
+      s / n, n / 1e3 / static_cast<double>(nvml_samples), nvml_samples, s / 1e3 / smi_values, smi_values,
+      (s / smi_values) / (n / static_cast<double>(nvml_samples)));
+  std::printf(
+      "  top+iostat+net+nvml at 10 Hz: %.1f us a tick = %.2f%% of one core; late ticks %d of %d (%zu "
+      "samples "
+      "a tick)\n",
+      a / 1e3, a * 10 / 1e9 * 100, all_late, 3 * ticks, all_samples);
+  std::printf(
+      "  top+iostat+net+nvml at 1 Hz: %.1f us a tick = %.3f%% of one core (goal: under 1%%); late ticks %d "
+      "of %d\n",
+      slow.cpu_ns / 1e3, slow.cpu_ns / 1e9 * 100, slow.late, std::max(5, ticks / 5));
+}
+
+}  // namespace
+}  // namespace tb
+
+int main(int argc, char** argv) {
+  using namespace tb;
+  Setup setup{argc > 1 ? std::atoi(argv[1]) : 100, argc > 2 ? std::atoi(argv[2]) : 75,
+              argc > 3 ? std::atoi(argv[3]) : 20,  argc > 4 ? std::atoi(argv[4]) : 0,
+              argc > 5 ? std::atoi(argv[5]) : 120, argc > 6 ? std::atoi(argv[6]) : 64,
+              argc > 7 ? std::atoi(argv[7]) : 8};
+  int init_ms = setup.init_ms, slow_ticks = setup.slow_ticks, threads = setup.threads,
+      gpu_count = setup.gpu_count;
+  std::string scenario = "/tmp/tb-gpu-bench-" + std::to_string(getpid()) + ".json";
+  nlohmann::json gpus = ScenarioGpus(setup);
   std::ofstream(scenario) << nlohmann::json{{"gpus", gpus}, {"nvml_init_ms", init_ms}}.dump();
   setenv("TRAINBENCH_SIM_SCENARIO", scenario.c_str(), 1);
   setenv("TRAINBENCH_NVML_LIBRARY", TRAINBENCH_SIM_NVML, 1);
@@ -215,76 +300,7 @@ int main(int argc, char** argv) {
   o.new_process_group = true;
   ChildProcess tree = ChildProcess::Spawn(o).value();
   std::shared_ptr<Nvml> nvml = Nvml::Open().value();
-  HostFiles files("/");
-  auto all_listeners = [&] {
-    std::vector<std::unique_ptr<Collector>> all;
-    for (const char* name : {"top", "iostat", "net"})
-      all.push_back(MakeListener(name, ListenerContext{.files = files}).value());
-    all.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
-    return all;
-  };
-
-  if (ticks > 0) {  // ticks 0: the goal's figure only
-    std::vector<double> nvml_cpu, nvml_wall, nvml_max, smi_cpu, smi_wall, all_cpu;
-    int nvml_late = 0, all_late = 0;
-    size_t nvml_samples = 0, all_samples = 0, smi_lines = 0;
-    for (int round = 0; round < 3; ++round) {
-      std::vector<std::unique_ptr<Collector>> only_nvml;
-      only_nvml.push_back(MakeNvmlCollector(nvml, DeviceSelection{}));
-      Ticking a = RunTicks(only_nvml, tree.pid(), ticks, 100);
-      only_nvml.clear();  // its PCIe reader stops
-      nvml_cpu.push_back(a.cpu_ns);
-      nvml_wall.push_back(a.wall_ns);
-      nvml_max.push_back(a.max_wall_ns);
-      nvml_late += a.late;
-      nvml_samples = a.samples;
-      SmiCost s = SmiPerTick(ticks / 2);
-      smi_cpu.push_back(s.cpu_ns);
-      smi_wall.push_back(s.wall_ns);
-      smi_lines = s.lines;
-      std::vector<std::unique_ptr<Collector>> all = all_listeners();
-      Ticking b = RunTicks(all, tree.pid(), ticks, 100);
-      all_cpu.push_back(b.cpu_ns);
-      all_late += b.late;
-      all_samples = b.samples;
-    }
-    // At 1 Hz, once: the PCIe reader's cost between ticks weighs ten times more per tick.
-    std::vector<std::unique_ptr<Collector>> all = all_listeners();
-    Ticking slow = RunTicks(all, tree.pid(), std::max(5, ticks / 5), 1000);
-    all.clear();
-    double n = Median(nvml_cpu), s = Median(smi_cpu), a = Median(all_cpu);
-    std::printf(
-        "%d simulated GPUs; each NVML call waits %d us, a PCIe throughput call %d ms, nvmlInit %d ms; "
-        "median of 3 rounds of %d ticks at 10 Hz:\n",
-        gpu_count, delay_us, pcie_ms, init_ms, ticks);
-    std::printf(
-        "  nvml listener         CPU %8.1f us a tick (%.2f%% of a core); wall a tick %.1f us, at most %.1f "
-        "us; "
-        "late ticks %d of %d (%zu samples a tick)\n",
-        n / 1e3, n * 10 / 1e9 * 100, Median(nvml_wall) / 1e3, Median(nvml_max) / 1e3, nvml_late, 3 * ticks,
-        nvml_samples);
-    std::printf(
-        "  nvidia-smi per tick   CPU %8.1f us a call, wall %.1f us a call, %zu GPU lines (through the same "
-        "simulated NVML)\n",
-        s / 1e3, Median(smi_wall) / 1e3, smi_lines);
-    // nvidia-smi gives 5 values a GPU (the timestamp aside); the listener more.
-    double smi_values = 5.0 * static_cast<double>(smi_lines);
-    std::printf(
-        "  per tick: nvml %.1fx cheaper; per value: nvml %.1f us (%zu values), nvidia-smi %.1f us (%.0f "
-        "values): "
-        "%.1fx\n",
-        s / n, n / 1e3 / static_cast<double>(nvml_samples), nvml_samples, s / 1e3 / smi_values, smi_values,
-        (s / smi_values) / (n / static_cast<double>(nvml_samples)));
-    std::printf(
-        "  top+iostat+net+nvml at 10 Hz: %.1f us a tick = %.2f%% of one core; late ticks %d of %d (%zu "
-        "samples "
-        "a tick)\n",
-        a / 1e3, a * 10 / 1e9 * 100, all_late, 3 * ticks, all_samples);
-    std::printf(
-        "  top+iostat+net+nvml at 1 Hz: %.1f us a tick = %.3f%% of one core (goal: under 1%%); late ticks %d "
-        "of %d\n",
-        slow.cpu_ns / 1e3, slow.cpu_ns / 1e9 * 100, slow.late, std::max(5, ticks / 5));
-  }
+  if (setup.ticks > 0) CompareAtTenHz(nvml, tree.pid(), setup);  // ticks 0: the goal's figure only
   // The goal's figure: the nvml listener alone at 1 Hz, against every field every tick, on
   // GPUs whose calls cost what the H200's did and nothing more (no call waits but PCIe's:
   // on the H200 a cheap call's wall time was its CPU time).

@@ -119,6 +119,91 @@ double MedianMs(int repeats, Fn fn) {
   return Median(ms);
 }
 
+// A chart of `which` (run ids, commas between) as a new server draws it (nothing cached, as
+// for a running run); `since_ms` > 0: the refresh of a live chart, what came after that time.
+void Chart(Store& store, const std::string& which, int64_t since_ms = 0) {
+  ServeApi api(store);
+  ApiRequest request{"GET",
+                     "/api/v1/series",
+                     {{"runs", which},
+                      {"metric", "gpu.utilization.gpu_ratio"},
+                      {"labels", "gpu=0"},
+                      {"budget", "2000"},
+                      {"x", "relative"}},
+                     ""};
+  if (since_ms > 0) request.query.emplace("since", std::to_string(since_ms));
+  ApiResponse a = api.Handle(request);
+  if (a.status != 200) {
+    std::fprintf(stderr, "series: %d %s\n", a.status, a.body.c_str());
+    std::abort();
+  }
+}
+
+// The runs' mean as a workload chart of 500 buckets asks for it: whole, or (`from` >= 0)
+// its buckets from `from` on, `width` wide. The answer's JSON.
+std::string Means(Store& store, double from = -1, double width = 0) {
+  ServeApi api(store);
+  ApiRequest request{"GET",
+                     "/api/v1/aggregate",
+                     {{"workloads", "long:1"},
+                      {"metric", "gpu.utilization.gpu_ratio"},
+                      {"labels", "gpu=0"},
+                      {"budget", "500"},
+                      {"x", "relative"}},
+                     ""};
+  if (from >= 0) {
+    request.query.emplace("from", std::to_string(from));
+    request.query.emplace("to", std::to_string(from + 500 * width));
+  }
+  ApiResponse a = api.Handle(request);
+  if (a.status != 200) {
+    std::fprintf(stderr, "aggregate: %d %s\n", a.status, a.body.c_str());
+    std::abort();
+  }
+  return a.body;
+}
+
+// What the page asks every 5 s while a running run is selected (web/src/main.ts, poll): the
+// run with its summary and energy, and its metrics.
+void Poll(Store& store, const std::string& id) {
+  ServeApi api(store);
+  for (ApiRequest request : {ApiRequest{"GET", "/api/v1/runs/" + id, {}, ""},
+                             ApiRequest{"GET", "/api/v1/metrics", {{"runs", id}}, ""}}) {
+    if (ApiResponse a = api.Handle(request); a.status != 200) {
+      std::fprintf(stderr, "%s: %d %s\n", request.path.c_str(), a.status, a.body.c_str());
+      std::abort();
+    }
+  }
+}
+
+// One line of the table: what a reader pays after `hour` hours written.
+void MeasureHour(Store& store, const std::vector<RunRecord>& runs, const std::string& ids, int hour, int hz,
+                 int series, double write_s, long rss) {
+  double one = MedianMs(3, [&] { Chart(store, runs[0].id); });
+  double many = MedianMs(3, [&] { Chart(store, ids); });
+  // The page's refresh 3 s after its last: the points of the last 3 simulated seconds.
+  int64_t newest = kStart + int64_t{hour} * 3600 * 1000 - 1000 / hz;
+  double one_since = MedianMs(3, [&] { Chart(store, runs[0].id, newest - 3000); });
+  double many_since = MedianMs(3, [&] { Chart(store, ids, newest - 3000); });
+  double polled = MedianMs(3, [&] { Poll(store, runs[0].id); });
+  double means_whole = MedianMs(3, [&] { Means(store); });
+  nlohmann::json mean = nlohmann::json::parse(Means(store))["workloads"][0];
+  double width = mean["bucket_width"].get<double>();
+  double last_bucket = mean["x"].back().get<double>() - width / 2;
+  double means_refresh = MedianMs(3, [&] { Means(store, last_bucket, width); });
+  RunRecord long_run = store.FindRun(runs[0].id).value();
+  double phases = MedianMs(1, [&] {
+    if (!AnalyzeStoredRun(store, long_run).ok()) std::abort();
+  });
+  // Serve analyses a running run again once it grew by a fiftieth (at least 30 s): per
+  // 3-second refresh, the analysis costs its time times 3 s over that interval.
+  double per_refresh = phases * 3.0 / std::max(30.0, hour * 3600.0 / 50);
+  std::printf("%4d %10lld %11.1f %10.1f %12.1f %9.1f %13.2f %11.2f %9.1f %12.1f %14.2f %14.1f %12.2f\n", hour,
+              static_cast<long long>(hour) * 3600 * hz * series, static_cast<double>(rss) / 1024, write_s,
+              one, many, one_since, many_since, polled, means_whole, means_refresh, phases, per_refresh);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,90 +244,11 @@ int main(int argc, char** argv) {
   auto store = Store::Open(db).value();
   std::string ids;
   for (const RunRecord& r : runs) ids += (ids.empty() ? "" : ",") + r.id;
-  // `since_ms` > 0: the refresh of a live chart, what came after that time.
-  auto chart = [&](const std::string& which, int64_t since_ms = 0) {
-    ServeApi api(*store);  // a new server each time: nothing cached, as for a running run
-    ApiRequest request{"GET",
-                       "/api/v1/series",
-                       {{"runs", which},
-                        {"metric", "gpu.utilization.gpu_ratio"},
-                        {"labels", "gpu=0"},
-                        {"budget", "2000"},
-                        {"x", "relative"}},
-                       ""};
-    if (since_ms > 0) request.query.emplace("since", std::to_string(since_ms));
-    ApiResponse a = api.Handle(request);
-    if (a.status != 200) {
-      std::fprintf(stderr, "series: %d %s\n", a.status, a.body.c_str());
-      std::abort();
-    }
-  };
-  // The runs' mean as a workload chart of 500 buckets asks for it: whole, or (`from` >= 0)
-  // its buckets from `from` on, `width` wide.
-  auto means = [&](double from = -1, double width = 0) {
-    ServeApi api(*store);
-    ApiRequest request{"GET",
-                       "/api/v1/aggregate",
-                       {{"workloads", "long:1"},
-                        {"metric", "gpu.utilization.gpu_ratio"},
-                        {"labels", "gpu=0"},
-                        {"budget", "500"},
-                        {"x", "relative"}},
-                       ""};
-    if (from >= 0) {
-      request.query.emplace("from", std::to_string(from));
-      request.query.emplace("to", std::to_string(from + 500 * width));
-    }
-    ApiResponse a = api.Handle(request);
-    if (a.status != 200) {
-      std::fprintf(stderr, "aggregate: %d %s\n", a.status, a.body.c_str());
-      std::abort();
-    }
-    return a.body;
-  };
-  // What the page asks every 5 s while a running run is selected (web/src/main.ts, poll):
-  // the run with its summary and energy, and its metrics.
-  auto poll = [&](const std::string& id) {
-    ServeApi api(*store);
-    for (ApiRequest request : {ApiRequest{"GET", "/api/v1/runs/" + id, {}, ""},
-                               ApiRequest{"GET", "/api/v1/metrics", {{"runs", id}}, ""}}) {
-      if (ApiResponse a = api.Handle(request); a.status != 200) {
-        std::fprintf(stderr, "%s: %d %s\n", request.path.c_str(), a.status, a.body.c_str());
-        std::abort();
-      }
-    }
-  };
   auto hour_started = std::chrono::steady_clock::now();
   for (int hour = 1; hour <= hours; ++hour) {
     char done;
     if (read(to_reader[0], &done, 1) != 1) std::abort();
-    double write_s = Seconds(hour_started);
-    long rss = ResidentKiB(child);
-    double one = MedianMs(3, [&] { chart(runs[0].id); });
-    double many = MedianMs(3, [&] { chart(ids); });
-    // The page's refresh 3 s after its last: the points of the last 3 simulated seconds.
-    int64_t newest = kStart + int64_t{hour} * 3600 * 1000 - 1000 / hz;
-    double one_since = MedianMs(3, [&] { chart(runs[0].id, newest - 3000); });
-    double many_since = MedianMs(3, [&] { chart(ids, newest - 3000); });
-    double polled = MedianMs(3, [&] { poll(runs[0].id); });
-    double means_whole = MedianMs(3, [&] { means(); });
-    nlohmann::json mean = nlohmann::json::parse(means())["workloads"][0];
-    double width = mean["bucket_width"].get<double>();
-    double last_bucket = mean["x"].back().get<double>() - width / 2;
-    double means_refresh = MedianMs(3, [&] { means(last_bucket, width); });
-    RunRecord long_run = store->FindRun(runs[0].id).value();
-    double phases = MedianMs(1, [&] {
-      if (!AnalyzeStoredRun(*store, long_run).ok()) std::abort();
-    });
-    // Serve analyses a running run again once it grew by a fiftieth (at least 30 s): per
-    // 3-second refresh, the analysis costs its time times 3 s over that interval.
-    double length_s = hour * 3600.0;
-    double per_refresh = phases * 3.0 / std::max(30.0, length_s / 50);
-    std::printf("%4d %10lld %11.1f %10.1f %12.1f %9.1f %13.2f %11.2f %9.1f %12.1f %14.2f %14.1f %12.2f\n",
-                hour, static_cast<long long>(hour) * 3600 * hz * series, static_cast<double>(rss) / 1024,
-                write_s, one, many, one_since, many_since, polled, means_whole, means_refresh, phases,
-                per_refresh);
-    std::fflush(stdout);
+    MeasureHour(*store, runs, ids, hour, hz, series, Seconds(hour_started), ResidentKiB(child));
     hour_started = std::chrono::steady_clock::now();
     if (write(from_reader[1], &done, 1) != 1) std::abort();
   }
