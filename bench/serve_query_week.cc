@@ -54,7 +54,8 @@ void WeekBaselines(Store& store, const RunRecord& run) {
   t0 = MonotonicNanos();
   double check = 0;
   for (const SeriesInfo& si : store.ListSeries(run.id).value()) {
-    for (const ChunkRecord& c : store.ListChunkInfo(si.id).value()) check += c.sum;
+    for (const ChunkRecord& c : store.ReadChunks({.series = {si.id}, .part = ChunkPart::kInfo}).value())
+      check += c.sum;
     if (si.metric == "gpu.energy.consumed_joules") {
       std::vector<Point> counter = ReadSeriesPoints(store, si.id).value();
       check += counter.back().value - counter.front().value;

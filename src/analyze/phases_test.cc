@@ -191,7 +191,7 @@ TEST(Phases, AStoredRunReadChunkByChunkGivesTheSameAnalysis) {
     }
     ASSERT_TRUE(writer.Flush().ok());
     int64_t util = store->EnsureSeries(run.id, "gpu.utilization.gpu_ratio", "gpu=0").value();
-    ASSERT_GT(store->ListChunkInfo(util)->size(), 5u);
+    ASSERT_GT(store->ReadChunks({.series = {util}, .part = ChunkPart::kInfo})->size(), 5u);
     ASSERT_FALSE(store->ReadJournal(util)->empty()) << "the newest points only in the journal";
     for (const EventRecord& e : planted.events)
       ASSERT_TRUE(store->AddEvent({run.id, e.time_ms, e.kind, e.label}).ok());

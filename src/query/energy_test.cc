@@ -38,7 +38,7 @@ TEST(RunGpuEnergyTest, PowerWithoutACounterIsIntegratedChunkByChunk) {
     }
     ASSERT_TRUE(writer.Flush().ok());
     int64_t id = store->EnsureSeries(run.id, "gpu.power.draw_watts", "gpu=0").value();
-    ASSERT_GT(store->ListChunkInfo(id)->size(), 10u);
+    ASSERT_GT(store->ReadChunks({.series = {id}, .part = ChunkPart::kInfo})->size(), 10u);
     ASSERT_FALSE(store->ReadJournal(id)->empty()) << "the newest points only in the journal";
     CountingStore reads(*store);
     std::optional<GpuEnergy> e = RunGpuEnergy(reads, run.id).value();

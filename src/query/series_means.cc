@@ -102,7 +102,7 @@ Result<std::vector<ChunkRecord>> SeriesReader::MeansChunks(int64_t series_id, bo
   if (!described.ok()) return described.status();
   if (!*described) {
     source = ChunkSource::kListed;
-    return store_.ListChunkInfo(series_id);
+    return store_.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo});
   }
   return std::move(**described);
 }
@@ -142,7 +142,8 @@ Result<SeriesReader::Window> SeriesReader::MeansForChart(int64_t series_id, bool
   int64_t group = static_cast<int64_t>(stored ? per_bucket : per_bucket / 8);
   if (stored ? listed : !whole) {
     // Every chunk with its points in one read; or their summaries.
-    chunks = stored ? store_.ReadChunkSummaries(series_id) : store_.ReadChunks(series_id);
+    chunks = stored ? store_.ReadChunks({.series = {series_id}, .part = ChunkPart::kSummaries})
+                    : store_.ReadChunks({.series = {series_id}});
     if (!chunks.ok()) return chunks.status();
     total = PointsIn(*chunks);
   }

@@ -89,7 +89,7 @@ Status SeriesReader::ReadAhead(const std::vector<std::pair<SeriesInfo, bool>>& s
     }
   }
   if (whole.size() < 2) return Status::Ok();
-  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunksOfSeries(whole);
+  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunks({.series = whole});
   if (!chunks.ok()) return chunks.status();
   // Kept as read (a point and a half a byte, where decoded points take 24): decoded by the
   // call that takes them, into memory it frees after, as when it reads them itself.
@@ -198,7 +198,7 @@ Status SeriesReader::ReadAheadSince(const std::vector<std::pair<SeriesInfo, bool
   Result<std::vector<SeriesOverview>> counts =
       store_.ReadSeriesOverviews(ids, std::numeric_limits<int64_t>::max());
   if (!counts.ok()) return counts.status();
-  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunksReaching(ids, since_ms);
+  Result<std::vector<ChunkRecord>> chunks = store_.ReadChunks({.series = ids, .reaching_ms = since_ms});
   if (!chunks.ok()) return chunks.status();
   std::unordered_map<int64_t, Ahead> read;
   int64_t now = MonotonicNanos();

@@ -69,9 +69,10 @@ Result<std::shared_ptr<const std::vector<Point>>> SeriesReader::Points(int64_t s
   }
   // Read for the first time: the chunks with their data in one query (or read ahead).
   std::optional<Ahead> ahead = known || !finished ? std::nullopt : TakeAhead(series_id);
-  Result<std::vector<ChunkRecord>> chunks = ahead ? Result<std::vector<ChunkRecord>>(std::move(ahead->chunks))
-                                            : known ? store_.ListChunkInfo(series_id)
-                                                    : store_.ReadChunks(series_id);
+  Result<std::vector<ChunkRecord>> chunks =
+      ahead   ? Result<std::vector<ChunkRecord>>(std::move(ahead->chunks))
+      : known ? store_.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo})
+              : store_.ReadChunks({.series = {series_id}});
   if (!chunks.ok()) return chunks.status();
   std::vector<int64_t> sealed;
   std::vector<const ChunkRecord*> sealed_chunks;
@@ -187,8 +188,8 @@ Result<std::vector<ChunkRecord>> ReadWholeStretches(Store& store, int64_t series
   auto read_stretch = [&]() -> Status {
     // One the overview described has no id: it is read here too.
     if (stretch > 1 || (stretch == 1 && first->id == 0)) {
-      Result<std::vector<ChunkRecord>> read =
-          store.ReadChunkRange(series_id, first->first_ms, last->first_ms);
+      Result<std::vector<ChunkRecord>> read = store.ReadChunks(
+          {.series = {series_id}, .first_ms = std::pair<int64_t, int64_t>(first->first_ms, last->first_ms)});
       if (!read.ok()) return read.status();
       std::move(read->begin(), read->end(), std::back_inserter(whole));
     }
@@ -251,9 +252,10 @@ Result<std::shared_ptr<const std::vector<ChunkRecord>>> SeriesReader::ChartChunk
     }
     if (described && (detail = DetailFor(*described, from_ms, to_ms, buckets)).level) return described;
   }
-  Result<std::vector<ChunkRecord>> listed = store_.ListChunkInfo(series_id);
+  Result<std::vector<ChunkRecord>> listed =
+      store_.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo});
   if (listed.ok() && (detail = DetailFor(*listed, from_ms, to_ms, buckets)).level) {
-    listed = store_.ReadChunkSummaries(series_id);
+    listed = store_.ReadChunks({.series = {series_id}, .part = ChunkPart::kSummaries});
     if (listed.ok()) detail = DetailFor(*listed, from_ms, to_ms, buckets);
   }
   if (!listed.ok()) return listed.status();
@@ -368,8 +370,9 @@ Result<std::optional<std::vector<ChunkRecord>>> SeriesReader::Described(int64_t 
   // since the overview was read (the writer's checkpoint in between), read whole.
   int64_t after = std::numeric_limits<int64_t>::min();
   for (const ChunkRecord& c : chunks) after = std::max(after, c.first_ms + 1);
-  Result<std::vector<ChunkRecord>> newer =
-      store_.ReadChunkRange(series_id, after, std::numeric_limits<int64_t>::max());
+  Result<std::vector<ChunkRecord>> newer = store_.ReadChunks(
+      {.series = {series_id},
+       .first_ms = std::pair<int64_t, int64_t>(after, std::numeric_limits<int64_t>::max())});
   if (!newer.ok()) return newer.status();
   for (ChunkRecord& c : *newer) {
     c.sealed = false;
@@ -396,7 +399,8 @@ Result<SeriesReader::Window> SeriesReader::PointsSince(int64_t series_id, bool f
   // Read ahead with the other series of the chart (ReadAheadSince), or now.
   std::optional<Ahead> ahead = retried ? std::nullopt : TakeAhead(series_id, since_ms);
   Result<std::vector<ChunkRecord>> chunks =
-      ahead ? Result<std::vector<ChunkRecord>>(std::move(ahead->chunks)) : store_.ListChunkInfo(series_id);
+      ahead ? Result<std::vector<ChunkRecord>>(std::move(ahead->chunks))
+            : store_.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo});
   if (!chunks.ok()) return chunks.status();
   int64_t total = ahead ? ahead->total : 0;
   std::vector<ChunkRecord> reaching;

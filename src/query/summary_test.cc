@@ -101,7 +101,7 @@ TEST(SeriesSummaryTest, StoredSeriesAreSummarizedChunkByChunkAsTheirPointsWhole)
   std::vector<int64_t> ids;
   for (const SeriesInfo& s : store->ListSeries(run.id).value()) ids.push_back(s.id);
   ASSERT_EQ(ids.size(), 9u);
-  ASSERT_GT(store->ListChunkInfo(ids[0])->size(), 5u);
+  ASSERT_GT(store->ReadChunks({.series = {ids[0]}, .part = ChunkPart::kInfo})->size(), 5u);
   ASSERT_FALSE(store->ReadJournal(ids[0])->empty()) << "the newest points only in the journal";
   std::vector<SeriesSummary> summaries = SummarizeStoredSeries(*store, ids).value();
   ASSERT_EQ(summaries.size(), ids.size());

@@ -129,7 +129,8 @@ class LongSeriesTest : public ServeApiTest {
   // Makes the store as one written before schema 7: each chunk's summary in its row, but for
   // the chunks at `without` (as before schema 5), and no overview.
   void AsBeforeOverviews(const std::vector<size_t>& without) {
-    std::vector<ChunkRecord> chunks = store_->ReadChunks(store_->ListSeries(run_.id)->at(0).id).value();
+    std::vector<ChunkRecord> chunks =
+        store_->ReadChunks({.series = {store_->ListSeries(run_.id)->at(0).id}}).value();
     std::vector<std::pair<std::string, int64_t>> rows;
     for (size_t i = 0; i < chunks.size(); ++i) {
       if (std::find(without.begin(), without.end(), i) != without.end()) continue;
@@ -142,7 +143,8 @@ class LongSeriesTest : public ServeApiTest {
   // Makes the series' overview as a trainbench that summarized chunks at `groups` (and no
   // group means) wrote it.
   void WithOverviewLevels(const std::vector<int64_t>& groups) {
-    std::vector<ChunkRecord> chunks = store_->ReadChunks(store_->ListSeries(run_.id)->at(0).id).value();
+    std::vector<ChunkRecord> chunks =
+        store_->ReadChunks({.series = {store_->ListSeries(run_.id)->at(0).id}}).value();
     std::vector<std::pair<std::string, int64_t>> blocks;
     int64_t sealed = 0;
     for (ChunkRecord& c : chunks) {

@@ -180,7 +180,7 @@ TEST_F(ServeApiTest, ARunsFiguresCostOneRowPerSeriesAndTwoChunksPerEnergyCounter
     }
   }
   int64_t series = store_->ListSeries(run_.id)->at(0).id;
-  ASSERT_GE(store_->ListChunkInfo(series)->size(), 15u);
+  ASSERT_GE(store_->ReadChunks({.series = {series}, .part = ChunkPart::kInfo})->size(), 15u);
   ASSERT_EQ(ReadSeriesPoints(*store_, series)->size(), static_cast<size_t>(kTicks));
   CountingStore counting(*store_);
   ServeApi api(counting);
@@ -277,9 +277,9 @@ class GateStore : public ForwardingStore {
   using ForwardingStore::ForwardingStore;
   std::atomic<int> chunk_reads{0};  // the reads of a series' chunks with their points
   std::promise<void> release;
-  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t s, int64_t from, int64_t to) override {
-    if (chunk_reads++ == 0) gate_.wait();
-    return inner_.ReadChunkRange(s, from, to);
+  Result<std::vector<ChunkRecord>> ReadChunks(const ChunkQuery& q) override {
+    if (q.first_ms && chunk_reads++ == 0) gate_.wait();
+    return inner_.ReadChunks(q);
   }
 
  private:

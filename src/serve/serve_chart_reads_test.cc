@@ -22,7 +22,8 @@ TEST_F(ServeApiTest, ARunningRunsWideChartHoldsItsNewestPointsBesideTheOverview)
   }
   int64_t series = store_->ListSeries(run_.id).value()[0].id;
   int provisional = 0;
-  for (const ChunkRecord& c : store_->ListChunkInfo(series).value()) provisional += c.sealed ? 0 : 1;
+  for (const ChunkRecord& c : store_->ReadChunks({.series = {series}, .part = ChunkPart::kInfo}).value())
+    provisional += c.sealed ? 0 : 1;
   ASSERT_EQ(provisional, 1);
   ApiResponse r = Call("series", {{"runs", run_.id}, {"metric", "gpu.power.draw_watts"}, {"budget", "400"}});
   ASSERT_EQ(r.status, 200) << r.body;
@@ -268,14 +269,18 @@ TEST_F(LongSeriesTest, ZoomingInReadsOnlyTheChunksInRange) {
 
 TEST_F(LongSeriesTest, ChunksWrittenBeforeSummariesAreReadWhole) {
   // As a store written by an earlier trainbench: no summaries, no overview.
-  std::vector<size_t> every(store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id)->size());
+  std::vector<size_t> every(
+      store_->ReadChunks({.series = {store_->ListSeries(run_.id)->at(0).id}, .part = ChunkPart::kInfo})
+          ->size());
   std::iota(every.begin(), every.end(), size_t{0});
   AsBeforeOverviews(every);
   json s = Chart({});
   std::vector<double> y = s["y"].get<std::vector<double>>();
   EXPECT_LE(y.size(), 20u);
   EXPECT_NE(std::find(y.begin(), y.end(), 400.0), y.end());
-  size_t chunks = store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id)->size();
+  size_t chunks =
+      store_->ReadChunks({.series = {store_->ListSeries(run_.id)->at(0).id}, .part = ChunkPart::kInfo})
+          ->size();
   EXPECT_EQ(counting_->chunk_data_reads, static_cast<int>(chunks)) << "each chunk read whole, once";
   EXPECT_EQ(counting_->data_queries, 1) << "all " << chunks << " chunks in one read";
 }
@@ -283,7 +288,9 @@ TEST_F(LongSeriesTest, ChunksWrittenBeforeSummariesAreReadWhole) {
 TEST_F(LongSeriesTest, OnlyChunksWithoutSummariesAreReadWholeAStretchAtATime) {
   // Two stretches of chunks without summaries (the 3rd to 5th and the 11th to 12th), the
   // others with theirs: five chunks read whole, in two reads, none of the summarized ones.
-  ASSERT_EQ(store_->ListChunkInfo(store_->ListSeries(run_.id)->at(0).id)->size(), 25u);
+  ASSERT_EQ(store_->ReadChunks({.series = {store_->ListSeries(run_.id)->at(0).id}, .part = ChunkPart::kInfo})
+                ->size(),
+            25u);
   AsBeforeOverviews({2, 3, 4, 10, 11});
   json s = Chart({});
   std::vector<double> y = s["y"].get<std::vector<double>>();

@@ -32,7 +32,8 @@ TEST_F(ServeApiTest, AChunkWhoseCountWasRewrittenIsLeftOutAndTheRestIsServed) {
   }
   ASSERT_TRUE(store_->FinishRun(run_.id, kStart + kPoints * 100, kFinished, 0, std::nullopt, "").ok());
   int64_t series = store_->ListSeries(run_.id).value()[0].id;
-  std::vector<ChunkRecord> chunks = store_->ListChunkInfo(series).value();
+  std::vector<ChunkRecord> chunks =
+      store_->ReadChunks({.series = {series}, .part = ChunkPart::kInfo}).value();
   ASSERT_EQ(chunks.size(), 3u);
   std::string db = (scratch_.path() / "s.db").string();
   for (const char* count : {"-1", "4611686018427387904", "-4611686018427387904", "1000000000000"}) {

@@ -98,42 +98,25 @@ Result<std::vector<SeriesTotals>> PostgresStore::ListSeriesTotalsOfRuns(
   return Collect<SeriesTotals>(*rows, [&](int i) { return SeriesTotalsFromRow(pg::Row{*rows, i}); });
 }
 
-Result<std::vector<ChunkRecord>> PostgresStore::ReadChunksOfSeries(const std::vector<int64_t>& series_ids) {
-  if (series_ids.size() == 1) return Chunks(series_ids[0], ChunkBlobs::kData);
-  Result<pg::Rows> rows =
-      Query({ChunkSelect(ChunkBlobs::kData, "= ANY($1::bigint[])"), {Text(BigintArray(series_ids))}});
+Result<std::vector<ChunkRecord>> PostgresStore::ReadChunks(const ChunkQuery& q) {
+  if (q.chunk) return ChunkById(*q.chunk);
+  if (q.first_ms && q.reaching_ms)
+    return Status::InvalidArgument("a chunk read narrows by first_ms or reaching_ms");
+  bool one = q.series.size() == 1;
+  pg::Stmt select{ChunkSelect(q.part, one ? "= $1" : "= ANY($1::bigint[])",
+                              q.first_ms ? std::pair<const char*, const char*>{"$2", "$3"}
+                                         : std::pair<const char*, const char*>{nullptr, nullptr},
+                              q.reaching_ms ? "$2" : nullptr),
+                  {one ? Int(q.series[0]) : Text(BigintArray(q.series))}};
+  if (q.first_ms) {
+    select.params.push_back(Int(q.first_ms->first));
+    select.params.push_back(Int(q.first_ms->second));
+  }
+  if (q.reaching_ms) select.params.push_back(Int(*q.reaching_ms));
+  Result<pg::Rows> rows = Query(select);
   if (!rows.ok()) return rows.status();
   return SoundChunks(Collect<ChunkRecord>(*rows, [&](int i) {
-    return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
-  }));
-}
-
-Result<std::vector<ChunkRecord>> PostgresStore::ReadChunksReaching(const std::vector<int64_t>& series_ids,
-                                                                   int64_t since_ms) {
-  Result<pg::Rows> rows =
-      Query({ChunkSelect(ChunkBlobs::kData, "= ANY($1::bigint[])", {nullptr, nullptr}, "$2"),
-             {Text(BigintArray(series_ids)), Int(since_ms)}});
-  if (!rows.ok()) return rows.status();
-  return SoundChunks(Collect<ChunkRecord>(*rows, [&](int i) {
-    return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
-  }));
-}
-
-Result<std::vector<ChunkRecord>> PostgresStore::ListChunkInfo(int64_t series_id) {
-  return Chunks(series_id, ChunkBlobs::kNone);
-}
-
-Result<std::vector<ChunkRecord>> PostgresStore::ReadChunkSummaries(int64_t series_id) {
-  return Chunks(series_id, ChunkBlobs::kSummary);
-}
-
-Result<std::vector<ChunkRecord>> PostgresStore::ReadChunkRange(int64_t series_id, int64_t first_ms_from,
-                                                               int64_t first_ms_to) {
-  Result<pg::Rows> rows = Query({ChunkSelect(ChunkBlobs::kData, "= $1", {"$2", "$3"}),
-                                 {Int(series_id), Int(first_ms_from), Int(first_ms_to)}});
-  if (!rows.ok()) return rows.status();
-  return SoundChunks(Collect<ChunkRecord>(*rows, [&](int i) {
-    return ChunkFromRow(pg::Row{*rows, i}, ChunkBlobs::kData);
+    return ChunkFromRow(pg::Row{*rows, i}, q.part);
   }));
 }
 
@@ -148,7 +131,7 @@ Result<std::vector<SeriesOverview>> PostgresStore::ReadSeriesOverviews(const std
   return overviews.Take(series_ids);
 }
 
-Result<ChunkRecord> PostgresStore::ReadChunkData(int64_t chunk_id) {
+Result<std::vector<ChunkRecord>> PostgresStore::ChunkById(int64_t chunk_id) {
   Result<pg::Rows> rows = Query({ChunkDataSelect("$1"), {Int(chunk_id)}});
   if (!rows.ok()) return rows.status();
   if (rows->size() == 0) return Status::NotFound("no chunk " + std::to_string(chunk_id));
@@ -156,7 +139,7 @@ Result<ChunkRecord> PostgresStore::ReadChunkData(int64_t chunk_id) {
   c.id = chunk_id;
   c.data = rows->Str(0, 0);
   if (!rows->IsNull(0, 1)) c.times = rows->Str(0, 1);
-  return c;
+  return std::vector<ChunkRecord>{std::move(c)};
 }
 
 Result<std::vector<JournalEntry>> PostgresStore::ReadJournal(int64_t series_id) {
@@ -181,12 +164,4 @@ Result<std::vector<std::pair<std::string, JournalEntry>>> PostgresStore::ReadJou
   });
 }
 
-Result<std::vector<ChunkRecord>> PostgresStore::Chunks(int64_t series_id, ChunkBlobs blobs) {
-  Result<pg::Rows> rows = Query({ChunkSelect(blobs, "= $1"), {Int(series_id)}});
-  if (!rows.ok()) return rows.status();
-  std::vector<ChunkRecord> out;
-  out.reserve(static_cast<size_t>(rows->size()));
-  for (int i = 0; i < rows->size(); ++i) out.push_back(ChunkFromRow(pg::Row{*rows, i}, blobs));
-  return SoundChunks(std::move(out));
-}
 }  // namespace tb

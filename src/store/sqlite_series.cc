@@ -69,14 +69,14 @@ Status SqliteStore::RepackOverview(const std::string& run_id) {
 }
 
 Status SqliteStore::BeginOverview(int64_t series_id, int64_t before_ms) {
-  Statement rows(*statements_, ChunkSelect(ChunkBlobs::kData, "= ?", {"?", "?"}));
+  Statement rows(*statements_, ChunkSelect(ChunkPart::kData, "= ?", {"?", "?"}));
   rows.Bind(1, series_id).Bind(2, std::numeric_limits<int64_t>::min()).Bind(3, before_ms - 1);
   std::string block;
   int64_t points = 0;
   std::vector<Point> decoded;
   int rc;
   while ((rc = rows.Step()) == SQLITE_ROW) {
-    ChunkRecord c = ChunkFromRow(rows, ChunkBlobs::kData);
+    ChunkRecord c = ChunkFromRow(rows, ChunkPart::kData);
     if (!c.sealed || !SoundChunk(c)) continue;
     decoded.clear();
     // A chunk that does not decode leaves the overview short (never the points unwritten).
@@ -267,44 +267,28 @@ Result<std::vector<SeriesTotals>> SqliteStore::ListSeriesTotalsOfRuns(
   return totals;
 }
 
-Result<std::vector<ChunkRecord>> SqliteStore::ReadChunksOfSeries(const std::vector<int64_t>& series_ids) {
-  if (series_ids.size() == 1) return Chunks(series_ids[0], ChunkBlobs::kData);
+Result<std::vector<ChunkRecord>> SqliteStore::ReadChunks(const ChunkQuery& q) {
+  if (q.chunk) return ChunkById(*q.chunk);
+  if (q.first_ms && q.reaching_ms)
+    return Status::InvalidArgument("a chunk read narrows by first_ms or reaching_ms");
   std::lock_guard lock(mu_);
-  Statement st(*statements_, ChunkSelect(ChunkBlobs::kData, "IN (SELECT value FROM json_each(?))"));
-  st.Bind(1, nlohmann::json(series_ids).dump());
+  bool one = q.series.size() == 1;
+  Statement st(*statements_, ChunkSelect(q.part, one ? "= ?1" : "IN (SELECT value FROM json_each(?1))",
+                                         q.first_ms ? std::pair<const char*, const char*>{"?2", "?3"}
+                                                    : std::pair<const char*, const char*>{nullptr, nullptr},
+                                         q.reaching_ms ? "?2" : nullptr));
+  if (one) {
+    st.Bind(1, q.series[0]);
+  } else {
+    st.Bind(1, nlohmann::json(q.series).dump());
+  }
+  if (q.first_ms) {
+    st.Bind(2, q.first_ms->first);
+    st.Bind(3, q.first_ms->second);
+  }
+  if (q.reaching_ms) st.Bind(2, *q.reaching_ms);
   return SoundChunks(Rows<ChunkRecord>(st, "cannot read samples",
-                                       [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); }));
-}
-
-Result<std::vector<ChunkRecord>> SqliteStore::ReadChunksReaching(const std::vector<int64_t>& series_ids,
-                                                                 int64_t since_ms) {
-  std::lock_guard lock(mu_);
-  Statement st(*statements_, ChunkSelect(ChunkBlobs::kData, "IN (SELECT value FROM json_each(?1))",
-                                         {nullptr, nullptr}, "?2"));
-  st.Bind(1, nlohmann::json(series_ids).dump());
-  st.Bind(2, since_ms);
-  return SoundChunks(Rows<ChunkRecord>(st, "cannot read samples",
-                                       [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); }));
-}
-
-Result<std::vector<ChunkRecord>> SqliteStore::ListChunkInfo(int64_t series_id) {
-  return Chunks(series_id, ChunkBlobs::kNone);
-}
-
-Result<std::vector<ChunkRecord>> SqliteStore::ReadChunkSummaries(int64_t series_id) {
-  return Chunks(series_id, ChunkBlobs::kSummary);
-}
-
-Result<std::vector<ChunkRecord>> SqliteStore::ReadChunkRange(int64_t series_id, int64_t first_ms_from,
-                                                             int64_t first_ms_to) {
-  std::lock_guard lock(mu_);
-  std::string sql = ChunkSelect(ChunkBlobs::kData, "= ?", {"?", "?"});
-  Statement st(*statements_, sql);
-  st.Bind(1, series_id);
-  st.Bind(2, first_ms_from);
-  st.Bind(3, first_ms_to);
-  return SoundChunks(Rows<ChunkRecord>(st, "cannot read samples",
-                                       [&](Statement& row) { return ChunkFromRow(row, ChunkBlobs::kData); }));
+                                       [&](Statement& row) { return ChunkFromRow(row, q.part); }));
 }
 
 Result<std::vector<SeriesOverview>> SqliteStore::ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
@@ -327,7 +311,7 @@ Result<std::vector<SeriesOverview>> SqliteStore::ReadSeriesOverviews(const std::
   return rows.Take(series_ids);
 }
 
-Result<ChunkRecord> SqliteStore::ReadChunkData(int64_t chunk_id) {
+Result<std::vector<ChunkRecord>> SqliteStore::ChunkById(int64_t chunk_id) {
   std::lock_guard lock(mu_);
   Statement st(*statements_, ChunkDataSelect("?"));
   st.Bind(1, chunk_id);
@@ -336,16 +320,7 @@ Result<ChunkRecord> SqliteStore::ReadChunkData(int64_t chunk_id) {
   c.id = chunk_id;
   c.data = st.Text(0);
   if (!st.IsNull(1)) c.times = st.Text(1);
-  return c;
-}
-
-Result<std::vector<ChunkRecord>> SqliteStore::Chunks(int64_t series_id, ChunkBlobs blobs) {
-  std::lock_guard lock(mu_);
-  std::string sql = ChunkSelect(blobs, "= ?");
-  Statement st(*statements_, sql);
-  st.Bind(1, series_id);
-  return SoundChunks(
-      Rows<ChunkRecord>(st, "cannot read samples", [&](Statement& row) { return ChunkFromRow(row, blobs); }));
+  return std::vector<ChunkRecord>{std::move(c)};
 }
 
 }  // namespace tb

@@ -82,19 +82,9 @@ class SqliteStore : public Store {
   Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) override;
   Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& run_ids) override;
   Result<std::vector<SeriesTotals>> ListSeriesTotalsOfRuns(const std::vector<std::string>& run_ids) override;
-  Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& series_ids) override;
-
-  Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& series_ids,
-                                                      int64_t since_ms) override;
-  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) override;
-  Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) override;
-
-  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t series_id, int64_t first_ms_from,
-                                                  int64_t first_ms_to) override;
-
+  Result<std::vector<ChunkRecord>> ReadChunks(const ChunkQuery& query) override;
   Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& series_ids,
                                                           int64_t min_points, int64_t max_points) override;
-  Result<ChunkRecord> ReadChunkData(int64_t chunk_id) override;
   Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) override;
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
   Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) override;
@@ -104,7 +94,8 @@ class SqliteStore : public Store {
       const std::vector<std::string>& run_ids) override;
 
  private:
-  Result<std::vector<ChunkRecord>> Chunks(int64_t series_id, ChunkBlobs blobs);
+  // One chunk by id: its data and times (ChunkQuery::chunk).
+  Result<std::vector<ChunkRecord>> ChunkById(int64_t chunk_id);
 
   Result<std::vector<RunRecord>> ReadRuns(Statement& st);
 

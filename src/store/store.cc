@@ -158,9 +158,9 @@ Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkR
       continue;
     }
     if (c.count == 0) continue;
-    Result<ChunkRecord> read = store.ReadChunkData(c.id);
+    Result<std::vector<ChunkRecord>> read = store.ReadChunks({.chunk = c.id});
     if (!read.ok()) return read.status();
-    TB_RETURN_IF_ERROR(DecodeChunk(read->data, out, read->times));
+    TB_RETURN_IF_ERROR(DecodeChunk(read->front().data, out, read->front().times));
   }
   for (const JournalEntry& e : journal) TB_RETURN_IF_ERROR(DecodeJournalEntry(e.data, series_id, out));
   return Status::Ok();
@@ -169,13 +169,15 @@ Status DecodeSeriesParts(Store& store, int64_t series_id, std::span<const ChunkR
 Status ForEachSeriesPart(Store& store, int64_t series_id,
                          const std::function<void(std::span<const Point>)>& part) {
   constexpr size_t kSliceChunks = 64;  // chunks a query: their encoded data held at once
-  Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(series_id);
+  Result<std::vector<ChunkRecord>> chunks =
+      store.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo});
   if (!chunks.ok()) return chunks.status();
   std::vector<Point> points;  // one chunk's
   for (size_t from = 0; from < chunks->size(); from += kSliceChunks) {
     size_t to = std::min(chunks->size(), from + kSliceChunks) - 1;
-    Result<std::vector<ChunkRecord>> slice =
-        store.ReadChunkRange(series_id, (*chunks)[from].first_ms, (*chunks)[to].first_ms);
+    Result<std::vector<ChunkRecord>> slice = store.ReadChunks(
+        {.series = {series_id},
+         .first_ms = std::pair<int64_t, int64_t>((*chunks)[from].first_ms, (*chunks)[to].first_ms)});
     if (!slice.ok()) return slice.status();
     for (const ChunkRecord& c : *slice) {
       points.clear();
@@ -193,7 +195,8 @@ Status ForEachSeriesPart(Store& store, int64_t series_id,
 
 Result<std::vector<Point>> ReadSeriesPage(Store& store, int64_t series_id, int64_t offset, int64_t limit,
                                           int64_t& total) {
-  Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(series_id);
+  Result<std::vector<ChunkRecord>> chunks =
+      store.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo});
   if (!chunks.ok()) return chunks.status();
   Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
   if (!journal.ok()) return journal.status();
@@ -217,8 +220,9 @@ Result<std::vector<Point>> ReadSeriesPage(Store& store, int64_t series_id, int64
   }
   std::vector<Point> points;
   if (!wanted.empty()) {
-    Result<std::vector<ChunkRecord>> read =
-        store.ReadChunkRange(series_id, wanted.front().first_ms, wanted.back().first_ms);
+    Result<std::vector<ChunkRecord>> read = store.ReadChunks(
+        {.series = {series_id},
+         .first_ms = std::pair<int64_t, int64_t>(wanted.front().first_ms, wanted.back().first_ms)});
     if (!read.ok()) return read.status();
     size_t next = 0;  // the wanted chunk to find next
     for (const ChunkRecord& c : *read) {
@@ -246,7 +250,7 @@ Result<std::vector<Point>> ReadSeriesPage(Store& store, int64_t series_id, int64
 }
 
 Result<std::vector<Point>> ReadSeriesPoints(Store& store, int64_t series_id) {
-  Result<std::vector<ChunkRecord>> chunks = store.ReadChunks(series_id);
+  Result<std::vector<ChunkRecord>> chunks = store.ReadChunks({.series = {series_id}});
   if (!chunks.ok()) return chunks.status();
   Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
   if (!journal.ok()) return journal.status();
@@ -269,7 +273,8 @@ void SeriesTotals::Add(int64_t more_count, double more_sum, std::optional<double
 Result<std::optional<std::pair<Point, Point>>> ReadSeriesEnds(Store& store, int64_t series_id) {
   Status status = Status::Ok();
   for (int attempt = 0; attempt < 2; ++attempt) {  // a checkpoint may replace a chunk listed
-    Result<std::vector<ChunkRecord>> chunks = store.ListChunkInfo(series_id);
+    Result<std::vector<ChunkRecord>> chunks =
+        store.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo});
     if (!chunks.ok()) return chunks.status();
     Result<std::vector<JournalEntry>> journal = store.ReadJournal(series_id);
     if (!journal.ok()) return journal.status();

@@ -113,6 +113,26 @@ struct ChunkRecord {
   int64_t times_series = 0;
   std::string times;
 };
+
+// What of a chunk row a read brings: its figures (id, series, span, count, min, max, sum,
+// sealed); those and its summary (chunks sealed before schema 7 keep one); or those, its
+// data and its shared times.
+enum class ChunkPart { kInfo, kSummaries, kData };
+
+// A chunk read (Store::ReadChunks): the chunks of `series`, ordered by series id and each
+// series' in time order, narrowed by `first_ms` or `reaching_ms` (not both); or, with
+// `chunk`, that chunk alone by id (`series` and the rest ignored), its data and times only.
+struct ChunkQuery {
+  std::vector<int64_t> series = {};
+  ChunkPart part = ChunkPart::kData;
+  // Only the chunks whose first point's time lies between these, both included: the run of
+  // chunks a zoomed chart needs point by point.
+  std::optional<std::pair<int64_t, int64_t>> first_ms = std::nullopt;
+  // Only the chunks not sealed yet and those with a point after this time: what a live
+  // chart's refresh needs.
+  std::optional<int64_t> reaching_ms = std::nullopt;
+  std::optional<int64_t> chunk = std::nullopt;
+};
 // A run's status as trainbench shows it (ls, show, serve): "UNFINISHED" for a RUNNING run
 // whose trainbench on this host is gone (killed with SIGKILL, crashed: it never wrote an
 // end), else the stored status. A run on another host is shown as stored.
@@ -293,21 +313,11 @@ class Store {
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) {
     return ListSeriesTotalsOfRuns({run_id});
   }
-  // The chunks of several series with their data, in one read: by series id, each series'
-  // in time order (an id that is no series has none). What a chart of many short runs
-  // reads in one go rather than one query a series.
-  virtual Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& series_ids) = 0;
-  // Chunks of a series in time order.
-  Result<std::vector<ChunkRecord>> ReadChunks(int64_t series_id) { return ReadChunksOfSeries({series_id}); }
-  // What a live chart's refresh reads of several series in one read, in the same order:
-  // their chunks not sealed yet and those with a point after `since_ms`, with their data.
-  virtual Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& series_ids,
-                                                              int64_t since_ms) = 0;
-  // The same without their data: what readers that cache decoded chunks check first.
-  virtual Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t series_id) = 0;
-  // The same with their summaries (levels of detail) but not their data: what a chart of a
-  // wide range reads instead of every point.
-  virtual Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t series_id) = 0;
+  // The chunks `query` asks for, in one read whatever the number of series (a chart of 50
+  // runs reads their chunks in one query, not 50). A series id that is no series has none;
+  // NotFound when `query.chunk` names no chunk (a checkpoint replaced it); InvalidArgument
+  // when it asks for both `first_ms` and `reaching_ms`.
+  virtual Result<std::vector<ChunkRecord>> ReadChunks(const ChunkQuery& query) = 0;
   // The series' overviews, one for each id in the order given (an id that is no series has
   // an empty one), in one read: a few rows a series, however many chunks it has. Each
   // one's blocks only when its sealed chunks hold `min_points` points or more (else just
@@ -321,14 +331,6 @@ class Store {
     if (!read.ok()) return read.status();
     return std::move(read->front());
   }
-  // One chunk's encoded points and, when it shares them, its times (ChunkRecord's data and
-  // times; nothing else is filled in).
-  virtual Result<ChunkRecord> ReadChunkData(int64_t chunk_id) = 0;
-  // The chunks of a series that begin from `first_ms_from` to `first_ms_to` (inclusive), in
-  // time order, with their data: the run of chunks a chart needs point by point, in one read
-  // rather than one per chunk.
-  virtual Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t series_id, int64_t first_ms_from,
-                                                          int64_t first_ms_to) = 0;
   // Journal entries of the run that owns `series_id`, oldest first: points written
   // since the series' newest chunk.
   virtual Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) = 0;

@@ -23,7 +23,7 @@ TEST_P(BackendTest, APageOfASeriesDecodesOnlyTheChunksThatHoldIt) {
   int64_t id = store->EnsureSeries(run.id, "train.loss", "").value();
   std::vector<Point> all = ReadSeriesPoints(*store, id).value();
   ASSERT_EQ(all.size(), 5000u);
-  std::vector<ChunkRecord> chunks = store->ListChunkInfo(id).value();
+  std::vector<ChunkRecord> chunks = store->ReadChunks({.series = {id}, .part = ChunkPart::kInfo}).value();
   ASSERT_GT(chunks.size(), 10u);
   int64_t in_chunks = 0;
   for (const ChunkRecord& c : chunks) in_chunks += c.count;
@@ -185,7 +185,7 @@ TEST_F(StoreTest, ASeriesOverviewBeginsWhenItIsLongEnoughToBeDrawnFromOne) {
       continue;
     }
     // Its first two chunks share their times with the other series'.
-    std::vector<ChunkRecord> chunks = store->ReadChunks(si.id).value();
+    std::vector<ChunkRecord> chunks = store->ReadChunks({.series = {si.id}}).value();
     EXPECT_EQ(
         std::count_if(chunks.begin(), chunks.end(), [](const ChunkRecord& c) { return c.times_series != 0; }),
         2);
@@ -253,7 +253,7 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
     std::vector<ChunkRecord> described, sealed;
     for (const std::string& block : overview.blocks)
       ASSERT_TRUE(DecodeOverview(block, series, described).ok());
-    for (const ChunkRecord& c : store->ListChunkInfo(series).value()) {
+    for (const ChunkRecord& c : store->ReadChunks({.series = {series}, .part = ChunkPart::kInfo}).value()) {
       if (c.sealed) sealed.push_back(c);
     }
     int64_t points = 0;
@@ -262,7 +262,9 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
     EXPECT_EQ(overview.covered_points, points) << when;
     // Whether a chart must also read chunks the overview does not describe: the newest,
     // not sealed yet, while written; none once closed.
-    EXPECT_EQ(overview.unsealed, sealed.size() < store->ListChunkInfo(series)->size()) << when;
+    EXPECT_EQ(overview.unsealed,
+              sealed.size() < store->ReadChunks({.series = {series}, .part = ChunkPart::kInfo})->size())
+        << when;
     ASSERT_EQ(described.size(), sealed.size()) << when;
     for (size_t i = 0; i < sealed.size(); ++i) {
       std::vector<Point> means;
@@ -290,7 +292,8 @@ TEST_P(BackendTest, TheOverviewDescribesEachSealedChunkOnceInBlocks) {
   expect_every_sealed_chunk("closed: ");
   EXPECT_FALSE(store->ReadSeriesOverview(series)->unsealed);
   // A summary is kept once: in the overview, not also in the chunk's row.
-  for (const ChunkRecord& c : store->ReadChunkSummaries(series).value()) EXPECT_TRUE(c.summary.empty());
+  for (const ChunkRecord& c : store->ReadChunks({.series = {series}, .part = ChunkPart::kSummaries}).value())
+    EXPECT_TRUE(c.summary.empty());
   EXPECT_EQ(store->ReadSeriesOverview(series)->sealed_points, kPoints);
   // Asked for a series of more points than it holds: the counts without the blocks.
   SeriesOverview counts = store->ReadSeriesOverview(series, kPoints + 1).value();

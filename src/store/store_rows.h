@@ -19,10 +19,6 @@ inline constexpr const char* kRunSelect =
     "r.supervisor_pid, r.start_ms, r.end_ms, r.status, r.exit_code, r.signal, r.reason, "
     "r.listeners, r.interval_ms, r.devices FROM runs r JOIN experiments e ON e.id = r.experiment_id";
 
-// Which of a chunk's blobs a read brings: none (ListChunkInfo), its data and summary
-// with the times it shares (ReadChunks), or its summary only (ReadChunkSummaries).
-enum class ChunkBlobs { kNone, kData, kSummary };
-
 // The chunk and the times it shares (schema 8; NULL when its data holds its own).
 inline constexpr const char* kChunkWithTimes =
     " FROM chunks c LEFT JOIN chunk_times t ON t.series_id = c.times_series AND t.first_ms = c.first_ms";
@@ -32,15 +28,15 @@ inline constexpr const char* kChunkWithTimes =
 // "= ANY($1::bigint[])"), by series and each series' in time order. With `range` (two more
 // placeholders), only the chunks whose first_ms lies between those; with `reaching` (a
 // placeholder), only the chunks not sealed and those with a point after it.
-inline std::string ChunkSelect(ChunkBlobs blobs, const char* series_in,
+inline std::string ChunkSelect(ChunkPart blobs, const char* series_in,
                                std::pair<const char*, const char*> range = {nullptr, nullptr},
                                const char* reaching = nullptr) {
-  const char* extra = blobs == ChunkBlobs::kData      ? ", c.data, c.summary, t.data, c.times_series"
-                      : blobs == ChunkBlobs::kSummary ? ", c.summary"
-                                                      : "";
+  const char* extra = blobs == ChunkPart::kData        ? ", c.data, c.summary, t.data, c.times_series"
+                      : blobs == ChunkPart::kSummaries ? ", c.summary"
+                                                       : "";
   std::string sql =
       std::string("SELECT c.id, c.first_ms, c.last_ms, c.count, c.min, c.max, c.sum, c.sealed") + extra +
-      ", c.series_id" + (blobs == ChunkBlobs::kData ? kChunkWithTimes : " FROM chunks c") +
+      ", c.series_id" + (blobs == ChunkPart::kData ? kChunkWithTimes : " FROM chunks c") +
       " WHERE c.series_id " + series_in;
   if (range.first != nullptr) {
     sql += " AND c.first_ms >= ";
@@ -136,7 +132,7 @@ RunRecord RunFromRow(const Row& row) {
 }
 
 template <typename Row>
-ChunkRecord ChunkFromRow(const Row& row, ChunkBlobs blobs) {
+ChunkRecord ChunkFromRow(const Row& row, ChunkPart blobs) {
   ChunkRecord c;
   c.id = row.Int(0);
   c.first_ms = row.Int(1);
@@ -146,12 +142,12 @@ ChunkRecord ChunkFromRow(const Row& row, ChunkBlobs blobs) {
   if (!row.IsNull(5)) c.max = row.Double(5);
   c.sum = row.IsNull(6) ? 0 : row.Double(6);
   c.sealed = row.Int(7) != 0;
-  if (blobs == ChunkBlobs::kData) c.data = row.Text(8);
-  int summary = blobs == ChunkBlobs::kData ? 9 : blobs == ChunkBlobs::kSummary ? 8 : -1;
+  if (blobs == ChunkPart::kData) c.data = row.Text(8);
+  int summary = blobs == ChunkPart::kData ? 9 : blobs == ChunkPart::kSummaries ? 8 : -1;
   if (summary > 0 && !row.IsNull(summary)) c.summary = row.Text(summary);
-  if (blobs == ChunkBlobs::kData && !row.IsNull(10)) c.times = row.Text(10);
-  if (blobs == ChunkBlobs::kData && !row.IsNull(11)) c.times_series = row.Int(11);
-  c.series_id = row.Int(blobs == ChunkBlobs::kData ? 12 : blobs == ChunkBlobs::kSummary ? 9 : 8);
+  if (blobs == ChunkPart::kData && !row.IsNull(10)) c.times = row.Text(10);
+  if (blobs == ChunkPart::kData && !row.IsNull(11)) c.times_series = row.Int(11);
+  c.series_id = row.Int(blobs == ChunkPart::kData ? 12 : blobs == ChunkPart::kSummaries ? 9 : 8);
   return c;
 }
 

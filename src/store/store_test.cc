@@ -296,7 +296,8 @@ TEST_F(StoreTest, AnOlderStoreIsMigratedWithItsRunsIntact) {
   EXPECT_EQ(run->params.size(), 2u);
   EXPECT_EQ(run->devices, "");
   // The series' totals are those of the chunks written before.
-  ASSERT_EQ(store->ListChunkInfo(store->ListSeries(id)->at(0).id)->size(), 3u);
+  ASSERT_EQ(
+      store->ReadChunks({.series = {store->ListSeries(id)->at(0).id}, .part = ChunkPart::kInfo})->size(), 3u);
   ExpectTotalsOfEveryChunk(*store, id);
   EXPECT_EQ(store->ListSeriesTotals(id)->at(0).count, 25);
   // Its sealed chunks have no overview: readers see that it lacks them.

@@ -61,7 +61,8 @@ inline RunRecord NewRun(Store& store, const std::string& name = "train.py") {
 inline SeriesTotals TotalsFromChunks(Store& store, int64_t series_id) {
   SeriesTotals t;
   t.series.id = series_id;
-  for (const ChunkRecord& c : store.ListChunkInfo(series_id).value()) t.Add(c.count, c.sum, c.min, c.max);
+  for (const ChunkRecord& c : store.ReadChunks({.series = {series_id}, .part = ChunkPart::kInfo}).value())
+    t.Add(c.count, c.sum, c.min, c.max);
   return t;
 }
 

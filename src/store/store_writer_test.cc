@@ -22,14 +22,14 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
     ASSERT_TRUE(writer.Flush().ok());
   }
   // Two flushes: no chunk yet, both journal entries readable right away.
-  EXPECT_TRUE(store->ReadChunks(series_id())->empty());
+  EXPECT_TRUE(store->ReadChunks({.series = {series_id()}})->empty());
   EXPECT_EQ(store->ReadJournal(series_id())->size(), 2u);
   EXPECT_EQ(ReadSeriesPoints(*store, series_id())->size(), 2u);
 
   add(2);
   ASSERT_TRUE(writer.Flush().ok());  // the third flush checkpoints
   EXPECT_TRUE(store->ReadJournal(series_id())->empty());
-  std::vector<ChunkRecord> chunks = store->ReadChunks(series_id()).value();
+  std::vector<ChunkRecord> chunks = store->ReadChunks({.series = {series_id()}}).value();
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_FALSE(chunks[0].sealed);
   EXPECT_EQ(chunks[0].count, 3);
@@ -39,7 +39,7 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
 
   for (int i = 4; i < 12; ++i) add(i);
   ASSERT_TRUE(writer.Flush().ok());
-  chunks = store->ReadChunks(series_id()).value();
+  chunks = store->ReadChunks({.series = {series_id()}}).value();
   // A sealed chunk of 10 points replacing the provisional one, the other 2 provisional.
   ASSERT_EQ(chunks.size(), 2u);
   EXPECT_TRUE(chunks[0].sealed);
@@ -55,7 +55,7 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   // A flush of 35 more: three sealed chunks of 10, the rest provisional; Close seals it.
   for (int i = 12; i < 47; ++i) add(i);
   ASSERT_TRUE(writer.Flush().ok());
-  chunks = store->ReadChunks(series_id()).value();
+  chunks = store->ReadChunks({.series = {series_id()}}).value();
   ASSERT_EQ(chunks.size(), 5u);
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_TRUE(chunks[i].sealed) << i;
@@ -64,7 +64,7 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   EXPECT_FALSE(chunks[4].sealed);
   EXPECT_EQ(chunks[4].count, 7);
   ASSERT_TRUE(writer.Close().ok());
-  chunks = store->ReadChunks(series_id()).value();
+  chunks = store->ReadChunks({.series = {series_id()}}).value();
   ASSERT_EQ(chunks.size(), 5u);
   EXPECT_TRUE(chunks[4].sealed);
   points = ReadSeriesPoints(*store, series_id()).value();
@@ -72,14 +72,19 @@ TEST_P(BackendTest, WriterJournalsThenCheckpointsThenSeals) {
   for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].time_ms, 1000 * static_cast<int64_t>(i));
   // The chunks beginning within a range, in one read, with their points: the 2nd to 4th.
   std::vector<ChunkRecord> range =
-      store->ReadChunkRange(series_id(), chunks[1].first_ms, chunks[3].first_ms).value();
+      store
+          ->ReadChunks({.series = {series_id()},
+                        .first_ms = std::pair<int64_t, int64_t>(chunks[1].first_ms, chunks[3].first_ms)})
+          .value();
   ASSERT_EQ(range.size(), 3u);
   std::vector<Point> middle;
   for (const ChunkRecord& c : range) ASSERT_TRUE(DecodeChunk(c.data, middle).ok());
   ASSERT_EQ(middle.size(), 30u);
   EXPECT_EQ(middle.front().time_ms, 10000);
   EXPECT_EQ(middle.back().time_ms, 39000);
-  EXPECT_TRUE(store->ReadChunkRange(series_id(), 47000, 90000)->empty());
+  EXPECT_TRUE(
+      store->ReadChunks({.series = {series_id()}, .first_ms = std::pair<int64_t, int64_t>(47000, 90000)})
+          ->empty());
 }
 
 TEST_P(BackendTest, SeriesTotalsCountEveryChunkOnceAsTheWriterSealsAndReplaces) {
@@ -186,11 +191,11 @@ TEST_P(BackendTest, WhatALiveRefreshNeedsOfManySeriesIsReadAtOnce) {
   }
   int64_t since = a.start_ms + 150 * 1000;
   std::vector<ChunkRecord> reaching =
-      store->ReadChunksReaching({series[1], series[0], 987654321}, since).value();
+      store->ReadChunks({.series = {series[1], series[0], 987654321}, .reaching_ms = since}).value();
   std::sort(series.begin(), series.end());
   size_t at = 0;
   for (int64_t id : series) {
-    for (const ChunkRecord& c : store->ReadChunks(id).value()) {
+    for (const ChunkRecord& c : store->ReadChunks({.series = {id}}).value()) {
       if (c.sealed && std::max(c.first_ms, c.last_ms) <= since) continue;
       ASSERT_LT(at, reaching.size());
       EXPECT_EQ(reaching[at].series_id, id);
@@ -260,7 +265,7 @@ TEST_P(BackendTest, SeriesSampledOnTheSameTicksKeepTheirTimesOnce) {
                                                                  : si.labels;
     const std::vector<Point>& expected = written[name];
     EXPECT_EQ(ReadSeriesPoints(*store, si.id).value(), expected) << name;
-    std::vector<ChunkRecord> chunks = store->ReadChunks(si.id).value();
+    std::vector<ChunkRecord> chunks = store->ReadChunks({.series = {si.id}}).value();
     ASSERT_EQ(chunks.size(), 3u) << name;
     size_t at = 0;
     for (const ChunkRecord& c : chunks) {
@@ -278,14 +283,20 @@ TEST_P(BackendTest, SeriesSampledOnTheSameTicksKeepTheirTimesOnce) {
     // A range of chunks (a zoomed chart), and chunks listed without their data (read one
     // by one), decode to the same points.
     std::vector<ChunkRecord> middle =
-        store->ReadChunkRange(si.id, chunks[1].first_ms, chunks[1].first_ms).value();
+        store
+            ->ReadChunks({.series = {si.id},
+                          .first_ms = std::pair<int64_t, int64_t>(chunks[1].first_ms, chunks[1].first_ms)})
+            .value();
     ASSERT_EQ(middle.size(), 1u);
     std::vector<Point> points;
     ASSERT_TRUE(DecodeChunk(middle[0].data, points, middle[0].times).ok()) << name;
     EXPECT_EQ(points, std::vector<Point>(expected.begin() + chunks[0].count,
                                          expected.begin() + chunks[0].count + chunks[1].count));
     points.clear();
-    ASSERT_TRUE(DecodeSeriesParts(*store, si.id, store->ListChunkInfo(si.id).value(), {}, points).ok());
+    ASSERT_TRUE(DecodeSeriesParts(*store, si.id,
+                                  store->ReadChunks({.series = {si.id}, .part = ChunkPart::kInfo}).value(),
+                                  {}, points)
+                    .ok());
     EXPECT_EQ(points, expected) << name;
   }
   // Three sets of times (one per sealed chunk of the three GPUs), each kept once.
@@ -295,11 +306,11 @@ TEST_P(BackendTest, SeriesSampledOnTheSameTicksKeepTheirTimesOnce) {
   std::vector<int64_t> ids;
   for (const SeriesInfo& si : store->ListSeries(run.id).value()) ids.insert(ids.begin(), si.id);
   ids.push_back(987654321);
-  std::vector<ChunkRecord> several = store->ReadChunksOfSeries(ids).value();
+  std::vector<ChunkRecord> several = store->ReadChunks({.series = ids}).value();
   std::sort(ids.begin(), ids.end());
   size_t at = 0;
   for (int64_t id : ids) {
-    for (const ChunkRecord& c : store->ReadChunks(id).value()) {
+    for (const ChunkRecord& c : store->ReadChunks({.series = {id}}).value()) {
       ASSERT_LT(at, several.size());
       const ChunkRecord& got = several[at++];
       EXPECT_EQ(got.series_id, id);

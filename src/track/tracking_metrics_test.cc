@@ -79,7 +79,7 @@ TEST_F(TrackingApiTest, TheLatestValueOfALongMetricIsAtItsHighestStep) {
     writer.Append("train.loss", "", {1763777000000 + int64_t{100} * kSteps, 9.0, 5});
     ASSERT_TRUE(writer.Flush().ok());
     int64_t loss = store_->EnsureSeries(run_id, "train.loss", "").value();
-    ASSERT_GT(store_->ListChunkInfo(loss)->size(), 10u);
+    ASSERT_GT(store_->ReadChunks({.series = {loss}, .part = ChunkPart::kInfo})->size(), 10u);
     ASSERT_FALSE(store_->ReadJournal(loss)->empty()) << "the newest points only in the journal";
     ASSERT_TRUE(writer.Close().ok());
   }

@@ -27,15 +27,6 @@ class CountingStore : public ForwardingStore {
     ++journals_of_runs;
     return inner_.ReadJournalsOfRuns(r);
   }
-  Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& s,
-                                                      int64_t since_ms) override {
-    ++reaching_reads;
-    return inner_.ReadChunksReaching(s, since_ms);
-  }
-  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override {
-    ++chunk_lists;
-    return inner_.ListChunkInfo(s);
-  }
   Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& r) override {
     ++series_lists;
     return inner_.ListSeriesOfRuns(r);
@@ -45,25 +36,25 @@ class CountingStore : public ForwardingStore {
     ++overview_reads;
     return inner_.ReadSeriesOverviews(s, min_points, max_points);
   }
-  Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
-    ++summary_reads;
-    return inner_.ReadChunkSummaries(s);
-  }
-  Result<ChunkRecord> ReadChunkData(int64_t c) override {
-    ++chunk_data_reads;
-    ++data_queries;
-    return inner_.ReadChunkData(c);
-  }
-  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t s, int64_t from, int64_t to) override {
-    Result<std::vector<ChunkRecord>> chunks = inner_.ReadChunkRange(s, from, to);
-    if (chunks.ok()) chunk_data_reads += static_cast<int>(chunks->size());
-    ++data_queries;
+  // Each chunk read counted by its shape: one chunk's points by id, a range of a series'
+  // chunks with their points, the chunks a live refresh reaches, a series' chunk list, its
+  // summaries, or whole series with their points.
+  Result<std::vector<ChunkRecord>> ReadChunks(const ChunkQuery& q) override {
+    Result<std::vector<ChunkRecord>> chunks = inner_.ReadChunks(q);
+    if (q.chunk || q.first_ms) {
+      chunk_data_reads += q.chunk ? 1 : chunks.ok() ? static_cast<int>(chunks->size()) : 0;
+      ++data_queries;
+    } else if (q.reaching_ms) {
+      ++reaching_reads;
+    } else if (q.part == ChunkPart::kInfo) {
+      ++chunk_lists;
+    } else if (q.part == ChunkPart::kSummaries) {
+      ++summary_reads;
+    } else {
+      whole_series_reads += static_cast<int>(q.series.size());
+      ++whole_reads_queries;
+    }
     return chunks;
-  }
-  Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& s) override {
-    whole_series_reads += static_cast<int>(s.size());
-    ++whole_reads_queries;
-    return inner_.ReadChunksOfSeries(s);
   }
 };
 

@@ -38,10 +38,6 @@ class ForwardingStore : public Store {
       const std::vector<std::string>& r) override {
     return inner_.ReadJournalsOfRuns(r);
   }
-  Result<std::vector<ChunkRecord>> ReadChunksReaching(const std::vector<int64_t>& s,
-                                                      int64_t since_ms) override {
-    return inner_.ReadChunksReaching(s, since_ms);
-  }
   Status LogParams(const std::string& r, const KeyValues& p) override { return inner_.LogParams(r, p); }
   Status SetTags(const std::string& r, const KeyValues& t) override { return inner_.SetTags(r, t); }
   Status DeleteTag(const std::string& r, const std::string& k) override { return inner_.DeleteTag(r, k); }
@@ -67,23 +63,13 @@ class ForwardingStore : public Store {
   Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& r) override {
     return inner_.ListSeriesOfRuns(r);
   }
-  Result<std::vector<ChunkRecord>> ReadChunksOfSeries(const std::vector<int64_t>& s) override {
-    return inner_.ReadChunksOfSeries(s);
-  }
-  Result<std::vector<ChunkRecord>> ListChunkInfo(int64_t s) override { return inner_.ListChunkInfo(s); }
+  Result<std::vector<ChunkRecord>> ReadChunks(const ChunkQuery& q) override { return inner_.ReadChunks(q); }
   Result<std::vector<SeriesTotals>> ListSeriesTotalsOfRuns(const std::vector<std::string>& r) override {
     return inner_.ListSeriesTotalsOfRuns(r);
   }
   Result<std::vector<SeriesOverview>> ReadSeriesOverviews(const std::vector<int64_t>& s, int64_t min_points,
                                                           int64_t max_points) override {
     return inner_.ReadSeriesOverviews(s, min_points, max_points);
-  }
-  Result<std::vector<ChunkRecord>> ReadChunkSummaries(int64_t s) override {
-    return inner_.ReadChunkSummaries(s);
-  }
-  Result<ChunkRecord> ReadChunkData(int64_t c) override { return inner_.ReadChunkData(c); }
-  Result<std::vector<ChunkRecord>> ReadChunkRange(int64_t s, int64_t from, int64_t to) override {
-    return inner_.ReadChunkRange(s, from, to);
   }
   Result<std::vector<EventRecord>> ListEvents(const std::string& r) override { return inner_.ListEvents(r); }
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& r) override {
