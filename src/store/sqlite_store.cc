@@ -69,6 +69,10 @@ Result<std::string> SqliteStore::ArtifactDirectory(const std::string& run_id) {
 Result<int64_t> SqliteStore::EnsureExperiment(const std::string& name) {
   TB_RETURN_IF_ERROR(CheckExperimentName(name));
   std::lock_guard lock(mu_);
+  return EnsureExperimentLocked(name);
+}
+
+Result<int64_t> SqliteStore::EnsureExperimentLocked(const std::string& name) {
   // Default is MLflow's experiment 0, so that every experiment's id is MLflow's (radT's
   // experiment numbers; a store made before keeps the id its Default has).
   Statement insert(*statements_,
@@ -389,19 +393,23 @@ Status SqliteStore::InsertParams(const std::string& run_id, const KeyValues& par
 }
 
 Status SqliteStore::InsertRun(const RunRecord& run) {
-  Statement exp(*statements_, "SELECT id FROM experiments WHERE name = ?");
-  exp.Bind(1, run.experiment);
-  if (exp.Step() != SQLITE_ROW) return Status::NotFound("no experiment " + run.experiment);
+  TB_RETURN_IF_ERROR(CheckExperimentName(run.experiment));
+  Result<int64_t> experiment = EnsureExperimentLocked(run.experiment);  // as PostgreSQL does
+  if (!experiment.ok()) return experiment.status();
   Statement st(*statements_,
                "INSERT INTO runs(id, experiment_id, workload, name, command, working_directory, host, "
                "supervisor_pid, start_ms, end_ms, status, exit_code, signal, reason, listeners, "
                "interval_ms, devices) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  st.Bind(1, run.id).Bind(2, exp.Int(0)).Bind(3, run.workload).Bind(4, run.name);
+  st.Bind(1, run.id).Bind(2, *experiment).Bind(3, run.workload).Bind(4, run.name);
   st.Bind(5, run.command).Bind(6, run.working_directory).Bind(7, run.host);
   st.Bind(8, run.supervisor_pid).Bind(9, run.start_ms).Bind(10, run.end_ms).Bind(11, run.status);
   st.Bind(12, run.exit_code).Bind(13, run.signal).Bind(14, run.reason).Bind(15, run.listeners);
   st.Bind(16, run.interval_ms).Bind(17, run.devices);
-  if (st.Step() != SQLITE_DONE) return Error("cannot record run " + run.id);
+  if (st.Step() != SQLITE_DONE) {
+    if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY)
+      return Status::InvalidArgument("run " + run.id + " exists already");
+    return Error("cannot record run " + run.id);
+  }
   for (auto [table, kvs] : {std::pair{"params", &run.params}, std::pair{"tags", &run.tags}}) {
     std::string sql = std::string("INSERT OR REPLACE INTO ") + table + "(run_id, key, value) VALUES(?, ?, ?)";
     Statement kv(*statements_, sql);

@@ -124,6 +124,8 @@ class SqliteStore : public Store {
   Status InsertParams(const std::string& run_id, const KeyValues& params);
 
   Status InsertRun(const RunRecord& run);
+  // EnsureExperiment with mu_ held.
+  Result<int64_t> EnsureExperimentLocked(const std::string& name);
 
   Status Migrate();
 

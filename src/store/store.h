@@ -1,9 +1,7 @@
 // The store: experiments, runs (params, tags, status), series of samples kept as
-// compressed chunks, events and artifacts. One interface; SQLite is the embedded default
-// and other engines (PostgreSQL) implement the same calls, so callers never change.
-//
-// Thread-safety: every method may be called from any thread; implementations serialize
-// internally. Durability: a call that returned OK survives a crash of trainbench.
+// compressed chunks, events and artifacts. One interface, whose contract (class Store
+// below) both backends keep: SQLite, the embedded default, and PostgreSQL, the shared one.
+// docs/STORE-FORMAT.md gives the tables and a chunk's bytes.
 #pragma once
 
 #include <cstdint>
@@ -236,93 +234,107 @@ Status CheckRunId(std::string_view id);
 Status CheckParamUnchanged(std::string_view run_id, std::string_view key, std::string_view logged,
                            std::string_view wanted);
 
+// The store's contract, for every method of both backends unless a method says otherwise:
+//  - Threads: any method may be called from any thread at any time; calls are serialized
+//    inside the store (one SQLite handle, one libpq connection, each behind a mutex).
+//  - Writes are atomic (a call's rows all land or none do) and durable once OK is
+//    returned: a crash of trainbench afterwards loses nothing. On PostgreSQL a write made
+//    while the server is away is spooled and returns OK; it lands when the server returns.
+//  - Errors: InvalidArgument (what the caller gave breaks a rule; the message names it),
+//    NotFound (the run, tag, artifact, chunk or registered model named is not there),
+//    Corrupt (bytes trainbench did not write), IoError (the disk), Unavailable (a
+//    PostgreSQL read while the server is away). A read of ids that are not there leaves
+//    them out rather than failing. No method throws.
+//  - "In one read": a method taking several ids costs a fixed number of queries however
+//    many ids it is given.
 class Store {
  public:
   virtual ~Store() = default;
 
-  // Opens (creating when missing) the store named by `uri`: "sqlite:///abs/path.db",
-  // "sqlite://relative.db" or a plain path. Fails with a message that says what to do
-  // when the location is not writable, is not a trainbench store, or was written by a
-  // newer trainbench.
+  // The store named by `uri` ("sqlite:///abs/path.db", "sqlite://relative.db", a plain
+  // path, "postgresql://..."), created when missing and migrated when behind this build's
+  // schema. InvalidArgument, saying what to do, when the location is not writable, is not
+  // a trainbench store, or was written by a newer trainbench.
   static Result<std::unique_ptr<Store>> Open(const std::string& uri);
 
-  // A short description for messages ("sqlite:///home/me/trainbench.db").
+  // A short description for messages ("sqlite:///home/me/trainbench.db"). Never fails.
   virtual std::string Describe() const = 0;
-  // Where large artifacts (logs) of a run are written as files while it runs; created.
+  // The folder, created, where a run's large artifacts (logs) are written as files.
   virtual Result<std::string> ArtifactDirectory(const std::string& run_id) = 0;
 
   // --- write side ---
+  // The id of experiment `name`, created when missing.
   virtual Result<int64_t> EnsureExperiment(const std::string& name) = 0;
-  // Creates experiment `name` with id `id` (MLflow's id of it: what radT's experiment
-  // numbers name); InvalidArgument when the id or the name is taken.
+  // Creates experiment `name` with id `id` (MLflow's, as radT's experiment numbers name
+  // it); InvalidArgument when the id or the name is taken.
   virtual Status CreateExperimentWithId(int64_t id, const std::string& name) = 0;
-  // Records a new run (with its params and tags). Fails if the id exists.
+  // Records a new run with its params and tags, its experiment created when missing
+  // (EnsureExperiment); InvalidArgument when its id exists.
   virtual Status CreateRun(const RunRecord& run) = 0;
+  // Records the run's end: its time, status (kFinished, kFailed, kKilled), exit code or
+  // signal, and the reason for people.
   virtual Status FinishRun(const std::string& run_id, int64_t end_ms, const std::string& status,
                            std::optional<int> exit_code, std::optional<int> signal,
                            const std::string& reason) = 0;
+  // The id of the run's series (metric, labels), created when missing; the same id on
+  // every call and in every store (a hash of what names it).
   virtual Result<int64_t> EnsureSeries(const std::string& run_id, const std::string& metric,
                                        const std::string& labels) = 0;
-  // Appends a journal entry (EncodeJournalEntry) for a run; returns its id.
+  // Appends a journal entry (EncodeJournalEntry: one flush of the run's new points); its id.
   virtual Result<int64_t> AppendJournal(const std::string& run_id, const std::string& data) = 0;
-  // Applies a batch atomically; fills in the ids of inserted chunks.
+  // Applies a checkpoint whole: its chunks inserted (their ids filled in), the provisional
+  // chunks and journal entries it replaces deleted, the series' totals and overviews grown.
   virtual Status WriteChunks(ChunkBatch& batch) = 0;
-  // Adds params to a run, all or none. A param is written once: logging a key again with
-  // the same value is a no-op, with another value an InvalidArgument error (as in MLflow).
+  // Adds params to a run, all or none. The same value again is a no-op; another value for
+  // a key already logged is InvalidArgument with MLflow's message.
   virtual Status LogParams(const std::string& run_id, const KeyValues& params) = 0;
   // Adds or replaces tags of a run, all or none.
   virtual Status SetTags(const std::string& run_id, const KeyValues& tags) = 0;
   // NotFound when the run has no such tag.
   virtual Status DeleteTag(const std::string& run_id, const std::string& key) = 0;
+  // NotFound when there is no such run.
   virtual Status RenameRun(const std::string& run_id, const std::string& name) = 0;
-  // Moves the run, with everything it holds, into the experiment `experiment_id` (which
-  // exists): the script under `trainbench run` chose another (mlflow.set_experiment).
+  // Moves the run, with everything it holds, into experiment `experiment_id`, which exists.
   virtual Status MoveRun(const std::string& run_id, int64_t experiment_id) = 0;
-  // InvalidArgument when the new name is another experiment's.
+  // Renames the experiment or changes its tags; InvalidArgument when the new name is
+  // another experiment's.
   virtual Status ChangeExperiment(int64_t experiment_id, const ExperimentChange& change) = 0;
   virtual Status AddEvent(const EventRecord& event) = 0;
-  // Adds or replaces an artifact of a run.
+  // Adds or replaces an artifact of a run (inline content, or the path of its file).
   virtual Status PutArtifact(const ArtifactRecord& artifact) = 0;
-  // The model registry (MLflow's registered models): one opaque record a name, written
-  // whole; `record` nullopt deletes it (NotFound when there is none). The record is the
-  // tracking API's (track/tracking_registry.cc); the store only keeps it.
+  // Writes the registered model's record whole (an opaque text the tracking API shapes);
+  // `record` nullopt deletes it, NotFound when there is none.
   virtual Status PutRegisteredModel(const std::string& name, const std::optional<std::string>& record) = 0;
   // Every registered model's (name, record), by name.
   virtual Result<std::vector<std::pair<std::string, std::string>>> ListRegisteredModels() = 0;
 
   // --- read side ---
-  virtual Result<std::vector<ExperimentInfo>> ListExperiments() = 0;  // with their tags
+  // Every experiment with its tags, by id.
+  virtual Result<std::vector<ExperimentInfo>> ListExperiments() = 0;
   // Runs, oldest first; of one experiment when `experiment` is not empty.
   virtual Result<std::vector<RunRecord>> ListRuns(const std::string& experiment) = 0;
-  // A run by full id, unique id prefix (4+ digits) or name (the newest with that name).
+  // A run by full id, unique id prefix (4+ digits) or name (ChooseRun's rules); NotFound
+  // naming the store and the command that lists runs, InvalidArgument for an ambiguous prefix.
   virtual Result<RunRecord> FindRun(const std::string& id_prefix_or_name) = 0;
-  // Runs by their whole ids (as NewRunId makes), in the order of `ids`, each once; an id
-  // that is no run is left out. What a chart of 50 runs reads in one go rather than 50.
+  // Runs by their whole ids, in the order of `ids`, each once, in one read.
   virtual Result<std::vector<RunRecord>> FindRunsById(const std::vector<std::string>& ids) = 0;
-  // The series of several runs in one read: ordered by run id, a run's by metric and labels.
-  // What a chart of 50 runs reads in one go rather than 50.
+  // The series of several runs in one read: by run id, a run's by metric and labels.
   virtual Result<std::vector<SeriesInfo>> ListSeriesOfRuns(const std::vector<std::string>& run_ids) = 0;
-  // A run's series, by metric and labels.
   Result<std::vector<SeriesInfo>> ListSeries(const std::string& run_id) { return ListSeriesOfRuns({run_id}); }
-  // Each series of several runs with its totals, in ListSeriesOfRuns' order: the figures
-  // kept beside each series for its sealed chunks plus its provisional chunks, without
-  // reading every chunk; in two reads whatever their number (a listing of 10,000 runs
-  // made two queries a run).
+  // Each series of several runs with its totals (count, sum, min, max over its sealed and
+  // provisional chunks), in ListSeriesOfRuns' order, in one read: no chunk is read.
   virtual Result<std::vector<SeriesTotals>> ListSeriesTotalsOfRuns(
       const std::vector<std::string>& run_ids) = 0;
   Result<std::vector<SeriesTotals>> ListSeriesTotals(const std::string& run_id) {
     return ListSeriesTotalsOfRuns({run_id});
   }
-  // The chunks `query` asks for, in one read whatever the number of series (a chart of 50
-  // runs reads their chunks in one query, not 50). A series id that is no series has none;
-  // NotFound when `query.chunk` names no chunk (a checkpoint replaced it); InvalidArgument
-  // when it asks for both `first_ms` and `reaching_ms`.
+  // The chunks `query` asks for (ChunkQuery), in one read. NotFound when `query.chunk`
+  // names no chunk (a checkpoint replaced it); InvalidArgument when it narrows by both
+  // `first_ms` and `reaching_ms`. Unsound rows (SoundChunk) are left out, with a warning.
   virtual Result<std::vector<ChunkRecord>> ReadChunks(const ChunkQuery& query) = 0;
-  // The series' overviews, one for each id in the order given (an id that is no series has
-  // an empty one), in one read: a few rows a series, however many chunks it has. Each
-  // one's blocks only when its sealed chunks hold `min_points` points or more (else just
-  // the counts: a chart of few points a bucket does not need them) and fewer than
-  // `max_points` (a reader that reads the longest apart).
+  // The series' overviews, one for each id in the order given (empty for an id that is no
+  // series), in one read of a few rows a series. Each one's blocks only when its sealed
+  // chunks hold at least `min_points` and fewer than `max_points` points; else its counts.
   virtual Result<std::vector<SeriesOverview>> ReadSeriesOverviews(
       const std::vector<int64_t>& series_ids, int64_t min_points = 0,
       int64_t max_points = std::numeric_limits<int64_t>::max()) = 0;
@@ -331,23 +343,23 @@ class Store {
     if (!read.ok()) return read.status();
     return std::move(read->front());
   }
-  // Journal entries of the run that owns `series_id`, oldest first: points written
-  // since the series' newest chunk.
+  // The journal entries of the run that owns `series_id`, oldest first: the points written
+  // since its newest chunk.
   virtual Result<std::vector<JournalEntry>> ReadJournal(int64_t series_id) = 0;
-  // The journal entries of several runs in one read: (run id, entry), by run id, each run's
-  // oldest first.
+  // The journal entries of several runs in one read: (run id, entry), by run id, each
+  // run's oldest first.
   virtual Result<std::vector<std::pair<std::string, JournalEntry>>> ReadJournalsOfRuns(
       const std::vector<std::string>& run_ids) = 0;
+  // A run's events in time order.
   virtual Result<std::vector<EventRecord>> ListEvents(const std::string& run_id) = 0;
-  // Artifacts of a run, without their content.
+  // A run's artifacts by name, without their content.
   virtual Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) = 0;
-  // Full path of a file artifact, or the inline content in `content`.
+  // One artifact: its inline content, or the path of its file. NotFound when the run has none.
   virtual Result<ArtifactRecord> GetArtifact(const std::string& run_id, const std::string& name) = 0;
-  // The artifact `name` of each of several runs that has one (GetArtifact's record), in one
-  // read, in no particular order: what a table of 10,000 runs reads rather than 10,000.
+  // The artifact `name` of each of several runs that has one, in one read, in no order.
   virtual Result<std::vector<ArtifactRecord>> GetArtifactOfRuns(const std::vector<std::string>& run_ids,
                                                                 const std::string& name) = 0;
-  // How many events each of several runs holds (a run without any is left out), in one read.
+  // How many events each of several runs holds (a run without any left out), in one read.
   virtual Result<std::vector<std::pair<std::string, int64_t>>> CountEventsOfRuns(
       const std::vector<std::string>& run_ids) = 0;
 };

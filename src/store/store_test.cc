@@ -55,6 +55,15 @@ TEST_P(BackendTest, RunsRoundTripAndAreFoundByPrefixOrName) {
   EXPECT_EQ(store->FindRun("second")->id, b.id);
   EXPECT_EQ(store->FindRun(b.id)->status, kRunning);  // finishing a did not touch b
   EXPECT_EQ(store->FindRun("nope").status().code(), Status::Code::kNotFound);
+  // The contract both backends keep: a run's id once; a run's experiment made when missing.
+  Status again = store->CreateRun(a);
+  EXPECT_EQ(again.code(), Status::Code::kInvalidArgument) << again.message();
+  EXPECT_NE(again.message().find("exists already"), std::string::npos) << again.message();
+  RunRecord stray = a;
+  stray.id = NewRunId();
+  stray.experiment = "no such experiment";  // yet
+  ASSERT_TRUE(store->CreateRun(stray).ok());
+  EXPECT_EQ(store->ListRuns("no such experiment")->size(), 1u);
   EXPECT_EQ(store->ListRuns("exp")->size(), 2u);
   EXPECT_TRUE(store->ListRuns("other")->empty());
   // A run moved to another experiment is listed there, with what it holds.
