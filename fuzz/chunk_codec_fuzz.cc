@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 #include "store/store.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

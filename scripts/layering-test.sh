@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The build enforces the layers (src/CMakeLists.txt): a folder's sources see the headers of
-# the folders its library links (LINKS in its CMakeLists.txt, and theirs in turn) and no
-# others. For every folder of src/ and every other folder, a probe including that folder's
+# the folders its library links (LINKS and PRIVATE_LINKS in its CMakeLists.txt, and their
+# LINKS in turn) and no others; a sub-folder (store/sqlite) is a layer of its own. For every
+# folder of src/ and every other folder, a probe including that folder's
 # first header is preprocessed with the flags the folder's sources are compiled with: it must
 # be found exactly when the declared links reach it. docs/ARCHITECTURE.md's table of folders
-# must name each folder's declared links, and no include may be relative ("../").
+# must name each folder's declared public links, and no include may be relative ("../").
 #   scripts/layering-test.sh BUILD_DIR
 set -euo pipefail
 build="$(cd "${1:?usage: layering-test.sh BUILD_DIR}" && pwd)"
@@ -17,15 +18,24 @@ import json, os, re, subprocess, sys
 
 here, build, scratch = sys.argv[1:4]
 src = os.path.join(here, "src")
-folders = sorted(d for d in os.listdir(src) if os.path.isfile(os.path.join(src, d, "CMakeLists.txt")))
-links = {}
+# Every folder of src/ with a CMakeLists.txt declaring a layer, sub-folders too ("store/sqlite");
+# a layer's name is its path with '_' for '/' (store_sqlite).
+folders = sorted(os.path.relpath(d, src) for d, _, files in os.walk(src)
+                 if d != src and "CMakeLists.txt" in files)
+links, private = {}, {}
+layer_of = {f: f.replace("/", "_") for f in folders}
+folder_of = {v: k for k, v in layer_of.items()}
+def declared(text, word):
+    m = re.search(r"\b" + word + r"\b(.*?)(?=\bPRIVATE_LINKS\b|\bEXCLUDE\b|\)|$)", text, re.S)
+    return sorted(folder_of[t[3:]] for t in (m.group(1).split() if m else []) if t.startswith("tb_"))
 for f in folders:
     text = open(os.path.join(src, f, "CMakeLists.txt")).read()
     m = re.search(r"trainbench_layer\(\s*(\w+)([^)]*)\)", text)
-    if not m or m.group(1) != f:
-        sys.exit(f"layering: src/{f}/CMakeLists.txt declares no trainbench_layer({f} ...)")
-    public = re.split(r"\bPRIVATE_LINKS\b|\bEXCLUDE\b", m.group(2).split("LINKS", 1)[1] if "LINKS" in m.group(2) else "")[0]
-    links[f] = sorted(t[3:] for t in public.split() if t.startswith("tb_"))
+    if not m or m.group(1) != layer_of[f]:
+        sys.exit(f"layering: src/{f}/CMakeLists.txt declares no trainbench_layer({layer_of[f]} ...)")
+    args = m.group(2)
+    links[f] = declared(re.sub(r"\bPRIVATE_LINKS\b.*", "", args, flags=re.S), "LINKS")
+    private[f] = declared(args, "PRIVATE_LINKS")
 reach = {}
 def reached(f):
     if f not in reach:
@@ -33,10 +43,16 @@ def reached(f):
         for g in links[f]:
             reach[f] |= {g} | reached(g)
     return reach[f]
+def seen_by(f):  # what a folder's own sources see: its links and its private links, and theirs
+    seen = set(reached(f))
+    for g in private[f]:
+        seen |= {g} | reached(g)
+    return seen - {f}
 
 commands = {e["file"]: e["command"] for e in json.load(open(os.path.join(build, "compile_commands.json")))}
 def first(folder, ext):
-    names = sorted(n for n in os.listdir(os.path.join(src, folder)) if n.endswith(ext) and "_test" not in n)
+    names = sorted(n for n in os.listdir(os.path.join(src, folder))
+                   if n.endswith(ext) and "_test" not in n and os.path.isfile(os.path.join(src, folder, n)))
     return names[0] if names else None
 
 failures = []
@@ -58,19 +74,19 @@ for f in folders:
         found = subprocess.run(f"{flags} -E -o /dev/null {probe}", shell=True, cwd=build,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
         probes += 1
-        if found != (g in reached(f)):
+        if found != (g in seen_by(f)):
             failures.append(f"src/{f}/ {'can' if found else 'cannot'} include {header}, "
-                            f"which its declared links ({', '.join(links[f]) or 'none'}) "
+                            f"which its declared links ({', '.join(links[f] + private[f]) or 'none'}) "
                             f"{'do not reach' if found else 'reach'}")
 
 # docs/ARCHITECTURE.md: the table of folders names each folder's links as the build declares them.
 doc = open(os.path.join(here, "docs", "ARCHITECTURE.md")).read()
 for f in folders:
-    row = re.search(r"^\| `" + f + r"/` \| ([^|]*) \|", doc, re.M)
+    row = re.search(r"^\| `" + re.escape(f) + r"/` \| ([^|]*) \|", doc, re.M)
     if not row:
         failures.append(f"docs/ARCHITECTURE.md's table has no row for {f}/ with its links")
         continue
-    said = sorted(re.findall(r"`(\w+)`", row.group(1)))
+    said = sorted(re.findall(r"`([\w/]+)`", row.group(1)))
     if said != links[f]:
         failures.append(f"docs/ARCHITECTURE.md says {f}/ links {', '.join(said) or 'nothing'}; "
                         f"its CMakeLists.txt declares {', '.join(links[f]) or 'nothing'}")

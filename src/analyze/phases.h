@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "analyze/training_window.h"
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 #include "store/store.h"
 
 namespace tb {

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 
 namespace tb {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 #include "store/run_tags.h"
 
 namespace tb {

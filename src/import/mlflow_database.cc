@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "base/strings.h"
-#include "store/pg_connection.h"
-#include "store/sqlite_statement.h"
+#include "store/postgres/pg_connection.h"
+#include "store/sqlite/sqlite_statement.h"
 
 namespace tb::mlflow_db {
 namespace {

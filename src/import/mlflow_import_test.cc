@@ -11,7 +11,7 @@
 
 #include "base/strings.h"
 #include "store/run_tags.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/helpers/mlflow_database.h"
 #include "tests/helpers/recorded_trace.h"
 #include "tests/helpers/scratch_directory.h"

@@ -1,4 +1,4 @@
-// What SeriesReader asks of a series' overview (store/chunk_summary.h) for a chart of
+// What SeriesReader asks of a series' overview (store/format/chunk_summary.h) for a chart of
 // `buckets`: a bucket covering the smallest summary level's group (PointsForChart), or the
 // smallest group of means (MeansForChart). Shared by series_reader.cc and
 // series_read_ahead.cc.
@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "store/chunk_summary.h"
+#include "store/format/chunk_summary.h"
 
 namespace tb {
 

@@ -4,7 +4,7 @@
 
 #include "query/overview_points.h"
 #include "query/series_reader.h"
-#include "store/chunk_summary.h"
+#include "store/format/chunk_summary.h"
 
 namespace tb {
 namespace {

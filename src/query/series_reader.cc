@@ -6,7 +6,7 @@
 
 #include "base/time.h"
 #include "query/overview_points.h"
-#include "store/chunk_summary.h"
+#include "store/format/chunk_summary.h"
 
 namespace tb {
 

@@ -35,7 +35,7 @@ class SeriesReader {
 
   // What a chart of `buckets` buckets over [from_ms, to_ms] needs, in time order. Where a
   // bucket covers many groups of points, the sealed chunks' summaries at the coarsest such
-  // level (store/chunk_summary.h) instead of their points, from the series' overview (a few
+  // level (store/format/chunk_summary.h) instead of their points, from the series' overview (a few
   // rows holding every chunk's summary) where it has one; otherwise the points of the
   // chunks in range only (always, when `buckets` is 0). A series whose points are cached
   // already is answered from them.
@@ -65,7 +65,7 @@ class SeriesReader {
   // What a workload's mean of the whole series in `buckets` buckets needs, in time order,
   // each point's `step` saying how many points it stands for and `spans` the times they span:
   //  - where a bucket covers a group of means or more (kMeanGroups: 128 points), each sealed
-  //    chunk's coarsest such group means (store/chunk_summary.h; from the series' overview
+  //    chunk's coarsest such group means (store/format/chunk_summary.h; from the series' overview
   //    where it has one; `group` the coarsest read), then every point of the unsealed chunk
   //    and the journal (a sealed chunk too short for means counts as its points);
   //  - where it covers 16 points or more, the means of groups of an eighth of a bucket, made
@@ -94,7 +94,7 @@ class SeriesReader {
 
  private:
   // The series' sealed chunks as its overview describes them (records without data or id,
-  // each `summary` what the chunk keeps there: store/chunk_summary.h OverviewLevels), then
+  // each `summary` what the chunk keeps there: store/format/chunk_summary.h OverviewLevels), then
   // with their data the chunks begun after the last of them (the provisional one, and any
   // sealed since the overview was read); nullopt when the overview lacks some sealed chunk
   // (sealed before there were overviews), or when the sealed chunks hold fewer than

@@ -8,7 +8,7 @@
 
 #include "base/percentile.h"
 #include "base/status.h"
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 
 namespace tb {
 

@@ -2,8 +2,8 @@
 #include <cstdlib>
 
 #include "base/strings.h"
-#include "store/postgres_store.h"
-#include "store/sqlite_store.h"
+#include "store/postgres/postgres_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
 
 namespace tb {

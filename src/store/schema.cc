@@ -97,7 +97,7 @@ CREATE TABLE experiment_tags(
   value TEXT NOT NULL,{seq}
   PRIMARY KEY(experiment_id, key));
 )sql",
-    // 5: levels of detail beside each sealed chunk (store/chunk_summary.h); NULL for
+    // 5: levels of detail beside each sealed chunk (store/format/chunk_summary.h); NULL for
     // chunks written before, which charts then read whole.
     "ALTER TABLE chunks ADD COLUMN summary {blob};",
     // 6: each series keeps the count, sum, lowest and highest of its sealed chunks, so that
@@ -137,7 +137,7 @@ CREATE TABLE chunk_times(
   PRIMARY KEY(series_id, first_ms)){norowid};
 ALTER TABLE chunks ADD COLUMN times_series {int};
 )sql",
-    // 9: a sealed chunk may keep its values as byte planes (store/chunk_codec.h), which
+    // 9: a sealed chunk may keep its values as byte planes (store/format/chunk_codec.h), which
     // builds before cannot read; the version alone makes them refuse the store and say to
     // upgrade, where they would call those chunks corrupt. No table changes.
     "SELECT 9;",

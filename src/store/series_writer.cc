@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "base/strings.h"
-#include "store/chunk_summary.h"
+#include "store/format/chunk_summary.h"
 
 namespace tb {
 

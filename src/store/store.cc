@@ -17,9 +17,9 @@
 #include "base/secret.h"
 #include "base/strings.h"
 #include "platform/process.h"
-#include "store/chunk_codec.h"
-#include "store/chunk_summary.h"
-#include "store/varint.h"
+#include "store/format/chunk_codec.h"
+#include "store/format/chunk_summary.h"
+#include "store/format/varint.h"
 
 namespace tb {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 
 namespace tb {
 

@@ -18,10 +18,10 @@
 #include <random>
 #include <set>
 
-#include "store/chunk_summary.h"
-#include "store/pg_connection.h"
+#include "store/format/chunk_summary.h"
+#include "store/postgres/pg_connection.h"
 #include "store/series_writer.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "tests/helpers/counting_store.h"
 #include "tests/helpers/forwarding_store.h"
 #include "tests/helpers/postgres_cluster.h"

@@ -5,9 +5,9 @@
 #include <unordered_map>
 
 #include "base/strings.h"
-#include "store/chunk_summary.h"
-#include "store/page_packing.h"
-#include "store/sqlite_store_impl.h"
+#include "store/format/chunk_summary.h"
+#include "store/sqlite/page_packing.h"
+#include "store/sqlite/sqlite_store_impl.h"
 #include "store/store_rows.h"
 
 namespace tb {

@@ -4,7 +4,7 @@
 
 #include "base/strings.h"
 #include "base/time.h"
-#include "store/postgres_store_impl.h"
+#include "store/postgres/postgres_store_impl.h"
 #include "store/schema.h"
 
 namespace tb {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "store/sqlite_statement.h"
+#include "store/sqlite/sqlite_statement.h"
 #include "store/store.h"
 #include "store/store_rows.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "store/pg_link.h"
-#include "store/postgres_store.h"
+#include "store/postgres/pg_link.h"
+#include "store/postgres/postgres_store.h"
 #include "store/schema.h"
 #include "store/store.h"
 #include "store/store_rows.h"

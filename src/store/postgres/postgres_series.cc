@@ -3,7 +3,7 @@
 #include <map>
 
 #include "base/strings.h"
-#include "store/postgres_store_impl.h"
+#include "store/postgres/postgres_store_impl.h"
 
 namespace tb {
 namespace {

@@ -16,7 +16,7 @@
 #include "base/secret.h"
 #include "base/status.h"
 #include "platform/c_library.h"
-#include "store/pg_spool.h"
+#include "store/postgres/pg_spool.h"
 
 namespace tb::pg {
 

@@ -1,4 +1,4 @@
-#include "store/page_packing.h"
+#include "store/sqlite/page_packing.h"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 
 namespace tb {
 

@@ -1,4 +1,4 @@
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 
 #include <zstd.h>
 
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "store/varint.h"
+#include "store/format/varint.h"
 
 namespace tb {
 namespace {

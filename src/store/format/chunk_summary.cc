@@ -1,9 +1,9 @@
-#include "store/chunk_summary.h"
+#include "store/format/chunk_summary.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "store/varint.h"
+#include "store/format/varint.h"
 
 namespace tb {
 

@@ -1,4 +1,4 @@
-#include "store/pg_spool.h"
+#include "store/postgres/pg_spool.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

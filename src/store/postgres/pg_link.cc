@@ -1,4 +1,4 @@
-#include "store/pg_link.h"
+#include "store/postgres/pg_link.h"
 
 #include <chrono>
 #include <cstdio>

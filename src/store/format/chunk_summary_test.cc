@@ -1,10 +1,10 @@
-#include "store/chunk_summary.h"
+#include "store/format/chunk_summary.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "store/varint.h"
+#include "store/format/varint.h"
 
 namespace tb {
 namespace {

@@ -1,4 +1,4 @@
-#include "store/sqlite_store.h"
+#include "store/sqlite/sqlite_store.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "store/schema.h"
-#include "store/sqlite_store_impl.h"
+#include "store/sqlite/sqlite_store_impl.h"
 #include "store/store_rows.h"
 
 namespace tb {

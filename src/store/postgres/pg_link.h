@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "store/pg_connection.h"
-#include "store/pg_spool.h"
+#include "store/postgres/pg_connection.h"
+#include "store/postgres/pg_spool.h"
 
 namespace tb::pg {
 

@@ -1,4 +1,4 @@
-#include "store/chunk_codec.h"
+#include "store/format/chunk_codec.h"
 
 #include <gtest/gtest.h>
 
