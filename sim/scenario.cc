@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -56,6 +57,72 @@ constexpr MigProfile kMigProfiles[] = {
     {"7g.40gb", 0, 7, 8, 40192, 4},
 };
 
+// One GPU of the scenario; `index` numbers its defaults (UUID, PCI bus).
+Gpu ParseGpu(const json& g, size_t index) {
+  Gpu gpu;
+  gpu.name = g.value("name", "NVIDIA A100-SXM4-40GB");
+  gpu.uuid = g.value("uuid", "GPU-00000000-0000-0000-0000-" + std::to_string(100000000000 + index));
+  gpu.pci_bus_id = g.value("pci_bus_id", "00000000:0" + std::to_string(index + 7) + ":00.0");
+  gpu.memory_total_bytes = static_cast<uint64_t>(g.value("memory_total_mib", 40960.0) * 1048576);
+  json metrics = g.value("metrics", json::object());  // items() must not outlive it
+  for (auto& [key, source] : metrics.items()) gpu.metrics[key] = ParseSource(source);
+  for (const json& u : g.value("unsupported", json::array())) gpu.unsupported.insert(u.get<std::string>());
+  gpu.lost_after_s = g.value("lost_after_s", -1.0);
+  gpu.call_delay_us = g.value("call_delay_us", 0);
+  gpu.pcie_call_ms = g.value("pcie_call_ms", 20);
+  gpu.no_permission = g.value("no_permission", false);
+  gpu.memory_reserved_bytes = static_cast<uint64_t>(g.value("memory_reserved_mib", 384.0) * 1048576);
+  for (const json& m : g.value("mig", json::array())) {
+    MigInstance mi;
+    mi.uuid = m.value("uuid", "MIG-" + gpu.uuid.substr(4) + "-" + std::to_string(gpu.mig.size()));
+    mi.profile = m.value("profile", "3g.20gb");
+    mi.gpu_instance_id = m.value("gpu_instance_id", static_cast<unsigned>(gpu.mig.size() + 1));
+    mi.memory_total_bytes = static_cast<uint64_t>(m.value("memory_total_mib", 19968.0) * 1048576);
+    mi.memory_used_bytes = static_cast<uint64_t>(m.value("memory_used_mib", 0.0) * 1048576);
+    gpu.mig.push_back(mi);
+  }
+  gpu.mig_mode = g.value("mig_mode", gpu.mig.empty() ? "Disabled" : "Enabled");
+  for (const json& p : g.value("processes", json::array())) {
+    ProcessRule r;
+    r.match = p.value("match", "");
+    if (p.contains("memory_used_mib") && p["memory_used_mib"].is_null()) {
+      r.memory_not_available = true;
+    } else {
+      r.memory_used_bytes = static_cast<uint64_t>(p.value("memory_used_mib", 0.0) * 1048576);
+    }
+    r.sm_util_percent = p.value("sm_util_percent", 0u);
+    r.idle_first_s = p.value("idle_first_s", 0.0);
+    gpu.processes.push_back(r);
+  }
+  return gpu;
+}
+
+// An AMD GPU of the scenario as amdsmi enumerates it: one processor, or one per die of a
+// dual-die MI250X ("dies": 2; the odd die reports no power, its even die both's), or one
+// per compute partition of an MI300X ("compute_partition": "CPX" makes 8; the first
+// reports the GPU's power, each sees its part of the memory).
+void AddAmdGpu(const json& g, Gpu gpu, Scenario& s) {
+  static const std::map<std::string, unsigned> kPartitions = {
+      {"SPX", 1}, {"DPX", 2}, {"TPX", 3}, {"QPX", 4}, {"CPX", 8}};
+  gpu.amd.compute_partition = g.value("compute_partition", "SPX");
+  gpu.amd.memory_partition = g.value("memory_partition", "NPS1");
+  auto known = kPartitions.find(gpu.amd.compute_partition);
+  unsigned count = g.value("dies", known != kPartitions.end() ? known->second : 1U);
+  gpu.amd.average_power = g.value("average_power", false);
+  gpu.amd.energy_wrap_bits = g.value("energy_wrap_bits", 64);
+  gpu.amd.energy_counter_scale = g.value("energy_counter_scale", 1.0);
+  gpu.amd.socket = s.amd.empty() ? 0 : s.amd.back().amd.socket + 1;
+  gpu.amd.partitions = count;
+  gpu.memory_total_bytes /= count;
+  for (unsigned i = 0; i < count; ++i) {
+    Gpu p = gpu;
+    p.amd.partition = i;
+    p.amd.reports_power = i == 0;
+    if (i > 0) p.uuid = gpu.uuid.substr(0, gpu.uuid.size() - 1) + std::to_string(i);
+    s.amd.push_back(std::move(p));
+  }
+}
+
 }  // namespace
 
 const MigProfile* FindMigProfile(const std::string& name_or_id) {
@@ -100,44 +167,8 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
   s.cpu_cost.pcie_us = cost.value("pcie", s.cpu_cost.pcie_us);
   s.cpu_cost.init_us = cost.value("init", s.cpu_cost.init_us);
   s.cpu_cost.other_us = cost.value("other", s.cpu_cost.other_us);
-  for (const json& g : j.value("gpus", json::array())) {
-    Gpu gpu;
-    gpu.name = g.value("name", "NVIDIA A100-SXM4-40GB");
-    gpu.uuid = g.value("uuid", "GPU-00000000-0000-0000-0000-" + std::to_string(100000000000 + s.gpus.size()));
-    gpu.pci_bus_id = g.value("pci_bus_id", "00000000:0" + std::to_string(s.gpus.size() + 7) + ":00.0");
-    gpu.memory_total_bytes = static_cast<uint64_t>(g.value("memory_total_mib", 40960.0) * 1048576);
-    json metrics = g.value("metrics", json::object());  // items() must not outlive it
-    for (auto& [key, source] : metrics.items()) gpu.metrics[key] = ParseSource(source);
-    for (const json& u : g.value("unsupported", json::array())) gpu.unsupported.insert(u.get<std::string>());
-    gpu.lost_after_s = g.value("lost_after_s", -1.0);
-    gpu.call_delay_us = g.value("call_delay_us", 0);
-    gpu.pcie_call_ms = g.value("pcie_call_ms", 20);
-    gpu.no_permission = g.value("no_permission", false);
-    gpu.memory_reserved_bytes = static_cast<uint64_t>(g.value("memory_reserved_mib", 384.0) * 1048576);
-    for (const json& m : g.value("mig", json::array())) {
-      MigInstance mi;
-      mi.uuid = m.value("uuid", "MIG-" + gpu.uuid.substr(4) + "-" + std::to_string(gpu.mig.size()));
-      mi.profile = m.value("profile", "3g.20gb");
-      mi.gpu_instance_id = m.value("gpu_instance_id", static_cast<unsigned>(gpu.mig.size() + 1));
-      mi.memory_total_bytes = static_cast<uint64_t>(m.value("memory_total_mib", 19968.0) * 1048576);
-      mi.memory_used_bytes = static_cast<uint64_t>(m.value("memory_used_mib", 0.0) * 1048576);
-      gpu.mig.push_back(mi);
-    }
-    gpu.mig_mode = g.value("mig_mode", gpu.mig.empty() ? "Disabled" : "Enabled");
-    for (const json& p : g.value("processes", json::array())) {
-      ProcessRule r;
-      r.match = p.value("match", "");
-      if (p.contains("memory_used_mib") && p["memory_used_mib"].is_null()) {
-        r.memory_not_available = true;
-      } else {
-        r.memory_used_bytes = static_cast<uint64_t>(p.value("memory_used_mib", 0.0) * 1048576);
-      }
-      r.sm_util_percent = p.value("sm_util_percent", 0u);
-      r.idle_first_s = p.value("idle_first_s", 0.0);
-      gpu.processes.push_back(r);
-    }
-    s.gpus.push_back(std::move(gpu));
-  }
+  for (const json& g : j.value("gpus", json::array())) s.gpus.push_back(ParseGpu(g, s.gpus.size()));
+  for (const json& g : j.value("amd_gpus", json::array())) AddAmdGpu(g, ParseGpu(g, s.amd.size()), s);
   if (j.contains("trace_file")) {
     std::string trace_path = j["trace_file"].get<std::string>();
     if (!trace_path.empty() && trace_path[0] != '/') trace_path = DirectoryOf(path) + "/" + trace_path;
@@ -220,206 +251,6 @@ std::optional<double> Scenario::EnergyMillijoules(const Gpu& gpu) const {
     joules += *watts * std::min(1.0, elapsed - second);
   }
   return std::floor(joules * 1000);
-}
-
-// A simulated machine is its scenario file: a process is on it when it was started with
-// that file in TRAINBENCH_SIM_SCENARIO. Tests running side by side each have their own
-// machine, so one test's burner never shows up on another test's GPU.
-bool Scenario::OnThisMachine(long pid) const {
-  std::ifstream environ("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  std::string wanted = "TRAINBENCH_SIM_SCENARIO=" + path;
-  std::string entry;
-  while (std::getline(environ, entry, '\0')) {
-    if (entry == wanted) return true;
-  }
-  return false;
-}
-
-namespace {
-
-// A variable of /proc/PID/environ; empty when absent.
-std::string EnvironOf(long pid, const std::string& name) {
-  std::ifstream environ("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  std::string entry;
-  while (std::getline(environ, entry, '\0')) {
-    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=')
-      return entry.substr(name.size() + 1);
-  }
-  return "";
-}
-
-std::string CommOf(long pid) {
-  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(comm, name);
-  return name;
-}
-
-// Seconds since the process started: /proc/uptime against /proc/PID/stat's starttime
-// (field 22, clock ticks after boot).
-double AgeOf(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-  }
-  double uptime = 0;
-  std::ifstream("/proc/uptime") >> uptime;
-  return uptime - std::strtod(field.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// A client of MPS: its CUDA_MPS_PIPE_DIRECTORY holds a running control daemon.
-bool MpsClient(long pid) {
-  std::string pipe = EnvironOf(pid, "CUDA_MPS_PIPE_DIRECTORY");
-  return !pipe.empty() && access((pipe + "/control").c_str(), F_OK) == 0;
-}
-
-}  // namespace
-
-namespace {
-
-// The processes of this machine as a scan of /proc found them: what a real driver knows
-// without scanning. A scan costs the simulator about 0.3 ms of CPU, which no real driver
-// charges its caller: it runs on the simulator's own thread while the caller waits
-// (blocked, as in a driver call), and one scan serves every call for 50 ms (a real
-// driver's list lags a process's exit a little too). So a caller's CPU time is what the
-// scenario's NVIDIA costs say. A forked child (no scanner thread) scans on its own.
-struct ScannedProcess {
-  long pid;
-  std::string comm;
-  bool on_this_machine, mps_client;
-  double age_s = 0;  // since the process started
-};
-
-class ProcessScanner {
- public:
-  // The processes of the machine, as of at most 50 ms ago, for `scenario`.
-  const std::vector<ScannedProcess>& Get(const Scenario& scenario) {
-    std::unique_lock lock(mu_);
-    double now = MonotonicSeconds();
-    if (path_ == scenario.path && now - time_ <= 0.05) return scan_;
-    if (owner_ != getpid() || !thread_.joinable()) {
-      if (!thread_.joinable() && owner_ == 0) {
-        owner_ = getpid();
-        thread_ = std::thread([this] { Loop(); });
-      } else {
-        Scan(scenario);  // a forked child: no scanner thread here
-        return scan_;
-      }
-    }
-    wanted_ = &scenario;
-    wake_.notify_all();
-    done_.wait(lock, [&] { return wanted_ == nullptr; });
-    return scan_;
-  }
-  // Joins the thread (before the library that holds its code is unloaded).
-  void Stop() {
-    {
-      std::lock_guard lock(mu_);
-      if (owner_ != getpid() || !thread_.joinable()) return;
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-    std::lock_guard lock(mu_);
-    stop_ = false;
-    owner_ = 0;
-    path_.clear();
-  }
-
- private:
-  static double MonotonicSeconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-  }
-  void Loop() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      wake_.wait(lock, [&] { return stop_ || wanted_ != nullptr; });
-      if (stop_) return;
-      Scan(*wanted_);
-      wanted_ = nullptr;
-      done_.notify_all();
-    }
-  }
-  void Scan(const Scenario& scenario) {
-    scan_.clear();
-    path_ = scenario.path;
-    time_ = MonotonicSeconds();
-    DIR* dir = opendir("/proc");
-    if (dir == nullptr) return;
-    while (dirent* e = readdir(dir)) {
-      char* end = nullptr;
-      long pid = std::strtol(e->d_name, &end, 10);
-      if (*end != '\0' || pid <= 0) continue;
-      scan_.push_back({pid, CommOf(pid), false, false});
-    }
-    closedir(dir);
-    // Only the processes some rule (or the MPS server) could be need their environment read.
-    for (ScannedProcess& p : scan_) {
-      bool wanted = p.comm == "nvidia-cuda-mps";
-      for (const Gpu& g : scenario.gpus)
-        for (const ProcessRule& r : g.processes) wanted |= r.match == p.comm;
-      if (!wanted || !scenario.OnThisMachine(p.pid)) continue;
-      p.on_this_machine = true;
-      p.mps_client = MpsClient(p.pid);
-      p.age_s = AgeOf(p.pid);
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  const Scenario* wanted_ = nullptr;
-  bool stop_ = false;
-  pid_t owner_ = 0;
-  std::thread thread_;
-  std::string path_;
-  double time_ = -1;
-  std::vector<ScannedProcess> scan_;
-};
-
-ProcessScanner& Scanner() {
-  static ProcessScanner* scanner = new ProcessScanner();  // never destroyed: Stop() joins
-  return *scanner;
-}
-
-}  // namespace
-
-void StopProcessScanner() { Scanner().Stop(); }
-
-std::vector<GpuProcess> Scenario::Processes(const Gpu& gpu) const {
-  std::vector<GpuProcess> out;
-  if (gpu.processes.empty()) return out;
-  const std::vector<ScannedProcess>& scan = Scanner().Get(*this);
-  std::optional<long> server;
-  for (const ScannedProcess& p : scan) {
-    if (!p.on_this_machine) continue;
-    // The server the control daemon started: its 15-character name in comm.
-    if (p.comm == "nvidia-cuda-mps") server = p.pid;
-    const ProcessRule* rule = nullptr;
-    for (const ProcessRule& r : gpu.processes) {
-      if (r.match == p.comm) rule = &r;
-    }
-    if (rule == nullptr) continue;
-    out.push_back({static_cast<pid_t>(p.pid + host_pid_offset), rule, p.mps_client, rule->memory_used_bytes,
-                   p.age_s < rule->idle_first_s ? 0U : rule->sm_util_percent});
-  }
-  unsigned served = 0;
-  bool clients = false;
-  for (const GpuProcess& p : out) {
-    if (!p.mps_client) continue;
-    clients = true;
-    served += p.sm_util_percent;
-  }
-  if (clients && server) {
-    out.insert(out.begin(), GpuProcess{static_cast<pid_t>(*server + host_pid_offset), nullptr, false,
-                                       kMpsServerMemoryBytes, std::min(100U, served)});
-  }
-  return out;
 }
 
 }  // namespace tb::sim

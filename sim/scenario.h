@@ -46,6 +46,17 @@ struct ProcessRule {
   double idle_first_s = 0;
 };
 
+// Where an AMD processor sits (scenario key "amd_gpus"; sim/README.md): its socket, its
+// place among the socket's processors, and what its device reports.
+struct AmdProcessor {
+  unsigned socket = 0, partition = 0, partitions = 1;
+  std::string compute_partition = "SPX", memory_partition = "NPS1";  // "N/A" on a part without them
+  bool reports_power = true;        // false: power 0xFFFF and no energy counter (odd die, later partitions)
+  bool average_power = false;       // MI200s report the average socket power, MI300s the current
+  int energy_wrap_bits = 64;        // the accumulator wraps at 2^bits counts
+  double energy_counter_scale = 1;  // a broken counter counts this times the true energy
+};
+
 struct Gpu {
   std::string name, uuid, pci_bus_id;
   uint64_t memory_total_bytes = 0;
@@ -59,6 +70,8 @@ struct Gpu {
   std::string mig_mode = "Disabled";            // "Enabled", "Disabled", or "[N/A]" (no MIG on this GPU)
   std::vector<MigInstance> mig;
   std::vector<ProcessRule> processes;
+  // AMD's: one processor of amdsmi (a whole GPU, a die, or a compute partition).
+  AmdProcessor amd;
 };
 
 // A MIG GPU instance profile of the A100 40GB (NVIDIA's MIG user guide): its name, GPU
@@ -99,6 +112,7 @@ struct Scenario {
   std::string driver_version = "535.104.05";
   int cuda_driver_version = 12020;
   std::vector<Gpu> gpus;
+  std::vector<Gpu> amd;                              // AMD SMI's processors, in its enumeration order
   std::map<std::string, std::vector<double>> trace;  // column -> values at 1 Hz
   bool dcgm_host_engine = true;                      // false: dcgmi cannot connect
   int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
@@ -134,6 +148,15 @@ struct Scenario {
   // Only processes started with this scenario count (see OnThisMachine).
   std::vector<GpuProcess> Processes(const Gpu& gpu) const;
   bool OnThisMachine(long pid) const;
+  // The processes on AMD processor `index` (its rule's, whose ROCR_VISIBLE_DEVICES,
+  // HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES name the index, or which set none) with the
+  // engine time each has spent: its rule's percent of its age, after its idle start.
+  struct AmdProcess {
+    pid_t pid;
+    uint64_t memory_bytes;
+    uint64_t engine_ns;
+  };
+  std::vector<AmdProcess> AmdProcesses(size_t index) const;
 };
 
 // Joins the simulator's process scanner thread (see Processes): nvmlShutdown calls it

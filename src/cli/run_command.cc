@@ -130,62 +130,6 @@ int CommandRun(const RunArgs& a, std::vector<std::string> command) {
   return outcome->exit_code;
 }
 
-// --- devices -----------------------------------------------------------------------------
-
-// Whether the smi and dcgmi listeners can work here, and why not.
-void PrintToolListeners() {
-  Result<std::string> smi = ProbeSmi();
-  std::printf("  smi                    %s\n",
-              smi.ok() ? ("available (" + FindExecutable("nvidia-smi").value_or("nvidia-smi") + ")").c_str()
-                       : ("not available: " + smi.status().message()).c_str());
-  Result<std::string> dcgm = ProbeDcgm();
-  std::printf("  dcgmi                  %s\n",
-              dcgm.ok() ? "available" : ("not available: " + dcgm.status().message()).c_str());
-}
-
-int CommandDevices(bool call_costs) {
-  Result<std::unique_ptr<Nvml>> nvml = Nvml::Open();
-  std::printf("NVML library   %s\n", Nvml::LibraryPath().c_str());
-  if (!nvml.ok()) {
-    std::printf("GPUs           none found: %s\n", nvml.status().message().c_str());
-    std::printf(
-        "\nlisteners\n  top, ps, iostat, net   available\n  free                   available\n  nvml         "
-        "          not available: %s\n",
-        nvml.status().message().c_str());
-    PrintToolListeners();
-    return 0;
-  }
-  const Nvml& n = **nvml;
-  std::printf("driver         %s%s\n", n.DriverVersion().c_str(), n.simulated() ? "  (simulated GPU)" : "");
-  std::printf("CUDA           %s\n", n.CudaVersion().c_str());
-  Result<Nvml::DeviceList> devices = n.Devices();
-  if (!devices.ok()) return Fail(devices.status());
-  std::printf("\n%-5s %-28s %-42s %s\n", "index", "name", "uuid", "memory");
-  for (const Nvml::DeviceInfo& d : devices->gpus) {
-    std::printf("%-5u %-28s %-42s %s%s\n", d.index, d.name.c_str(), d.uuid.c_str(),
-                FormatValue(static_cast<double>(d.memory_total_bytes), "bytes").c_str(),
-                d.mig_enabled ? "  (MIG mode)" : "");
-    for (const auto& m : d.mig) {
-      std::string gi = "GPU instance " + std::to_string(m.gpu_instance_id);
-      std::printf("      MIG %-24s %-42s %s\n", gi.c_str(), m.uuid.c_str(),
-                  FormatValue(static_cast<double>(m.memory_total_bytes), "bytes").c_str());
-    }
-  }
-  for (const std::string& why : devices->skipped) std::printf("      %s\n", why.c_str());
-  std::printf(
-      "\nlisteners\n  top, ps, iostat, net   available\n  free                   available\n  nvml           "
-      "        %s\n",
-      devices->gpus.empty() ? "not available: NVML finds no GPU it may open" : "available");
-  PrintToolListeners();
-  if (call_costs && !devices->gpus.empty()) {
-    std::printf("\nNVML call costs on GPU %u (median of 20 calls)\n  %-44s %10s %10s  %s\n",
-                devices->gpus[0].index, "call", "CPU us", "wall us", "answer");
-    for (const NvmlCallCost& c : TimeNvmlCalls(n, devices->gpus[0].handle, 20))
-      std::printf("  %-44s %10.1f %10.1f  %s\n", c.call.c_str(), c.cpu_us, c.wall_us, c.answer.c_str());
-  }
-  return 0;
-}
-
 void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
   auto ra = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand("run",
@@ -202,10 +146,11 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
   run->add_option("-p,--param", ra->params, "Param KEY=VALUE (repeatable; overrides parsed arguments)")
       ->allow_extra_args(false);
   run->add_option("-t,--tag", ra->tags, "Tag KEY=VALUE (repeatable)")->allow_extra_args(false);
-  run->add_option("-l,--listeners", ra->listeners,
-                  "Listeners joined with '+': top, ps, iostat, net, free, nvml, smi, dcgmi; none for none "
-                  "(default: top+iostat+net, plus nvml where NVML finds a GPU and dcgmi where a DCGM "
-                  "host engine answers)");
+  run->add_option(
+      "-l,--listeners", ra->listeners,
+      "Listeners joined with '+': top, ps, iostat, net, free, rapl, nvml, smi, dcgmi, amdsmi; none for none "
+      "(default: top+iostat+net, plus nvml where NVML finds a GPU and dcgmi where a DCGM "
+      "host engine answers)");
   run->add_option("-d,--devices", ra->devices,
                   "GPUs the run uses: 0, 1+2, GPU-/MIG- UUIDs (default: CUDA_VISIBLE_DEVICES, else all); "
                   "sets CUDA_VISIBLE_DEVICES for the command");

@@ -2,15 +2,20 @@
 
 #include <array>
 
+#include "collect/amdsmi_collector.h"
 #include "collect/gpu_tool_collectors.h"
 #include "collect/host_collectors.h"
 #include "collect/nvml_collector.h"
+#include "collect/rapl.h"
 
 namespace tb {
 namespace {
 
 std::unique_ptr<Collector> MakeNvml(const ListenerContext& c) {
   return c.nvml ? MakeNvmlCollector(c.nvml, c.devices) : nullptr;
+}
+std::unique_ptr<Collector> MakeAmdSmi(const ListenerContext& c) {
+  return c.amdsmi ? MakeAmdSmiCollector(c.amdsmi, c.devices) : nullptr;
 }
 
 constexpr std::array kListeners = {
@@ -19,6 +24,7 @@ constexpr std::array kListeners = {
     ListenerInfo{"iostat", false, "", [](const ListenerContext& c) { return MakeIostatCollector(c.files); }},
     ListenerInfo{"net", false, "", [](const ListenerContext& c) { return MakeNetCollector(c.files); }},
     ListenerInfo{"free", false, "", [](const ListenerContext& c) { return MakeFreeCollector(c.files); }},
+    ListenerInfo{"rapl", false, "", [](const ListenerContext& c) { return MakeRaplCollector(c.files); }},
     // radT's `none`: no listener at all (not the default set an empty list means).
     ListenerInfo{"none", false, "", [](const ListenerContext&) { return std::unique_ptr<Collector>(); }},
     ListenerInfo{"nvml", true, "", MakeNvml},
@@ -26,6 +32,7 @@ constexpr std::array kListeners = {
                  [](const ListenerContext& c) { return MakeSmiCollector(c.devices, c.interval_ms); }},
     ListenerInfo{"dcgmi", true, "dcgmi",
                  [](const ListenerContext& c) { return MakeDcgmiCollector(c.devices, c.interval_ms); }},
+    ListenerInfo{"amdsmi", true, "", MakeAmdSmi},
 };
 
 }  // namespace

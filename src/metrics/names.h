@@ -22,6 +22,10 @@ inline constexpr std::string_view kHostMemorySwapTotalBytes = "host.memory_swap.
 inline constexpr std::string_view kHostMemorySwapUsedBytes = "host.memory_swap.used_bytes";
 inline constexpr std::string_view kHostMemorySwapFreeBytes = "host.memory_swap.free_bytes";
 inline constexpr std::string_view kHostLoadAverage1m = "host.load.average_1m";
+// The CPU package's and memory's energy (RAPL through powercap: the rapl listener).
+inline constexpr std::string_view kHostEnergyConsumedJoules = "host.energy.consumed_joules";
+inline constexpr std::string_view kHostPowerDrawWatts = "host.power.draw_watts";
+inline constexpr std::string_view kProcCpuEnergyJoules = "proc.cpu.energy_joules";
 
 inline constexpr std::string_view kProcCpuUtilizationRatio = "proc.cpu.utilization_ratio";
 inline constexpr std::string_view kProcMemoryRssBytes = "proc.memory.rss_bytes";
@@ -58,6 +62,10 @@ inline constexpr std::string_view kGpuPerformanceStateIndex = "gpu.performance.s
 inline constexpr std::string_view kGpuPcieTransmitBytesPerSecond = "gpu.pcie.transmit_bytes_per_second";
 inline constexpr std::string_view kGpuPcieReceiveBytesPerSecond = "gpu.pcie.receive_bytes_per_second";
 inline constexpr std::string_view kGpuClockEventReasonsBitmask = "gpu.clock.event_reasons_bitmask";
+// What AMD's GPUs report beside NVIDIA's figures (the amdsmi listener).
+inline constexpr std::string_view kGpuUtilizationMultimediaRatio = "gpu.utilization.multimedia_ratio";
+inline constexpr std::string_view kGpuTemperatureHotspotCelsius = "gpu.temperature.hotspot_celsius";
+inline constexpr std::string_view kGpuTemperatureMemoryCelsius = "gpu.temperature.memory_celsius";
 
 inline constexpr std::string_view kProcGpuMemoryUsedBytes = "proc.gpu.memory_used_bytes";
 inline constexpr std::string_view kProcGpuSmUtilizationRatio = "proc.gpu.sm_utilization_ratio";

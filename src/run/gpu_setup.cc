@@ -20,6 +20,37 @@ bool IsSimulatedTool(const std::string& tool) {
   return BaseName(resolved) == "sim_tool";
 }
 
+// Opens AMD SMI when the amdsmi listener is asked for, or for the default set or named
+// devices where NVML found no GPU; its processors as the device list indices resolve
+// against (the child is given indices: ROCm's runtimes count partitions as devices too).
+static void SetUpAmdSmi(bool automatic, bool chosen, GpuSetup& setup, std::vector<Nvml::DeviceInfo>& devices,
+                        bool& have_devices, std::vector<std::string>& notices) {
+  Result<std::unique_ptr<AmdSmi>> amdsmi = AmdSmi::Open();
+  if (!amdsmi.ok()) {
+    if (chosen) {
+      std::string msg = "GPU listener amdsmi skipped: " + amdsmi.status().message();
+      LogWarning(msg);
+      notices.push_back(msg);
+    }
+    return;
+  }
+  Result<std::vector<AmdSmi::Processor>> found = (*amdsmi)->Processors();
+  if (!found.ok() || (found->empty() && !chosen)) return;
+  setup.amdsmi = std::move(amdsmi.value());
+  if (!have_devices || devices.empty()) {
+    devices.clear();
+    for (const AmdSmi::Processor& p : *found) {
+      Nvml::DeviceInfo d;
+      d.index = p.index;
+      d.name = p.name;
+      d.memory_total_bytes = p.memory_total_bytes;
+      devices.push_back(std::move(d));
+    }
+    have_devices = true;
+  }
+  if (automatic && !found->empty()) setup.listeners.emplace_back("amdsmi");
+}
+
 // Opens NVML when any GPU listener is wanted or devices are named (nvidia-smi and dcgmi
 // are NVML clients too: NVML resolves the run's devices for all three) and resolves the
 // run's devices. A machine without NVML is not an error: the GPU listeners are skipped
@@ -64,9 +95,12 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
     // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
     if (DcgmHostEngineAnswers()) setup.listeners.emplace_back("dcgmi");
   }
+  if (chosen("amdsmi") || ((automatic || !Trim(options.devices).empty()) && devices.empty()))
+    SetUpAmdSmi(automatic, chosen("amdsmi"), setup, devices, have_devices, notices);
   bool nvml_listener =
       std::find(setup.listeners.begin(), setup.listeners.end(), "nvml") != setup.listeners.end();
   setup.simulated = setup.nvml != nullptr && nvml_listener && setup.nvml->simulated();
+  setup.simulated |= setup.amdsmi != nullptr && setup.amdsmi->simulated();
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   Result<DeviceSelection> selection =
       SelectDevices(options.devices, visible != nullptr ? visible : "", have_devices ? &devices : nullptr);

@@ -1,7 +1,9 @@
 // The GPU side of a run, set up before it starts: NVML opened when a GPU listener is wanted
 // or devices are named, the run's devices resolved (indices, GPU and MIG UUIDs), and the
 // default listeners chosen when none were given. A machine without NVML is no error: the
-// GPU listeners are skipped with one notice.
+// GPU listeners are skipped with one notice. On a machine whose GPUs are AMD's (AMD SMI
+// finds them, NVML finds none) the devices are AMD SMI's indices and the default set reads
+// them with amdsmi.
 #pragma once
 
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "base/status.h"
 #include "collect/gpu_devices.h"
+#include "platform/amdsmi.h"
 #include "platform/nvml.h"
 #include "run/launcher.h"
 
@@ -17,7 +20,8 @@ namespace tb {
 
 struct GpuSetup {
   Status status;
-  std::shared_ptr<Nvml> nvml;  // null when no GPU listener runs
+  std::shared_ptr<Nvml> nvml;      // null when no GPU listener runs
+  std::shared_ptr<AmdSmi> amdsmi;  // null unless the amdsmi listener runs
   DeviceSelection selection;
   bool simulated = false;              // some GPU listener reads the simulated GPU of sim/
   std::vector<std::string> listeners;  // what the run uses (the default set when none given)

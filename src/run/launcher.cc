@@ -409,6 +409,7 @@ Result<RunOutcome> ExecuteRun(Store& store, const RunOptions& options) {
   if (!gpu.status.ok()) return gpu.status;
   ListenerContext context{.files = HostFiles(options.proc_root),
                           .nvml = gpu.nvml,
+                          .amdsmi = gpu.amdsmi,
                           .devices = gpu.selection,
                           .interval_ms = options.interval_ms};
   Result<std::vector<std::unique_ptr<Collector>>> collectors = MakeCollectors(context, gpu);
