@@ -158,8 +158,7 @@ class AmdSmiCollector : public Collector {
   }
 
   // The processes on the processor: the run's VRAM, and every process's engine time gained
-  // since the last tick (a process seen for the first time gained nothing yet: its earlier
-  // time is not this run's to count).
+  // since the last tick.
   void SampleProcesses(Processor& p, const Tick& tick, SampleSink& sink) {
     p.gained.clear();
     if (!Wanted(p, "processes")) return;
@@ -185,9 +184,12 @@ class AmdSmiCollector : public Collector {
       const amdsmi::ProcessInfo& info = list_[i];
       now[info.pid] = info.engine_usage.gfx;
       auto last = p.engine_ns.find(info.pid);
-      p.gained[info.pid] = last == p.engine_ns.end() || info.engine_usage.gfx < last->second
-                               ? 0
-                               : info.engine_usage.gfx - last->second;
+      // A process not listed at the last tick opened the device since: all its time is new.
+      // On the first tick nobody's history is known.
+      uint64_t gfx = info.engine_usage.gfx;
+      p.gained[info.pid] = last == p.engine_ns.end() ? (last_tick_ns_ != 0 ? gfx : 0)
+                           : gfx < last->second      ? 0
+                                                     : gfx - last->second;
       if (!p.selected || !tick.tree->Contains(static_cast<pid_t>(info.pid))) continue;
       double vram = static_cast<double>(info.memory_usage.vram_mem);
       sink.Add({metric::kProcGpuMemoryUsedBytes, Labels(p.labels).Add("pid", info.pid), tick.time_ms, vram});

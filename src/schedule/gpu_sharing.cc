@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "platform/amdsmi.h"
 #include "platform/process.h"
 
 extern char** environ;
@@ -83,9 +84,23 @@ void AddMigDevices(std::string_view list_output, std::vector<SmiGpu>& gpus) {
   }
 }
 
+// AMD's GPUs where there is no nvidia-smi: AMD SMI's processors (partitions count as
+// GPUs, as ROCm's runtimes count them), none in MIG mode.
+Result<std::vector<SmiGpu>> ListAmdGpus() {
+  Result<std::unique_ptr<AmdSmi>> amdsmi = AmdSmi::Open();
+  if (!amdsmi.ok()) return amdsmi.status();
+  Result<std::vector<AmdSmi::Processor>> found = (*amdsmi)->Processors();
+  if (!found.ok()) return found.status();
+  std::vector<SmiGpu> gpus;
+  for (const AmdSmi::Processor& p : *found) gpus.push_back({p.index, p.uuid, "[N/A]", {}});
+  return gpus;
+}
+
 Result<std::vector<SmiGpu>> ListGpus() {
   if (!FindExecutable("nvidia-smi")) {
-    return Status::NotFound("nvidia-smi is not on PATH (it comes with NVIDIA's driver)");
+    Result<std::vector<SmiGpu>> amd = ListAmdGpus();
+    if (amd.ok() && !amd->empty()) return amd;
+    return Status::NotFound("nvidia-smi is not on PATH (it comes with NVIDIA's driver), and AMD SMI finds no GPU");
   }
   Result<ToolResult> query =
       RunTool({"nvidia-smi", "--query-gpu=index,uuid,mig.mode.current", "--format=csv,noheader"});

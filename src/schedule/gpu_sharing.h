@@ -27,8 +27,8 @@ struct SmiGpu {
 };
 
 // `nvidia-smi --query-gpu=index,uuid,mig.mode.current --format=csv,noheader` and
-// `nvidia-smi -L`. Fails with a message that says what to do when nvidia-smi is missing
-// or cannot talk to the driver.
+// `nvidia-smi -L`; where there is no nvidia-smi, AMD SMI's GPUs. Fails with a message that
+// says what to do when neither is there or nvidia-smi cannot talk to the driver.
 Result<std::vector<SmiGpu>> ListGpus();
 // The parsers behind it (for tests).
 std::vector<SmiGpu> ParseGpuQuery(std::string_view csv);
