@@ -100,7 +100,8 @@ Result<std::vector<SmiGpu>> ListGpus() {
   if (!FindExecutable("nvidia-smi")) {
     Result<std::vector<SmiGpu>> amd = ListAmdGpus();
     if (amd.ok() && !amd->empty()) return amd;
-    return Status::NotFound("nvidia-smi is not on PATH (it comes with NVIDIA's driver), and AMD SMI finds no GPU");
+    return Status::NotFound(
+        "nvidia-smi is not on PATH (it comes with NVIDIA's driver), and AMD SMI finds no GPU");
   }
   Result<ToolResult> query =
       RunTool({"nvidia-smi", "--query-gpu=index,uuid,mig.mode.current", "--format=csv,noheader"});
