@@ -181,7 +181,8 @@ class _Store:
         (MLflow's mlflow.* among them); per metric M (from one source: nvml, else smi, else
         dcgmi) M.mean, M.min and M.max over the run; per metric K the script logged, by that
         name, K.mean, K.min, K.max (NaN left out) and metrics.K, MLflow's latest value; from
-        its analysis steady_seconds, throughput, epoch_seconds, energy_joules, samples,
+        its analysis steady_seconds, throughput, epoch_seconds, energy_joules (its GPUs'),
+        cpu_energy_joules, samples,
         energy_per_sample_joules, training_seconds (how long it trained) and per key metric
         M.steady_mean, M.steady_p50 and M.steady_p95 over the steady state, as the report
         gives them. `workload` may be a pattern ("bs*"); `lifecycle`: "active" (MLflow's default: not the runs deleted

@@ -34,6 +34,7 @@ std::string AnalysisJson(const RunAnalysis& a) {
   opt("throughput", a.throughput);
   opt("epoch_seconds", a.epoch_seconds);
   opt("energy_joules", a.energy_joules);
+  opt("cpu_energy_joules", a.cpu_energy_joules);
   opt("samples", a.samples);
   opt("energy_per_sample_joules", a.energy_per_sample_joules);
   if (a.extent) j["extent"] = {{"points", a.extent->points}, {"events", a.extent->events}};
@@ -66,6 +67,7 @@ Result<RunAnalysis> AnalysisFromJson(std::string_view json) {
     opt("throughput", a.throughput);
     opt("epoch_seconds", a.epoch_seconds);
     opt("energy_joules", a.energy_joules);
+    opt("cpu_energy_joules", a.cpu_energy_joules);
     opt("samples", a.samples);
     opt("energy_per_sample_joules", a.energy_per_sample_joules);
     if (j.contains("training"))

@@ -324,8 +324,12 @@ RunAnalysis AnalyzeGrids(const RunGrids& run) {
     a.epoch_seconds = Median(gaps);
   }
   a.energy_joules = EnergyJoules(run);
+  if (auto cpu = run.counters.find(metric::kProcCpuEnergyJoules);
+      cpu != run.counters.end() && cpu->second > 0)
+    a.cpu_energy_joules = cpu->second;
   a.samples = SamplesTrained(run, w, *a.training);
-  if (a.energy_joules && a.samples) a.energy_per_sample_joules = *a.energy_joules / *a.samples;
+  if (a.energy_joules && a.samples)
+    a.energy_per_sample_joules = (*a.energy_joules + a.cpu_energy_joules.value_or(0)) / *a.samples;
   if (a.activity.empty()) a.caveats.push_back("no GPU, throughput or CPU series to find phases in");
   if (a.steady_samples > 0 && a.steady_samples < 30)
     a.caveats.push_back("the steady state rests on " + std::to_string(a.steady_samples) + " second" +

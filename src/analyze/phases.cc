@@ -16,17 +16,13 @@
 namespace tb {
 
 const std::vector<std::string_view>& AnalyzedMetrics() {
-  static const std::vector<std::string_view> metrics = {metric::kGpuUtilizationGpuRatio,
-                                                        metric::kGpuSmActiveRatio,
-                                                        metric::kGpuPipeTensorActiveRatio,
-                                                        metric::kGpuDramActiveRatio,
-                                                        metric::kGpuPowerDrawWatts,
-                                                        metric::kGpuEnergyConsumedJoules,
-                                                        metric::kProcGpuEnergyJoules,
-                                                        metric::kGpuMemoryUsedBytes,
-                                                        metric::kProcCpuUtilizationRatio,
-                                                        metric::kProcMemoryRssBytes,
-                                                        metric::kTrainThroughputSamplesPerSecond};
+  static const std::vector<std::string_view> metrics = {
+      metric::kGpuUtilizationGpuRatio,   metric::kGpuSmActiveRatio,
+      metric::kGpuPipeTensorActiveRatio, metric::kGpuDramActiveRatio,
+      metric::kGpuPowerDrawWatts,        metric::kGpuEnergyConsumedJoules,
+      metric::kProcGpuEnergyJoules,      metric::kProcCpuEnergyJoules,
+      metric::kGpuMemoryUsedBytes,       metric::kProcCpuUtilizationRatio,
+      metric::kProcMemoryRssBytes,       metric::kTrainThroughputSamplesPerSecond};
   return metrics;
 }
 

@@ -47,9 +47,10 @@ struct RunAnalysis {
   std::map<std::string, Spread, std::less<>> steady_spread;
   std::optional<double> throughput;     // samples/s, steady mean
   std::optional<double> epoch_seconds;  // median time between epoch events
-  std::optional<double> energy_joules;  // whole run
+  std::optional<double> energy_joules;      // whole run, its GPUs'
+  std::optional<double> cpu_energy_joules;  // whole run, its share of the CPUs' RAPL domains
   std::optional<double> samples;        // trained (see training_window.h)
-  std::optional<double> energy_per_sample_joules;
+  std::optional<double> energy_per_sample_joules;  // GPU and CPU energy together, over the samples
   std::vector<std::string> caveats;  // few samples, a simulated GPU
   // When the run trained (training_window.h): the steady state is found inside it.
   std::optional<TrainingWindow> training;
@@ -87,7 +88,7 @@ std::map<std::string, int64_t> AnalysedPoints(const std::vector<SeriesTotals>& t
 // The version of the method: a copy kept with a run (phases.json) that says another was
 // made by an older trainbench and is analysed again. Raise it with every change to what
 // the analysis finds.
-inline constexpr int kAnalysisVersion = 5;
+inline constexpr int kAnalysisVersion = 6;
 
 // As JSON: {"phases": [{kind, start_ms, end_ms, detail}], "steady": {metric: mean},
 // "steady_p50": {metric: median}, "steady_p95": {metric: 95th percentile}, ...,

@@ -113,7 +113,7 @@ void JudgeOverlap(const WorkloadReport& w, AttemptReport& a) {
 // The attempt's figures from its runs' analyses.
 void MeasureAttempt(const WorkloadReport& w, AttemptReport& a) {
   JudgeOverlap(w, a);
-  std::vector<std::optional<double>> tput, seconds, rate, epoch, gpu, sm, power, energy, eps;
+  std::vector<std::optional<double>> tput, seconds, rate, epoch, gpu, sm, power, energy, cpu_energy, eps;
   for (size_t i : a.members) {
     const RunAnalysis& an = w.analyses[i];
     TrainingWindow window = WindowOf(w.runs[i], an);
@@ -126,6 +126,7 @@ void MeasureAttempt(const WorkloadReport& w, AttemptReport& a) {
     sm.push_back(Steady(an, metric::kGpuSmActiveRatio));
     power.push_back(Steady(an, metric::kGpuPowerDrawWatts));
     energy.push_back(an.energy_joules);
+    cpu_energy.push_back(an.cpu_energy_joules);
     eps.push_back(an.energy_per_sample_joules);
   }
   a.run_throughput = Mean(tput);
@@ -140,6 +141,7 @@ void MeasureAttempt(const WorkloadReport& w, AttemptReport& a) {
   a.sm_active = Mean(sm);
   a.power_watts = Mean(power);
   a.energy_per_run = Mean(energy);
+  a.cpu_energy_per_run = Mean(cpu_energy);
   a.energy_per_sample_joules = Mean(eps);
 }
 
@@ -393,9 +395,19 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     w.sm_active = OverRepeats(w, &AttemptReport::sm_active);
     w.power_watts = OverRepeats(w, &AttemptReport::power_watts);
     w.energy_per_run = OverRepeats(w, &AttemptReport::energy_per_run);
+    w.cpu_energy_per_run = OverRepeats(w, &AttemptReport::cpu_energy_per_run);
     w.energy_per_sample_joules = OverRepeats(w, &AttemptReport::energy_per_sample_joules);
   }
   CompareWithAlone(report);
+  bool cpu_energy = std::any_of(report.workloads.begin(), report.workloads.end(),
+                                [](const WorkloadReport& w) { return w.cpu_energy_per_run.has_value(); });
+  if (!report.workloads.empty() && !cpu_energy)
+    report.caveats.push_back(
+        "CPU J per run: no run recorded CPU energy (the rapl listener reads it where the host has RAPL and "
+        "this "
+        "user may read it; most virtual machines have none: `trainbench devices` says), so J per sample is "
+        "the "
+        "GPUs' only");
   return report;
 }
 

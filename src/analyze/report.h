@@ -37,7 +37,7 @@ struct AttemptReport {
   std::optional<double> run_seconds;                          // mean training time of its runs
   std::optional<double> run_rate, combined_rate;  // runs per second (1 / training time): mean, sum
   std::optional<double> epoch_seconds, gpu_util, sm_active, power_watts;
-  std::optional<double> energy_per_run, energy_per_sample_joules;
+  std::optional<double> energy_per_run, cpu_energy_per_run, energy_per_sample_joules;
 };
 
 struct WorkloadReport {
@@ -54,7 +54,8 @@ struct WorkloadReport {
   // Each figure over the repeats (estimate.h): the mean of the repeats' figures, with their
   // spread; nullopt when some repeat lacks it.
   std::optional<Estimate> run_throughput, combined_throughput, run_seconds, epoch_seconds;
-  std::optional<Estimate> gpu_util, sm_active, power_watts, energy_per_run, energy_per_sample_joules;
+  std::optional<Estimate> gpu_util, sm_active, power_watts, energy_per_run, cpu_energy_per_run,
+      energy_per_sample_joules;
   // Collocated workloads: the same runs alone, by the samples the scripts logged
   // (basis "samples") or, where some logged none, by the training time of the same
   // command, each run one unit of work (basis "time").

@@ -188,5 +188,51 @@ TEST(ReportRepeats, AnAnalysisKeptByAnOlderTrainbenchIsSaidAndRedone) {
   EXPECT_TRUE(said);
 }
 
+// A run with its GPUs' and its CPU share's energy (the nvml or amdsmi listener's and rapl's
+// counters): the report gives each per run and both together per sample; an experiment
+// whose runs recorded no CPU energy says why its CPU column is empty.
+TEST(ReportEnergy, GpuAndCpuEnergyArePerRunAndTogetherPerSample) {
+  ScratchDirectory scratch("tb-report");
+  std::unique_ptr<Store> store = Store::Open((scratch.path() / "r.db").string()).value();
+  auto add = [&](const std::string& experiment, bool cpu) {
+    ASSERT_TRUE(store->EnsureExperiment(experiment).ok());
+    RunRecord r;
+    r.id = NewRunId();
+    r.experiment = experiment;
+    r.workload = "w";
+    r.command = "/usr/bin/python3 train.py";
+    r.start_ms = 1763777000000;
+    ASSERT_TRUE(store->CreateRun(r).ok());
+    SeriesWriter w(*store, r.id);
+    for (int i = 0; i <= 120; ++i) {
+      w.Append("train.throughput_samples_per_second", "", {r.start_ms + i * 1000, 100, i});
+      w.Append("proc.gpu.energy_joules", "gpu=0", {r.start_ms + i * 1000, 300.0 * i, 0});
+      if (cpu) {
+        w.Append("proc.cpu.energy_joules", "domain=package-0", {r.start_ms + i * 1000, 40.0 * i, 0});
+        w.Append("proc.cpu.energy_joules", "domain=package-0/dram", {r.start_ms + i * 1000, 5.0 * i, 0});
+      }
+    }
+    ASSERT_TRUE(w.Close().ok());
+    ASSERT_TRUE(store->FinishRun(r.id, r.start_ms + 120000, kFinished, 0, std::nullopt, "").ok());
+  };
+  add("with", true);
+  add("without", false);
+  ExperimentReport with = BuildReport(*store, "with").value();
+  const WorkloadReport& w = with.workloads.at(0);
+  ASSERT_TRUE(w.energy_per_run && w.cpu_energy_per_run && w.energy_per_sample_joules);
+  EXPECT_DOUBLE_EQ(w.energy_per_run->mean, 300.0 * 120);
+  EXPECT_DOUBLE_EQ(w.cpu_energy_per_run->mean, 45.0 * 120);
+  ASSERT_TRUE(w.analyses[0].samples);
+  EXPECT_NEAR(w.energy_per_sample_joules->mean, 345.0 * 120 / *w.analyses[0].samples, 1e-9);
+  std::string table = ReportTable(with);
+  EXPECT_NE(table.find("CPU J per run"), std::string::npos) << table;
+  EXPECT_EQ(table.find("no run recorded CPU energy"), std::string::npos) << table;
+  ExperimentReport without = BuildReport(*store, "without").value();
+  EXPECT_FALSE(without.workloads.at(0).cpu_energy_per_run);
+  EXPECT_NEAR(without.workloads.at(0).energy_per_sample_joules->mean,
+              300.0 * 120 / *without.workloads.at(0).analyses[0].samples, 1e-9);
+  EXPECT_NE(ReportTable(without).find("CPU J per run: no run recorded CPU energy"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tb

@@ -25,7 +25,8 @@ bool Summed(std::string_view metric) {
 }
 
 bool Counter(std::string_view metric) {
-  return metric == metric::kGpuEnergyConsumedJoules || metric == metric::kProcGpuEnergyJoules;
+  return metric == metric::kGpuEnergyConsumedJoules || metric == metric::kProcGpuEnergyJoules ||
+         metric == metric::kProcCpuEnergyJoules;
 }
 
 int Fill(std::string_view metric) { return metric == metric::kTrainThroughputSamplesPerSecond ? 30 : 5; }

@@ -149,10 +149,11 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
   run->add_option(
       "-l,--listeners", ra->listeners,
       "Listeners joined with '+': top, ps, iostat, net, free, rapl, nvml, smi, dcgmi, amdsmi; none for none "
-      "(default: top+iostat+net, plus nvml where NVML finds a GPU and dcgmi where a DCGM "
-      "host engine answers)");
+      "(default: top+iostat+net, plus rapl where RAPL is readable, nvml where NVML finds a GPU, dcgmi "
+      "where a DCGM host engine answers, amdsmi where AMD SMI finds a GPU and NVML none)");
   run->add_option("-d,--devices", ra->devices,
-                  "GPUs the run uses: 0, 1+2, GPU-/MIG- UUIDs (default: CUDA_VISIBLE_DEVICES, else all); "
+                  "GPUs the run uses: 0, 1+2, GPU-/MIG- UUIDs, AMD SMI's indices on AMD GPUs (default: "
+                  "CUDA_VISIBLE_DEVICES, else all); "
                   "sets CUDA_VISIBLE_DEVICES for the command");
   run->add_option("-i,--interval", ra->interval, "Sampling interval, at least 100ms (250ms, 1s, ...)")
       ->capture_default_str();

@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "collect/gpu_tool_collectors.h"
 #include "collect/listeners.h"
+#include "collect/rapl.h"
 #include "platform/process.h"
 
 namespace tb {
@@ -91,6 +92,11 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
   }
   if (automatic) {
     setup.listeners = {"top", "iostat", "net"};
+    // The CPU's energy where RAPL is there and readable (most virtual machines have none).
+    RaplDomains rapl = FindRaplDomains(HostFiles(options.proc_root));
+    if (std::any_of(rapl.domains.begin(), rapl.domains.end(),
+                    [](const RaplDomain& d) { return d.counted && d.unreadable.empty(); }))
+      setup.listeners.emplace_back("rapl");
     if (have_devices && !devices.empty()) setup.listeners.emplace_back("nvml");
     // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
     if (DcgmHostEngineAnswers()) setup.listeners.emplace_back("dcgmi");

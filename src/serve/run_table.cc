@@ -22,7 +22,7 @@
 // script's metric K by the name it logged (K.mean, K.min, K.max over its points, NaN left
 // out, and metrics.K, MLflow's latest value: the highest step, then the newest time);
 // then from the run's analysis (analyze/phases.h):
-// steady_seconds, throughput, epoch_seconds, energy_joules, samples,
+// steady_seconds, throughput, epoch_seconds, energy_joules (its GPUs'), cpu_energy_joules, samples,
 // energy_per_sample_joules, training_seconds and per key metric M.steady_mean, M.steady_p50, M.steady_p95.
 //
 // Reads: the runs, their series' totals, their kept analyses and event counts, a handful
@@ -232,6 +232,7 @@ void AddAnalysis(Table& t, size_t row, const RunAnalysis& a) {
   opt("throughput", a.throughput, "samples/s");
   opt("epoch_seconds", a.epoch_seconds, "s");
   opt("energy_joules", a.energy_joules, "J");
+  opt("cpu_energy_joules", a.cpu_energy_joules, "J");
   opt("samples", a.samples, "samples");
   opt("energy_per_sample_joules", a.energy_per_sample_joules, "J");
   // How long it trained (training_window.h): what the report compares runs that log no steps by.
