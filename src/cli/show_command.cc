@@ -71,6 +71,11 @@ void PrintEnergy(Store& store, const RunRecord& r) {
           mps ? " (under MPS, the server's split equally among its clients: NVML cannot tell them apart)"
               : "");
   }
+  Result<std::optional<double>> cpu = RunCpuEnergy(store, r.id);
+  if (cpu.ok() && cpu->has_value())
+    std::printf(
+        "CPU energy  %.1f J, this run's share of the CPUs' RAPL energy by its share of their CPU time\n",
+        **cpu);
   if (simulated)
     std::printf("note        GPU metrics of this run come from the simulated GPU (sim/), not hardware\n");
 }

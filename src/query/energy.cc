@@ -67,4 +67,17 @@ Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& r
   return std::optional<GpuEnergy>(energy);
 }
 
+Result<std::optional<double>> RunCpuEnergy(Store& store, const std::string& run_id) {
+  Result<std::vector<SeriesInfo>> series = store.ListSeries(run_id);
+  if (!series.ok()) return series.status();
+  std::optional<double> joules;
+  for (const SeriesInfo& s : *series) {
+    if (s.metric != metric::kProcCpuEnergyJoules) continue;
+    Result<std::optional<std::pair<Point, Point>>> ends = ReadSeriesEnds(store, s.id);
+    if (!ends.ok()) return ends.status();
+    if (*ends) joules = joules.value_or(0) + (*ends)->second.value - (*ends)->first.value;
+  }
+  return joules;
+}
+
 }  // namespace tb

@@ -23,6 +23,10 @@ struct GpuEnergy {
 // nullopt when the run has no GPU energy or power samples.
 Result<std::optional<GpuEnergy>> RunGpuEnergy(Store& store, const std::string& run_id);
 
+// The run's CPU energy: its share of each RAPL domain's (proc.cpu.energy_joules, the rapl
+// listener's), summed over the domains; nullopt when the run has none.
+Result<std::optional<double>> RunCpuEnergy(Store& store, const std::string& run_id);
+
 // Trapezoidal integral of points (values per second) over time, in value-seconds, given in
 // parts in time order; a pair with a NaN adds nothing.
 class TimeIntegral {

@@ -341,12 +341,15 @@ ApiResponse ServeApi::Call::Runs() {
 json ServeApi::Call::Energy(const std::string& run_id) {
   Result<std::optional<GpuEnergy>> energy = RunGpuEnergy(store_, run_id);
   ThrowIfError(energy.status());
-  if (!*energy) return nullptr;
-  const GpuEnergy& e = **energy;
-  return {{"gpu_joules", e.joules},
+  Result<std::optional<double>> cpu = RunCpuEnergy(store_, run_id);
+  ThrowIfError(cpu.status());
+  if (!*energy && !*cpu) return nullptr;
+  const GpuEnergy e = energy->value_or(GpuEnergy{});
+  return {{"gpu_joules", *energy ? json(e.joules) : json(nullptr)},
           {"run_joules", e.run_share_joules ? json(*e.run_share_joules) : json(nullptr)},
           {"gpus", e.gpus},
-          {"integrated", e.integrated}};
+          {"integrated", e.integrated},
+          {"cpu_joules", *cpu ? json(**cpu) : json(nullptr)}};
 }
 
 ApiResponse ServeApi::Call::RunDetail(const RunRecord& r) {

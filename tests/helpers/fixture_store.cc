@@ -3,8 +3,8 @@
 // - experiment "traces": the recorded DCGM trace of testdata/ as one run;
 // - experiment "synth": workloads 1 and 2 with runs A and B each, 10 minutes at 1 Hz of GPU
 //   utilization (workload*10 + run, plus a slow wave; run 2A idle from 300 s to 330 s), SM activity, power,
-//   energy (workload 1's runs share their GPU: attributed energy, and dcgmi's reading too), a training loss
-//   with steps and throughput, epoch events and a batch-size param;
+//   energy (workload 1's runs share their GPU: attributed energy, and dcgmi's reading too; their CPU energy
+//   share), a training loss with steps and throughput, epoch events and a batch-size param;
 // - with --bench-runs: experiment "bench", workload "w", N runs of P points at 1 Hz (and with
 //   --bench-metrics M, M - 1 more metrics a run, "train.metric1" on, logged with steps),
 //   each with its analysis kept as `trainbench run` keeps it;
@@ -78,6 +78,8 @@ std::string SyntheticRun(Store& store, int workload, int r) {
       // and dcgmi read the same counter beside NVML.
       writer.Append("gpu.energy.consumed_joules", "gpu=0,listener=dcgmi", Point{t, energy});
       writer.Append("proc.gpu.energy_joules", "gpu=0", Point{t, energy * (r == 0 ? 0.6 : 0.4)});
+      // And the rapl listener's share of the CPU package's energy: 20 W for A, 10 W for B.
+      writer.Append("proc.cpu.energy_joules", "domain=package-0", Point{t, i * (r == 0 ? 20.0 : 10.0)});
     }
     if (i % 5 == 0) {
       Point loss{t, 2.0 * std::exp(-i / (150.0 + 50 * workload)) + 0.01 * r};

@@ -21,7 +21,13 @@ export interface RunInfo {
   tags: Record<string, string>;
   summary?: SeriesSummary[];
   // runs/{id} only: the server's figures (query/energy.h).
-  energy?: { gpu_joules: number; run_joules: number | null; gpus: number; integrated: boolean } | null;
+  energy?: {
+    gpu_joules: number | null;
+    run_joules: number | null;
+    gpus: number;
+    integrated: boolean;
+    cpu_joules: number | null;
+  } | null;
 }
 
 export interface SeriesSummary {

@@ -94,8 +94,10 @@ export class TableView {
       { key: "training", title: "training s", get: this.steadyFigure("training") },
       // Energy as the server computes it (runs/{id}): the run's attributed share where NVML
       // recorded one (runs sharing a GPU split its energy), else its GPUs' whole energy.
-      { key: "energy", title: "energy J", get: (r) => (r.energy ? (r.energy.run_joules ?? r.energy.gpu_joules) : "") },
-      { key: "gpu_energy", title: "GPU energy J (device)", get: (r) => (r.energy ? r.energy.gpu_joules : "") },
+      { key: "energy", title: "energy J", get: (r) => r.energy?.run_joules ?? r.energy?.gpu_joules ?? "" },
+      { key: "gpu_energy", title: "GPU energy J (device)", get: (r) => r.energy?.gpu_joules ?? "" },
+      // The run's share of the CPUs' RAPL energy (the rapl listener), where it was recorded.
+      { key: "cpu_energy", title: "CPU energy J", get: (r) => r.energy?.cpu_joules ?? "" },
       { key: "throughput", title: "samples/s (steady)", get: this.steadyFigure("throughput") },
       { key: "loss", title: "final loss", get: (r) => this.finalLoss.get(r.id) ?? "" },
     ];

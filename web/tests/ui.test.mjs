@@ -173,6 +173,9 @@ test("a workload's checkbox selects its runs, which the table compares", async (
     assert.ok(device > 0, JSON.stringify(c));
     const ratio = share / device;
     assert.ok(Math.abs(ratio - 0.6) < 0.02 || Math.abs(ratio - 0.4) < 0.02, JSON.stringify(c));
+    // The CPU's energy beside it, as the rapl listener recorded it: 599 s at 20 W (A) or 10 W (B).
+    const cpu = Number(c["CPU energy J"].replace(/[^0-9.e+-]/g, ""));
+    assert.ok(cpu === 599 * 20 || cpu === 599 * 10, JSON.stringify(c));
   }
   // The rows came in one request for the selected runs, not one a run.
   assert.deepEqual(oneByOne, []);
