@@ -148,8 +148,9 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
   run->add_option("-t,--tag", ra->tags, "Tag KEY=VALUE (repeatable)")->allow_extra_args(false);
   run->add_option(
       "-l,--listeners", ra->listeners,
-      "Listeners joined with '+': top, ps, iostat, net, free, rapl, nvml, smi, dcgmi, amdsmi; none for none "
-      "(default: top+iostat+net, plus rapl where RAPL is readable, nvml where NVML finds a GPU, dcgmi "
+      "Listeners joined with '+': top, ps, iostat, net, free, rapl, jetson, tegrastats, nvml, smi, dcgmi, "
+      "amdsmi; none for none (default: top+iostat+net, plus rapl where RAPL is readable, jetson on a Jetson "
+      "(tegrastats where its rails cannot be read), nvml where NVML finds a GPU, dcgmi "
       "where a DCGM host engine answers, amdsmi where AMD SMI finds a GPU and NVML none)");
   run->add_option("-d,--devices", ra->devices,
                   "GPUs the run uses: 0, 1+2, GPU-/MIG- UUIDs, AMD SMI's indices on AMD GPUs (default: "

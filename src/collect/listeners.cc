@@ -5,6 +5,7 @@
 #include "collect/amdsmi_collector.h"
 #include "collect/gpu_tool_collectors.h"
 #include "collect/host_collectors.h"
+#include "collect/jetson.h"
 #include "collect/nvml_collector.h"
 #include "collect/rapl.h"
 
@@ -25,6 +26,13 @@ constexpr std::array kListeners = {
     ListenerInfo{"net", false, "", [](const ListenerContext& c) { return MakeNetCollector(c.files); }},
     ListenerInfo{"free", false, "", [](const ListenerContext& c) { return MakeFreeCollector(c.files); }},
     ListenerInfo{"rapl", false, "", [](const ListenerContext& c) { return MakeRaplCollector(c.files); }},
+    ListenerInfo{
+        "jetson", false, "",
+        [](const ListenerContext& c) { return MakeJetsonCollector(c.files, c.devices.runs_sharing); }},
+    ListenerInfo{"tegrastats", false, "tegrastats",
+                 [](const ListenerContext& c) {
+                   return MakeTegrastatsCollector(c.interval_ms, c.devices.runs_sharing);
+                 }},
     // radT's `none`: no listener at all (not the default set an empty list means).
     ListenerInfo{"none", false, "", [](const ListenerContext&) { return std::unique_ptr<Collector>(); }},
     ListenerInfo{"nvml", true, "", MakeNvml},

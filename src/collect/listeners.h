@@ -35,11 +35,11 @@ struct ListenerInfo {
   std::unique_ptr<Collector> (*make)(const ListenerContext& context);
 };
 
-// top, ps, iostat, net, free, rapl, none, nvml, smi, dcgmi, amdsmi.
+// top, ps, iostat, net, free, rapl, jetson, tegrastats, none, nvml, smi, dcgmi, amdsmi.
 std::span<const ListenerInfo> Listeners();
 // nullptr when no listener has this name.
 const ListenerInfo* FindListener(std::string_view name);
-// "top, ps, iostat, net, free, rapl, none, nvml, smi, dcgmi, amdsmi": for messages.
+// "top, ps, iostat, net, free, rapl, jetson, tegrastats, none, nvml, smi, dcgmi, amdsmi": for messages.
 std::string AvailableListeners();
 // The listener `name` built from `context`; InvalidArgument naming the available ones when
 // `name` is unknown, Unavailable when it cannot be built here.

@@ -48,6 +48,9 @@ constexpr std::array kCatalog = {
                "A RAPL domain's energy attributed to the run: each increase times the run's share of the "
                "CPU time all processes used over it",
                ""},
+    MetricInfo{
+        metric::kHostRailPowerWatts, "Rail power", "W", G, "jetson", "rail",
+        "Power of one of the board's rails (a Jetson's INA3221 channels: VDD_GPU_SOC, VDD_CPU_CV, ...)", ""},
     MetricInfo{metric::kProcCpuUtilizationRatio, "Run CPU", "cores", G, "top", "",
                "CPU of the run's whole process tree in cores (1.0 = one core fully busy)",
                "TOP - CPU Utilization (run)"},

@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "collect/gpu_tool_collectors.h"
+#include "collect/jetson.h"
 #include "collect/listeners.h"
 #include "collect/rapl.h"
 #include "platform/process.h"
@@ -97,6 +98,11 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
     if (std::any_of(rapl.domains.begin(), rapl.domains.end(),
                     [](const RaplDomain& d) { return d.counted && d.unreadable.empty(); }))
       setup.listeners.emplace_back("rapl");
+    // A Jetson's rails from sysfs, else from tegrastats.
+    if (!FindJetsonBoard(HostFiles(options.proc_root)).rails.empty())
+      setup.listeners.emplace_back("jetson");
+    else if (FindExecutable("tegrastats"))
+      setup.listeners.emplace_back("tegrastats");
     if (have_devices && !devices.empty()) setup.listeners.emplace_back("nvml");
     // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
     if (DcgmHostEngineAnswers()) setup.listeners.emplace_back("dcgmi");

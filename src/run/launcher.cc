@@ -16,6 +16,7 @@
 #include "base/time.h"
 #include "collect/gpu_devices.h"
 #include "collect/gpu_tool_collectors.h"
+#include "collect/jetson.h"
 #include "collect/listeners.h"
 #include "collect/progress.h"
 #include "platform/nvml.h"
@@ -91,6 +92,11 @@ RunRecord NewRunRecord(const RunOptions& options, const GpuSetup& gpu) {
     run.tags.emplace_back(kNodesTag, std::to_string(options.part.count));
   }
   if (gpu.simulated) run.tags.emplace_back(kSimulatedGpuTag, "true");
+  // A Jetson's power mode: what Jetson studies compare runs by.
+  if (std::optional<std::pair<std::string, int>> mode = JetsonPowerMode()) {
+    run.params.emplace_back("jetson.power_mode", mode->first);
+    run.params.emplace_back("jetson.power_mode_id", std::to_string(mode->second));
+  }
   // Inside a Slurm job: which job and step, on which node, so runs can be compared by node.
   for (const auto& [variable, tag] :
        {std::pair{"SLURM_JOB_ID", "slurm.job_id"}, std::pair{"SLURM_STEP_ID", "slurm.step_id"},

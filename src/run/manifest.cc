@@ -176,6 +176,7 @@ std::string CollectManifest(const ManifestInput& input, const HostFiles& files,
   }
   if (auto conda = ToolOutput({"conda", "list"})) m["conda_list"] = *conda;
   if (auto smi = ToolOutput({"nvidia-smi", "-q"})) m["nvidia_smi_q"] = *smi;
+  if (auto mode = ToolOutput({"nvpmodel", "-q"})) m["nvpmodel_q"] = *mode;  // a Jetson's power mode
 
   std::string repo_dir = input.script.empty() ? input.working_directory : DirName(input.script);
   if (auto head = ToolOutput({"git", "-C", repo_dir, "rev-parse", "HEAD", "--show-toplevel"})) {

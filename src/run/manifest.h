@@ -1,7 +1,7 @@
 // The environment manifest stored with every run (artifact "manifest.json"): the
 // machine (hostname, kernel, CPU model and count, memory), the interpreter and its
 // packages when the command is Python (NAME==VERSION as `pip freeze` lists them), `conda
-// list` and `nvidia-smi -q` when those tools exist, the git commit and dirty state of the
+// list`, `nvidia-smi -q` and a Jetson's `nvpmodel -q` when those tools exist, the git commit and dirty state of the
 // script's repository, and the environment variables that change how training runs
 // (CUDA_*, OMP_*, NCCL_*, PYTORCH_*, PYTHON*, ...). Missing tools are skipped silently.
 // Runs external tools at the lowest priority: call it off the critical path, beside the
