@@ -1,0 +1,59 @@
+// A Jetson end to end: the real trainbench binary with `tegrastats` and `nvpmodel` on PATH
+// answering as a board's do (recorded lines of testdata/jetson/), and with a board's /sys
+// under --proc-root for the jetson listener.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/helpers/cli_fixture.h"
+
+namespace tb {
+namespace {
+
+class JetsonRunTest : public CliTest {
+ protected:
+  // A bin/ with tegrastats printing `line_file` every --interval, and nvpmodel -q.
+  void FakeBoardTools(const std::string& line_file) {
+    fs::create_directories(dir_ / "bin");
+    std::ofstream(dir_ / "bin/tegrastats")
+        << "#!/bin/sh\nms=1000\n[ \"$1\" = --interval ] && ms=$2\n"
+        << "while :; do cat " << line_file << "; sleep $(awk \"BEGIN{print $ms/1000}\"); done\n";
+    std::ofstream(dir_ / "bin/nvpmodel")
+        << "#!/bin/sh\n[ \"$1\" = -q ] || exit 1\n"
+        << "echo 'NVPM WARN: fan mode is not set!'\necho 'NV Power Mode: 15W'\necho 2\n";
+    fs::permissions(dir_ / "bin/tegrastats", fs::perms::owner_all);
+    fs::permissions(dir_ / "bin/nvpmodel", fs::perms::owner_all);
+    env_ = "PATH=" + (dir_ / "bin").string() + ":$PATH";
+  }
+};
+
+TEST_F(JetsonRunTest, TegrastatsRailsAndThePowerModeReachTheRun) {
+  FakeBoardTools(std::string(TRAINBENCH_TESTDATA) + "/jetson/tegrastats-orin-jp7.txt");
+  Shell r = Trainbench("run -q -i 250ms -l tegrastats -- " + kBurner + " --duty 0.05 --seconds 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::map<std::string, std::string> params(run.params.begin(), run.params.end());
+  EXPECT_EQ(params["jetson.power_mode"], "15W");
+  EXPECT_EQ(params["jetson.power_mode_id"], "2");
+  EXPECT_EQ(Series(*store, run.id, "host.rail.power_watts", "rail=VDD_GPU_SOC").back().value, 5.139);
+  EXPECT_EQ(Series(*store, run.id, "host.power.draw_watts", "domain=board").back().value, 13.907);
+  EXPECT_EQ(Series(*store, run.id, "gpu.utilization.gpu_ratio", "gpu=0").back().value, 0.12);
+  // Energy: the GPU rail's 5.139 W over the time between the first and last readings.
+  std::vector<Point> energy = Series(*store, run.id, "proc.gpu.energy_joules", "gpu=0");
+  ASSERT_GE(energy.size(), 3u);
+  double seconds = static_cast<double>(energy.back().time_ms - energy.front().time_ms) / 1000;
+  EXPECT_NEAR(energy.back().value, 5.139 * seconds, 0.01 * seconds + 0.01);
+  Shell show = Trainbench("show " + run.id);
+  EXPECT_NE(show.out.find("jetson.power_mode = 15W"), std::string::npos) << show.out;
+}
+
+TEST_F(JetsonRunTest, OnAMachineWithoutRailsTheJetsonListenerSaysSo) {
+  Shell r = Trainbench("run -q -l jetson -- true");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("no Jetson here"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tb
