@@ -89,6 +89,8 @@ std::string SmiField(tb::nvml::Device device, const Gpu& g, size_t index, const 
     memory.version = tb::nvml::kMemoryV2Version;
     int code = nvmlDeviceGetMemoryInfo_v2(device, &memory);
     double mib = static_cast<double>(field == "memory.used" ? memory.used : memory.total) / 1048576;
+    // A GPU without memory of its own (GB10: unified with the system's) prints N/A there.
+    if (code != 0 && g.memory_total_bytes == 0) return "[N/A]";
     return number(code, "%.0f", std::floor(mib));
   }
   if (field == "temperature.gpu") {

@@ -352,9 +352,6 @@ TEST_F(GpuTest, DevicesCommandListsGpusMigAndListeners) {
       << r.out;
 }
 
-}  // namespace
-}  // namespace tb
-
 namespace tb {
 namespace {
 
@@ -656,6 +653,47 @@ TEST_F(GpuToolTest, AMigRunWithSmiAndDcgmiWatchesOnlyItsGpuAndInstance) {
   std::optional<GpuEnergy> e = RunGpuEnergy(*store, run.id).value();
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->gpus, 1);
+}
+
+}  // namespace
+}  // namespace tb
+
+// DGX Spark's GB10 has no memory of its own: NVML answers NOT_SUPPORTED to both memory calls
+// and nvidia-smi prints [N/A] (as public reports from the hardware show), while the process
+// list still gives each process's memory. The run is told once; the GPU's memory used is its
+// processes', its total the system's (/proc/meminfo), both checked against those sources.
+TEST_F(GpuTest, AUnifiedMemoryGpuReportsItsProcessesMemoryAndTheSystemsTotal) {
+  json gb10 = json::parse(R"({"name": "NVIDIA GB10", "uuid": "GPU-2dee1e25-b3b5-007e-2b55-79f2d0f2ebe5",
+    "pci_bus_id": "0000000F:01:00.0", "memory_total_mib": 0, "memory_reserved_mib": 0,
+    "metrics": {"util_gpu_pct": 90, "util_mem_pct": 0, "power_w": 40, "temp_c": 36},
+    "unsupported": ["mem_used_mib"],
+    "processes": [{"match": "tb_burner", "memory_used_mib": 6590, "sm_util_percent": 90}]})");
+  UseScenario({{"gpus", {gb10}}});
+  Shell smi =
+      Run(env_ + " " +
+          TRAINBENCH_SIM_BIN "/nvidia-smi --query-gpu=memory.total,memory.used --format=csv,noheader");
+  EXPECT_EQ(smi.out, "[N/A], [N/A]\n");
+  Shell r = Trainbench("run -q -i 250ms -l nvml -- " + kBurner + " --duty 0.05 --seconds 1.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = OnlyRun(*store);
+  std::vector<EventRecord> events = store->ListEvents(run.id).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].label.find("shares the system's memory"), std::string::npos) << events[0].label;
+  std::vector<Point> used = Series(*store, run.id, "gpu.memory.used_bytes", "gpu=0");
+  ASSERT_FALSE(used.empty());
+  // The burner's memory while it ran (the last tick may come after it left the GPU).
+  double most = 0;
+  for (const Point& p : used) most = std::max(most, p.value);
+  EXPECT_EQ(most, 6590.0 * 1048576);
+  std::vector<Point> total = Series(*store, run.id, "gpu.memory.total_bytes", "gpu=0");
+  ASSERT_FALSE(total.empty());
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  meminfo >> key >> kib;
+  EXPECT_EQ(key, "MemTotal:");
+  EXPECT_EQ(total.back().value, kib * 1024);
 }
 
 }  // namespace

@@ -1,8 +1,17 @@
 #include "collect/gpu_share.h"
 
 #include <algorithm>
+#include <string>
+
+#include "base/strings.h"
 
 namespace tb {
+
+bool IsMpsServer(const HostFiles& files, unsigned pid) {
+  std::string comm;
+  if (!files.Read("/proc/" + std::to_string(pid) + "/comm", comm).ok()) return false;
+  return Trim(comm) == "nvidia-cuda-mps";
+}
 
 GpuShare RunShareOfGpu(const std::vector<GpuParty>& parties, std::optional<double> server_sm_percent,
                        bool measured, unsigned runs_sharing) {

@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "platform/host_files.h"
+
 namespace tb {
 
 // A process on the GPU other than the MPS server: a party to the GPU's work.
@@ -16,6 +18,9 @@ struct GpuParty {
   bool mps_client = false;           // its activity is its equal part of the MPS server's
   std::optional<double> sm_percent;  // its own SM utilization, when NVML measured it
 };
+
+// Whether `pid` is the MPS server: /proc/PID/comm is nvidia-cuda-mps-server cut to 15 characters.
+bool IsMpsServer(const HostFiles& files, unsigned pid);
 
 struct GpuShare {
   double share = 1;                    // the run's part of the GPU, 0 to 1

@@ -11,6 +11,7 @@
 #include "collect/gpu_share.h"
 #include "collect/pcie_reader.h"
 #include "collect/process_tree.h"
+#include "collect/unified_memory.h"
 #include "metrics/names.h"
 
 namespace tb {
@@ -28,9 +29,6 @@ constexpr int64_t kEnergyEveryMs = 120000;             // a cumulative counter: 
 constexpr int64_t kProcessUtilizationEveryMs = 10000;  // the driver buffers samples meanwhile
 constexpr int64_t kFirstRefetchMs = 1000;              // after a process came, doubling up to the above
 constexpr int64_t kPcieEveryMs = 30000;                // on its own thread
-
-// /proc/PID/comm of the MPS server (nvidia-cuda-mps-server, cut to 15 characters).
-constexpr std::string_view kMpsServerComm = "nvidia-cuda-mps";
 
 class NvmlCollector : public Collector {
  public:
@@ -73,6 +71,7 @@ class NvmlCollector : public Collector {
     int64_t last_energy_read_ms = 0;
     double last_share = 1;
     bool run_energy_started = false;
+    bool unified = false;  // no memory of its own (GB10): NVML answers NOT_SUPPORTED for it
   };
 
   Status OpenDevices() {
@@ -207,7 +206,15 @@ class NvmlCollector : public Collector {
     }
     if (!Wanted(g, "memory", reinterpret_cast<const void*>(f.DeviceGetMemoryInfo))) return;
     nvml::Memory m{};
-    if (Check(g, "memory", f.DeviceGetMemoryInfo(g.info.handle, &m), tick)) {
+    nvml::Return r = f.DeviceGetMemoryInfo(g.info.handle, &m);
+    if (r == kNotSupported && g.unsupported.count("memory_v2") > 0 && !g.unified) {
+      g.unified = true;
+      Tell(tick, "gpu",
+           "GPU " + std::to_string(g.info.index) + " (" + g.info.name +
+               ") shares the system's memory: NVML reports none of its own, so its memory used is its "
+               "processes' and its total the system's (/proc/meminfo)");
+    }
+    if (Check(g, "memory", r, tick)) {
       sink.Add({metric::kGpuMemoryUsedBytes, g.labels, tick.time_ms, static_cast<double>(m.used)});
       sink.Add({metric::kGpuMemoryTotalBytes, g.labels, tick.time_ms, static_cast<double>(m.total)});
     }
@@ -298,13 +305,6 @@ class NvmlCollector : public Collector {
     return out;
   }
 
-  static bool IsMpsServer(unsigned pid, const Tick& tick) {
-    std::string comm;
-    if (!tick.tree->files().Read("/proc/" + std::to_string(pid) + "/comm", comm).ok()) return false;
-    while (!comm.empty() && (comm.back() == '\n' || comm.back() == ' ')) comm.pop_back();
-    return comm == kMpsServerComm;
-  }
-
   // Per-process SM utilization since the last fetch (the driver buffers one sample a
   // second per process), as each process's mean; the processes without a sample keep
   // their last figure. Under MPS the only sample is the server's.
@@ -358,7 +358,7 @@ class NvmlCollector : public Collector {
     });
     for (const auto& [pid, memory] : procs) {
       auto known = g.mps_server_by_pid.try_emplace(pid, false);
-      if (known.second) known.first->second = IsMpsServer(pid, tick);
+      if (known.second) known.first->second = IsMpsServer(tick.tree->files(), pid);
       if (clients.count(pid) == 0 && known.first->second) {
         server = pid;
         continue;
@@ -426,6 +426,7 @@ class NvmlCollector : public Collector {
       server_sm = it->second;
     GpuShare share = RunShareOfGpu(parties, server_sm, utilization_needed, runs_sharing_);
     if (tree_has_memory) sink.Add({metric::kProcGpuTreeMemoryUsedBytes, g.labels, tick.time_ms, tree_memory});
+    if (g.unified) RecordUnifiedMemory(g.labels, procs, tick, sink);
     if (share.tree_percent)
       sink.Add({metric::kProcGpuTreeSmUtilizationRatio, g.labels, tick.time_ms,
                 RoundForStorage(*share.tree_percent / 100.0)});

@@ -19,6 +19,11 @@
 // run's power-weighted share since the last reading (power times the share, tick by tick,
 // on GPUs without the counter): the runs' energies add up to the GPU's.
 //
+// A GPU with no memory of its own (DGX Spark's GB10 shares the system's: NVML answers
+// NOT_SUPPORTED to both memory calls and nvidia-smi prints [N/A]) is told once; its memory
+// used is then the sum of its processes' (which NVML does report) and its total the
+// system's MemTotal.
+//
 // A metric the GPU does not support (NOT_SUPPORTED) or may not be read by this user
 // (NO_PERMISSION) is learnt on the first answer and never asked for again; a GPU that
 // falls off the bus is reported once as an event and skipped from then on, while the
