@@ -45,13 +45,13 @@ struct RunAnalysis {
     double p50 = 0, p95 = 0;
   };
   std::map<std::string, Spread, std::less<>> steady_spread;
-  std::optional<double> throughput;     // samples/s, steady mean
-  std::optional<double> epoch_seconds;  // median time between epoch events
-  std::optional<double> energy_joules;      // whole run, its GPUs'
-  std::optional<double> cpu_energy_joules;  // whole run, its share of the CPUs' RAPL domains
-  std::optional<double> samples;        // trained (see training_window.h)
+  std::optional<double> throughput;                // samples/s, steady mean
+  std::optional<double> epoch_seconds;             // median time between epoch events
+  std::optional<double> energy_joules;             // whole run, its GPUs'
+  std::optional<double> cpu_energy_joules;         // whole run, its share of the CPUs' RAPL domains
+  std::optional<double> samples;                   // trained (see training_window.h)
   std::optional<double> energy_per_sample_joules;  // GPU and CPU energy together, over the samples
-  std::vector<std::string> caveats;  // few samples, a simulated GPU
+  std::vector<std::string> caveats;                // few samples, a simulated GPU
   // When the run trained (training_window.h): the steady state is found inside it.
   std::optional<TrainingWindow> training;
   // Of an analysis of a stored run: the points of its analysed series in chunks and its

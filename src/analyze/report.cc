@@ -145,6 +145,17 @@ void MeasureAttempt(const WorkloadReport& w, AttemptReport& a) {
   a.energy_per_sample_joules = Mean(eps);
 }
 
+// Where no run recorded CPU energy, the report says why its CPU column is empty.
+void NoteMissingCpuEnergy(ExperimentReport& report) {
+  bool cpu_energy = std::any_of(report.workloads.begin(), report.workloads.end(),
+                                [](const WorkloadReport& w) { return w.cpu_energy_per_run.has_value(); });
+  if (report.workloads.empty() || cpu_energy) return;
+  report.caveats.push_back(
+      "CPU J per run: no run recorded CPU energy (the rapl listener reads it where the host has RAPL and "
+      "this user may read it; most virtual machines have none: `trainbench devices` says), so J per sample "
+      "is the GPUs' only");
+}
+
 // The estimate over the workload's repeats of one of their figures.
 std::optional<Estimate> OverRepeats(const WorkloadReport& w, std::optional<double> AttemptReport::*field) {
   std::vector<std::optional<double>> values;
@@ -399,15 +410,7 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
     w.energy_per_sample_joules = OverRepeats(w, &AttemptReport::energy_per_sample_joules);
   }
   CompareWithAlone(report);
-  bool cpu_energy = std::any_of(report.workloads.begin(), report.workloads.end(),
-                                [](const WorkloadReport& w) { return w.cpu_energy_per_run.has_value(); });
-  if (!report.workloads.empty() && !cpu_energy)
-    report.caveats.push_back(
-        "CPU J per run: no run recorded CPU energy (the rapl listener reads it where the host has RAPL and "
-        "this "
-        "user may read it; most virtual machines have none: `trainbench devices` says), so J per sample is "
-        "the "
-        "GPUs' only");
+  NoteMissingCpuEnergy(report);
   return report;
 }
 

@@ -37,7 +37,9 @@ bool Connected(const std::string& name) {
 // The INA3221 channels of one i2c device: hwmon (label, mV, mA) or older iio (name, mW).
 void AddRails(const HostFiles& files, const std::string& device, std::vector<JetsonRail>& rails) {
   for (const std::string& hwmon : Entries(files, device + "/hwmon")) {
-    std::string dir = device + "/hwmon/" + hwmon;
+    std::string dir = device;
+    dir += "/hwmon/";
+    dir += hwmon;
     for (int n = 1; n <= 8; ++n) {
       std::string in = dir + "/in" + std::to_string(n);
       std::string name = Line(files, in + "_label");
@@ -47,7 +49,9 @@ void AddRails(const HostFiles& files, const std::string& device, std::vector<Jet
   }
   for (const std::string& iio : Entries(files, device)) {
     if (!StartsWith(iio, "iio:device")) continue;
-    std::string dir = device + "/" + iio;
+    std::string dir = device;
+    dir += '/';
+    dir += iio;
     for (int n = 0; n <= 8; ++n) {
       std::string name = Line(files, dir + "/rail_name_" + std::to_string(n));
       if (Connected(name)) rails.push_back({name, "", "", dir + "/in_power" + std::to_string(n) + "_input"});

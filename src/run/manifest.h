@@ -1,11 +1,11 @@
 // The environment manifest stored with every run (artifact "manifest.json"): the
 // machine (hostname, kernel, CPU model and count, memory), the interpreter and its
 // packages when the command is Python (NAME==VERSION as `pip freeze` lists them), `conda
-// list`, `nvidia-smi -q` and a Jetson's `nvpmodel -q` when those tools exist, the git commit and dirty state of the
-// script's repository, and the environment variables that change how training runs
-// (CUDA_*, OMP_*, NCCL_*, PYTORCH_*, PYTHON*, ...). Missing tools are skipped silently.
-// Runs external tools at the lowest priority: call it off the critical path, beside the
-// training (it takes a tenth of a second of CPU time, longer when the CPU is busy).
+// list`, `nvidia-smi -q` and a Jetson's `nvpmodel -q` when those tools exist, the git commit and dirty state
+// of the script's repository, and the environment variables that change how training runs (CUDA_*, OMP_*,
+// NCCL_*, PYTORCH_*, PYTHON*, ...). Missing tools are skipped silently. Runs external tools at the lowest
+// priority: call it off the critical path, beside the training (it takes a tenth of a second of CPU time,
+// longer when the CPU is busy).
 #pragma once
 
 #include <string>
