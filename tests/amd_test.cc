@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -188,6 +190,37 @@ TEST_F(AmdTest, ACounterThatDisagreesWithPowerIsReplacedByIntegratedPowerAndTheR
   // The report's energy is the integrated power, not the hundredth.
   Shell show = Trainbench("show " + run.id);
   EXPECT_NE(show.out.find("run energy "), std::string::npos) << show.out;
+}
+
+// `trainbench schedule` on an AMD machine (no nvidia-smi): a workload of two runs on one
+// MI300X checks its Devices against AMD SMI, and the runs' energies, split by their engine
+// time (60 % against 20 %), add up to the GPU's counter over the workload.
+TEST_F(AmdTest, TwoScheduledRunsOnOneGpuSplitItsEnergyByEngineTime) {
+  UseScenario({{"amd_gpus", {Mi300x("SPX")}}});
+  std::string other = Other();
+  std::ofstream(dir_ / "experiment.csv")
+      << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+      << "amd,pair,,,0,-," << kBurner << ",amdsmi,--duty 0.05 --seconds 8\n"
+      << "amd,pair,,,0,-," << other << ",amdsmi,--duty 0.05 --seconds 8\n";
+  Shell r = Trainbench("schedule " + (dir_ / "experiment.csv").string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  auto store = OpenStore();
+  std::vector<RunRecord> runs = Runs(*store);
+  ASSERT_EQ(runs.size(), 2u);
+  double sum = 0, first_counter = 1e300, last_counter = 0;
+  std::map<std::string, double> by_command;
+  for (const RunRecord& run : runs) {
+    double joules = Series(*store, run.id, "proc.gpu.energy_joules", "gpu=0").back().value;
+    by_command[run.command.find("tb_other") != std::string::npos ? "other" : "burner"] = joules;
+    sum += joules;
+    std::vector<Point> counter = Series(*store, run.id, "gpu.energy.consumed_joules", "gpu=0");
+    first_counter = std::min(first_counter, counter.front().value);
+    last_counter = std::max(last_counter, counter.back().value);
+  }
+  EXPECT_NEAR(sum, last_counter - first_counter, 0.06 * (last_counter - first_counter));
+  EXPECT_NEAR(by_command["burner"] / by_command["other"], 3.0, 0.45);
+  Shell report = Trainbench("report amd");
+  EXPECT_NE(report.out.find("GPU J per run"), std::string::npos) << report.out;
 }
 
 TEST_F(AmdTest, NamingAGpuThatIsNotThereSaysWhichThereAre) {
