@@ -73,9 +73,15 @@ class RaplCollector : public Collector {
   Status Collect(const Tick& tick, SampleSink& sink) override {
     if (!found_) {
       found_ = true;
-      for (RaplDomain& d : FindRaplDomains(files_).domains)
+      RaplDomains found = FindRaplDomains(files_);
+      why_none_ = found.absent;
+      for (RaplDomain& d : found.domains) {
         if (d.counted && d.unreadable.empty()) domains_.emplace_back().info = std::move(d);
+        if (d.counted && !d.unreadable.empty()) why_none_ = d.label + ": " + d.unreadable;
+      }
     }
+    // Said once by the sampler; nothing is recorded (never a 0).
+    if (domains_.empty()) return Status::Unavailable("no CPU energy: " + why_none_);
     std::optional<double> share = RunShare(tick);
     for (Domain& d : domains_) Sample(d, tick, share, sink);
     last_ns_ = tick.monotonic_ns;
@@ -130,6 +136,7 @@ class RaplCollector : public Collector {
   HostFiles files_;
   bool found_ = false;
   std::vector<Domain> domains_;
+  std::string why_none_;  // why no domain can be read, when none can
   int64_t last_ns_ = 0;
   std::optional<uint64_t> last_busy_;
   uint64_t last_tree_ = 0;

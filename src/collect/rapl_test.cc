@@ -68,10 +68,15 @@ TEST_F(RaplTest, PackagesAndTheirDramAreCountedCoreIsListedOnly) {
           {"package-0", true}, {"package-0/core", false}, {"package-0/dram", true}, {"package-1", true}}));
 }
 
-TEST_F(RaplTest, NoPowercapSaysSo) {
+TEST_F(RaplTest, NoPowercapSaysSoAndTheListenerRecordsNothing) {
   RaplDomains found = FindRaplDomains(HostFiles((root_ / "nothing").string()));
   EXPECT_TRUE(found.domains.empty());
   EXPECT_NE(found.absent.find("no RAPL here"), std::string::npos) << found.absent;
+  std::unique_ptr<Collector> rapl = MakeRaplCollector(HostFiles((root_ / "nothing").string()));
+  CollectingSink sink;
+  Status s = rapl->Collect(Tick{.time_ms = 1, .monotonic_ns = 1}, sink);
+  EXPECT_NE(s.message().find("no CPU energy: no RAPL here"), std::string::npos) << s.message();
+  EXPECT_TRUE(sink.last.empty());
 }
 
 TEST_F(RaplTest, TheCounterWrapsAtItsRangeAndTheRunGetsItsShareOfCpuTime) {
