@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -75,11 +76,14 @@ std::string Ask(int fd, const std::string& request) {
 }
 
 // Whether the server closed `fd` (reads end) within `seconds`.
+// Whether the server closed the connection within `seconds`: an orderly close, or a reset
+// (a server that closes a connection whose client was still sending resets it).
 bool ClosedByServer(int fd, int seconds) {
   timeval limit{seconds, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   char buf[64];
-  return read(fd, buf, sizeof buf) == 0;
+  ssize_t n = read(fd, buf, sizeof buf);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
 class HttpServerWire : public ::testing::Test {
