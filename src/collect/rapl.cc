@@ -76,8 +76,12 @@ class RaplCollector : public Collector {
       RaplDomains found = FindRaplDomains(files_);
       why_none_ = found.absent;
       for (RaplDomain& d : found.domains) {
-        if (d.counted && d.unreadable.empty()) domains_.emplace_back().info = std::move(d);
-        if (d.counted && !d.unreadable.empty()) why_none_ = d.label + ": " + d.unreadable;
+        if (!d.counted) continue;
+        if (!d.unreadable.empty()) {
+          why_none_ = d.label + ": " + d.unreadable;
+          continue;
+        }
+        domains_.emplace_back().info = std::move(d);
       }
     }
     // Said once by the sampler; nothing is recorded (never a 0).
