@@ -5,34 +5,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "collect/process_tree.h"
+#include "tests/helpers/fake_host.h"
 
 namespace tb {
 namespace {
 
-namespace fs = std::filesystem;
-
-class CollectingSink : public SampleSink {
- public:
-  void Add(const Sample& s) override { last[std::string(s.metric) + "{" + s.labels.text() + "}"] = s.value; }
-  std::map<std::string, double> last;
-};
-
-class JetsonTest : public ::testing::Test {
+class JetsonTest : public FakeHostTest {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("tb-jetson-" + std::to_string(getpid()));
-    fs::remove_all(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-  void Write(const std::string& path, const std::string& text) {
-    fs::create_directories((root_ / path).parent_path());
-    std::ofstream(root_ / path) << text << "\n";
-  }
   // An AGX Orin: three rails on one INA3221, the fourth channel unconnected, the seventh the
   // sum of shunt voltages; the GPU's devfreq node.
   void Orin(int gpu_mv, int gpu_ma) {
@@ -56,7 +38,6 @@ class JetsonTest : public ::testing::Test {
     Write("sys/class/devfreq/17000000.ga10b/cur_freq", "1300500000");
     Write("sys/class/devfreq/3100000.cpufreq/cur_freq", "1");
   }
-  fs::path root_;
 };
 
 TEST_F(JetsonTest, TheRailsThatAreConnectedAreFoundAndTheGpusDevfreqNode) {

@@ -4,29 +4,18 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "collect/process_tree.h"
 #include "metrics/names.h"
+#include "tests/helpers/fake_host.h"
 
 namespace tb {
 namespace {
 
-namespace fs = std::filesystem;
-
-class CollectingSink : public SampleSink {
- public:
-  void Add(const Sample& s) override { last[std::string(s.metric) + "{" + s.labels.text() + "}"] = s.value; }
-  std::map<std::string, double> last;
-};
-
-class RaplTest : public ::testing::Test {
+class RaplTest : public FakeHostTest {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("tb-rapl-" + std::to_string(getpid()));
-    fs::remove_all(root_);
     Zone("intel-rapl:0", "package-0", 999'000'000);
     Zone("intel-rapl:0:0", "core", 5);
     Zone("intel-rapl:0:1", "dram", 40'000'000);
@@ -34,12 +23,7 @@ class RaplTest : public ::testing::Test {
     Zone("intel-rapl-mmio:0", "package-0", 1);  // the same package through MMIO: not counted twice
     CpuAndRun(1000, 100);
   }
-  void TearDown() override { fs::remove_all(root_); }
 
-  void Write(const std::string& path, const std::string& text) {
-    fs::create_directories((root_ / path).parent_path());
-    std::ofstream(root_ / path) << text;
-  }
   void Zone(const std::string& zone, const std::string& name, uint64_t uj) {
     Write("sys/class/powercap/" + zone + "/name", name + "\n");
     Write("sys/class/powercap/" + zone + "/max_energy_range_uj", "1000000000\n");
@@ -53,8 +37,6 @@ class RaplTest : public ::testing::Test {
                                 " 0 0 0 20 0 1 0 100 1000 10 0\n");
     Write("proc/4242/task/4242/children", "");
   }
-
-  fs::path root_;
 };
 
 TEST_F(RaplTest, PackagesAndTheirDramAreCountedCoreIsListedOnly) {
