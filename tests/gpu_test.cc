@@ -504,10 +504,13 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
   RunRecord run = OnlyRun(*store);
   std::vector<Point> share = Series(*store, run.id, "proc.gpu.share_ratio", "gpu=0");
   ASSERT_GE(share.size(), 5u);
-  // 45 of 45 + 15 while the run computes; 0 once its process has left the GPU (the last tick).
-  size_t computing = 0;
+  // On a loaded machine the first tick may come before the burner reached the GPU: then
+  // its share is below 45 of 45 + 15 (at most one such tick). Then 0.75 while the run
+  // computes; 0 once its process has left the GPU (the last tick).
+  size_t joined = share[0].value < 0.75 ? 1 : 0;
+  size_t computing = joined;
   while (computing < share.size() && share[computing].value == 0.75) ++computing;
-  EXPECT_GE(computing, 5u);
+  EXPECT_GE(computing - joined, 5u);
   for (size_t i = computing; i < share.size(); ++i) EXPECT_EQ(share[i].value, 0) << i;
   // The run's energy against the GPU's own counter over the same span: its increase times
   // the run's share (0.75 while it computes, 0 on the last tick).
@@ -516,7 +519,7 @@ TEST_F(GpuTest, ARunSharingItsGpuGetsItsShareOfTheEnergyAndMemory) {
   ASSERT_GE(energy.size(), 2u);
   ASSERT_GE(counter.size(), 2u);
   EXPECT_EQ(energy.front().value, 0);
-  double increase = counter.back().value - counter.front().value;
+  double increase = counter.back().value - counter.front().value;  // the first tick counts none
   EXPECT_GT(increase, 251.5 * 1.5);
   EXPECT_NEAR(energy.back().value, 0.75 * increase, 0.08 * increase);
   // The stranger's memory is not the run's, and "not available" is no value at all.
