@@ -178,6 +178,44 @@ bool OnSeparateDevices(const std::vector<RunRecord>& runs, const std::vector<siz
   return true;
 }
 
+// For runs on separate devices that are partitions of one GPU socket (an MI300X's compute
+// partitions): "CPX partitions of one GPU" (they share its memory, power and energy); ""
+// when some run is not on a partition or no socket is shared.
+std::string SharedSocketPartitions(const std::vector<RunRecord>& runs, const std::vector<size_t>& members) {
+  std::set<std::string> seen, modes;
+  bool shared = false;
+  for (size_t i : members) {
+    std::string sockets = TagValue(runs[i], kGpuSocketsTag);
+    if (sockets.empty()) return "";
+    for (std::string_view s : Split(sockets, '+')) shared |= !seen.insert(std::string(s)).second;
+    modes.insert(TagValue(runs[i], kGpuPartitionTag));
+  }
+  if (!shared) return "";
+  std::string mode = modes.size() == 1 ? *modes.begin() : "";
+  return (mode.empty() ? "" : mode + " ") + "partitions of one GPU";
+}
+
+// How the runs of the workload's first attempt shared: "alone", the Collocation column's
+// modes ("naive" for radT's "-"), "separate GPUs", "CPX partitions of one GPU".
+std::string CollocationOf(const WorkloadReport& w) {
+  const std::vector<size_t>& members = w.attempts.front().members;
+  if (members.size() == 1) return "alone";
+  if (OnSeparateDevices(w.runs, members)) {
+    std::string partitions = SharedSocketPartitions(w.runs, members);
+    return partitions.empty() ? "separate GPUs" : partitions;
+  }
+  std::set<std::string> colloc;
+  for (const RunRecord& r : w.runs) {
+    // radT's "-": runs sharing the device with neither MPS nor MIG, which readers call naive.
+    std::string v = TagValue(r, kCollocationTag);
+    if (!v.empty()) colloc.insert(v == "-" ? "naive" : v);
+  }
+  if (colloc.empty()) return "naive";
+  std::string out;
+  for (const std::string& c : colloc) out += (out.empty() ? "" : ",") + c;
+  return out;
+}
+
 // The workload's runs (in start order) split into attempts, in the order they started.
 std::vector<std::vector<const RunRecord*>> SplitIntoAttempts(std::vector<const RunRecord*> runs) {
   std::stable_sort(runs.begin(), runs.end(),
@@ -366,19 +404,8 @@ Result<ExperimentReport> BuildReport(Store& store, const std::string& experiment
   }
   report.caveats.assign(caveats.begin(), caveats.end());
   for (WorkloadReport& w : report.workloads) {
-    std::set<std::string> colloc;
-    for (const RunRecord& r : w.runs) {
-      for (const auto& [k, v] : r.tags) {
-        // radT's "-": runs sharing the device with neither MPS nor MIG, which readers call naive.
-        if (k == kCollocationTag) colloc.insert(v == "-" ? "naive" : v);
-      }
-    }
     size_t per_attempt = w.attempts.front().members.size();
-    w.collocation = colloc.empty() ? (per_attempt > 1 ? "naive" : "alone") : "";
-    for (const std::string& c : colloc) w.collocation += (w.collocation.empty() ? "" : ",") + c;
-    if (per_attempt == 1) w.collocation = "alone";
-    if (per_attempt > 1 && OnSeparateDevices(w.runs, w.attempts.front().members))
-      w.collocation = "separate GPUs";
+    w.collocation = CollocationOf(w);
     int weakest = 0;
     for (AttemptReport& a : w.attempts) {
       MeasureAttempt(w, a);

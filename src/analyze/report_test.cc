@@ -66,7 +66,7 @@ TEST(ReportCollocation, RunsOnSeparateGpusAreNotACollocation) {
   ScratchDirectory scratch("tb-report");
   std::unique_ptr<Store> store = Store::Open((scratch.path() / "r.db").string()).value();
   ASSERT_TRUE(store->EnsureExperiment("e").ok());
-  auto add = [&](const std::string& workload, const std::string& devices) {
+  auto add = [&](const std::string& workload, const std::string& devices, const std::string& socket = "") {
     RunRecord r;
     r.id = NewRunId();
     r.experiment = "e";
@@ -74,6 +74,7 @@ TEST(ReportCollocation, RunsOnSeparateGpusAreNotACollocation) {
     r.devices = devices;
     r.start_ms = 1763777000000;
     r.tags = {{std::string(kCollocationTag), "-"}};
+    if (!socket.empty()) r.tags.insert(r.tags.end(), {{kGpuSocketsTag, socket}, {kGpuPartitionTag, "CPX"}});
     ASSERT_TRUE(store->CreateRun(r).ok());
     ASSERT_TRUE(store->FinishRun(r.id, r.start_ms + 1000, kFinished, 0, std::nullopt, "").ok());
   };
@@ -81,11 +82,19 @@ TEST(ReportCollocation, RunsOnSeparateGpusAreNotACollocation) {
   add("separate", "1+2");
   add("shared", "0");
   add("shared", "0+1");
+  // An MI300X's CPX partitions 2 and 5 of socket 0 share its memory and power; partitions
+  // of two sockets are separate GPUs.
+  add("partitions", "2", "0");
+  add("partitions", "5", "0");
+  add("two sockets", "2", "0");
+  add("two sockets", "9", "1");
   ExperimentReport report = BuildReport(*store, "e").value();
   std::map<std::string, std::string> collocation;
   for (const WorkloadReport& w : report.workloads) collocation[w.workload] = w.collocation;
   EXPECT_EQ(collocation["separate"], "separate GPUs");
   EXPECT_EQ(collocation["shared"], "naive");
+  EXPECT_EQ(collocation["partitions"], "CPX partitions of one GPU");
+  EXPECT_EQ(collocation["two sockets"], "separate GPUs");
 }
 
 // Repeats and retries: three finished attempts of each workload count, an interrupted one

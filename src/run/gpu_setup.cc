@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <set>
 
 #include "base/log.h"
 #include "base/strings.h"
@@ -10,6 +11,7 @@
 #include "collect/listeners.h"
 #include "collect/rapl.h"
 #include "platform/process.h"
+#include "store/run_tags.h"
 
 namespace tb {
 
@@ -25,8 +27,10 @@ bool IsSimulatedTool(const std::string& tool) {
 // Opens AMD SMI when the amdsmi listener is asked for, or for the default set or named
 // devices where NVML found no GPU; its processors as the device list indices resolve
 // against (the child is given indices: ROCm's runtimes count partitions as devices too).
-static void SetUpAmdSmi(bool automatic, bool chosen, GpuSetup& setup, std::vector<Nvml::DeviceInfo>& devices,
-                        bool& have_devices, std::vector<std::string>& notices) {
+// Returns the processors it found.
+static std::vector<AmdSmi::Processor> SetUpAmdSmi(bool automatic, bool chosen, GpuSetup& setup,
+                                                  std::vector<Nvml::DeviceInfo>& devices, bool& have_devices,
+                                                  std::vector<std::string>& notices) {
   Result<std::unique_ptr<AmdSmi>> amdsmi = AmdSmi::Open();
   if (!amdsmi.ok()) {
     if (chosen) {
@@ -34,10 +38,10 @@ static void SetUpAmdSmi(bool automatic, bool chosen, GpuSetup& setup, std::vecto
       LogWarning(msg);
       notices.push_back(msg);
     }
-    return;
+    return {};
   }
   Result<std::vector<AmdSmi::Processor>> found = (*amdsmi)->Processors();
-  if (!found.ok() || (found->empty() && !chosen)) return;
+  if (!found.ok() || (found->empty() && !chosen)) return {};
   setup.amdsmi = std::move(amdsmi.value());
   if (!have_devices || devices.empty()) {
     devices.clear();
@@ -51,6 +55,28 @@ static void SetUpAmdSmi(bool automatic, bool chosen, GpuSetup& setup, std::vecto
     have_devices = true;
   }
   if (automatic && !found->empty()) setup.listeners.emplace_back("amdsmi");
+  return std::move(found.value());
+}
+
+// The tags of a run on named AMD processors that are partitions of a larger GPU: their
+// sockets and partition mode (store/run_tags.h). None for whole GPUs or every GPU.
+static std::vector<std::pair<std::string, std::string>> PartitionTags(
+    const std::vector<AmdSmi::Processor>& processors, const DeviceSelection& selection) {
+  std::set<unsigned> sockets;
+  std::set<std::string> modes;
+  for (unsigned index : selection.gpu_indices) {
+    for (const AmdSmi::Processor& p : processors) {
+      if (p.index != index || p.partitions <= 1) continue;
+      sockets.insert(p.socket);
+      if (!p.compute_partition.empty()) modes.insert(p.compute_partition);
+    }
+  }
+  if (sockets.empty()) return {};
+  std::string joined;
+  for (unsigned s : sockets) joined += (joined.empty() ? "" : "+") + std::to_string(s);
+  std::vector<std::pair<std::string, std::string>> tags{{kGpuSocketsTag, joined}};
+  if (modes.size() == 1) tags.emplace_back(kGpuPartitionTag, *modes.begin());
+  return tags;
 }
 
 // Opens NVML when any GPU listener is wanted or devices are named (nvidia-smi and dcgmi
@@ -107,8 +133,9 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
     // DCGM's profiling fields (SM, tensor, DRAM active) where a host engine answers.
     if (DcgmHostEngineAnswers()) setup.listeners.emplace_back("dcgmi");
   }
+  std::vector<AmdSmi::Processor> processors;
   if (chosen("amdsmi") || ((automatic || !Trim(options.devices).empty()) && devices.empty()))
-    SetUpAmdSmi(automatic, chosen("amdsmi"), setup, devices, have_devices, notices);
+    processors = SetUpAmdSmi(automatic, chosen("amdsmi"), setup, devices, have_devices, notices);
   bool nvml_listener =
       std::find(setup.listeners.begin(), setup.listeners.end(), "nvml") != setup.listeners.end();
   setup.simulated = setup.nvml != nullptr && nvml_listener && setup.nvml->simulated();
@@ -121,6 +148,7 @@ GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& 
     return setup;
   }
   setup.selection = std::move(selection.value());
+  setup.tags = PartitionTags(processors, setup.selection);
   // How many runs a schedule started together on these GPUs (for the idle energy's split).
   if (const char* runs = std::getenv("TRAINBENCH_GPU_RUNS"); runs != nullptr && std::atoi(runs) > 0)
     setup.selection.runs_sharing = static_cast<unsigned>(std::atoi(runs));

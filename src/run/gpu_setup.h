@@ -25,6 +25,9 @@ struct GpuSetup {
   DeviceSelection selection;
   bool simulated = false;              // some GPU listener reads the simulated GPU of sim/
   std::vector<std::string> listeners;  // what the run uses (the default set when none given)
+  // Tags for the run's record: the sockets and partition mode of AMD GPUs it runs on that
+  // are partitions of a larger GPU (store/run_tags.h kGpuSocketsTag).
+  std::vector<std::pair<std::string, std::string>> tags;
 };
 
 GpuSetup SetUpGpuListeners(const RunOptions& options, std::vector<std::string>& notices);

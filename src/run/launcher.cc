@@ -92,6 +92,7 @@ RunRecord NewRunRecord(const RunOptions& options, const GpuSetup& gpu) {
     run.tags.emplace_back(kNodesTag, std::to_string(options.part.count));
   }
   if (gpu.simulated) run.tags.emplace_back(kSimulatedGpuTag, "true");
+  run.tags.insert(run.tags.end(), gpu.tags.begin(), gpu.tags.end());
   // A Jetson's power mode: what Jetson studies compare runs by.
   if (std::optional<std::pair<std::string, int>> mode = JetsonPowerMode()) {
     run.params.emplace_back("jetson.power_mode", mode->first);

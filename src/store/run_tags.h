@@ -30,6 +30,11 @@ inline constexpr const char* kNodesTag = "trainbench.nodes";
 inline constexpr const char* kNodeTagPrefix = "trainbench.node.";
 // Its GPU metrics came from the simulated GPU of sim/.
 inline constexpr const char* kSimulatedGpuTag = "trainbench.simulated_gpu";
+// A run on partitions of a larger GPU (an MI300X's compute partitions): the GPUs' sockets
+// ("0", "+"-joined) and their compute partition mode ("CPX"). Runs on separate partitions
+// of one socket share its memory, power and energy: the report tells them from separate GPUs.
+inline constexpr const char* kGpuSocketsTag = "trainbench.gpu_sockets";
+inline constexpr const char* kGpuPartitionTag = "trainbench.gpu_partition";
 // Copied whole by `import --mlflow`, by `migrate`.
 inline constexpr const char* kImportedTag = "trainbench.imported";
 // What MLflow held of an imported run's metrics when it was last imported (import/
