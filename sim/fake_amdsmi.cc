@@ -5,16 +5,21 @@
 // MI250X, the later partitions of an MI300X, the socket power an MI200 or MI300 lacks), the
 // energy counter in counts of 15.3 uJ with a nanosecond timestamp (wrapping where the
 // scenario says, wrong by a factor where it says), activity in percent, VRAM in MB, clocks
-// in MHz, temperatures in degrees C, and each process's engine time in nanoseconds; calls
+// in MHz, temperatures in degrees C, each process's engine time in nanoseconds, and on a
+// partitioned GPU the metrics table's per-partition busy accumulators; calls
 // before amdsmi_init answer AMDSMI_STATUS_NOT_INIT, unsupported ones NOT_SUPPORTED.
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "platform/amdsmi_abi.h"
 #include "sim/scenario.h"
@@ -57,6 +62,52 @@ void Copy(const std::string& text, char* out, size_t size) {
 
 // A metric of the processor; nullopt when unsupported or absent.
 std::optional<double> Value(const Gpu& gpu, const char* key) { return g_scenario->Value(gpu, key); }
+
+// The metrics table's accumulators, per socket and partition: the busy % summed over the
+// firmware's 1 ms accumulation cycles since the library started, as of the socket's
+// g_accumulated_ms.
+std::map<std::pair<unsigned, unsigned>, double> g_busy_acc;
+std::map<unsigned, double> g_accumulated_ms;
+
+double MonotonicMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// A compute partition's busy %: its processes' percents, at most 100.
+double PartitionBusy(size_t index) {
+  double busy = 0;
+  for (const Scenario::AmdProcess& p : g_scenario->AmdProcesses(index)) busy += p.busy_percent;
+  return std::min(busy, 100.0);
+}
+
+// The table of a partitioned GPU (metrics v1.6): per partition its XCCs (8 on the socket)
+// busy as its processes are; the fields it does not fill at their type's largest value.
+void FillPartitionMetrics(const Gpu& gpu, tb::amdsmi::GpuMetrics& m) {
+  std::memset(&m, 0xFF, sizeof(m));
+  m.structure_size = sizeof(m);
+  m.format_revision = 1;
+  m.content_revision = 6;
+  double now = MonotonicMs();
+  double& last = g_accumulated_ms[gpu.amd.socket];
+  double cycles = last == 0 ? 0 : now - last;
+  last = now;
+  m.accumulation_counter = static_cast<uint64_t>(now);
+  m.num_partition = static_cast<uint16_t>(gpu.amd.partitions);
+  unsigned xccs = tb::amdsmi::kMaxXcc / gpu.amd.partitions;
+  for (size_t i = 0; i < g_scenario->amd.size(); ++i) {
+    const tb::sim::AmdProcessor& other = g_scenario->amd[i].amd;
+    if (other.socket != gpu.amd.socket || other.partition >= tb::amdsmi::kMaxXcp) continue;
+    double busy = PartitionBusy(i);
+    double& acc = g_busy_acc[{other.socket, other.partition}];
+    acc += busy * cycles;
+    for (unsigned x = 0; x < xccs; ++x) {
+      m.xcp_stats[other.partition].gfx_busy_inst[x] = static_cast<uint32_t>(std::lround(busy));
+      m.xcp_stats[other.partition].gfx_busy_acc[x] = static_cast<uint64_t>(acc);
+    }
+  }
+}
 
 }  // namespace
 
@@ -267,6 +318,30 @@ Status amdsmi_get_temp_metric(void* handle, tb::amdsmi::TemperatureType sensor_t
     std::optional<double> c = key != nullptr ? Value(gpu, key) : std::nullopt;
     if (!c) return kNotSupported;
     *temperature = std::lround(*c);
+    return kSuccess;
+  });
+}
+
+// The scenario's "amdsmi_version" (ROCm 6.3's 24.7.0 unless it says).
+Status amdsmi_get_lib_version(tb::amdsmi::Version* version) {
+  if (version == nullptr) return kInval;
+  std::lock_guard lock(g_mu);
+  if (!g_scenario) return kNotInit;
+  static std::string build;
+  build = g_scenario->amdsmi_version;
+  *version = {};
+  std::sscanf(build.c_str(), "%u.%u.%u", &version->year, &version->major, &version->minor);
+  version->build = build.c_str();
+  return kSuccess;
+}
+
+// Partitioned GPUs (compute partition SPX..CPX) have the per-partition table of an MI300;
+// others (an MI250X's dies, "N/A") answer NOT_SUPPORTED here.
+Status amdsmi_get_gpu_metrics_info(void* handle, tb::amdsmi::GpuMetrics* metrics) {
+  if (metrics == nullptr) return kInval;
+  return OnProcessor(handle, [&](const Gpu& gpu, size_t) {
+    if (gpu.amd.compute_partition == "N/A") return kNotSupported;
+    FillPartitionMetrics(gpu, *metrics);
     return kSuccess;
   });
 }

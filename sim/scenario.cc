@@ -158,6 +158,7 @@ std::optional<Scenario> Scenario::LoadFile(const std::string& path, std::string*
   s.cuda_driver_version = j.value("cuda_driver_version", s.cuda_driver_version);
   s.dcgm_host_engine = j.value("dcgm_host_engine", true);
   s.host_pid_offset = j.value("host_pid_offset", 0L);
+  s.amdsmi_version = j.value("amdsmi_version", s.amdsmi_version);
   s.dcgm_max_profiling_fields = j.value("dcgm_max_profiling_fields", 100);
   s.tool_garbage = j.value("tool_garbage", false);
   s.nvml_init_ms = j.value("nvml_init_ms", 0);

@@ -113,6 +113,7 @@ struct Scenario {
   int cuda_driver_version = 12020;
   std::vector<Gpu> gpus;
   std::vector<Gpu> amd;                              // AMD SMI's processors, in its enumeration order
+  std::string amdsmi_version = "24.7.0";             // the library's (ROCm 6.3's): YEAR.MAJOR.MINOR
   std::map<std::string, std::vector<double>> trace;  // column -> values at 1 Hz
   bool dcgm_host_engine = true;                      // false: dcgmi cannot connect
   int dcgm_max_profiling_fields = 100;               // more than this: "Error setting watches"
@@ -155,6 +156,7 @@ struct Scenario {
     pid_t pid;
     uint64_t memory_bytes;
     uint64_t engine_ns;
+    double busy_percent;  // its rule's percent now (0 during its idle start)
   };
   std::vector<AmdProcess> AmdProcesses(size_t index) const;
 };

@@ -252,7 +252,8 @@ std::vector<Scenario::AmdProcess> Scenario::AmdProcesses(size_t index) const {
       if (r.match != p.comm) continue;
       double busy_s = std::max(0.0, p.age_s - r.idle_first_s) * r.sm_util_percent / 100.0;
       out.push_back({static_cast<pid_t>(p.pid + host_pid_offset), r.memory_used_bytes,
-                     static_cast<uint64_t>(busy_s * 1e9)});
+                     static_cast<uint64_t>(busy_s * 1e9),
+                     p.age_s < r.idle_first_s ? 0.0 : r.sm_util_percent});
       break;
     }
   }

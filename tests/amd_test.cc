@@ -142,8 +142,13 @@ TEST_F(AmdTest, TwoScheduledRunsOnTwoPartitionsSplitOneGpusEnergyAndAreReportedS
     EXPECT_EQ(TagValue(run, kGpuSocketsTag), "0");
     EXPECT_EQ(TagValue(run, kGpuPartitionTag), "CPX");
     std::string mine = which == 0 ? "gpu=2" : "gpu=5";
-    // Its own partition's figures, and no other partition's.
+    // Its own partition's figures, and no other partition's; its activity its own (its
+    // process's 60 or 20 %, from the metrics table's accumulators), not the GPU's 64 %.
     EXPECT_EQ(LabelsOf(*store, run.id, "gpu.utilization.gpu_ratio"), std::set<std::string>{mine});
+    std::vector<Point> busy = Series(*store, run.id, "gpu.utilization.gpu_ratio", mine);
+    ASSERT_GE(busy.size(), 6u);
+    EXPECT_NEAR(busy[busy.size() / 2].value, which == 0 ? 0.6 : 0.2, 0.02) << mine;
+    EXPECT_TRUE(store->ListEvents(run.id).value().size() <= 1) << "no word of the partition's activity";
     // The GPU's power and energy come from partition 0, the later ones report none.
     EXPECT_EQ(LabelsOf(*store, run.id, "gpu.power.draw_watts"), std::set<std::string>{"gpu=0"});
     std::vector<Point> energy = Series(*store, run.id, "proc.gpu.energy_joules", "gpu=0");
@@ -250,6 +255,22 @@ TEST_F(AmdTest, TwoScheduledRunsOnOneGpuSplitItsEnergyByEngineTime) {
   EXPECT_NEAR(rate["burner"] / rate["other"], 3.0, 0.45);
   Shell report = Trainbench("report amd");
   EXPECT_NE(report.out.find("GPU J per run"), std::string::npos) << report.out;
+}
+
+// A library whose metrics table trainbench does not know the layout of (another ROCm) is
+// not read: the partition's activity is the GPU's, and the run is told so once.
+TEST_F(AmdTest, AnotherLibrarysMetricsTableIsNotReadAndTheRunIsTold) {
+  json scenario = {{"amd_gpus", {Mi300x("CPX")}}, {"amdsmi_version", "25.1.0"}};
+  UseScenario(scenario);
+  Shell r = Trainbench("run -q -i 250ms -l amdsmi -d 2 -- " + kBurner + " --duty 0.05 --seconds 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto store = OpenStore();
+  RunRecord run = Runs(*store).front();
+  EXPECT_EQ(Series(*store, run.id, "gpu.utilization.gpu_ratio", "gpu=2").back().value, 0.64);
+  std::vector<EventRecord> events = store->ListEvents(run.id).value();
+  size_t told = 0;
+  for (const EventRecord& e : events) told += e.label.find("AMD SMI 25.1.0 lays out") != std::string::npos;
+  EXPECT_EQ(told, 1u);
 }
 
 TEST_F(AmdTest, NamingAGpuThatIsNotThereSaysWhichThereAre) {

@@ -77,7 +77,8 @@ void PrintAmd(std::string& amd_line) {
     amd_line = "not available: AMD SMI finds no GPU";
     return;
   }
-  std::printf("\nAMD SMI        %s%s\n", (*amdsmi)->library().c_str(),
+  std::string version = (*amdsmi)->version().empty() ? "" : " " + (*amdsmi)->version();
+  std::printf("\nAMD SMI%s  %s%s\n", version.c_str(), (*amdsmi)->library().c_str(),
               (*amdsmi)->simulated() ? "  (simulated GPU)" : "");
   std::printf("%-5s %-28s %-42s %-10s %s\n", "index", "name", "uuid", "memory", "partition");
   for (const AmdSmi::Processor& p : *found) {

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collect/amd_partition_activity.h"
 #include "collect/energy_counter.h"
 #include "collect/gpu_share.h"
 #include "collect/process_tree.h"
@@ -48,6 +49,7 @@ class AmdSmiCollector : public Collector {
     bool selected = false;
     size_t domain = 0;
     std::set<std::string> unsupported;       // calls that answered NOT_SUPPORTED or NO_PERM
+    PartitionActivity xcp;                   // its own activity, where it is a compute partition
     std::map<unsigned, uint64_t> engine_ns;  // per process, at the last tick
     // This tick: per process on it, the engine nanoseconds gained since the last tick.
     std::map<unsigned, uint64_t> gained;
@@ -127,10 +129,13 @@ class AmdSmiCollector : public Collector {
     const amdsmi::Functions& f = amdsmi_->fn();
     const Labels& l = p.labels;
     amdsmi::EngineUsage use{};
+    std::optional<double> partition = PartitionGfx(p, tick);
+    if (partition) sink.Add({metric::kGpuUtilizationGpuRatio, l, tick.time_ms, *partition});
     if (Wanted(p, "activity") && Check(p, "activity", f.amdsmi_get_gpu_activity(p.info.handle, &use))) {
       for (auto [value, metric] : {std::pair{use.gfx_activity, metric::kGpuUtilizationGpuRatio},
                                    std::pair{use.umc_activity, metric::kGpuUtilizationMemoryRatio},
                                    std::pair{use.mm_activity, metric::kGpuUtilizationMultimediaRatio}}) {
+        if (partition && metric == metric::kGpuUtilizationGpuRatio) continue;  // the partition's own
         if (value <= 100) sink.Add({metric, l, tick.time_ms, value / 100.0});  // beyond: not reported
       }
     }
@@ -155,6 +160,34 @@ class AmdSmiCollector : public Collector {
           Check(p, key, f.amdsmi_get_temp_metric(p.info.handle, type, amdsmi::kTemperatureCurrent, &celsius)))
         sink.Add({metric, l, tick.time_ms, static_cast<double>(celsius)});
     }
+  }
+
+  // A compute partition's own GFX activity from the metrics table; nullopt for a whole GPU,
+  // or where the library does not give it (then the run is told once that its partition's
+  // activity is the whole GPU's).
+  std::optional<double> PartitionGfx(Processor& p, const Tick& tick) {
+    if (p.info.partitions <= 1 || !Wanted(p, "metrics")) return std::nullopt;
+    std::string why;
+    std::optional<double> busy;
+    amdsmi::GpuMetrics table{};
+    if (!amdsmi_->metrics_layout_known()) {
+      why = "AMD SMI " + amdsmi_->version() + " lays out its metrics table otherwise than the " +
+            std::to_string(amdsmi::kLayoutYear) + "." + std::to_string(amdsmi::kLayoutMajor) +
+            " (ROCm 6.3) trainbench reads";
+    } else if (amdsmi::Status s = amdsmi_->fn().amdsmi_get_gpu_metrics_info(p.info.handle, &table);
+               s != kSuccess) {
+      if (s != kNotSupported && s != kNoPerm) return std::nullopt;  // this tick only
+      why = "AMD SMI gives no metrics table (" + amdsmi_->Error(s) + ")";
+    } else if (busy = p.xcp.Read(table, p.info.partition); !busy) {
+      why = "its metrics table has no per-partition activity (GPU metrics before v1.6)";
+    }
+    if (!why.empty()) {
+      p.unsupported.insert("metrics");
+      Tell(tick, "gpu",
+           "GPU " + std::to_string(p.info.index) + ": " + why +
+               ", so this compute partition's GFX activity is the whole GPU's");
+    }
+    return busy;
   }
 
   // The processes on the processor: the run's VRAM, and every process's engine time gained

@@ -1,6 +1,7 @@
 // `amdsmi`: AMD Instinct GPUs through AMD SMI (platform/amdsmi.h), under the metric names
 // NVIDIA's GPUs use. Per processor (a GPU, a die, a compute partition) every tick: GFX,
-// memory-controller and multimedia activity, VRAM, clocks (GFX as the SM clock), edge,
+// memory-controller and multimedia activity (a compute partition's GFX activity its own,
+// from the metrics table: collect/amd_partition_activity.h), VRAM, clocks (GFX as the SM clock), edge,
 // hotspot and memory temperatures, and the processes on it with their VRAM and their
 // engine time. A field the device does not report (0xFFFF, NOT_SUPPORTED) is absent, never
 // a number, and is not asked for again.

@@ -58,6 +58,11 @@ Result<std::unique_ptr<AmdSmi>> AmdSmi::Open() {
     return Status::Unavailable("AMD SMI (" + path + ") does not start: " + a->Error(s) +
                                "; is the amdgpu driver loaded?");
   }
+  amdsmi::Version v{};
+  if (f.amdsmi_get_lib_version(&v) == amdsmi::kSuccess) {
+    a->version_ = std::to_string(v.year) + "." + std::to_string(v.major) + "." + std::to_string(v.minor);
+    a->metrics_layout_known_ = v.year == amdsmi::kLayoutYear && v.major == amdsmi::kLayoutMajor;
+  }
   return a;
 }
 

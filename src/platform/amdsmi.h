@@ -39,7 +39,9 @@ namespace amdsmi {
   X(amdsmi_get_gpu_vram_usage)        \
   X(amdsmi_get_clock_info)            \
   X(amdsmi_get_temp_metric)           \
-  X(amdsmi_get_gpu_process_list)
+  X(amdsmi_get_gpu_process_list)      \
+  X(amdsmi_get_lib_version)           \
+  X(amdsmi_get_gpu_metrics_info)
 struct Functions {
 #define TB_AMDSMI_POINTER(name) decltype(&::name) name = nullptr;
   TB_AMDSMI_FUNCTIONS(TB_AMDSMI_POINTER)
@@ -61,6 +63,10 @@ class AmdSmi {
   // True for the simulated AMD GPU of sim/ (it exports trainbench_simulated_gpu).
   bool simulated() const { return simulated_; }
   const std::string& library() const { return path_; }
+  // The library's version, "24.7.0"; and whether its metrics table is laid out as
+  // amdsmi::GpuMetrics declares (that version's year and major), so that it may be read.
+  const std::string& version() const { return version_; }
+  bool metrics_layout_known() const { return metrics_layout_known_; }
 
   struct Processor {
     amdsmi::ProcessorHandle handle = nullptr;
@@ -79,7 +85,8 @@ class AmdSmi {
   AmdSmi() = default;
   void* library_ = nullptr;
   bool simulated_ = false;
-  std::string path_;
+  bool metrics_layout_known_ = false;
+  std::string path_, version_;
   amdsmi::Functions fn_;
 };
 

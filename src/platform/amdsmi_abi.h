@@ -12,6 +12,7 @@
 // it has spent on the engine since it opened the device (read from /proc/PID/fdinfo).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tb::amdsmi {
@@ -104,9 +105,79 @@ struct AsicInfo {  // amdsmi_asic_info_t
   uint32_t reserved[15];
 };
 
+struct Version {  // amdsmi_version_t
+  uint32_t year;
+  uint32_t major;
+  uint32_t minor;
+  uint32_t release;
+  const char* build;
+};
+
+// The device's metrics table (amdsmi_gpu_metrics_t, GPU metrics v1.6 as ROCm 6.3's library
+// 24.7 lays it out: its layout changes between library versions, so it is read only from
+// that version, kLayoutYear.kLayoutMajor). Fields the device does not fill hold their
+// type's largest value. Per compute partition (XCP) its XCCs' instantaneous GFX busy % and
+// their accumulated busy %, which grows by the busy % at each of the firmware's
+// accumulation cycles (`accumulation_counter`).
+inline constexpr uint32_t kLayoutYear = 24, kLayoutMajor = 7;
+inline constexpr int kMaxXcc = 8, kMaxXcp = 8;  // AMDSMI_MAX_NUM_XCC, AMDSMI_MAX_NUM_XCP
+struct XcpMetrics {                             // amdsmi_gpu_xcp_metrics_t
+  uint32_t gfx_busy_inst[kMaxXcc];
+  uint16_t jpeg_busy[32];
+  uint16_t vcn_busy[4];
+  uint64_t gfx_busy_acc[kMaxXcc];
+};
+struct GpuMetrics {  // amdsmi_gpu_metrics_t
+  uint16_t structure_size;
+  uint8_t format_revision, content_revision;
+  uint16_t temperature_edge, temperature_hotspot, temperature_mem, temperature_vrgfx, temperature_vrsoc,
+      temperature_vrmem;
+  uint16_t average_gfx_activity, average_umc_activity, average_mm_activity;
+  uint16_t average_socket_power;
+  uint64_t energy_accumulator;
+  uint64_t system_clock_counter;
+  uint16_t average_clocks[7];  // gfx, soc, u, vclk0, dclk0, vclk1, dclk1
+  uint16_t current_clocks[7];
+  uint32_t throttle_status;
+  uint16_t current_fan_speed;
+  uint16_t pcie_link_width, pcie_link_speed;
+  uint32_t gfx_activity_acc, mem_activity_acc;
+  uint16_t temperature_hbm[4];
+  uint64_t firmware_timestamp;
+  uint16_t voltage_soc, voltage_gfx, voltage_mem;
+  uint64_t indep_throttle_status;
+  uint16_t current_socket_power;
+  uint16_t vcn_activity[4];
+  uint32_t gfxclk_lock_status;
+  uint16_t xgmi_link_width, xgmi_link_speed;
+  uint64_t pcie_bandwidth_acc, pcie_bandwidth_inst, pcie_l0_to_recov_count_acc, pcie_replay_count_acc,
+      pcie_replay_rover_count_acc;
+  uint64_t xgmi_read_data_acc[8], xgmi_write_data_acc[8];
+  uint16_t current_gfxclks[8], current_socclks[4], current_vclk0s[4], current_dclk0s[4];
+  uint16_t jpeg_activity[32];
+  uint32_t pcie_nak_sent_count_acc, pcie_nak_rcvd_count_acc;
+  uint64_t accumulation_counter;
+  uint64_t prochot_residency_acc, ppt_residency_acc, socket_thm_residency_acc, vr_thm_residency_acc,
+      hbm_thm_residency_acc;
+  uint16_t num_partition;
+  XcpMetrics xcp_stats[kMaxXcp];
+  uint32_t pcie_lc_perf_other_end_recovery;
+};
+// As AMD's header compiles on LP64 Linux (x86-64 and arm64): its size and where the fields
+// trainbench reads lie.
+static_assert(sizeof(XcpMetrics) == 168);
+static_assert(sizeof(GpuMetrics) == 1832);
+static_assert(offsetof(GpuMetrics, current_socket_power) == 120);
+static_assert(offsetof(GpuMetrics, accumulation_counter) == 424);
+static_assert(offsetof(GpuMetrics, num_partition) == 472);
+static_assert(offsetof(GpuMetrics, xcp_stats) == 480);
+
 }  // namespace tb::amdsmi
 
 extern "C" {
+tb::amdsmi::Status amdsmi_get_lib_version(tb::amdsmi::Version* version);
+tb::amdsmi::Status amdsmi_get_gpu_metrics_info(tb::amdsmi::ProcessorHandle processor_handle,
+                                               tb::amdsmi::GpuMetrics* metrics);
 tb::amdsmi::Status amdsmi_init(uint64_t init_flags);
 tb::amdsmi::Status amdsmi_shut_down();
 tb::amdsmi::Status amdsmi_status_code_to_string(tb::amdsmi::Status status, const char** status_string);
