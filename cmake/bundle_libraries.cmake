@@ -3,7 +3,8 @@
 # x86-64 Linux with a glibc as new as the build machine's has. Libraries trainbench loads
 # only when needed (libpq for PostgreSQL stores, cairo and pango for figures) are not
 # bundled: they come from the system, and trainbench says which package to install when
-# one is missing.
+# one is missing. A cross build (scripts/arm64-tarball.sh) names where its target's
+# libraries are in CPACK_TRAINBENCH_LIBRARY_DIRS.
 file(GLOB_RECURSE binaries "${CPACK_TEMPORARY_INSTALL_DIRECTORY}/*/bin/trainbench"
      "${CPACK_TEMPORARY_INSTALL_DIRECTORY}/bin/trainbench")
 if(NOT binaries)
@@ -14,6 +15,7 @@ foreach(binary IN LISTS binaries)
   get_filename_component(prefix "${prefix}" DIRECTORY)
   file(GET_RUNTIME_DEPENDENCIES
        EXECUTABLES "${binary}"
+       DIRECTORIES ${CPACK_TRAINBENCH_LIBRARY_DIRS}
        RESOLVED_DEPENDENCIES_VAR libraries
        UNRESOLVED_DEPENDENCIES_VAR missing
        PRE_EXCLUDE_REGEXES "^ld-linux" "^linux-vdso" "^libc\\.so" "^libm\\.so" "^libdl\\.so" "^libpthread\\.so"

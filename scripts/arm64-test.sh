@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds trainbench and its unit tests for arm64 Linux with Debian's cross toolchain
 # (g++-aarch64-linux-gnu) and runs them under qemu-user, where no arm64 machine is at hand
-# (DGX Spark's GB10 and Jetson Thor run NVIDIA's usual driver on arm64).
+# (DGX Spark's GB10 and Jetson Thor run NVIDIA's usual driver on arm64); then packs the
+# relocatable arm64 tarball, BUILD_DIR/package/trainbench-VERSION-Linux-aarch64.tar.gz, and
+# runs a run from an unpacked copy of it with nothing but the system's C and C++ runtimes.
 #   scripts/arm64-test.sh [BUILD_DIR]      (default build-arm64/; as root, or with sudo)
 #
 # The arm64 libraries trainbench links are unpacked from Debian's arm64 packages into
@@ -71,3 +73,15 @@ cd "$build"
 # child exiting 127 rather than as a failed exec.
 run "$build/tests/trainbench_unit_tests" --gtest_brief=1 \
   --gtest_filter='-*postgresql*:*Figure*:BarChart*:ReportBars*:ProcessTest.AStartThatFailsSaysWhyAndLeavesNoChild'
+
+# The relocatable tarball: unpacked elsewhere, its bin/trainbench finds its libraries in its
+# lib/ (nothing on the library path but the toolchain's libc and libstdc++, as any arm64
+# Linux has them) and records a run.
+cd "$build"
+rm -rf package && cpack -G TGZ -B "$build/package" > "$build/cpack.log" 2>&1 || { cat "$build/cpack.log" >&2; exit 1; }
+tarball="$(ls "$build"/package/trainbench-*-Linux-aarch64.tar.gz)"
+unpacked="$(mktemp -d /tmp/tb-arm64-tarball-XXXXXX)"
+trap 'rm -rf "$unpacked"' EXIT
+tar -xzf "$tarball" -C "$unpacked" --strip-components=1
+(cd "$unpacked" && TRAINBENCH_STORE="$unpacked/runs.db" qemu-aarch64 -L /usr/aarch64-linux-gnu bin/trainbench run -q -l top -- /bin/true)
+echo "arm64-test: $tarball ($(du -h "$tarball" | cut -f1)) runs unpacked: $(cd "$unpacked" && TRAINBENCH_STORE="$unpacked/runs.db" qemu-aarch64 -L /usr/aarch64-linux-gnu bin/trainbench ls | tail -1)"

@@ -31,3 +31,7 @@ set(CMAKE_C_FLAGS_INIT "-isystem ${sysroot}/usr/include/aarch64-linux-gnu -ffp-c
 set(links "-Wl,-rpath-link,${sysroot}/usr/lib/aarch64-linux-gnu -Wl,-rpath-link,${sysroot}/lib/aarch64-linux-gnu")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "${links}")
 set(CMAKE_SHARED_LINKER_FLAGS_INIT "${links}")
+# The relocatable tarball (`cpack -G TGZ`): trainbench-VERSION-Linux-aarch64.tar.gz, its
+# bundled libraries from the unpacked arm64 ones (cmake/bundle_libraries.cmake).
+set(CPACK_SYSTEM_NAME Linux-aarch64)
+set(CPACK_TRAINBENCH_LIBRARY_DIRS ${sysroot}/usr/lib/aarch64-linux-gnu ${sysroot}/lib/aarch64-linux-gnu)
