@@ -40,6 +40,10 @@ TEST_F(JetsonRunTest, TegrastatsRailsAndThePowerModeReachTheRun) {
   EXPECT_EQ(Series(*store, run.id, "host.rail.power_watts", "rail=VDD_GPU_SOC").back().value, 5.139);
   EXPECT_EQ(Series(*store, run.id, "host.power.draw_watts", "domain=board").back().value, 13.907);
   EXPECT_EQ(Series(*store, run.id, "gpu.utilization.gpu_ratio", "gpu=0").back().value, 0.12);
+  // EMC_FREQ 3%@3199: the memory controller the GPU shares; CPU [23%@2201,...]: each core.
+  EXPECT_EQ(Series(*store, run.id, "gpu.clock.memory_hertz", "gpu=0").back().value, 3199e6);
+  EXPECT_EQ(Series(*store, run.id, "gpu.utilization.memory_ratio", "gpu=0").back().value, 0.03);
+  EXPECT_EQ(Series(*store, run.id, "host.cpu.clock_hertz", "cpu=11").back().value, 2201e6);
   // Energy: the GPU rail's 5.139 W over the time between the first and last readings.
   std::vector<Point> energy = Series(*store, run.id, "proc.gpu.energy_joules", "gpu=0");
   ASSERT_GE(energy.size(), 3u);

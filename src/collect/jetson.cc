@@ -14,6 +14,9 @@ namespace {
 
 constexpr std::string_view kI2c = "/sys/bus/i2c/devices";
 constexpr std::string_view kDevfreq = "/sys/class/devfreq";
+constexpr std::string_view kCpus = "/sys/devices/system/cpu";
+// The EMC's clock in Hz as the BPMP firmware sets it (debugfs: root only), as jtop reads it.
+constexpr std::string_view kEmcRate = "/sys/kernel/debug/bpmp/debug/clk/emc/rate";
 
 std::string Line(const HostFiles& files, const std::string& path) {
   std::string text;
@@ -104,6 +107,13 @@ class JetsonRecorder {
     }
     if (r.gpu_load_ratio) sink.Add({metric::kGpuUtilizationGpuRatio, gpu, tick.time_ms, *r.gpu_load_ratio});
     if (r.gpu_hertz) sink.Add({metric::kGpuClockSmHertz, gpu, tick.time_ms, *r.gpu_hertz});
+    if (r.emc_hertz) sink.Add({metric::kGpuClockMemoryHertz, gpu, tick.time_ms, *r.emc_hertz});
+    if (r.emc_load_ratio)
+      sink.Add({metric::kGpuUtilizationMemoryRatio, gpu, tick.time_ms, *r.emc_load_ratio});
+    for (size_t cpu = 0; cpu < r.cpu_hertz.size(); ++cpu) {
+      if (r.cpu_hertz[cpu])
+        sink.Add({metric::kHostCpuClockHertz, Labels().Add("cpu", cpu), tick.time_ms, *r.cpu_hertz[cpu]});
+    }
     last_ns_ = tick.monotonic_ns;
   }
 
@@ -139,6 +149,13 @@ class JetsonCollector : public Collector {
       if (std::optional<double> load = Read(board_.gpu_devfreq + "/device/load"))
         r.gpu_load_ratio = *load / 1000;
       r.gpu_hertz = Read(board_.gpu_devfreq + "/cur_freq");
+    }
+    r.emc_hertz = Read(std::string(kEmcRate));
+    for (unsigned cpu = 0; cpu < board_.cpus; ++cpu) {
+      std::string dir = Concat({kCpus, "/cpu", std::to_string(cpu)});
+      std::optional<double> online = Read(dir + "/online");  // cpu0 has none: always online
+      std::optional<double> khz = online == 0.0 ? std::nullopt : Read(dir + "/cpufreq/scaling_cur_freq");
+      r.cpu_hertz.push_back(khz ? std::optional(*khz * 1000) : std::nullopt);
     }
     recorder_.Record(r, tick, sink);
     files_.CloseUnused();
@@ -188,6 +205,10 @@ class TegrastatsCollector : public Collector {
     r.rails_mw = std::move(line->rails_mw);
     if (line->gpu_load_percent) r.gpu_load_ratio = *line->gpu_load_percent / 100;
     if (line->gpu_mhz) r.gpu_hertz = *line->gpu_mhz * 1e6;
+    if (line->emc_mhz) r.emc_hertz = *line->emc_mhz * 1e6;
+    if (line->emc_load_percent) r.emc_load_ratio = *line->emc_load_percent / 100;
+    for (const std::optional<double>& mhz : line->cpu_mhz)
+      r.cpu_hertz.push_back(mhz ? std::optional(*mhz * 1e6) : std::nullopt);
     recorder_.Record(r, tick, sink);
     return Status::Ok();
   }
@@ -212,6 +233,7 @@ JetsonBoard FindJetsonBoard(const HostFiles& files) {
     board.gpu_devfreq = std::string(kDevfreq) + "/" + node;
     break;
   }
+  while (files.Exists(Concat({kCpus, "/cpu", std::to_string(board.cpus), "/cpufreq"}))) ++board.cpus;
   if (board.rails.empty())
     board.absent = "no Jetson here (no INA3221 power rails under /sys/bus/i2c/devices)";
   return board;

@@ -13,7 +13,11 @@
 // sum of its rails, as jtop takes it) and its energy host.energy.consumed_joules{domain=board}
 // (Jetson has no energy counter: power integrated between ticks), the GPU's load, clock and
 // rail power under gpu=0 (gpu.utilization.gpu_ratio, gpu.clock.sm_hertz,
-// gpu.power.draw_watts: on Orin the rail is VDD_GPU_SOC, the GPU with the SoC), and for a
+// gpu.power.draw_watts: on Orin the rail is VDD_GPU_SOC, the GPU with the SoC), the EMC (the
+// memory controller CPU and GPU share) as the GPU's memory clock and memory utilization
+// (gpu.clock.memory_hertz from debugfs' bpmp clock, root only, or tegrastats' EMC_FREQ;
+// gpu.utilization.memory_ratio from tegrastats only), each core's clock as
+// host.cpu.clock_hertz{cpu} (cpufreq's scaling_cur_freq, or tegrastats' CPU list), and for a
 // run its energy proc.gpu.energy_joules{gpu=0}: the GPU rail's integrated power, an equal
 // part per run started on the board (Jetson's GPU lists no processes to tell runs apart).
 #pragma once
@@ -39,6 +43,7 @@ struct JetsonRail {
 struct JetsonBoard {
   std::vector<JetsonRail> rails;
   std::string gpu_devfreq;  // "/sys/class/devfreq/17000000.ga10b"; empty when not found
+  unsigned cpus = 0;        // cores with a cpufreq directory: cpu0 .. cpuN-1
   std::string absent;       // why this is no Jetson: "no INA3221 rails under /sys/bus/i2c/devices"
 };
 
@@ -48,6 +53,8 @@ JetsonBoard FindJetsonBoard(const HostFiles& files);
 struct JetsonReading {
   std::vector<std::pair<std::string, double>> rails_mw;
   std::optional<double> gpu_load_ratio, gpu_hertz;
+  std::optional<double> emc_load_ratio, emc_hertz;  // the memory controller the GPU shares
+  std::vector<std::optional<double>> cpu_hertz;     // per core; absent while it is off
 };
 
 std::unique_ptr<Collector> MakeJetsonCollector(const HostFiles& files, unsigned runs_sharing);

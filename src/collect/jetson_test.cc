@@ -37,6 +37,11 @@ class JetsonTest : public FakeHostTest {
     Write("sys/class/devfreq/17000000.ga10b/device/load", "512");
     Write("sys/class/devfreq/17000000.ga10b/cur_freq", "1300500000");
     Write("sys/class/devfreq/3100000.cpufreq/cur_freq", "1");
+    // Two cores, the second offline; the EMC's clock from the BPMP's debugfs.
+    Write("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "2201600");
+    Write("sys/devices/system/cpu/cpu1/online", "0");
+    Write("sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "729600");
+    Write("sys/kernel/debug/bpmp/debug/clk/emc/rate", "3199000000");
   }
 };
 
@@ -66,6 +71,9 @@ TEST_F(JetsonTest, RailsAreWattsTheBoardIsTheirSumAndEnergyIsPowerIntegrated) {
   EXPECT_DOUBLE_EQ(sink.last.at("gpu.utilization.gpu_ratio{gpu=0}"), 0.512);
   EXPECT_DOUBLE_EQ(sink.last.at("gpu.clock.sm_hertz{gpu=0}"), 1300500000);
   EXPECT_EQ(sink.last.count("host.rail.power_watts{rail=NC}"), 0u);
+  EXPECT_DOUBLE_EQ(sink.last.at("host.cpu.clock_hertz{cpu=0}"), 2201600000);
+  EXPECT_EQ(sink.last.count("host.cpu.clock_hertz{cpu=1}"), 0u) << "an offline core has no clock";
+  EXPECT_DOUBLE_EQ(sink.last.at("gpu.clock.memory_hertz{gpu=0}"), 3199000000);
   Orin(5000, 3000);  // the GPU rail from 5 W to 15 W
   tick.time_ms = 2000;
   tick.monotonic_ns = 2'000'000'000;

@@ -53,6 +53,12 @@ bool ParseTegrastatsLine(std::string_view line, TegrastatsLine& out) {
       if (slash == std::string_view::npos) continue;
       out.ram_used_mb = Number(value.substr(0, slash));
       out.ram_total_mb = Number(value.substr(slash + 1));
+    } else if (key == "CPU" && value.starts_with('[') && value.ends_with(']')) {
+      for (std::string_view core : Split(value.substr(1, value.size() - 2), ',')) {
+        std::optional<double> load, mhz;
+        LoadAt(core, load, mhz);
+        out.cpu_mhz.push_back(mhz);
+      }
     } else if (key == "EMC_FREQ") {
       LoadAt(value, out.emc_load_percent, out.emc_mhz);
     } else if (key == "GR3D_FREQ") {

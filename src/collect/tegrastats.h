@@ -4,7 +4,8 @@
 // GR3D_FREQ is the GPU's load in percent at its frequency in MHz: one frequency (JetPack 6
 // and older), one per GPC in brackets (JetPack 7), or no load at all (Thor: "@[f,f,f]").
 // A rail is NAME CURRENT/AVERAGE[/MAX] in mW, with or without the unit (Xavier and older
-// print bare numbers). Pure; thread-safe.
+// print bare numbers). CPU [LOAD%@MHZ,off,...] is each core's load and clock ("off": the core is
+// offline). Pure; thread-safe.
 #pragma once
 
 #include <optional>
@@ -18,6 +19,7 @@ namespace tb {
 struct TegrastatsLine {
   std::optional<double> ram_used_mb, ram_total_mb;
   std::optional<double> emc_load_percent, emc_mhz;
+  std::vector<std::optional<double>> cpu_mhz;            // per core, "off" absent
   std::optional<double> gpu_load_percent;                // absent on Thor, which prints no GPU load
   std::optional<double> gpu_mhz;                         // the highest GPC's
   std::vector<std::pair<std::string, double>> rails_mw;  // current power per rail, "NC" left out

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/read_file.h"
 
@@ -31,6 +33,8 @@ TEST(TegrastatsTest, OrinUnderJetPack7GivesEachGpcsFrequencyAndThreeValuesPerRai
   EXPECT_EQ(l.emc_mhz, 3199);
   EXPECT_EQ(l.gpu_load_percent, 12);
   EXPECT_EQ(l.gpu_mhz, 1300);
+  ASSERT_EQ(l.cpu_mhz.size(), 12u);
+  EXPECT_EQ(l.cpu_mhz[11], 2201);
   EXPECT_EQ(Rails(l), (std::map<std::string, double>{
                           {"VDD_GPU_SOC", 5139}, {"VDD_CPU_CV", 3268}, {"VIN_SYS_5V0", 5500}}));
   // No VDD_IN on an AGX Orin: the board is the sum of its rails; the GPU shares its rail.
@@ -64,6 +68,10 @@ TEST(TegrastatsTest, Tx2sBoardInputIsItsVddInRailAndCoresOffAreNoFigures) {
   EXPECT_EQ(BoardPowerMilliwatts(l.rails_mw), 1383);
   EXPECT_EQ(GpuRail(l.rails_mw)->second, 76);
   EXPECT_EQ(l.gpu_mhz, 114);
+  // CPU [2%@345,off,off,1%@345,0%@345,0%@345]: the Denver cores off, no clock for them.
+  EXPECT_EQ(l.cpu_mhz, (std::vector<std::optional<double>>{345, std::nullopt, std::nullopt, 345, 345, 345}));
+  EXPECT_EQ(l.emc_mhz, 1600);
+  EXPECT_EQ(l.emc_load_percent, 0);
 }
 
 TEST(TegrastatsTest, ThorPrintsNoGpuLoadOnlyFrequencies) {

@@ -51,6 +51,9 @@ constexpr std::array kCatalog = {
     MetricInfo{
         metric::kHostRailPowerWatts, "Rail power", "W", G, "jetson", "rail",
         "Power of one of the board's rails (a Jetson's INA3221 channels: VDD_GPU_SOC, VDD_CPU_CV, ...)", ""},
+    MetricInfo{metric::kHostCpuClockHertz, "CPU clock", "Hz", G, "jetson", "cpu",
+               "One core's clock (cpu=N; a Jetson's cpufreq or tegrastats' CPU list); none while it is off",
+               ""},
     MetricInfo{metric::kProcCpuUtilizationRatio, "Run CPU", "cores", G, "top", "",
                "CPU of the run's whole process tree in cores (1.0 = one core fully busy)",
                "TOP - CPU Utilization (run)"},

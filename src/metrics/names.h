@@ -28,6 +28,7 @@ inline constexpr std::string_view kHostPowerDrawWatts = "host.power.draw_watts";
 inline constexpr std::string_view kProcCpuEnergyJoules = "proc.cpu.energy_joules";
 // A board's power rail (a Jetson's INA3221 channels: the jetson and tegrastats listeners).
 inline constexpr std::string_view kHostRailPowerWatts = "host.rail.power_watts";
+inline constexpr std::string_view kHostCpuClockHertz = "host.cpu.clock_hertz";
 
 inline constexpr std::string_view kProcCpuUtilizationRatio = "proc.cpu.utilization_ratio";
 inline constexpr std::string_view kProcMemoryRssBytes = "proc.memory.rss_bytes";
