@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "tests/helpers/cli_fixture.h"
 
@@ -51,6 +52,33 @@ TEST_F(JetsonRunTest, TegrastatsRailsAndThePowerModeReachTheRun) {
   EXPECT_NEAR(energy.back().value, 5.139 * seconds, 0.01 * seconds + 0.01);
   Shell show = Trainbench("show " + run.id);
   EXPECT_NE(show.out.find("jetson.power_mode = 15W"), std::string::npos) << show.out;
+}
+
+// `devices` on an Orin's /sys: its rails as they read now (mV x mA), the GPU's devfreq node,
+// the power mode nvpmodel gives, and the jetson and tegrastats listeners available.
+TEST_F(JetsonRunTest, DevicesListsTheBoardsRailsAndPowerMode) {
+  FakeBoardTools(std::string(TRAINBENCH_TESTDATA) + "/jetson/tegrastats-orin-jp7.txt");
+  fs::path hw = dir_ / "root/sys/bus/i2c/devices/1-0040/hwmon/hwmon3";
+  fs::create_directories(hw);
+  fs::create_directories(dir_ / "root/sys/class/devfreq/17000000.ga10b/device");
+  for (auto [file, text] : {std::pair{"in1_label", "VDD_GPU_SOC"},
+                            {"in1_input", "5000"},
+                            {"curr1_input", "1028"},
+                            {"in2_label", "NC"},
+                            {"in2_input", "0"},
+                            {"curr2_input", "0"}})
+    std::ofstream(hw / file) << text << "\n";
+  Shell r = Trainbench("devices --proc-root " + (dir_ / "root").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("VDD_GPU_SOC        5.14 W"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("NC "), std::string::npos) << "an unconnected channel is no rail\n" << r.out;
+  EXPECT_NE(r.out.find("GPU devfreq    /sys/class/devfreq/17000000.ga10b"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("power mode     15W (2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  jetson                 available"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  tegrastats             available ("), std::string::npos) << r.out;
+  Shell none = Trainbench("devices --proc-root " + (dir_ / "nothing").string());
+  EXPECT_NE(none.out.find("  jetson                 not available: no Jetson here"), std::string::npos)
+      << none.out;
 }
 
 TEST_F(JetsonRunTest, OnAMachineWithoutRailsTheJetsonListenerSaysSo) {

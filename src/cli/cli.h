@@ -118,7 +118,7 @@ struct PlotArgs {
 
 int CommandRun(const RunArgs& a, std::vector<std::string> command);
 // `call_costs`: also times each NVML call on the first GPU (platform/nvml_call_costs.h).
-int CommandDevices(bool call_costs);
+int CommandDevices(bool call_costs, const std::string& root = "/");
 int CommandMigrate(const std::string& from_uri, const std::string& to_uri);
 int CommandReport(const std::string& store_uri, const std::string& experiment, const std::string& format,
                   const std::string& output);

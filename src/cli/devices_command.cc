@@ -1,11 +1,13 @@
 // `trainbench devices`: what this machine's listeners can read, vendor by vendor: NVIDIA's
-// GPUs and MIG devices (NVML), AMD's GPUs and their partitions (AMD SMI), the CPU's RAPL
-// domains, and which listeners can work here and why not.
+// GPUs and MIG devices (NVML), AMD's GPUs and their partitions (AMD SMI), a Jetson's rails
+// and power mode, the CPU's RAPL domains, and which listeners can work here and why not.
 #include <cstdio>
 #include <string>
 
+#include "base/strings.h"
 #include "cli/cli.h"
 #include "collect/gpu_tool_collectors.h"
+#include "collect/jetson.h"
 #include "collect/rapl.h"
 #include "platform/amdsmi.h"
 #include "platform/nvml.h"
@@ -93,9 +95,44 @@ void PrintAmd(std::string& amd_line) {
   amd_line = "available";
 }
 
+// A Jetson's rails as they read now, its GPU's devfreq node and its power mode; the jetson
+// and tegrastats listeners' lines.
+void PrintJetson(const std::string& root, std::string& jetson_line, std::string& tegrastats_line) {
+  std::optional<std::string> tegrastats = FindExecutable("tegrastats");
+  tegrastats_line = tegrastats ? "available (" + *tegrastats + ")"
+                               : "not available: no tegrastats on PATH (it comes with JetPack)";
+  HostFiles files(root);
+  JetsonBoard board = FindJetsonBoard(files);
+  if (board.rails.empty()) {
+    jetson_line = "not available: " + board.absent;
+    return;
+  }
+  jetson_line = "available";
+  std::printf("\nJetson rails (INA3221)\n%-18s %-10s %s\n", "rail", "now", "path");
+  auto read = [&](const std::string& path) -> std::optional<double> {
+    std::string text;
+    if (path.empty() || !files.Read(path, text).ok()) return std::nullopt;
+    std::optional<uint64_t> v = ParseUint(Trim(text));
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  };
+  for (const JetsonRail& r : board.rails) {
+    std::optional<double> mw = read(r.power_path);
+    if (std::optional<double> mv = read(r.voltage_path), ma = read(r.current_path); !mw && mv && ma)
+      mw = *mv * *ma / 1000;
+    char now[32] = "-";
+    if (mw) std::snprintf(now, sizeof now, "%.2f W", *mw / 1000);
+    std::printf("%-18s %-10s %s\n", r.name.c_str(), now,
+                (r.power_path.empty() ? r.current_path : r.power_path).c_str());
+  }
+  std::printf("GPU devfreq    %s\n", board.gpu_devfreq.empty() ? "not found" : board.gpu_devfreq.c_str());
+  std::optional<std::pair<std::string, int>> mode = JetsonPowerMode();
+  std::printf("power mode     %s\n",
+              mode ? (mode->first + " (" + std::to_string(mode->second) + ")").c_str() : "no nvpmodel");
+}
+
 // The CPU's RAPL domains; the rapl listener's line in `rapl_line`.
-void PrintRapl(std::string& rapl_line) {
-  RaplDomains rapl = FindRaplDomains(HostFiles("/"));
+void PrintRapl(const std::string& root, std::string& rapl_line) {
+  RaplDomains rapl = FindRaplDomains(HostFiles(root));
   if (rapl.domains.empty()) {
     rapl_line = "not available: " + rapl.absent;
     return;
@@ -114,16 +151,19 @@ void PrintRapl(std::string& rapl_line) {
 
 }  // namespace
 
-int CommandDevices(bool call_costs) {
-  std::string nvml_line, amd_line, rapl_line;
+int CommandDevices(bool call_costs, const std::string& root) {
+  std::string nvml_line, amd_line, rapl_line, jetson_line, tegrastats_line;
   PrintNvidia(call_costs, nvml_line);
   PrintAmd(amd_line);
-  PrintRapl(rapl_line);
+  PrintJetson(root, jetson_line, tegrastats_line);
+  PrintRapl(root, rapl_line);
   std::printf("\nlisteners\n  top, ps, iostat, net   available\n  free                   available\n");
   std::printf("  rapl                   %s\n", rapl_line.c_str());
   std::printf("  nvml                   %s\n", nvml_line.c_str());
   PrintToolListeners();
   std::printf("  amdsmi                 %s\n", amd_line.c_str());
+  std::printf("  jetson                 %s\n", jetson_line.c_str());
+  std::printf("  tegrastats             %s\n", tegrastats_line.c_str());
   return 0;
 }
 

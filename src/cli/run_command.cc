@@ -189,14 +189,18 @@ void AddRunCommands(CLI::App& app, std::vector<Subcommand>& out) {
                    return CommandRun(*ra, command ? *command : run->remaining());
                  }});
 
-  CLI::App* devices =
-      app.add_subcommand("devices", "GPUs and MIG devices found, driver and CUDA versions, usable listeners");
+  CLI::App* devices = app.add_subcommand("devices",
+                                         "GPUs (NVIDIA with MIG devices, AMD with partitions), a Jetson's "
+                                         "rails, RAPL domains, usable listeners");
   auto call_costs = std::make_shared<bool>(false);
+  auto root = std::make_shared<std::string>("/");
   devices->add_flag(
       "--call-costs", *call_costs,
       "Also time each NVML call trainbench makes on GPU 0 (CPU and wall time per call, this driver)");
+  devices->add_option("--proc-root", *root, "Read /sys under this directory (for testing)");
 
-  out.push_back({devices, [call_costs](const DashedCommand&) { return CommandDevices(*call_costs); }});
+  out.push_back(
+      {devices, [call_costs, root](const DashedCommand&) { return CommandDevices(*call_costs, *root); }});
 }
 
 }  // namespace tb::cli
