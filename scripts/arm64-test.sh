@@ -4,7 +4,10 @@
 # (DGX Spark's GB10 and Jetson Thor run NVIDIA's usual driver on arm64); then packs the
 # relocatable arm64 tarball, BUILD_DIR/package/trainbench-VERSION-Linux-aarch64.tar.gz, and
 # runs a run from an unpacked copy of it with nothing but the system's C and C++ runtimes.
-#   scripts/arm64-test.sh [BUILD_DIR]      (default build-arm64/; as root, or with sudo)
+#   scripts/arm64-test.sh [BUILD_DIR]             (default build-arm64/; as root, or with sudo)
+#   scripts/arm64-test.sh --prepare [BUILD_DIR]   only installs the toolchain and unpacks the
+#                                                 arm64 libraries (scripts/setup.sh does)
+# CTest runs it as arm64.unit_tests (label slow).
 #
 # The arm64 libraries trainbench links are unpacked from Debian's arm64 packages into
 # BUILD_DIR/sysroot, not installed: libpq-dev and libyaml-cpp-dev cannot be installed for two
@@ -16,13 +19,18 @@
 # emulate (below).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+prepare=""
+if [ "${1:-}" = --prepare ]; then
+  prepare=1
+  shift
+fi
 build="$(realpath -m "${1:-$repo/build-arm64}")"
 sysroot="$build/sysroot"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
 missing=()
-for p in g++-aarch64-linux-gnu qemu-user; do
+for p in g++-aarch64-linux-gnu qemu-user file; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -52,6 +60,8 @@ if [ ! -f "$sysroot/.unpacked" ]; then
   touch "$sysroot/.unpacked"
 fi
 
+[ -z "$prepare" ] || { echo "arm64-test: toolchain installed, arm64 libraries in $sysroot"; exit 0; }
+
 export TRAINBENCH_ARM64_SYSROOT="$sysroot"
 figure_headers="$(pkg-config --cflags-only-I pangocairo cairo-pdf cairo-png | sed 's/-I//g; s/ *$//; s/ /;/g')"
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -66,7 +76,7 @@ file "$build/trainbench" | grep -q "ARM aarch64" || { echo "arm64-test: $build/t
 run "$build/trainbench" --version
 # The simulated GPU, built for arm64 too, through the arm64 trainbench.
 TRAINBENCH_SIM_SCENARIO="$repo/sim/scenarios/gb10.json" TRAINBENCH_NVML_LIBRARY="$build/sim/lib/libnvidia-ml.so.1" \
-  run "$build/trainbench" devices | head -8
+  run "$build/trainbench" devices | sed -n 1,8p
 cd "$build"
 # Left out: figures (they need cairo's and pango's arm64 libraries at run time, not
 # unpacked), and the start of a file of no executable format, which qemu-user reports as a

@@ -51,3 +51,7 @@ if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json"
 else
   echo "setup: web/node_modules up to date"
 fi
+
+# The arm64 cross toolchain and qemu-user, and arm64 libraries unpacked into build-arm64/
+# (not installed), for the arm64 build and its tests under emulation (arm64.unit_tests).
+bash "$(dirname "$0")/arm64-test.sh" --prepare
