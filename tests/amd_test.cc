@@ -59,6 +59,19 @@ class AmdTest : public CliTest {
     return out;
   }
   std::vector<RunRecord> Runs(Store& store) { return store.ListRuns("").value(); }
+  // `schedule` of one workload of experiment "amd": the burner on `burner_devices` and its
+  // copy (Other) on `other_devices`, 10 s each, with the amdsmi listener.
+  Shell ScheduleBurnerAndOther(const std::string& workload, const std::string& burner_devices,
+                               const std::string& other_devices) {
+    std::string other = Other();
+    std::ofstream(dir_ / "experiment.csv")
+        << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+        << "amd," << workload << ",,," << burner_devices << ",-," << kBurner
+        << ",amdsmi,--duty 0.05 --seconds 10\n"
+        << "amd," << workload << ",,," << other_devices << ",-," << other
+        << ",amdsmi,--duty 0.05 --seconds 10\n";
+    return Trainbench("schedule " + (dir_ / "experiment.csv").string());
+  }
   // The run's energy per second of the GPU (label `gpu`) while every run of `runs` ran and
   // its counter had been checked (the first 5 s are held back): the runs' starts and ends
   // are seconds apart on a loaded machine, when the one alone has the whole GPU.
@@ -124,12 +137,7 @@ TEST_F(AmdTest, TwoScheduledRunsOnTwoPartitionsSplitOneGpusEnergyAndAreReportedS
   UseScenario({{"amd_gpus", {Mi300x("CPX")}}});
   Shell devices = Trainbench("devices");
   EXPECT_NE(devices.out.find("8 of 8 (CPX/NPS1)"), std::string::npos) << devices.out;
-  std::string other = Other();
-  std::ofstream(dir_ / "experiment.csv")
-      << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
-      << "amd,partitions,,,2,-," << kBurner << ",amdsmi,--duty 0.05 --seconds 10\n"
-      << "amd,partitions,,,5,-," << other << ",amdsmi,--duty 0.05 --seconds 10\n";
-  Shell both = Trainbench("schedule " + (dir_ / "experiment.csv").string());
+  Shell both = ScheduleBurnerAndOther("partitions", "2", "5");
   ASSERT_EQ(both.code, 0) << both.out << both.err;
   auto store = OpenStore();
   std::vector<RunRecord> runs = Runs(*store);
@@ -230,12 +238,7 @@ TEST_F(AmdTest, ACounterThatDisagreesWithPowerIsReplacedByIntegratedPowerAndTheR
 // time (60 % against 20 %), add up to the GPU's counter over the workload.
 TEST_F(AmdTest, TwoScheduledRunsOnOneGpuSplitItsEnergyByEngineTime) {
   UseScenario({{"amd_gpus", {Mi300x("SPX")}}});
-  std::string other = Other();
-  std::ofstream(dir_ / "experiment.csv")
-      << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
-      << "amd,pair,,,0,-," << kBurner << ",amdsmi,--duty 0.05 --seconds 10\n"
-      << "amd,pair,,,0,-," << other << ",amdsmi,--duty 0.05 --seconds 10\n";
-  Shell r = Trainbench("schedule " + (dir_ / "experiment.csv").string());
+  Shell r = ScheduleBurnerAndOther("pair", "0", "0");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   auto store = OpenStore();
   std::vector<RunRecord> runs = Runs(*store);
