@@ -211,13 +211,14 @@ TEST_F(VerdictTest, PrintedProgressGivesSamplesPerSecondAndTheSpeedUp) {
   EXPECT_EQ(pair.training_source, "steps");
   ASSERT_TRUE(alone.run_throughput) << ReportTable(report);
   // In samples per second (the steady state leaves the script's first seconds out, so the
-  // rate of one run is near its clock's, not equal). The speed-up is held to 20 %: on a
+  // rate of one run is near its clock's, not equal). The speed-up is held to 30 %: on a
   // loaded machine a 3-s script's rate varies over its life, so its steady state and its
-  // whole run differ by up to 16 % (CI, 2026-11-29); a mistaken sum or ratio is off by 2x.
+  // whole run differ by 16 % (CI, 2026-11-29), 23 % beside two busy loops; a mistaken sum or
+  // ratio is off by 2x.
   EXPECT_NEAR(alone.run_throughput->mean, rate["alone"], 0.25 * rate["alone"]) << ReportTable(report);
   ASSERT_TRUE(pair.speedup) << ReportTable(report);
   double truth = rate["pair"] / rate["alone"];
-  EXPECT_NEAR(pair.speedup->mean, truth, 0.2 * truth) << ReportTable(report);
+  EXPECT_NEAR(pair.speedup->mean, truth, 0.3 * truth) << ReportTable(report);
 }
 
 // `run --progress`: the lines become the run's series, each at its step; a mistaken pattern
